@@ -1,0 +1,192 @@
+// The page's entry point: waits for a runtime host, then binds the state that Python owns
+// (web/py/bridge.py) to the DOM. Every user action is one request to Python; the answer says
+// what changed, and only those panels are redrawn.
+
+import { makeClient } from "./bridge-client.js";
+import { MatrixGrid } from "./grid.js";
+import { Renderer } from "./render.js";
+import * as share from "./share.js";
+import { showBoot, bootDone, bootFailed } from "./boot-status.js";
+
+const root = document.documentElement;
+const $ = (id) => document.getElementById(id);
+const embed = new URLSearchParams(location.search).get("embed") === "1";
+if (embed) root.classList.add("embed");
+
+let client = null;
+let renderer = null;
+let shape = null;
+const grids = {};
+
+window.vitHost.connect((kind, args) => {
+  if (kind === "status") showBoot(args[0], args[1]);
+  else if (kind === "fail") bootFailed(args[0]);
+  else if (kind === "ready") start(args[0]).catch((err) => bootFailed(`The explorer could not start: ${err.message || err}`));
+});
+
+async function start(bridge) {
+  showBoot("explorer", "Drawing the explorer…");
+  await scriptsLoaded();
+  client = makeClient(bridge);
+  renderer = new Renderer(client, { onShape: applyShape, grids });
+  grids.input = new MatrixGrid($("grid-input"), {
+    name: "CLS vectors",
+    label: (i, j) => inputLabel(i, j),
+    rowHeader: (i) => inputRowHeader(i),
+    colHeader: (j) => `d=${j}`,
+    rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
+    onEdit: (i, j, text, t0) => editCell(grids.input, i, j, text, t0),
+    onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
+    onRevert: refreshAlert,
+  });
+  grids.w = new MatrixGrid($("grid-w"), {
+    name: "W_head",
+    label: (i, j) => `W_head[${i},${j}]`,
+    rowHeader: (i) => `d=${i}`,
+    colHeader: (j) => `c=${j}`,
+    onEdit: (i, j, text, t0) => editCell(grids.w, i, j, text, t0),
+    onPaste: (i, j, text, t0) => pasteBlock(grids.w, i, j, text, t0),
+    onRevert: refreshAlert,
+  });
+  bindControls();
+  await send({ op: "load", fragment: location.hash }, performance.now());
+  bootDone();
+  root.dataset.ready = "true";
+}
+
+// Plotly and KaTeX load in parallel with the runtime (defer); wait for them only if Python won.
+function scriptsLoaded() {
+  if (window.Plotly && window.katex) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const t = setInterval(() => {
+      if (window.Plotly && window.katex) { clearInterval(t); resolve(); }
+    }, 20);
+    setTimeout(() => { clearInterval(t); reject(new Error("Plotly.js or KaTeX did not load")); }, 60000);
+  });
+}
+
+// ---- what the grids are labelled -------------------------------------------------------
+
+function inputLabel(i, j) {
+  if (shape && shape.mode === "encoder") {
+    return `encoder_output[${Math.floor(i / shape.N1)},${i % shape.N1},${j}]`;
+  }
+  return `cls[${i},${j}]`;
+}
+
+function inputRowHeader(i) {
+  if (shape && shape.mode === "encoder") {
+    const t = i % shape.N1;
+    return `b=${Math.floor(i / shape.N1)} ${t === 0 ? "CLS" : "t=" + t}`;
+  }
+  return `b=${i}`;
+}
+
+function inputIndex(grid, i, j) {
+  if (grid === grids.w) return { key: "W_head", index: [i, j] };
+  if (shape.mode === "encoder") return { key: "encoder_output", index: [Math.floor(i / shape.N1), i % shape.N1, j] };
+  return { key: "cls", index: [i, j] };
+}
+
+// ---- requests ----------------------------------------------------------------------------
+
+function editCell(grid, i, j, text, t0) {
+  const where = inputIndex(grid, i, j);
+  const res = client.call({ op: "edit", key: where.key, index: where.index, text });
+  if (!res.ok) {
+    grid.markInvalid(i, j, text, res.error.message);
+    showAlert(res.error.message);
+    return;
+  }
+  grid.clearInvalid(i, j);
+  refreshAlert();
+  renderer.schedule(res, t0);
+}
+
+function pasteBlock(grid, i, j, text, t0) {
+  const where = inputIndex(grid, i, j);
+  send({ op: "paste", key: where.key, index: where.index, text }, t0);
+}
+
+// One request whose answer replaces what it changes; refusals leave everything as it was.
+function send(request, t0) {
+  const res = client.call(request);
+  if (!res.ok) {
+    showAlert(res.error.message);
+    return Promise.resolve(res);
+  }
+  if (res.error) showAlert(res.error.message);
+  else refreshAlert();
+  return renderer.schedule(res, t0).then(() => res);
+}
+
+function applyShape(s) {
+  const reshaped = !shape || s.mode !== shape.mode || s.N1 !== shape.N1;
+  shape = s;
+  $("dim-B").value = s.B;
+  $("dim-D").value = s.D;
+  $("dim-C").value = s.C;
+  $("dim-N1").value = s.N1 || "";
+  $("mode").value = s.mode;
+  root.dataset.mode = s.mode;
+  // New labels (cls[...] or encoder_output[...]) need new cells.
+  if (reshaped) grids.input.setMatrix({ rows: 0, cols: 0, data: new Float64Array(0) });
+}
+
+// ---- controls ----------------------------------------------------------------------------
+
+function bindControls() {
+  const now = () => performance.now();
+  $("apply-dims").addEventListener("click", () => resize());
+  for (const id of ["dim-B", "dim-N1", "dim-D", "dim-C"]) {
+    $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") resize(); });
+  }
+  $("mode").addEventListener("change", (e) => send({ op: "mode", mode: e.target.value }, now()));
+  $("load-preset").addEventListener("click", () =>
+    send({ op: "preset", name: $("preset").value, seed: Number($("seed").value) || 0 }, now()));
+  $("reset").addEventListener("click", () => {
+    $("preset").value = "worked";
+    send({ op: "preset", name: "worked", seed: 0 }, now());
+  });
+  const option = (name, value) => send({ op: "option", name, value }, now());
+  $("step-sample").addEventListener("change", (e) => option("sample", Number(e.target.value)));
+  $("step-class").addEventListener("change", (e) => option("logit_class", Number(e.target.value)));
+  $("pitfall").addEventListener("change", (e) => option("pitfall", e.target.value || null));
+  $("variant").addEventListener("change", (e) => option("variant", e.target.value || null));
+
+  $("copy-link").addEventListener("click", () => share.copyLink());
+  for (const format of ["json", "numpy", "csv"]) {
+    $(`export-${format}`).addEventListener("click", () => share.openExport(client.call({ op: "export", format })));
+  }
+  share.bindDialog();
+
+  // A link pasted into the address bar (or back/forward) replaces the whole state.
+  window.addEventListener("hashchange", () => {
+    if (location.hash.slice(1) !== share.lastFragment()) send({ op: "load", fragment: location.hash }, now());
+  });
+}
+
+function resize() {
+  const n = (id) => Number($(id).value);
+  const request = { op: "resize", B: n("dim-B"), D: n("dim-D"), C: n("dim-C") };
+  if (shape.mode === "encoder") request.N1 = n("dim-N1");
+  send(request, performance.now());
+}
+
+// ---- the alert -------------------------------------------------------------------------
+
+function showAlert(message) {
+  const box = $("alert");
+  box.textContent = message;
+  box.hidden = false;
+}
+
+// After a fix, keep warning about any other cell that is still invalid.
+function refreshAlert() {
+  const pending = (grids.input && grids.input.pendingMessage()) || (grids.w && grids.w.pendingMessage());
+  if (pending) showAlert(pending);
+  else {
+    $("alert").hidden = true;
+    $("alert").textContent = "";
+  }
+}

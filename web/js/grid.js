@@ -1,0 +1,262 @@
+// A spreadsheet-like editor for one matrix, virtualized: only the cells in view are <input>s,
+// so a 768 x 1000 W_head costs a few hundred elements, not 768,000.
+//
+// The grid owns no truth: it shows the values it was given, reports what the person typed
+// (onEdit / onPaste) and shows what it is told is invalid. Keyboard: arrows, Enter / Shift+Enter,
+// Tab / Shift+Tab, PageUp / PageDown, Ctrl+Home / Ctrl+End, Escape to undo an invalid entry.
+
+const CELL_W = 78;
+const CELL_H = 28;
+const OVERSCAN = 2;
+
+export class MatrixGrid {
+  // opts: {name, label(i, j), rowHeader(i), colHeader(j), rowClass(i), onEdit(i, j, text, t0),
+  //        onPaste(i, j, text, t0)}
+  constructor(host, opts) {
+    this.opts = opts;
+    this.rows = 0;
+    this.cols = 0;
+    this.data = new Float64Array(0);
+    this.drafts = new Map(); // "i,j" -> {text, message}: invalid entries, kept until fixed
+    this.cells = new Map(); // "i,j" -> rendered <input>
+    this.frame = 0;
+
+    this.root = el("div", "grid");
+    this.root.setAttribute("role", "group");
+    this.root.setAttribute("aria-label", opts.name);
+    this.corner = el("div", "grid-corner");
+    this.colHead = el("div", "grid-colhead");
+    this.rowHead = el("div", "grid-rowhead");
+    this.body = el("div", "grid-body");
+    this.spacer = el("div", "grid-spacer");
+    this.body.append(this.spacer);
+    this.root.append(this.corner, this.colHead, this.rowHead, this.body);
+    host.replaceChildren(this.root);
+
+    this.body.addEventListener("scroll", () => {
+      if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.render(); });
+    });
+    this.spacer.addEventListener("input", (e) => this.onInput(e));
+    this.spacer.addEventListener("keydown", (e) => this.onKey(e));
+    this.spacer.addEventListener("paste", (e) => this.onPasteEvent(e));
+    this.spacer.addEventListener("focusin", (e) => this.onFocus(e));
+  }
+
+  // m: {rows, cols, data: Float64Array (row-major)}
+  setMatrix(m) {
+    const reshaped = m.rows !== this.rows || m.cols !== this.cols;
+    this.rows = m.rows;
+    this.cols = m.cols;
+    this.data = m.data;
+    if (reshaped) {
+      this.drafts.clear();
+      for (const input of this.cells.values()) input.remove();
+      this.cells.clear();
+      this.spacer.style.width = `${this.cols * CELL_W}px`;
+      this.spacer.style.height = `${this.rows * CELL_H}px`;
+      this.root.style.setProperty("--view-w", `${Math.min(this.cols, 8) * CELL_W + 2}px`);
+      this.root.style.setProperty("--view-h", `${Math.min(this.rows, 10) * CELL_H + 2}px`);
+    }
+    this.render(true);
+  }
+
+  value(i, j) { return this.data[i * this.cols + j]; }
+
+  markInvalid(i, j, text, message) {
+    this.drafts.set(`${i},${j}`, { text, message });
+    const input = this.cells.get(`${i},${j}`);
+    if (input) input.setAttribute("aria-invalid", "true");
+  }
+
+  clearInvalid(i, j) {
+    this.drafts.delete(`${i},${j}`);
+    const input = this.cells.get(`${i},${j}`);
+    if (input) input.removeAttribute("aria-invalid");
+  }
+
+  // The message of some invalid cell still waiting to be fixed, or null.
+  pendingMessage() {
+    for (const d of this.drafts.values()) return d.message;
+    return null;
+  }
+
+  render(refresh = false) {
+    const top = this.body.scrollTop;
+    const left = this.body.scrollLeft;
+    const h = this.body.clientHeight || CELL_H * 10;
+    const w = this.body.clientWidth || CELL_W * 8;
+    const r0 = Math.max(0, Math.floor(top / CELL_H) - OVERSCAN);
+    const r1 = Math.min(this.rows, Math.ceil((top + h) / CELL_H) + OVERSCAN);
+    const c0 = Math.max(0, Math.floor(left / CELL_W) - OVERSCAN);
+    const c1 = Math.min(this.cols, Math.ceil((left + w) / CELL_W) + OVERSCAN);
+    const active = document.activeElement;
+
+    for (const [key, input] of this.cells) {
+      const [i, j] = key.split(",").map(Number);
+      if ((i < r0 || i >= r1 || j < c0 || j >= c1) && input !== active) {
+        input.remove();
+        this.cells.delete(key);
+      }
+    }
+    const fresh = document.createDocumentFragment();
+    for (let i = r0; i < r1; i++) {
+      for (let j = c0; j < c1; j++) {
+        const key = `${i},${j}`;
+        let input = this.cells.get(key);
+        if (!input) {
+          input = this.makeCell(i, j);
+          this.cells.set(key, input);
+          fresh.append(input);
+        } else if (refresh && input !== active) {
+          this.fill(input, i, j);
+        }
+      }
+    }
+    this.spacer.append(fresh);
+    this.renderHeaders(r0, r1, c0, c1, top, left);
+  }
+
+  makeCell(i, j) {
+    const input = document.createElement("input");
+    input.type = "text";
+    input.inputMode = "decimal";
+    input.autocomplete = "off";
+    input.spellcheck = false;
+    input.className = "cell";
+    const cls = this.opts.rowClass && this.opts.rowClass(i);
+    if (cls) input.classList.add(cls);
+    input.dataset.i = i;
+    input.dataset.j = j;
+    input.setAttribute("aria-label", this.opts.label(i, j));
+    input.style.transform = `translate(${j * CELL_W}px, ${i * CELL_H}px)`;
+    this.fill(input, i, j);
+    return input;
+  }
+
+  fill(input, i, j) {
+    const draft = this.drafts.get(`${i},${j}`);
+    if (draft) {
+      input.value = draft.text;
+      input.setAttribute("aria-invalid", "true");
+    } else {
+      input.value = String(this.value(i, j));
+      input.removeAttribute("aria-invalid");
+    }
+  }
+
+  renderHeaders(r0, r1, c0, c1, top, left) {
+    const cols = document.createDocumentFragment();
+    for (let j = c0; j < c1; j++) {
+      const d = el("div", "grid-h");
+      d.textContent = this.opts.colHeader(j);
+      d.style.transform = `translateX(${j * CELL_W - left}px)`;
+      cols.append(d);
+    }
+    this.colHead.replaceChildren(cols);
+    const rows = document.createDocumentFragment();
+    for (let i = r0; i < r1; i++) {
+      const d = el("div", "grid-h");
+      const cls = this.opts.rowClass && this.opts.rowClass(i);
+      if (cls) d.classList.add(cls);
+      d.textContent = this.opts.rowHeader(i);
+      d.style.transform = `translateY(${i * CELL_H - top}px)`;
+      rows.append(d);
+    }
+    this.rowHead.replaceChildren(rows);
+  }
+
+  focusCell(i, j) {
+    i = Math.max(0, Math.min(this.rows - 1, i));
+    j = Math.max(0, Math.min(this.cols - 1, j));
+    // Scroll just enough to bring the cell into view, then draw it before focusing.
+    const b = this.body;
+    const y = i * CELL_H, x = j * CELL_W;
+    if (y < b.scrollTop) b.scrollTop = y;
+    else if (y + CELL_H > b.scrollTop + b.clientHeight) b.scrollTop = y + CELL_H - b.clientHeight;
+    if (x < b.scrollLeft) b.scrollLeft = x;
+    else if (x + CELL_W > b.scrollLeft + b.clientWidth) b.scrollLeft = x + CELL_W - b.clientWidth;
+    this.render();
+    const input = this.cells.get(`${i},${j}`);
+    if (input) {
+      input.focus({ preventScroll: true });
+      input.select();
+    }
+  }
+
+  position(target) {
+    if (!target || !target.classList || !target.classList.contains("cell")) return null;
+    return [Number(target.dataset.i), Number(target.dataset.j)];
+  }
+
+  onFocus(e) {
+    const p = this.position(e.target);
+    if (p) this.root.dataset.active = `${p[0]},${p[1]}`;
+  }
+
+  onInput(e) {
+    const p = this.position(e.target);
+    if (p) this.opts.onEdit(p[0], p[1], e.target.value, performance.now());
+  }
+
+  onPasteEvent(e) {
+    const p = this.position(e.target);
+    const text = (e.clipboardData || window.clipboardData).getData("text");
+    // A single number is an ordinary edit; anything with separators is a block.
+    if (!p || !/[\t\n,;[\s]/.test(text.trim())) return;
+    e.preventDefault();
+    this.opts.onPaste(p[0], p[1], text, performance.now());
+  }
+
+  onKey(e) {
+    const p = this.position(e.target);
+    if (!p) return;
+    const [i, j] = p;
+    const input = e.target;
+    const atStart = input.selectionStart === 0 && input.selectionEnd === 0;
+    const atEnd = input.selectionStart === input.value.length && input.selectionEnd === input.value.length;
+    const all = input.selectionStart === 0 && input.selectionEnd === input.value.length;
+    const page = Math.max(1, Math.floor(this.body.clientHeight / CELL_H) - 1);
+    let target = null;
+    switch (e.key) {
+      case "ArrowUp": target = [i - 1, j]; break;
+      case "ArrowDown": target = [i + 1, j]; break;
+      case "ArrowLeft": if (atStart || all) target = [i, j - 1]; break;
+      case "ArrowRight": if (atEnd || all) target = [i, j + 1]; break;
+      case "Enter": target = [i + (e.shiftKey ? -1 : 1), j]; break;
+      case "PageUp": target = [i - page, j]; break;
+      case "PageDown": target = [i + page, j]; break;
+      case "Home": if (e.ctrlKey) target = [0, 0]; break;
+      case "End": if (e.ctrlKey) target = [this.rows - 1, this.cols - 1]; break;
+      case "Tab": {
+        const k = i * this.cols + j + (e.shiftKey ? -1 : 1);
+        // Past either end, Tab leaves the grid as it would leave any other group of inputs.
+        if (k >= 0 && k < this.rows * this.cols) target = [Math.floor(k / this.cols), k % this.cols];
+        break;
+      }
+      case "Escape":
+        if (this.drafts.has(`${i},${j}`)) {
+          this.clearInvalid(i, j);
+          input.value = String(this.value(i, j));
+          input.select();
+          this.opts.onRevert && this.opts.onRevert();
+          e.preventDefault();
+        }
+        return;
+      default: return;
+    }
+    if (!target) return;
+    e.preventDefault();
+    const [ti, tj] = target;
+    if (ti < 0 || tj < 0 || ti >= this.rows || tj >= this.cols) {
+      this.focusCell(Math.max(0, Math.min(this.rows - 1, ti)), Math.max(0, Math.min(this.cols - 1, tj)));
+    } else {
+      this.focusCell(ti, tj);
+    }
+  }
+}
+
+function el(tag, cls) {
+  const d = document.createElement(tag);
+  d.className = cls;
+  return d;
+}

@@ -1,0 +1,78 @@
+// Plotly heatmaps, always updated with Plotly.react and new array objects, axes kept fixed.
+//
+// What each heatmap shows (title, axes, range, marks) is decided in Python (pycore/view.py);
+// this file only turns that spec into a Plotly trace and layout.
+
+// A diverging scale centred at zero (ColorBrewer RdBu, readable with the common colour-vision
+// deficiencies): blue below zero, white at zero, red above.
+const DIVERGING = [
+  [0.0, "#2166ac"], [0.2, "#4393c3"], [0.4, "#d1e5f0"], [0.5, "#f7f7f7"],
+  [0.6, "#fddbc7"], [0.8, "#d6604d"], [1.0, "#b2182b"],
+];
+// Probabilities are not signed: a sequential scale from white.
+const SEQUENTIAL = [[0.0, "#f7f7f7"], [0.5, "#fdae6b"], [1.0, "#a63603"]];
+
+const CONFIG = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+
+function axis(title, n, labels) {
+  const a = { title: { text: title, standoff: 4 }, zeroline: false, showgrid: false, fixedrange: false };
+  if (labels && n <= 24) {
+    a.tickmode = "array";
+    a.tickvals = labels.map((_, i) => i);
+    a.ticktext = labels;
+  } else if (n <= 24) {
+    a.dtick = 1;
+  }
+  return a;
+}
+
+// spec: {title, x_title, y_title, x_labels?, y_labels?, zmin, zmax, scale: "diverging"|"sequential",
+//        text: bool, hover: str, marks: [[row, col], ...]}
+export function drawHeatmap(id, spec, z) {
+  const el = document.getElementById(id);
+  const rows = z.length;
+  const cols = rows ? z[0].length : 0;
+  const trace = {
+    type: "heatmap",
+    z,
+    zmin: spec.zmin,
+    zmax: spec.zmax,
+    colorscale: spec.scale === "sequential" ? SEQUENTIAL : DIVERGING,
+    hovertemplate: spec.hover + "<extra></extra>",
+    colorbar: { thickness: 10, outlinewidth: 0, len: 0.9 },
+    xgap: 0, ygap: 0,
+  };
+  if (spec.zmid !== undefined && spec.zmid !== null) trace.zmid = spec.zmid;
+  if (spec.text) {
+    trace.texttemplate = spec.text_format || "%{z:.2f}";
+    trace.textfont = { size: 11 };
+  }
+  const cell = rows <= 8 ? 34 : rows <= 32 ? 16 : 0;
+  const height = cell ? Math.max(150, 80 + rows * cell) : 340;
+  const layout = {
+    title: { text: spec.title, font: { size: 13 }, x: 0, xanchor: "left" },
+    height,
+    margin: { l: 64, r: 10, t: 30, b: 40 },
+    xaxis: axis(spec.x_title, cols, spec.x_labels),
+    yaxis: Object.assign(axis(spec.y_title, rows, spec.y_labels), { autorange: "reversed" }),
+    shapes: (spec.marks || []).map(([r, c]) => ({
+      type: "rect", xref: "x", yref: "y",
+      x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5,
+      line: { color: "#111", width: 3 },
+    })),
+    // A fixed uirevision keeps the user's zoom across updates; it changes with the shape, so a
+    // resize starts from the full view.
+    uirevision: `${id}:${rows}x${cols}`,
+    paper_bgcolor: "rgba(0,0,0,0)",
+    plot_bgcolor: "rgba(0,0,0,0)",
+    font: { family: "system-ui, sans-serif", size: 11 },
+  };
+  el.setAttribute("role", "img");
+  el.setAttribute("aria-label", `${spec.title}: heatmap of ${rows} by ${cols} values`);
+  return window.Plotly.react(el, [trace], layout, CONFIG);
+}
+
+export function clearHeatmap(id) {
+  const el = document.getElementById(id);
+  if (el && el.data) window.Plotly.purge(el);
+}

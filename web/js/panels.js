@@ -1,0 +1,97 @@
+// The text panels: statistics, the logits table, the step-by-step equations, the softmax
+// summary, and the pitfall and variant explanations. Everything shown was computed and
+// formatted in Python; this file only places it, always as text (never as HTML).
+
+const $ = (id) => document.getElementById(id);
+
+export function render(res) {
+  if (res.stats) table($("stats"), res.stats);
+  if (res.logits_table) table($("logits-table"), res.logits_table);
+  if (res.steps) steps(res.steps);
+  if ("top_classes" in res) $("top-classes").textContent = res.top_classes || "";
+  if (res.pitfall) choice("pitfall", res.pitfall);
+  if (res.variant) choice("variant", res.variant);
+  if (res.host) $("host-info").textContent = res.host;
+}
+
+// t: {caption, header: [str], rows: [{label, cells: [str], mark: int|null}]}
+function table(el, t) {
+  const caption = document.createElement("caption");
+  caption.textContent = t.caption;
+  const head = document.createElement("thead");
+  const hr = document.createElement("tr");
+  for (const h of t.header) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = h;
+    hr.append(th);
+  }
+  head.append(hr);
+  const body = document.createElement("tbody");
+  for (const row of t.rows) {
+    const tr = document.createElement("tr");
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = row.label;
+    tr.append(th);
+    row.cells.forEach((text, c) => {
+      const td = document.createElement("td");
+      td.textContent = text;
+      if (row.mark === c) {
+        td.className = "predicted";
+        td.title = "predicted class";
+      }
+      tr.append(td);
+    });
+    body.append(tr);
+  }
+  el.replaceChildren(caption, head, body);
+}
+
+function options(select, labels, selected) {
+  if (select.options.length !== labels.length || select.dataset.labels !== labels.join("|")) {
+    select.replaceChildren(...labels.map((label, i) => new Option(label, String(i))));
+    select.dataset.labels = labels.join("|");
+  }
+  select.value = String(selected);
+}
+
+// s: {sample, samples: [str], class, classes: [str], items: [{title, tex, note}]}
+function steps(s) {
+  options($("step-sample"), s.samples, s.sample);
+  options($("step-class"), s.classes, s.class);
+  const list = $("step-list");
+  const items = s.items.map((item) => {
+    const li = document.createElement("li");
+    const h = document.createElement("h3");
+    h.textContent = item.title;
+    const math = document.createElement("div");
+    math.className = "math";
+    window.katex.render(item.tex, math, { displayMode: true, throwOnError: false, output: "htmlAndMathml" });
+    li.append(h, math);
+    if (item.note) {
+      const p = document.createElement("p");
+      p.className = "note";
+      p.textContent = item.note;
+      li.append(p);
+    }
+    return li;
+  });
+  list.replaceChildren(...items);
+}
+
+// c: {choices: [[key, title]], selected: key|null, explanation: str, error: str|null}
+function choice(name, c) {
+  const select = $(name);
+  if (select.options.length !== c.choices.length + 1) {
+    select.replaceChildren(new Option("(none)", ""), ...c.choices.map(([key, title]) => new Option(title, key)));
+  }
+  select.value = c.selected || "";
+  $(`${name}-explanation`).textContent = c.explanation || "";
+  const box = $(`${name}-error`);
+  if (box) {
+    box.textContent = c.error || "";
+    box.hidden = !c.error;
+  }
+  $(name === "pitfall" ? "pitfalls" : "variants").dataset.active = c.selected ? "true" : "false";
+}

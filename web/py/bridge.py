@@ -1,0 +1,28 @@
+"""The browser-side Python: one explorer session, reachable from the page's JavaScript.
+
+Deliberately thin: all decisions live in pycore.session (tested in CPython). This module only
+turns JSON text into requests and answers back into JSON text, and lends the page NumPy arrays
+to read as buffers.
+"""
+import json
+import traceback
+
+from pycore.session import Session
+
+_session = Session()
+
+
+def dispatch(request_json):
+    """Answer one JSON request with JSON text; a bug becomes an answer too, never a dead page."""
+    try:
+        answer = _session.handle(json.loads(request_json))
+    except Exception as err:  # a bug, not a refused input: say so, and keep the page alive
+        traceback.print_exc()
+        answer = {"ok": False, "error": {"message": "Internal error in the explorer: %s" % err,
+                                         "key": None, "index": None}}
+    return json.dumps(answer, allow_nan=False)
+
+
+def matrix(key):
+    """The float64, C-contiguous 2-D array named `key` in the last answer."""
+    return _session.matrix(key)
