@@ -1,0 +1,260 @@
+"""One explorer session: the state a person is editing, and the answer to each of their actions.
+
+The page sends one request per action (an edit, a paste, a resize, a preset, an option) and
+gets back only what that action changed: heatmap specs, grids to refresh, tables, equations,
+and the URL fragment of the new state. Refused actions change nothing and say why, so the last
+valid state stays on screen and in the URL.
+
+Examples
+--------
+>>> s = Session()
+>>> answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "3"})
+>>> answer["ok"], sorted(answer["heatmaps"])[:2]
+(True, ['heatmap-cls', 'heatmap-logits'])
+>>> s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "abc"})["ok"]
+False
+"""
+import math
+import sys
+
+import numpy as np
+
+from . import comparisons, export, view
+from .errors import StateError
+from .pitfalls import PITFALLS
+from .state import decode_fragment, default_state, encode_fragment, paste_block, preset, \
+    resize, set_cell, set_mode
+from .trace import trace_head
+
+ALL = ("input", "norm", "w", "logits", "pitfall", "variant")
+AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant")
+AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
+
+
+class Session(object):
+    """Holds the state and the arrays the page may fetch; see the module docstring."""
+
+    def __init__(self, state=None):
+        self.state = state if state is not None else default_state()
+        self.matrices = {}
+        self._recompute()
+
+    # ---- requests --------------------------------------------------------------------
+
+    def handle(self, request):
+        """Answer one request (a dict with "op"); a refused request gives ok False and a message."""
+        try:
+            if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+                raise StateError("A request must be an object with an 'op' name.")
+            handler = getattr(self, "op_" + request["op"], None)
+            if handler is None:
+                raise StateError("Unknown request %r." % request["op"])
+            return handler(request)
+        except StateError as err:
+            return {"ok": False, "error": error_info(err)}
+
+    def op_load(self, request):
+        fragment = request.get("fragment") or ""
+        error = None
+        if fragment.lstrip("#"):
+            try:
+                state = decode_fragment(fragment)
+            except StateError as err:
+                state = default_state()
+                error = {"message": "The state in this link could not be used: %s "
+                                    "Showing the worked example instead." % err,
+                         "key": err.key, "index": _index(err)}
+        else:
+            state = default_state()
+        self.state = state
+        self._recompute()
+        answer = self._answer(ALL, steps=True)
+        answer["error"] = error
+        answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
+        return answer
+
+    def op_edit(self, request):
+        key, index = request.get("key"), request.get("index")
+        self.state = set_cell(self.state, key, index, request.get("text"))
+        self._recompute()
+        answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT, steps=True)
+        answer["value"] = float(self._source(key)[tuple(index)])
+        return answer
+
+    def op_paste(self, request):
+        key = request.get("key")
+        self.state = paste_block(self.state, key, request.get("index"), request.get("text"))
+        self._recompute()
+        return self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT, steps=True)
+
+    def op_resize(self, request):
+        n1 = request.get("N1")
+        kwargs = {name: request.get(name) for name in ("B", "D", "C")}
+        if n1 is not None:
+            kwargs["N"] = _int(n1, "N+1") - 1
+        self.state = resize(self.state, **{k: _int(v, k) for k, v in kwargs.items()})
+        return self._reset_view()
+
+    def op_mode(self, request):
+        self.state = set_mode(self.state, request.get("mode"))
+        return self._reset_view()
+
+    def op_preset(self, request):
+        self.state = preset(request.get("name"), seed=_int(request.get("seed", 0), "seed"))
+        return self._reset_view()
+
+    def op_option(self, request):
+        name, value = request.get("name"), request.get("value")
+        options = self.state.options
+        if name == "sample":
+            options["sample"] = _in_range(value, self.state.B, "sample")
+            return self._answer((), steps=True)
+        if name == "logit_class":
+            options["logit_class"] = _in_range(value, self.state.C, "class")
+            return self._answer((), steps=True)
+        if name == "pitfall":
+            if value is not None and comparisons.find(PITFALLS, value) is None:
+                raise StateError("Unknown pitfall %r." % (value,), key="pitfall")
+            options["pitfall"] = value
+            return self._answer(("pitfall",))
+        if name == "variant":
+            if value is not None and comparisons.find(comparisons.VARIANTS, value) is None:
+                raise StateError("Unknown variant %r." % (value,), key="variant")
+            options["variant"] = value
+            return self._answer(("variant",))
+        raise StateError("Unknown option %r." % (name,))
+
+    def op_export(self, request):
+        fmt = request.get("format")
+        if fmt == "json":
+            return {"ok": True, "text": export.state_json_text(self.state), "mime": "application/json",
+                    "filename": "vit-head-state.json", "title": "The state as JSON"}
+        if fmt == "numpy":
+            return {"ok": True, "text": export.numpy_code(self.state), "mime": "text/x-python",
+                    "filename": "vit_head.py", "title": "NumPy code that reproduces the logits"}
+        if fmt == "csv":
+            return {"ok": True, "text": export.logits_csv(self.trace.logits), "mime": "text/csv",
+                    "filename": "logits.csv", "title": "The logits as CSV"}
+        raise StateError("Unknown export format %r (json, numpy or csv)." % (fmt,))
+
+    # ---- arrays for the page ---------------------------------------------------------
+
+    def matrix(self, key):
+        """A C-contiguous float64 2-D array the page reads as a buffer (names from the answers)."""
+        if key not in self.matrices:
+            raise StateError("No matrix named %r." % (key,))
+        return self.matrices[key]
+
+    # ---- internals -------------------------------------------------------------------
+
+    def _source(self, key):
+        return {"cls": self.state.cls, "encoder_output": self.state.encoder_output,
+                "W_head": self.state.W_head}[key]
+
+    def _recompute(self):
+        s = self.state
+        if s.mode == "encoder":
+            self.trace = trace_head(s.W_head, encoder_output=s.encoder_output)
+            B, N1, D = s.encoder_output.shape
+            self.matrices["input"] = s.encoder_output.reshape(B * N1, D)
+        else:
+            self.trace = trace_head(s.W_head, cls=s.cls)
+            self.matrices["input"] = s.cls
+        t = self.trace
+        for key, value in (("h_cls", t.h_cls), ("h_hat", t.h_hat), ("W_head", s.W_head),
+                           ("logits", t.logits), ("probs", t.display_softmax)):
+            self.matrices[key] = value
+        for key in self.matrices:
+            self.matrices[key] = np.ascontiguousarray(self.matrices[key], dtype=np.float64)
+
+    def _reset_view(self):
+        options = self.state.options
+        options["sample"] = min(options.get("sample", 0) or 0, self.state.B - 1)
+        options["logit_class"] = min(options.get("logit_class", 0) or 0, self.state.C - 1)
+        self._recompute()
+        return self._answer(ALL, steps=True)
+
+    def _answer(self, parts, steps=False):
+        s, t = self.state, self.trace
+        answer = {"ok": True, "error": None, "fragment": encode_fragment(s),
+                  "shape": {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
+                            "N1": (s.N + 1) if s.mode == "encoder" else None},
+                  "heatmaps": {}, "grids": {}, "hide": []}
+        heatmaps = answer["heatmaps"]
+        if "input" in parts:
+            heatmaps.update(view.input_heatmaps(s, t))
+            answer["grids"]["input"] = {"matrix": "input"}
+            if s.mode != "encoder":
+                answer["hide"].append("heatmap-encoder")
+        if "norm" in parts:
+            heatmaps.update(view.normalized_heatmap(t))
+            answer["stats"] = view.stats_table(t)
+        if "w" in parts:
+            heatmaps.update(view.w_heatmap(s))
+            answer["grids"]["w"] = {"matrix": "W_head"}
+        if "logits" in parts:
+            heatmaps.update(view.logits_heatmaps(t))
+            answer["logits_table"] = view.logits_table(t)
+            answer["top_classes"] = view.top_classes(t)
+        if "pitfall" in parts:
+            self._compare(answer, "pitfall", PITFALLS, comparisons.run_pitfall)
+        if "variant" in parts:
+            self._compare(answer, "variant", comparisons.VARIANTS, comparisons.run_variant)
+        if steps:
+            answer["steps"] = view.steps(s, t, s.options.get("sample", 0), s.options.get("logit_class", 0))
+        return answer
+
+    def _compare(self, answer, name, registry, run):
+        """The correct logits beside a pitfall's or variant's output (and, for pitfalls, the difference)."""
+        key = self.state.options.get(name)
+        ids = ["heatmap-%s-correct" % name, "heatmap-%s" % name]
+        if name == "pitfall":
+            ids.append("heatmap-pitfall-diff")
+        section = {"choices": comparisons.choices(registry), "selected": key, "explanation": "",
+                   "error": None}
+        answer[name] = section
+        output, error = (None, None)
+        if key is not None:
+            item = comparisons.find(registry, key)
+            section["explanation"] = item.explanation
+            output, error = run(self.state, key)
+            section["error"] = error
+        if output is None:
+            answer["hide"].extend(ids)
+            return
+        logits = self.trace.logits
+        self.matrices[name] = np.ascontiguousarray(output, dtype=np.float64)
+        heatmaps = answer["heatmaps"]
+        heatmaps[ids[0]] = view.heatmap("logits", logits, "Correct head: logits", "class c",
+                                        "sample b", "sample %{y}, class %{x}<br>logit = " + view.EXACT)
+        heatmaps[ids[1]] = view.heatmap(name, output, comparisons.find(registry, key).title,
+                                        "class c", "sample b",
+                                        "sample %{y}, class %{x}<br>output = " + view.EXACT)
+        if name == "pitfall" and output.shape == logits.shape:
+            self.matrices["pitfall_diff"] = np.ascontiguousarray(output - logits)
+            heatmaps[ids[2]] = view.heatmap("pitfall_diff", self.matrices["pitfall_diff"],
+                                            "Difference: mistaken − correct", "class c", "sample b",
+                                            "sample %{y}, class %{x}<br>difference = " + view.EXACT)
+
+
+def error_info(err):
+    return {"message": str(err), "key": getattr(err, "key", None), "index": _index(err)}
+
+
+def _index(err):
+    index = getattr(err, "index", None)
+    return list(index) if index is not None else None
+
+
+def _int(value, name):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
+            or float(value) != int(value):
+        raise StateError("%s must be a whole number, got %r." % (name, value), key=name)
+    return int(value)
+
+
+def _in_range(value, n, name):
+    value = _int(value, name)
+    if not 0 <= value < n:
+        raise StateError("%s must be between 0 and %d, got %d." % (name, n - 1, value), key=name)
+    return value

@@ -1,0 +1,178 @@
+"""What each panel of the explorer shows, decided without a browser.
+
+Every function here turns a state and its trace into plain dicts of strings and numbers that
+the page places as they are: heatmap specs (title, axes, colour range, marks), tables of
+formatted numbers, and the step-by-step equations as TeX. Keeping this out of the page means
+it is tested in CPython, and the page's JavaScript stays a thin binding.
+"""
+import numpy as np
+
+from .cells import format_number
+
+# Cells get their value printed inside them only while that stays readable.
+TEXT_IN_CELLS_MAX = 12
+
+
+def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, marks=None):
+    """Spec of one heatmap; `matrix` names the array the page fetches from the bridge.
+
+    A diverging scale is symmetric about zero, so zero is always the neutral colour and the
+    same colour means the same magnitude on both sides.
+
+    Examples
+    --------
+    >>> spec = heatmap("logits", np.array([[1.0, -3.0]]), "Logits", "class", "sample", "%{z}")
+    >>> spec["zmin"], spec["zmax"], spec["text"]
+    (-3.0, 3.0, True)
+    """
+    values = np.asarray(values)
+    rows, cols = values.shape
+    if diverging:
+        top = float(np.max(np.abs(values))) if values.size else 0.0
+        top = top if top > 0 else 1.0
+        zmin, zmax = -top, top
+    else:
+        zmin, zmax = 0.0, 1.0
+    return {
+        "matrix": matrix,
+        "title": title,
+        "x_title": x_title,
+        "y_title": y_title,
+        "zmin": zmin,
+        "zmax": zmax,
+        "scale": "diverging" if diverging else "sequential",
+        "text": rows <= TEXT_IN_CELLS_MAX and cols <= TEXT_IN_CELLS_MAX,
+        "text_format": "%{z:.2f}" if diverging else "%{z:.3f}",
+        "hover": hover,
+        "marks": [[int(r), int(c)] for r, c in (marks or [])],
+    }
+
+
+# Hover shows the exact float64 value (12 significant digits, trailing zeros trimmed).
+EXACT = "%{z:.12~g}"
+
+
+def input_heatmaps(state, trace):
+    """The CLS vectors (B, D) and, in encoder mode, the whole encoder output stacked by sample."""
+    out = {
+        "heatmap-cls": heatmap(
+            "h_cls", trace.h_cls, "h_cls = z_L[:, 0, :]  (B × D)", "feature d", "sample b",
+            "sample %{y}, d = %{x}<br>h_cls = " + EXACT),
+    }
+    if state.mode == "encoder":
+        B, N1, D = state.encoder_output.shape
+        out["heatmap-encoder"] = heatmap(
+            "input", state.encoder_output.reshape(B * N1, D),
+            "Encoder output z_L, samples stacked (rows b·(N+1) + t; t = 0 is CLS)",
+            "feature d", "row b·(N+1) + t", "row %{y}, d = %{x}<br>z = " + EXACT)
+    return out
+
+
+def normalized_heatmap(trace):
+    return {"heatmap-normalized": heatmap(
+        "h_hat", trace.h_hat, "h_hat = LayerNorm(h_cls)  (B × D)", "feature d", "sample b",
+        "sample %{y}, d = %{x}<br>h_hat = " + EXACT)}
+
+
+def w_heatmap(state):
+    return {"heatmap-w": heatmap(
+        "W_head", state.W_head, "W_head  (D × C)", "class c", "feature d",
+        "d = %{y}, class %{x}<br>W = " + EXACT)}
+
+
+def logits_heatmaps(trace):
+    marks = [(b, c) for b, c in enumerate(trace.predicted)]
+    return {
+        "heatmap-logits": heatmap(
+            "logits", trace.logits, "logits = h_hat @ W_head  (B × C), predicted class outlined",
+            "class c", "sample b", "sample %{y}, class %{x}<br>logit = " + EXACT, marks=marks),
+        "heatmap-probs": heatmap(
+            "probs", trace.display_softmax, "softmax(logits), for display only", "class c",
+            "sample b", "sample %{y}, class %{x}<br>p = %{z:.6f}", diverging=False, marks=marks),
+    }
+
+
+def stats_table(trace, decimals=4):
+    """Per-sample mean, variance and standard deviation used by LayerNorm."""
+    rows = []
+    for b in range(trace.h_cls.shape[0]):
+        rows.append({
+            "label": "sample %d" % b,
+            "cells": [format_number(trace.mean[b], decimals), format_number(trace.var[b], decimals),
+                      format_number(trace.std[b], decimals)],
+            "mark": None,
+        })
+    return {"caption": "Per-sample statistics (population variance, ε = 1e-6)",
+            "header": ["", "mean μ", "variance σ²", "√(σ² + ε)"], "rows": rows}
+
+
+def logits_table(trace, decimals=4):
+    """The logits as numbers, with each sample's predicted class marked."""
+    B, C = trace.logits.shape
+    rows = []
+    for b in range(B):
+        rows.append({
+            "label": "sample %d" % b,
+            "cells": [format_number(v, decimals) for v in trace.logits[b]],
+            "mark": int(trace.predicted[b]),
+        })
+    return {"caption": "Logits (rows: samples; columns: classes; predicted class marked)",
+            "header": [""] + ["class %d" % c for c in range(C)], "rows": rows}
+
+
+def top_classes(trace, k=3, decimals=3):
+    """One line per sample: the k most probable classes under the display-only softmax."""
+    lines = []
+    for b, p in enumerate(trace.display_softmax):
+        order = np.argsort(-p, kind="stable")[:k]
+        lines.append("sample %d: " % b + ", ".join(
+            "class %d (%s)" % (c, format_number(p[c], decimals)) for c in order))
+    return "; ".join(lines)
+
+
+def _vector_tex(v, decimals=4, head=3, tail=2):
+    """A vector as TeX, abbreviated with an ellipsis when it is long."""
+    items = [format_number(x, decimals) for x in v]
+    if len(items) > head + tail + 1:
+        items = items[:head] + [r"\ldots"] + items[-tail:]
+    return r"\left[" + ",\ ".join(items) + r"\right]"
+
+
+def _product(a, b, decimals):
+    return "(%s)(%s)" % (format_number(a, decimals), format_number(b, decimals))
+
+
+def steps(state, trace, sample, cls, decimals=4):
+    """The three steps of the head for one sample, with its live numbers, as TeX.
+
+    The last step writes one logit out as a sum of products, like the worked example; with
+    many features the middle of the sum is abbreviated.
+    """
+    B, C = trace.logits.shape
+    D = trace.h_cls.shape[1]
+    b = min(max(int(sample), 0), B - 1)
+    c = min(max(int(cls), 0), C - 1)
+    fmt = lambda x: format_number(x, decimals)  # noqa: E731
+    source = "z_L[%d, 0, :]" % b if state.mode == "encoder" else r"\text{cls}[%d]" % b
+    h, h_hat, w = trace.h_cls[b], trace.h_hat[b], state.W_head[:, c]
+    terms = [_product(h_hat[d], w[d], decimals) for d in range(D)]
+    if D > 6:
+        terms = terms[:3] + [r"\cdots"] + terms[-2:]
+    items = [
+        {"title": "1. Take the CLS token (position 0)",
+         "tex": r"h_{\mathrm{cls}} = %s = %s" % (source, _vector_tex(h, decimals)),
+         "note": "Position 0, never the last token and never a mean over tokens."},
+        {"title": "2. LayerNorm over the D = %d features" % D,
+         "tex": (r"\mu = %s,\quad \sigma^2 = %s,\quad \hat h = \frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = %s"
+                 % (fmt(trace.mean[b]), fmt(trace.var[b]), _vector_tex(h_hat, decimals))),
+         "note": "Population variance (divide by D), no learnable γ or β."},
+        {"title": "3. One logit: class %d" % c,
+         "tex": (r"\mathrm{logit}_{%d,%d} = \sum_{d} \hat h_d\, W_{d,%d} = %s = %s"
+                 % (b, c, c, " + ".join(terms), fmt(trace.logits[b, c]))),
+         "note": "No bias, no softmax, no activation."},
+        {"title": "4. Prediction",
+         "tex": r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d" % (b, int(trace.predicted[b])),
+         "note": None},
+    ]
+    return {"sample": b, "samples": ["sample %d" % i for i in range(B)],
+            "class": c, "classes": ["class %d" % i for i in range(C)], "items": items}
