@@ -1,0 +1,216 @@
+"""The ViT fine-tuning classification head, exactly as specified in DESIGN.md.
+
+1. ``h_cls = z_L[:, 0, :]`` -- position 0 is the CLS token;
+2. LayerNorm over the last axis: population variance, ``eps = 1e-6``, no gamma/beta;
+3. ``logits = h_hat @ W_head`` -- no bias, no softmax, no activation.
+"""
+
+import numpy as np
+
+from .checks import (as_float64, check_finite, cls_rows, cls_rows_from_encoder,
+                     explain_nonfinite_logits, real_array, shape_text, w_head_for)
+
+EPS = 1e-6
+
+
+def _normalize_scaled(x, eps):
+    # Rows whose moments overflow float64 (|values| near 1e154 and above): divide the
+    # row by its largest magnitude s first; (x - mean) / sqrt(var + eps) equals
+    # (x/s - mean/s) / sqrt(var/s**2 + eps/s**2).
+    scale = np.max(np.abs(x), axis=-1, keepdims=True)
+    xs = x / scale
+    centered = xs - xs[..., :1]
+    centered -= centered.mean(axis=-1, keepdims=True)
+    var_s = np.mean(centered * centered, axis=-1, keepdims=True)
+    with np.errstate(all="ignore"):
+        denom = np.sqrt(var_s + (eps / scale) / scale)
+        h_hat = np.where(denom > 0, centered / denom, 0.0)
+        mean = xs.mean(axis=-1, keepdims=True) * scale
+        var = var_s * scale * scale
+    return mean, var, h_hat
+
+
+def normalize_rows(x, eps=EPS):
+    """LayerNorm core on a trusted finite float64 array; also returns the moments.
+
+    The rows are shifted by their first element before the mean is taken, so a
+    constant row gives exact zeros (not tiny rounding residues, never NaN), and the
+    variance is the two-pass population variance of the centred values. Rows whose
+    moments would overflow float64 are rescaled first.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        float64, 2-D (rows), finite, last axis non-empty. Not modified.
+    eps : float
+        Added to the variance inside the square root.
+
+    Returns
+    -------
+    mean, var : numpy.ndarray
+        Per-row mean and population variance, shape (rows, 1).
+    h_hat : numpy.ndarray
+        ``(x - mean) / sqrt(var + eps)``, a new array shaped like ``x``.
+
+    Examples
+    --------
+    >>> mean, var, h_hat = normalize_rows(np.array([[2.0, -1.0, 0.0, 3.0]]))
+    >>> float(mean[0, 0]), float(var[0, 0]), np.round(h_hat, 4).tolist()
+    (1.0, 2.5, [[0.6325, -1.2649, -0.6325, 1.2649]])
+    """
+    with np.errstate(all="ignore"):
+        centered = x - x[..., :1]
+        shift_mean = centered.mean(axis=-1, keepdims=True)
+        centered -= shift_mean
+        var = np.mean(centered * centered, axis=-1, keepdims=True)
+        centered /= np.sqrt(var + eps)
+        mean = x[..., :1] + shift_mean
+    if eps <= 0.0:
+        centered[var[:, 0] == 0.0] = 0.0
+    if not (np.isfinite(var).all() and np.isfinite(mean).all()):
+        bad = ~(np.isfinite(var) & np.isfinite(mean))[..., 0]
+        mean_b, var_b, h_hat_b = _normalize_scaled(x[bad], eps)
+        mean[bad], var[bad], centered[bad] = mean_b, var_b, h_hat_b
+    return mean, var, centered
+
+
+def layer_norm(x, eps=1e-6):
+    """LayerNorm over the last axis, without affine parameters.
+
+    ``(x - mean) / sqrt(var + eps)`` per row, with the population variance (divide
+    by D, not D-1). A constant row gives zeros.
+
+    Parameters
+    ----------
+    x : array_like
+        Real numbers, at least 1-D, last axis non-empty, finite.
+    eps : float, optional
+        Non-negative; 1e-6 as in the ViT head.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, same shape as ``x``; ``x`` is not modified.
+
+    Raises
+    ------
+    TypeError
+        For non-numeric or complex data.
+    ValueError
+        For a 0-d input, an empty last axis, NaN/inf (naming the first index), or a
+        negative or non-finite eps.
+
+    Examples
+    --------
+    >>> layer_norm([[1.0, 1.0, 1.0], [0.0, 1.0, 2.0]]).round(4).tolist()
+    [[0.0, 0.0, 0.0], [-1.2247, 0.0, 1.2247]]
+    """
+    eps = float(eps)
+    if not (eps >= 0.0 and np.isfinite(eps)):
+        raise ValueError("eps must be a finite number >= 0; got {!r}".format(eps))
+    arr = real_array(x, "x")
+    if arr.ndim == 0 or arr.shape[-1] == 0:
+        raise ValueError("layer_norm needs at least one value along the last axis; got "
+                         "shape {}".format(shape_text(arr.shape)))
+    arr = as_float64(arr)
+    check_finite(arr, "x")
+    rows = arr.reshape(-1, arr.shape[-1])
+    return normalize_rows(rows, eps)[2].reshape(arr.shape)
+
+
+def extract_cls(encoder_output):
+    """Return the CLS rows ``encoder_output[:, 0, :]`` (position 0, never -1).
+
+    Parameters
+    ----------
+    encoder_output : array_like
+        Shape (B, N+1, D), real numbers.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape (B, D). For a float64 ndarray this is a view of position 0 (nothing is
+        copied); other dtypes get a float64 copy of the CLS slice only.
+
+    Raises
+    ------
+    TypeError, ValueError
+        See :func:`classification_head`.
+
+    Examples
+    --------
+    >>> z = np.arange(24.0).reshape(2, 3, 4)
+    >>> extract_cls(z).tolist()
+    [[0.0, 1.0, 2.0, 3.0], [12.0, 13.0, 14.0, 15.0]]
+    >>> np.shares_memory(extract_cls(z), z)
+    True
+    """
+    return cls_rows_from_encoder(encoder_output)[0]
+
+
+def _head(h_cls, W, eps=EPS):
+    h_hat = normalize_rows(h_cls, eps)[2]
+    with np.errstate(all="ignore"):
+        logits = h_hat @ W
+    if not np.isfinite(logits).all():
+        explain_nonfinite_logits(W)
+    return logits
+
+
+def head_from_cls(cls, W_head):
+    """The head applied to CLS rows given directly (B, D): LayerNorm, then ``@ W_head``.
+
+    Same checks and errors as :func:`classification_head`, with ``cls`` in place of
+    ``encoder_output``.
+
+    Examples
+    --------
+    >>> head_from_cls([[1.0, 2.0]], [[1.0], [0.0]]).round(4).tolist()
+    [[-1.0]]
+    """
+    h = cls_rows(cls)
+    W = w_head_for(W_head, h.shape[1], "cls", h.shape)
+    return _head(h, W)
+
+
+def classification_head(encoder_output, W_head):
+    """The ViT fine-tuning classification head: CLS token, LayerNorm, linear map.
+
+    ``logits = LayerNorm(encoder_output[:, 0, :]) @ W_head`` with population
+    variance, ``eps = 1e-6`` and no gamma/beta. No bias, no softmax, no activation:
+    the raw logits are returned (cross-entropy applies the softmax during training).
+
+    Parameters
+    ----------
+    encoder_output : array_like
+        z_L, shape (B, N+1, D), real numbers (lists, ints and float32 are accepted and
+        computed in float64). Only position 0 is read: the patch tokens are not even
+        checked, and the array is neither copied whole nor modified.
+    W_head : array_like
+        Shape (D, C), finite real numbers. Not modified.
+
+    Returns
+    -------
+    numpy.ndarray
+        The logits, float64, shape (B, C).
+
+    Raises
+    ------
+    TypeError
+        For non-numeric data (text, None, booleans) or complex numbers.
+    ValueError
+        For a wrong number of dimensions (saying which shape was expected), shapes that
+        do not fit (naming both, and saying W_head looks transposed when it is (C, D)),
+        a NaN or infinity (naming the first index), or logits that overflow float64.
+
+    Examples
+    --------
+    >>> cls = [[2, -1, 0, 3], [1, 1, -1, -1]]
+    >>> W = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
+    >>> z = np.array(cls, dtype=float)[:, None, :]      # B=2, N+1=1, D=4
+    >>> classification_head(z, W).round(4).tolist()
+    [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]
+    """
+    h, z_shape = cls_rows_from_encoder(encoder_output)
+    W = w_head_for(W_head, h.shape[1], "encoder_output", z_shape)
+    return _head(h, W)

@@ -1,0 +1,29 @@
+"""A numerically stable softmax, used for display and by the "softmax inside" pitfall."""
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    """Softmax along ``axis``, computed as ``exp(x - max) / sum``, so large logits do
+    not overflow.
+
+    Parameters
+    ----------
+    x : numpy.ndarray
+        Finite float array.
+    axis : int, optional
+
+    Returns
+    -------
+    numpy.ndarray
+        Same shape, each slice along ``axis`` sums to 1.
+
+    Examples
+    --------
+    >>> softmax(np.array([[0.0, 0.0], [1000.0, 0.0]])).round(4).tolist()
+    [[0.5, 0.5], [1.0, 0.0]]
+    """
+    x = np.asarray(x, dtype=np.float64)
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    e = np.exp(shifted)
+    return e / np.sum(e, axis=axis, keepdims=True)

@@ -1,0 +1,234 @@
+"""The head (pycore.head) against DESIGN.md's worked example, against an independent
+plain-Python reference, and its properties and error messages."""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pycore import classification_head, extract_cls, head_from_cls, layer_norm  # noqa: E402
+
+CLS = [[2, -1, 0, 3], [1, 1, -1, -1]]
+W = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
+EXPECTED = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
+
+
+def reference_head(encoder_output, W_head, eps=1e-6):
+    """Independent reference: plain Python lists, math.fsum, variance by definition."""
+    logits = []
+    for sample in encoder_output:
+        h = [float(v) for v in sample[0]]
+        d = len(h)
+        mu = math.fsum(h) / d
+        var = math.fsum((v - mu) ** 2 for v in h) / d
+        denom = math.sqrt(var + eps)
+        h_hat = [(v - mu) / denom for v in h]
+        logits.append([math.fsum(h_hat[i] * float(W_head[i][c]) for i in range(d))
+                       for c in range(len(W_head[0]))])
+    return logits
+
+
+def encoder_from_cls(cls, n_patches=3, seed=0):
+    cls = np.asarray(cls, dtype=float)
+    rs = np.random.RandomState(seed)
+    z = rs.randn(cls.shape[0], n_patches + 1, cls.shape[1])
+    z[:, 0, :] = cls
+    return z
+
+
+def test_worked_example_matches_design_md():
+    logits = classification_head(encoder_from_cls(CLS), W)
+    assert logits.shape == (2, 3) and logits.dtype == np.float64
+    assert np.round(logits, 4).tolist() == EXPECTED
+    assert np.argmax(logits, axis=1).tolist() == [2, 0]
+
+
+def test_worked_example_matches_reference_exactly_enough():
+    z = encoder_from_cls(CLS)
+    np.testing.assert_allclose(classification_head(z, W), reference_head(z.tolist(), W),
+                               rtol=1e-12, atol=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(B=st.integers(1, 5), N=st.integers(0, 4), D=st.integers(1, 12), C=st.integers(1, 6),
+       log_scale=st.floats(-6, 6), offset=st.floats(-1e3, 1e3), seed=st.integers(0, 2**31))
+def test_matches_plain_python_reference(B, N, D, C, log_scale, offset, seed):
+    rs = np.random.RandomState(seed)
+    z = rs.randn(B, N + 1, D) * 10.0 ** log_scale + offset
+    W_head = rs.randn(D, C)
+    got = classification_head(z, W_head)
+    want = np.array(reference_head(z.tolist(), W_head.tolist()))
+    # |h_hat| <= sqrt(D), so an absolute tolerance relative to sum |W| is meaningful; the
+    # centring loses about log10(|offset| / spread) digits in any float64 method.
+    spread = 10.0 ** log_scale
+    lost = max(1.0, abs(offset) / spread)
+    tol = 1e-12 * lost * (np.abs(W_head).sum(axis=0) + 1)
+    assert np.all(np.abs(got - want) <= tol)
+
+
+def test_layer_norm_basics():
+    out = layer_norm([[1.0, 1.0, 1.0], [0.0, 1.0, 2.0], [0.1, 0.1, 0.1]])
+    assert out[0].tolist() == [0.0, 0.0, 0.0]
+    assert out[2].tolist() == [0.0, 0.0, 0.0]          # constant row: exact zeros, no NaN
+    np.testing.assert_allclose(out[1], [-1 / math.sqrt(2 / 3 + 1e-6), 0,
+                                        1 / math.sqrt(2 / 3 + 1e-6)])
+    assert layer_norm([5.0]).tolist() == [0.0]            # D = 1
+    assert layer_norm(np.zeros((2, 3, 4))).shape == (2, 3, 4)
+
+
+def test_layer_norm_extreme_magnitudes_stay_finite():
+    out = layer_norm([[1e308, -1e308, 1e308], [1e300, 1e300, 1e300], [1e200, 0.0, 0.0]])
+    assert np.isfinite(out).all()
+    np.testing.assert_allclose(out[0], [2 ** -0.5, -(2 ** 0.5), 2 ** -0.5])
+    assert out[1].tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(out[2], [2 ** 0.5, -(2 ** -0.5), -(2 ** -0.5)])
+
+
+def test_layer_norm_eps_zero_and_bad_eps():
+    assert layer_norm([[3.0, 3.0]], eps=0).tolist() == [[0.0, 0.0]]
+    with pytest.raises(ValueError, match="eps must be a finite number >= 0"):
+        layer_norm([[1.0, 2.0]], eps=-1)
+
+
+@settings(max_examples=40, deadline=None)
+@given(D=st.integers(2, 16), scale=st.floats(0.1, 100), shift=st.floats(-100, 100),
+       seed=st.integers(0, 2**31))
+def test_layer_norm_scale_and_shift_invariant_up_to_eps(D, scale, shift, seed):
+    x = np.random.RandomState(seed).randn(3, D) + 0.5
+    base = layer_norm(x)
+    moved = layer_norm(x * scale + shift)
+    # Exactly invariant with eps = 0; with eps = 1e-6 the difference is the eps effect:
+    # |h_hat(a x + b) - h_hat(x)| <= |h_hat_0| * eps / (2 var) roughly, tiny here.
+    var = x.var(axis=1, keepdims=True)
+    bound = np.sqrt(D) * 1e-6 / np.minimum(var, var * scale ** 2) + 1e-9
+    assert np.all(np.abs(moved - base) <= bound)
+    np.testing.assert_allclose(layer_norm(x * scale + shift, eps=0), layer_norm(x, eps=0),
+                               atol=1e-9)
+
+
+def test_extract_cls_is_a_view_of_position_0():
+    z = np.arange(2 * 3 * 4, dtype=float).reshape(2, 3, 4)
+    h = extract_cls(z)
+    assert np.shares_memory(h, z) and h.tolist() == z[:, 0, :].tolist()
+    assert extract_cls(z.astype(np.float32)).dtype == np.float64
+
+
+def test_patch_tokens_never_matter_even_nan():
+    z = encoder_from_cls(CLS, n_patches=5)
+    base = classification_head(z, W)
+    z2 = z.copy()
+    z2[:, 1:, :] = np.nan
+    np.testing.assert_array_equal(classification_head(z2, W), base)
+    z3 = z.copy()
+    z3[:, 1:, :] *= -1000
+    np.testing.assert_array_equal(classification_head(z3, W), base)
+
+
+@settings(max_examples=30, deadline=None)
+@given(B=st.integers(1, 8), seed=st.integers(0, 2**31))
+def test_batch_permutation_permutes_rows(B, seed):
+    rs = np.random.RandomState(seed)
+    z, W_head = rs.randn(B, 3, 5), rs.randn(5, 4)
+    perm = rs.permutation(B)
+    np.testing.assert_allclose(classification_head(z[perm], W_head),
+                               classification_head(z, W_head)[perm], rtol=0, atol=1e-14)
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=st.floats(-10, 10), b=st.floats(-10, 10), seed=st.integers(0, 2**31))
+def test_logits_linear_in_w_head(a, b, seed):
+    rs = np.random.RandomState(seed)
+    z, W1, W2 = rs.randn(3, 2, 6), rs.randn(6, 4), rs.randn(6, 4)
+    lhs = classification_head(z, a * W1 + b * W2)
+    rhs = a * classification_head(z, W1) + b * classification_head(z, W2)
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-10, atol=1e-10)
+
+
+def test_inputs_never_modified_and_not_copied_whole():
+    z = encoder_from_cls(CLS)
+    W_head = np.array(W)
+    z_before, W_before = z.copy(), W_head.copy()
+    classification_head(z, W_head)
+    head_from_cls(z[:, 0, :], W_head)
+    np.testing.assert_array_equal(z, z_before)
+    np.testing.assert_array_equal(W_head, W_before)
+
+
+def test_peak_memory_is_far_below_the_encoder_output():
+    import tracemalloc
+    rs = np.random.RandomState(0)
+    z, W_head = rs.randn(8, 197, 64), rs.randn(64, 10)
+    tracemalloc.start()
+    classification_head(z, W_head)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert peak < z.nbytes / 10
+
+
+@pytest.mark.parametrize("convert", [
+    lambda a: a.astype(np.float32), lambda a: a.tolist(), lambda a: np.round(a).astype(int),
+    lambda a: np.round(a).astype(np.int8), lambda a: a.astype(np.float16),
+    lambda a: np.asfortranarray(a), lambda a: a.astype(object)])
+def test_accepts_array_likes_and_computes_in_float64(convert):
+    z = encoder_from_cls(CLS)
+    z_in, W_in = convert(z), convert(np.array(W))
+    got = classification_head(z_in, W_in)
+    assert got.dtype == np.float64 and got.shape == (2, 3)
+    want = reference_head(np.asarray(z_in, dtype=float).tolist(),
+                          np.asarray(W_in, dtype=float).tolist())
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_empty_batch_and_zero_classes():
+    assert classification_head(np.zeros((0, 2, 4)), W).shape == (0, 3)
+    assert classification_head(encoder_from_cls(CLS), np.zeros((4, 0))).shape == (2, 0)
+
+
+Z = encoder_from_cls(CLS)
+
+
+@pytest.mark.parametrize("z, W_head, error, message", [
+    (Z, np.array(W).T, ValueError,
+     r"W_head looks transposed: it has shape \(3, 4\) = \(C, D\) but the head needs "
+     r"\(D, C\) = \(4, 3\) to match encoder_output of shape \(2, 4, 4\); use W_head.T"),
+    (Z, np.zeros((5, 3)), ValueError,
+     r"W_head has shape \(5, 3\) but encoder_output has shape \(2, 4, 4\): W_head must be "
+     r"\(D, C\) with D = 4 rows"),
+    (Z[:, 0, :], W, ValueError,
+     r"encoder_output must be a 3-D array of shape \(B, N\+1, D\); got a 2-D array of "
+     r"shape \(2, 4\) \(a 2-D array looks like the CLS rows alone"),
+    (Z, np.zeros(4), ValueError,
+     r"W_head must be a 2-D array of shape \(D, C\); got a 1-D array of shape \(4,\)"),
+    (Z, 3.0, ValueError, r"W_head must be a 2-D array of shape \(D, C\); got a 0-D array"),
+    (np.where(np.arange(4) == 2, np.nan, Z), W, ValueError,
+     r"encoder_output has a NaN at index \(0, 0, 2\) \(its first non-finite entry\)"),
+    (Z, np.where(np.arange(3) == 1, -np.inf, W), ValueError,
+     r"W_head has -inf at index \(0, 1\) \(its first non-finite entry\)"),
+    (encoder_from_cls([[0, 0, 0, 1]]), np.full((4, 3), 1.7e308), ValueError,
+     "the logits overflowed float64 although every input is finite"),
+    (Z.astype(complex), W, TypeError, r"encoder_output is complex \(dtype complex128\)"),
+    (Z, np.array(W) > 0, TypeError, r"W_head is boolean"),
+    ([[["1", "2"]]], W, TypeError, r"encoder_output holds text"),
+    ([[[1.0, None]]], W, TypeError, r"encoder_output at index \(0, 0, 1\) holds None, "
+                                    r"which is not a number"),
+    ([[[1.0, 2.0], [3.0]]], W, ValueError, "encoder_output is ragged"),
+    (np.zeros((2, 0, 4)), W, ValueError, "encoder_output has no tokens"),
+    (np.zeros((2, 1, 0)), np.zeros((0, 3)), ValueError, "encoder_output has D = 0"),
+])
+def test_errors_say_what_is_wrong(z, W_head, error, message):
+    with pytest.raises(error, match=message):
+        classification_head(z, W_head)
+
+
+def test_head_from_cls_errors_name_cls():
+    with pytest.raises(ValueError, match=r"cls must be a 2-D array of shape \(B, D\)"):
+        head_from_cls([1.0, 2.0], W)
+    with pytest.raises(ValueError, match=r"cls has inf at index \(1, 3\)"):
+        head_from_cls([[0, 0, 0, 0], [0, 0, 0, np.inf]], W)
+    with pytest.raises(ValueError, match=r"to match cls of shape \(2, 4\)"):
+        head_from_cls(CLS, np.array(W).T)
