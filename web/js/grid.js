@@ -190,7 +190,10 @@ export class MatrixGrid {
 
   onFocus(e) {
     const p = this.position(e.target);
-    if (p) this.root.dataset.active = `${p[0]},${p[1]}`;
+    if (!p) return;
+    this.root.dataset.active = `${p[0]},${p[1]}`;
+    // Like a spreadsheet: entering a cell selects its text, so typing replaces it.
+    e.target.select();
   }
 
   onInput(e) {

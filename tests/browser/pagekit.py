@@ -1,0 +1,73 @@
+"""What a test does to the explorer page, in the words of the page's interface (DESIGN.md):
+read a heatmap's data[0].z, type into a labelled cell, wait for the next render cycle.
+Waits are on the page's own signals (data-ready, data-renders, aria-invalid), never on sleeps.
+"""
+import json
+from urllib.parse import quote
+
+import numpy as np
+
+
+def state_fragment(state):
+    """`#state=` + what JavaScript's encodeURIComponent(JSON.stringify(state)) would give."""
+    return "#state=" + quote(json.dumps(state, separators=(",", ":")), safe="-_.!~*'()")
+
+
+def heatmap_z(page, element_id):
+    """The matrix a heatmap shows, as a NumPy array (rows as Plotly holds them)."""
+    z = page.evaluate(
+        """id => {
+            const el = document.getElementById(id);
+            return el && el.data && el.data.length ? el.data[0].z.map(r => Array.from(r)) : null;
+        }""", element_id)
+    return None if z is None else np.array(z, dtype=float)
+
+
+def renders(page):
+    return int(page.evaluate("document.documentElement.dataset.renders || '0'"))
+
+
+def wait_render_after(page, count, timeout=30000):
+    page.wait_for_function(
+        "n => Number(document.documentElement.dataset.renders || 0) > n", arg=count, timeout=timeout)
+
+
+def edit(page, label, text):
+    """Type `text` into the cell labelled `label` and wait until the page has redrawn."""
+    before = renders(page)
+    page.get_by_label(label, exact=True).fill(text)
+    wait_render_after(page, before)
+
+
+def act(page, action):
+    """Run `action()` (a click, a select) and wait for the render cycle it causes."""
+    before = renders(page)
+    action()
+    wait_render_after(page, before)
+
+
+def alert_text(page):
+    box = page.locator("#alert")
+    return box.inner_text() if box.is_visible() else ""
+
+
+def page_fragment(page):
+    return page.evaluate("location.hash")
+
+
+def logits_table(page):
+    """The numeric logits table as text rows (without the row headers)."""
+    return page.evaluate(
+        """() => Array.from(document.querySelectorAll('#logits-table tbody tr'))
+                 .map(tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent))""")
+
+
+def open_explorer(page, base_url, fragment="", query=""):
+    """Navigate to the explorer and wait for its readiness signal (or fail on a boot alert)."""
+    page.goto(base_url.rstrip("/") + "/index.html" + query + fragment)
+    page.wait_for_function(
+        """() => document.documentElement.dataset.ready === 'true'
+                 || document.documentElement.dataset.bootFailed === 'true'""", timeout=90000)
+    failed = page.evaluate("document.documentElement.dataset.bootFailed === 'true'")
+    assert not failed, "the page could not start: " + page.locator("#alert").inner_text()
+    return page

@@ -1,0 +1,173 @@
+"""Editing the inputs: cells, keyboard, paste, sizes, presets, and every bad-input path."""
+import numpy as np
+import pytest
+
+from pycore.state import decode_fragment, default_state, preset
+from pycore.trace import trace_head
+
+from .pagekit import (act, alert_text, edit, heatmap_z, open_explorer, page_fragment, renders,
+                      wait_render_after)
+
+pytestmark = pytest.mark.browser
+
+
+def test_editing_a_cls_cell_recomputes_every_stage(page, site_url):
+    open_explorer(page, site_url)
+    edit(page, "cls[0,1]", "4.5")
+    state = default_state()
+    state.cls[0, 1] = 4.5
+    t = trace_head(state.W_head, cls=state.cls)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), t.h_cls)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), t.h_hat, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), t.logits, atol=1e-12)
+    # The link now carries the edit.
+    np.testing.assert_array_equal(decode_fragment(page_fragment(page)).cls, state.cls)
+    ms = float(page.evaluate("document.documentElement.dataset.lastRenderMs"))
+    assert 0 < ms < 60000
+
+
+def test_editing_w_head_redraws_w_and_logits(page, site_url):
+    open_explorer(page, site_url)
+    edit(page, "W_head[3,2]", "\u22122")  # a Unicode minus, as typed on some keyboards
+    state = default_state()
+    state.W_head[3, 2] = -2
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), state.W_head)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+
+
+@pytest.mark.parametrize("text", ["abc", "nan", "1,5", "", "--3", "1e400"])
+def test_invalid_cell_is_marked_and_nothing_is_lost(page, site_url, text):
+    open_explorer(page, site_url)
+    before_z = heatmap_z(page, "heatmap-logits")
+    before_url = page_fragment(page)
+    cell = page.get_by_label("cls[1,2]", exact=True)
+    cell.fill(text)
+    page.wait_for_function("document.querySelector('[aria-label=\"cls[1,2]\"]')"
+                           ".getAttribute('aria-invalid') === 'true'")
+    assert "cls[1,2]" in alert_text(page)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before_z)
+    assert page_fragment(page) == before_url
+    # Fixing the cell clears the mark and the alert, and the page computes again.
+    edit(page, "cls[1,2]", "0.5")
+    assert cell.get_attribute("aria-invalid") is None
+    assert alert_text(page) == ""
+
+
+def test_keyboard_only_editing(page, site_url):
+    open_explorer(page, site_url)
+    page.get_by_label("cls[0,0]", exact=True).focus()
+    page.keyboard.press("ArrowRight")  # the whole text is selected on focus: move right
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[0,1]"
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[1,1]"
+    before = renders(page)
+    page.keyboard.type("7")  # replaces the selected text
+    wait_render_after(page, before)
+    page.keyboard.press("Enter")  # Enter moves down; from the last row it stays
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[1,2]"
+    state = default_state()
+    state.cls[1, 1] = 7
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+    # The focused cell is visibly marked.
+    outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
+    assert outline not in ("", "none")
+    # Escape undoes an invalid entry.
+    page.keyboard.type("x")
+    page.keyboard.press("Escape")
+    assert page.evaluate("document.activeElement.value") == "-1"
+    assert alert_text(page) == ""
+
+
+def paste(page, label, text):
+    before = renders(page)
+    page.get_by_label(label, exact=True).evaluate(
+        """(el, text) => {
+            const data = new DataTransfer();
+            data.setData('text/plain', text);
+            el.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
+        }""", text)
+    return before
+
+
+@pytest.mark.parametrize("text", ["1\t2\n3\t4\n", "1,2\n3,4", "[[1, 2], [3, 4]]", "np.array([[1,2],[3,4]])"])
+def test_paste_a_block_at_the_focused_cell(page, site_url, text):
+    open_explorer(page, site_url)
+    wait_render_after(page, paste(page, "W_head[1,1]", text))
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w")[1:3, 1:3], [[1, 2], [3, 4]])
+    assert page.get_by_label("W_head[2,2]", exact=True).input_value() == "4"
+
+
+def test_paste_past_the_edge_is_refused(page, site_url):
+    open_explorer(page, site_url)
+    before = heatmap_z(page, "heatmap-w")
+    paste(page, "W_head[3,2]", "1\t2\n3\t4")
+    page.wait_for_function("document.getElementById('alert').textContent.length > 0")
+    assert "W_head" in alert_text(page)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), before)
+
+
+def test_resize_and_limits(page, site_url):
+    open_explorer(page, site_url)
+    page.fill("#dim-B", "3")
+    page.fill("#dim-C", "5")
+    act(page, lambda: page.click("#apply-dims"))
+    assert heatmap_z(page, "heatmap-cls").shape == (3, 4)
+    assert heatmap_z(page, "heatmap-logits").shape == (3, 5)
+    assert page.get_by_label("cls[2,3]", exact=True).count() == 1
+    assert page.get_by_label("W_head[3,4]", exact=True).count() == 1
+    before = heatmap_z(page, "heatmap-logits")
+    page.fill("#dim-B", "65")
+    page.click("#apply-dims")
+    page.wait_for_function("document.getElementById('alert').textContent.includes('64')")
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before)
+
+
+def test_presets_and_reset(page, site_url):
+    open_explorer(page, site_url)
+    page.select_option("#preset", "random")
+    page.fill("#seed", "5")
+    act(page, lambda: page.click("#load-preset"))
+    state = preset("random", seed=5)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+    act(page, lambda: page.click("#reset"))
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]], atol=5e-5)
+
+
+def test_vit_b16_sized_head(page, site_url):
+    open_explorer(page, site_url)
+    page.select_option("#preset", "vit-b16")
+    act(page, lambda: page.click("#load-preset"))
+    assert heatmap_z(page, "heatmap-w").shape == (768, 1000)
+    # W_head is 768,000 values; only the cells in view are inputs.
+    assert page.locator("#grid-w input").count() < 1000
+    edit(page, "W_head[0,0]", "1")
+    state = preset("vit-b16")
+    state.W_head[0, 0] = 1
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-9)
+    # Keyboard navigation scrolls the virtual grid to far cells.
+    page.get_by_label("W_head[0,0]", exact=True).focus()
+    page.keyboard.press("Control+End")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "W_head[767,999]"
+
+
+def test_encoder_mode_edits(page, site_url):
+    open_explorer(page, site_url)
+    act(page, lambda: page.select_option("#mode", "encoder"))
+    assert page.get_by_label("encoder_output[0,0,1]", exact=True).count() == 1
+    before = heatmap_z(page, "heatmap-logits")
+    edit(page, "encoder_output[0,1,1]", "9")  # a patch token: the head ignores it
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before)
+    edit(page, "encoder_output[0,0,1]", "9")  # the CLS token
+    state = default_state()
+    state.cls[0, 1] = 9
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+    page.fill("#dim-N1", "3")
+    act(page, lambda: page.click("#apply-dims"))
+    assert heatmap_z(page, "heatmap-encoder").shape == (6, 4)

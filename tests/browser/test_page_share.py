@@ -1,0 +1,89 @@
+"""Sharing and exporting: links, JSON, runnable NumPy code, CSV, and the embed view."""
+import contextlib
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from pycore.state import default_state, state_from_json
+from pycore.trace import trace_head
+
+from .pagekit import act, edit, heatmap_z, open_explorer, page_fragment
+
+pytestmark = pytest.mark.browser
+
+
+def exported_text(page, button):
+    page.click(button)
+    page.wait_for_function("document.getElementById('export-dialog').open")
+    text = page.locator("#export-text").input_value()
+    page.click("#export-close")
+    return text
+
+
+def test_a_link_reproduces_the_view(page, site_url, context):
+    open_explorer(page, site_url)
+    edit(page, "W_head[1,0]", "-0.75")
+    fragment = page_fragment(page)
+    other = context.new_page()
+    open_explorer(other, site_url, fragment)
+    np.testing.assert_array_equal(heatmap_z(other, "heatmap-logits"), heatmap_z(page, "heatmap-logits"))
+    np.testing.assert_array_equal(heatmap_z(other, "heatmap-w"), heatmap_z(page, "heatmap-w"))
+    other.close()
+
+
+def test_copy_link_puts_the_link_on_the_clipboard(page, site_url, context):
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    open_explorer(page, site_url)
+    edit(page, "cls[0,0]", "5")
+    page.click("#copy-link")
+    page.wait_for_function("document.getElementById('toast').textContent.length > 0")
+    link = page.evaluate("navigator.clipboard.readText()")
+    assert link.endswith(page_fragment(page)) and "embed" not in link
+
+
+def test_exports_reproduce_the_logits(page, site_url):
+    open_explorer(page, site_url)
+    edit(page, "cls[1,0]", "2.25")
+    logits = heatmap_z(page, "heatmap-logits")
+    state = default_state()
+    state.cls[1, 0] = 2.25
+    np.testing.assert_allclose(logits, trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+
+    code = exported_text(page, "#export-numpy")
+    namespace = {}
+    with contextlib.redirect_stdout(io.StringIO()) as printed:
+        exec(compile(code, "<exported>", "exec"), namespace)  # noqa: S102 - the page's own export
+    np.testing.assert_allclose(namespace["logits"], logits, rtol=1e-12, atol=1e-12)
+    assert printed.getvalue().strip()
+
+    rows = list(csv.reader(io.StringIO(exported_text(page, "#export-csv"))))
+    np.testing.assert_array_equal(np.array([[float(x) for x in r[1:]] for r in rows[1:]]), logits)
+
+    exported = state_from_json(json.loads(exported_text(page, "#export-json")))
+    np.testing.assert_array_equal(exported.cls, state.cls)
+    np.testing.assert_array_equal(exported.W_head, state.W_head)
+
+
+def test_embed_view_fits_an_iframe(page, site_url):
+    page.set_viewport_size({"width": 800, "height": 600})
+    open_explorer(page, site_url, query="?embed=1")
+    assert page.locator(".lede").is_hidden()
+    assert page.locator("#pitfalls").is_hidden()
+    for element_id in ("heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits"):
+        assert page.locator("#" + element_id).is_visible()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 800, "the embed view scrolls sideways: %d px" % width
+    box = page.locator("#heatmap-logits").bounding_box()
+    assert box["y"] + box["height"] <= 600 + 1, "the logits do not fit in 600 px: %r" % box
+
+
+def test_embed_inside_an_iframe(page, site_url):
+    page.set_content('<iframe id="f" src="%s/index.html?embed=1" width="800" height="600"></iframe>'
+                     % site_url.rstrip("/"))
+    frame = page.frame_locator("#f")
+    frame.locator("html[data-ready='true']").wait_for(timeout=90000)
+    frame.get_by_label("cls[0,0]", exact=True).fill("1")
+    frame.locator("#heatmap-logits .main-svg").first.wait_for()

@@ -1,0 +1,75 @@
+"""The teaching panels: step by step, softmax, pitfalls and variants, against pycore in CPython."""
+import numpy as np
+import pytest
+
+from pycore.comparisons import VARIANTS, run_pitfall, run_variant
+from pycore.pitfalls import PITFALLS
+from pycore.state import default_state, preset, state_to_json
+
+from .pagekit import act, heatmap_z, open_explorer, state_fragment
+
+pytestmark = pytest.mark.browser
+
+
+def test_steps_show_one_logit_as_a_sum_of_products(page, site_url):
+    open_explorer(page, site_url)
+    steps = page.locator("#step-list")
+    text = steps.inner_text()
+    assert "0.8854" in text  # logit of sample 0, class 0, as in the worked example
+    act(page, lambda: page.select_option("#step-sample", "1"))
+    act(page, lambda: page.select_option("#step-class", "2"))
+    text = steps.inner_text()
+    assert "-1.4000" in text or "−1.4000" in text
+    # Equations are typeset (KaTeX, vendored), not raw TeX.
+    assert page.locator("#step-list .katex").count() >= 4
+    assert "\\frac" not in text
+
+
+def test_softmax_panel_says_it_is_not_the_head(page, site_url):
+    open_explorer(page, site_url)
+    assert "not part of the head" in page.locator("#softmax h2").inner_text()
+    probs = heatmap_z(page, "heatmap-probs")
+    np.testing.assert_allclose(probs.sum(axis=1), [1, 1], atol=1e-12)
+    assert np.argmax(probs[0]) == 2 and np.argmax(probs[1]) == 0
+
+
+@pytest.mark.parametrize("key", [p.key for p in PITFALLS])
+def test_each_pitfall_beside_the_correct_head(page, site_url, key):
+    state = preset("encoder")  # with patch tokens, position -1 differs from position 0
+    open_explorer(page, site_url, state_fragment(state_to_json(state)))
+    act(page, lambda: page.select_option("#pitfall", key))
+    explanation = page.locator("#pitfall-explanation").inner_text()
+    assert len(explanation) > 40
+    output, error = run_pitfall(state, key)
+    if error:
+        assert page.locator("#pitfall-error").inner_text() == error
+        assert heatmap_z(page, "heatmap-pitfall") is None
+    else:
+        np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall"), output, atol=1e-12)
+        correct = heatmap_z(page, "heatmap-pitfall-correct")
+        np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall-diff"), output - correct, atol=1e-12)
+
+
+def test_transposed_w_head_shows_the_error_message(page, site_url):
+    open_explorer(page, site_url)
+    act(page, lambda: page.select_option("#pitfall", "transposed"))
+    message = page.locator("#pitfall-error").inner_text()
+    assert "(3, 4)" in message and page.locator("#pitfall-error").is_visible()
+
+
+@pytest.mark.parametrize("key", [v.key for v in VARIANTS])
+def test_each_variant_on_the_same_inputs(page, site_url, key):
+    state = preset("encoder")
+    open_explorer(page, site_url, state_fragment(state_to_json(state)))
+    act(page, lambda: page.select_option("#variant", key))
+    output, error = run_variant(state, key)
+    assert error is None
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-variant"), output, rtol=1e-9, atol=1e-12)
+    assert page.locator("#variant-explanation").inner_text()
+
+
+def test_gap_needs_the_encoder_output(page, site_url):
+    open_explorer(page, site_url)
+    act(page, lambda: page.select_option("#variant", "gap"))
+    _, error = run_variant(default_state(), "gap")
+    assert error and page.locator("#variant-error").inner_text() == error

@@ -1,0 +1,87 @@
+"""The explorer shows every stage of the head, with the numbers pycore computes in CPython."""
+import numpy as np
+import pytest
+
+from pycore.state import default_state, preset, state_from_json, state_to_json
+from pycore.trace import trace_head
+
+from .pagekit import alert_text, heatmap_z, logits_table, open_explorer, page_fragment, state_fragment
+
+pytestmark = pytest.mark.browser
+
+# DESIGN.md's worked example, as printed there.
+WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
+
+
+def expected(state):
+    if state.mode == "encoder":
+        return trace_head(state.W_head, encoder_output=state.encoder_output)
+    return trace_head(state.W_head, cls=state.cls)
+
+
+def assert_stages(page, state):
+    t = expected(state)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), t.h_cls, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), t.h_hat, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-w"), state.W_head, rtol=0, atol=0)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), t.logits, rtol=1e-12, atol=1e-12)
+
+
+def test_default_page_shows_the_worked_example(page, site_url):
+    open_explorer(page, site_url)
+    assert_stages(page, default_state())
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), WORKED_LOGITS, atol=5e-5)
+    assert logits_table(page) == [["0.8854", "-1.3914", "1.5811"], ["0.2000", "-0.1000", "-1.4000"]]
+    # The predicted class of each sample is marked, in the table and on the heatmap.
+    assert page.locator("#logits-table td.predicted").all_inner_texts() == ["1.5811", "0.2000"]
+    shapes = page.evaluate("document.getElementById('heatmap-logits').layout.shapes"
+                           ".map(s => [s.y0 + 0.5, s.x0 + 0.5])")
+    assert shapes == [[0, 2], [1, 0]]
+    assert alert_text(page) == ""
+    stats = page.locator("#stats tbody tr").first.inner_text()
+    assert "1.0000" in stats and "2.5000" in stats  # mean and population variance of [2,-1,0,3]
+    assert page_fragment(page).startswith("#state=")
+    assert "Python" in page.locator("#host-info").inner_text()
+
+
+def test_state_in_the_url_with_cls(page, site_url):
+    state = state_from_json({"cls": [[0.5, -1, 2], [3, 3, -3], [1, 0, 0]],
+                             "W_head": [[1, -1], [0.25, 2], [-3, 0.5]]})
+    open_explorer(page, site_url, state_fragment(state_to_json(state)))
+    assert_stages(page, state)
+    assert alert_text(page) == ""
+
+
+def test_state_in_the_url_with_encoder_output(page, site_url):
+    state = preset("encoder")
+    open_explorer(page, site_url, state_fragment(state_to_json(state)))
+    assert_stages(page, state)
+    z = heatmap_z(page, "heatmap-encoder")
+    B, N1, D = state.encoder_output.shape
+    np.testing.assert_array_equal(z, state.encoder_output.reshape(B * N1, D))
+    # Position 0 of every sample is highlighted as the CLS token.
+    cls_rows = page.locator("#grid-input .cell.is-cls")
+    assert cls_rows.count() > 0
+    labels = cls_rows.evaluate_all("els => els.map(e => e.getAttribute('aria-label'))")
+    assert all(label.split("[")[1].split(",")[1] == "0" for label in labels)
+
+
+@pytest.mark.parametrize("fragment, words", [
+    ("#state=%7Bbroken", "JSON"),
+    (state_fragment({"cls": [[1, 2, 3]], "W_head": [[1], [2]]}), "W_head"),
+    ("#state=" + "%7B%22cls%22%3A%5B%5B1%2CNaN%5D%5D%2C%22W_head%22%3A%5B%5B1%5D%2C%5B2%5D%5D%7D", "cls"),
+    (state_fragment({"W_head": [[1]]}), "cls"),
+])
+def test_unusable_url_state_gives_the_default_with_a_reason(page, site_url, fragment, words):
+    open_explorer(page, site_url, fragment)
+    message = alert_text(page)
+    assert "worked example" in message and words in message
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), WORKED_LOGITS, atol=5e-5)
+
+
+def test_text_from_a_url_is_never_html(page, site_url):
+    evil = '<img src=x onerror="document.title=\'pwned\'">'
+    open_explorer(page, site_url, state_fragment({"cls": [[evil]], "W_head": [[1]]}))
+    assert evil[:8] in alert_text(page) or "cls" in alert_text(page)
+    assert page.locator("#alert img").count() == 0
+    assert page.title() != "pwned"
