@@ -18,40 +18,65 @@ let renderer = null;
 let shape = null;
 const grids = {};
 
+// The editors exist from the first paint; they become editable once Python is ready.
+grids.input = new MatrixGrid($("grid-input"), {
+  name: "CLS vectors",
+  label: (i, j) => inputLabel(i, j),
+  rowHeader: (i) => inputRowHeader(i),
+  colHeader: (j) => `d=${j}`,
+  rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
+  onEdit: (i, j, text, t0) => editCell(grids.input, i, j, text, t0),
+  onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
+  onRevert: refreshAlert,
+});
+grids.w = new MatrixGrid($("grid-w"), {
+  name: "W_head",
+  label: (i, j) => `W_head[${i},${j}]`,
+  rowHeader: (i) => `d=${i}`,
+  colHeader: (j) => `c=${j}`,
+  onEdit: (i, j, text, t0) => editCell(grids.w, i, j, text, t0),
+  onPaste: (i, j, text, t0) => pasteBlock(grids.w, i, j, text, t0),
+  onRevert: refreshAlert,
+});
+grids.input.setReadOnly(true);
+grids.w.setReadOnly(true);
+preview();
+
 window.vitHost.connect((kind, args) => {
   if (kind === "status") showBoot(args[0], args[1]);
   else if (kind === "fail") bootFailed(args[0]);
   else if (kind === "ready") start(args[0]).catch((err) => bootFailed(`The explorer could not start: ${err.message || err}`));
 });
 
+
 async function start(bridge) {
   showBoot("explorer", "Drawing the explorer…");
   await scriptsLoaded();
   client = makeClient(bridge);
   renderer = new Renderer(client, { onShape: applyShape, grids });
-  grids.input = new MatrixGrid($("grid-input"), {
-    name: "CLS vectors",
-    label: (i, j) => inputLabel(i, j),
-    rowHeader: (i) => inputRowHeader(i),
-    colHeader: (j) => `d=${j}`,
-    rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
-    onEdit: (i, j, text, t0) => editCell(grids.input, i, j, text, t0),
-    onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
-    onRevert: refreshAlert,
-  });
-  grids.w = new MatrixGrid($("grid-w"), {
-    name: "W_head",
-    label: (i, j) => `W_head[${i},${j}]`,
-    rowHeader: (i) => `d=${i}`,
-    colHeader: (j) => `c=${j}`,
-    onEdit: (i, j, text, t0) => editCell(grids.w, i, j, text, t0),
-    onPaste: (i, j, text, t0) => pasteBlock(grids.w, i, j, text, t0),
-    onRevert: refreshAlert,
-  });
   bindControls();
   await send({ op: "load", fragment: location.hash }, performance.now());
+  grids.input.setReadOnly(false);
+  grids.w.setReadOnly(false);
   bootDone();
   root.dataset.ready = "true";
+}
+
+// While Python boots, show the default example's numbers (written by build.py from pycore's
+// own preset, so there is one source of truth). A link's state waits for Python to validate it.
+async function preview() {
+  if (location.hash.length > 1) return;
+  try {
+    const response = await fetch("default-state.json");
+    if (!response.ok || client) return;
+    const state = await response.json();
+    const asMatrix = (rows) => ({ rows: rows.length, cols: rows[0].length, data: Float64Array.from(rows.flat()) });
+    if (client || !Array.isArray(state.cls)) return;
+    grids.input.setMatrix(asMatrix(state.cls));
+    grids.w.setMatrix(asMatrix(state.W_head));
+  } catch (err) {
+    // No preview is no loss: the editors fill in when Python is ready.
+  }
 }
 
 // Plotly and KaTeX load in parallel with the runtime (defer); wait for them only if Python won.

@@ -20,6 +20,7 @@ export class MatrixGrid {
     this.drafts = new Map(); // "i,j" -> {text, message}: invalid entries, kept until fixed
     this.cells = new Map(); // "i,j" -> rendered <input>
     this.frame = 0;
+    this.readOnly = false;
 
     this.root = el("div", "grid");
     this.root.setAttribute("role", "group");
@@ -61,6 +62,13 @@ export class MatrixGrid {
   }
 
   value(i, j) { return this.data[i * this.cols + j]; }
+
+  // Read-only while the runtime boots: the numbers are visible before they are editable.
+  setReadOnly(flag) {
+    this.readOnly = flag;
+    this.root.classList.toggle("readonly", flag);
+    for (const input of this.cells.values()) input.readOnly = flag;
+  }
 
   markInvalid(i, j, text, message) {
     this.drafts.set(`${i},${j}`, { text, message });
@@ -123,6 +131,7 @@ export class MatrixGrid {
     input.autocomplete = "off";
     input.spellcheck = false;
     input.className = "cell";
+    input.readOnly = this.readOnly;
     const cls = this.opts.rowClass && this.opts.rowClass(i);
     if (cls) input.classList.add(cls);
     input.dataset.i = i;
