@@ -1,0 +1,302 @@
+"""What a person types or pastes into the matrix grids, and how numbers are shown.
+
+* :func:`parse_cell` -- one cell's text to a finite float, or a short specific message;
+* :func:`parse_block` -- a pasted block (spreadsheet TSV, CSV, whitespace, or a NumPy/
+  Python literal) to rows of floats;
+* :func:`format_number` -- a float for display.
+
+Errors are :class:`~pycore.errors.StateError`.
+"""
+
+import math
+import re
+
+from .errors import StateError
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+_DECIMAL_COMMA = re.compile(r"[+-]?[0-9]*,[0-9]+\Z")
+_MINUS_SIGNS = ("\u2212",)            # MINUS SIGN, as typed on some keyboards and in prose
+
+
+def _shown(text, limit=24):
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _cell_problem(text):
+    """Return (value, None) for a good cell, or (None, message)."""
+    s = text.strip()
+    for sign in _MINUS_SIGNS:
+        s = s.replace(sign, "-")
+    if not s:
+        return None, "empty: type a number"
+    if _NUMBER.match(s):
+        value = float(s)
+        if math.isinf(value):
+            return None, "{} is too large (float64 ends near 1.8e308)".format(s)
+        return value, None
+    word = s.lstrip("+-").lower()
+    if word == "nan":
+        return None, "NaN is not allowed: type a finite number"
+    if word in ("inf", "infinity", "\u221e"):
+        return None, "infinity is not allowed: type a finite number"
+    if _DECIMAL_COMMA.match(s):
+        return None, "use a dot for decimals: {} not {}".format(s.replace(",", "."), s)
+    if re.match(r"[+-]{2,}", s):
+        return None, "{} has more than one sign: write one, e.g. -3".format(_shown(s))
+    if len(s.split()) > 1:
+        return None, "{} holds several values: one number per cell".format(_shown(s))
+    return None, "{} is not a number".format(_shown(s))
+
+
+def parse_cell(text, where=None):
+    """Parse what a person typed into one cell.
+
+    Accepts an optional sign (ASCII ``-``/``+`` or the Unicode minus U+2212), digits
+    with an optional decimal point, and an optional exponent; surrounding spaces are
+    ignored. A Python int or float (not bool) is accepted as it is, if finite.
+
+    Parameters
+    ----------
+    text : str
+        The cell's text, e.g. ``"-2.5"``, ``" 3 "``, ``"1e-3"``, ``"\u22122"``.
+    where : str, optional
+        Where the cell is, e.g. ``"cls[0,2]"``; it starts the error message.
+
+    Returns
+    -------
+    float
+        A finite number.
+
+    Raises
+    ------
+    StateError
+        With a short message: empty text, not a number (``abc``), NaN, infinity, too
+        large (``1e400``), a decimal comma (``1,5``), two signs (``--3``), several
+        values in one cell.
+
+    Examples
+    --------
+    >>> parse_cell(" 3 "), parse_cell("\u22122.5"), parse_cell("1e-3")
+    (3.0, -2.5, 0.001)
+    >>> parse_cell("1,5", where="cls[0,2]")
+    Traceback (most recent call last):
+    ...
+    pycore.errors.StateError: cls[0,2]: use a dot for decimals: 1.5 not 1,5
+    """
+    prefix = "{}: ".format(where) if where else ""
+    if isinstance(text, bool) or not isinstance(text, (str, int, float)):
+        raise StateError("{}expected the text of a number, got {}".format(
+            prefix, type(text).__name__))
+    if not isinstance(text, str):
+        try:
+            value = float(text)
+        except OverflowError:
+            value = math.inf
+        if math.isfinite(value):
+            return value
+        raise StateError("{}{!r} is not a finite number".format(prefix, text))
+    value, problem = _cell_problem(text)
+    if problem is not None:
+        raise StateError(prefix + problem)
+    return value
+
+
+def format_number(x, decimals=4, trim=False):
+    """Format a number for display.
+
+    Fixed-point with ``decimals`` digits (``0.2000``), so columns of a table line up;
+    ASCII minus; never ``-0.0000`` (a value that rounds to zero shows as ``0.0000``);
+    magnitudes of 1e6 and more in exponent form (``1.2346e+06``); NaN and infinities as
+    ``NaN``, ``inf``, ``-inf``. With ``trim=True`` trailing zeros and a bare dot are
+    removed (``2.0000`` -> ``2``, ``0.2500`` -> ``0.25``), which suits editable cells.
+    Everything this returns that is finite is accepted back by :func:`parse_cell`.
+
+    Parameters
+    ----------
+    x : float
+        Any real number (Python or NumPy scalar).
+    decimals : int, optional
+    trim : bool, optional
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> format_number(0.2), format_number(-1e-9), format_number(1234567.0)
+    ('0.2000', '0.0000', '1.2346e+06')
+    >>> format_number(2.0, trim=True), format_number(-0.25, trim=True)
+    ('2', '-0.25')
+    """
+    x = float(x)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    decimals = max(0, int(decimals))
+    if abs(x) >= 1e6:
+        mantissa, exponent = "{:.{}e}".format(x, decimals).split("e")
+        if trim and "." in mantissa:
+            mantissa = mantissa.rstrip("0").rstrip(".")
+        return mantissa + "e" + exponent
+    text = "{:.{}f}".format(x, decimals)
+    if text.startswith("-") and not text.strip("-0."):
+        text = text[1:]
+    if trim and "." in text:
+        text = text.rstrip("0").rstrip(".")
+        if text in ("", "-"):
+            text = "0"
+    return text
+
+
+# ---- pasted blocks ------------------------------------------------------------------
+
+_ARRAY_CALL = re.compile(r"(?:(?:np|numpy)\s*\.\s*)?(?:array|asarray)\s*\((.*)\)\s*;?\s*\Z",
+                         re.S)
+_DTYPE_ARG = re.compile(r",\s*dtype\s*=\s*[\w.'\"]+\s*\Z")
+
+
+def _split_literal_row(content, row):
+    content = content.strip()
+    if not content:
+        return []
+    if "," in content:
+        cells = [c.strip() for c in content.split(",")]
+        if len(cells) > 1 and cells[-1] == "":       # a trailing comma, as Python allows
+            cells = cells[:-1]
+        return cells
+    return content.split()
+
+
+def _literal_rows(s):
+    """Rows of cell texts from ``[[1, 2], [3, 4]]`` or ``[1, 2, 3]`` (NumPy str() too)."""
+    m = _ARRAY_CALL.match(s)
+    if m:
+        s = _DTYPE_ARG.sub("", m.group(1).strip()).strip()
+    if not (s.startswith("[") and s.endswith("]")):
+        raise StateError("the block looks like a list but does not start with [ and end "
+                         "with ]")
+    inner = s[1:-1]
+    if "[" not in inner and "]" not in inner:
+        return [_split_literal_row(inner, 0)]
+    rows, depth, start, between = [], 0, None, []
+    for i, ch in enumerate(inner):
+        if ch == "[":
+            if depth == 1:
+                raise StateError("the block is deeper than rows of numbers: only 2-D blocks "
+                                 "can be pasted")
+            depth, start = 1, i + 1
+        elif ch == "]":
+            if depth == 0:
+                raise StateError("the block has an unmatched ]")
+            rows.append(_split_literal_row(inner[start:i], len(rows)))
+            depth = 0
+        elif depth == 0:
+            between.append(ch)
+    if depth != 0:
+        raise StateError("the block has an unmatched [")
+    stray = "".join(between).replace(",", " ").split()
+    if stray:
+        raise StateError("the block mixes rows and loose values ({}): write every row in "
+                         "[ ]".format(_shown(" ".join(stray))))
+    return rows
+
+
+def _table_rows(text):
+    lines = text.splitlines()
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    body = "\n".join(lines)
+    if "\t" in body:
+        delimiter = "\t"
+    elif ";" in body:
+        delimiter = ";"
+    elif "," in body:
+        delimiter = ","
+    else:
+        delimiter = None
+    rows = []
+    for r, line in enumerate(lines):
+        if not line.strip():
+            raise StateError("row {} of the pasted block is empty".format(r + 1), index=(r,))
+        if delimiter is None:
+            cells = line.split()
+        else:
+            cells = [c.strip() for c in line.split(delimiter)]
+            cells = [c[1:-1] if len(c) >= 2 and c[0] == c[-1] == '"' else c for c in cells]
+        rows.append(cells)
+    return rows
+
+
+def parse_block(text):
+    """Parse a pasted block of numbers into rows.
+
+    Understands, in this order:
+
+    * a NumPy or Python literal: ``[[1, 2], [3, 4]]``, ``np.array([[1,2],[3,4]])``,
+      ``array([[1., 2.], [3., 4.]])``, NumPy's printed form ``[[1. 2.]\\n [3. 4.]]``,
+      or a single row ``[1, 2, 3]``;
+    * a spreadsheet copy (tab-separated), CSV (``;`` or ``,``), or numbers separated by
+      spaces, one row per line.
+
+    Leading and trailing blank lines are ignored; each cell goes through
+    :func:`parse_cell`.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    list of list of float
+        Rectangular: every row has the same length.
+
+    Raises
+    ------
+    StateError
+        For an empty block; a ragged block (naming the row, its count and the expected
+        count); a bad cell (naming its 1-based row and column, with ``index`` the
+        0-based (row, column) in the block); malformed brackets.
+
+    Examples
+    --------
+    >>> parse_block("1\\t2\\n3\\t4\\n")
+    [[1.0, 2.0], [3.0, 4.0]]
+    >>> parse_block("np.array([[1, 2], [3, 4]])")
+    [[1.0, 2.0], [3.0, 4.0]]
+    >>> parse_block("1 2\\n3")
+    Traceback (most recent call last):
+    ...
+    pycore.errors.StateError: row 2 has 1 value but row 1 has 2: a pasted block must be rectangular
+    """
+    if not isinstance(text, str):
+        raise StateError("expected pasted text, got {}".format(type(text).__name__))
+    s = text.strip()
+    if not s:
+        raise StateError("nothing to paste: the block is empty")
+    if s.startswith("[") or _ARRAY_CALL.match(s):
+        rows = _literal_rows(s)
+    else:
+        rows = _table_rows(text)
+    if not rows or not rows[0]:
+        raise StateError("nothing to paste: the block has no numbers")
+    expected = len(rows[0])
+    for r, row in enumerate(rows):
+        if len(row) != expected:
+            raise StateError("row {} has {} value{} but row 1 has {}: a pasted block must be "
+                             "rectangular".format(r + 1, len(row), "" if len(row) == 1 else "s",
+                                                  expected), index=(r,))
+    out = []
+    for r, row in enumerate(rows):
+        values = []
+        for c, cell in enumerate(row):
+            value, problem = _cell_problem(cell)
+            if problem is not None:
+                raise StateError("row {}, column {}: {}".format(r + 1, c + 1, problem),
+                                 index=(r, c))
+            values.append(value)
+        out.append(values)
+    return out
