@@ -1,0 +1,290 @@
+"""Editing the explorer state: one cell, a pasted block, a resize, a mode switch.
+
+Each helper **changes the given state in place and returns it** (so both
+``set_cell(state, ...)`` and ``state = set_cell(state, ...)`` work). Nothing is copied
+but what changes shape: a keystroke writes one number into the existing array. When a
+helper raises :class:`~pycore.errors.StateError`, the state is left exactly as it
+was, so the page can keep showing the last valid state.
+
+Matrices made by a preset record each edit in their recipe (``state.generated``) so
+their compact JSON form stays exact.
+"""
+
+import numpy as np
+
+from .cells import parse_block, parse_cell
+from .errors import StateError
+from .limits import check_limits
+from .state_object import PATTERN, dims_text
+
+MATRIX_KEYS = ("W_head", "cls", "encoder_output")
+DEFAULT_N = 4
+"""Patch tokens created when switching from cls to encoder mode (N+1 = 5 tokens)."""
+
+
+def _target(state, key):
+    if not isinstance(key, str) or key not in MATRIX_KEYS:
+        raise StateError("there is no matrix {!r} to edit: W_head, cls or encoder_output".format(
+            key), key=None)
+    arr = state.matrix(key)
+    if arr is None:
+        other = state.input_key
+        raise StateError("this state holds {} ({}), not {}: switch mode first".format(
+            other, PATTERN[other], key), key=key)
+    return arr
+
+
+def _where(key, index):
+    return "{}[{}]".format(key, ",".join(str(i) for i in index))
+
+
+def _index(key, index, arr):
+    if not isinstance(index, (list, tuple)) or len(index) != arr.ndim or not all(
+            isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in index):
+        raise StateError("{} needs an index of {} whole numbers ({}); got {!r}".format(
+            key, arr.ndim, PATTERN[key], index), key=key)
+    index = tuple(int(i) for i in index)
+    if not all(0 <= i < n for i, n in zip(index, arr.shape)):
+        raise StateError("{} is outside {}, which is {} ({})".format(
+            _where(key, index), key, dims_text(arr.shape), PATTERN[key]), key=key, index=index)
+    return index
+
+
+def set_cell(state, key, index, text):
+    """Set one cell from the text a person typed.
+
+    Parameters
+    ----------
+    state : ExplorerState
+    key : {"W_head", "cls", "encoder_output"}
+        Must be a matrix this state holds (``cls`` in cls mode, ``encoder_output`` in
+        encoder mode).
+    index : sequence of int
+        0-based, one per dimension, e.g. ``(3, 1)``.
+    text : str
+        Parsed with :func:`~pycore.cells.parse_cell`.
+
+    Returns
+    -------
+    ExplorerState
+        The same object, changed.
+
+    Raises
+    ------
+    StateError
+        Unknown key, index out of range (naming the shape), or bad text; the message
+        starts with where the cell is, e.g. ``W_head[3,1]: 'abc' is not a number``.
+
+    Examples
+    --------
+    >>> from pycore.presets import default_state
+    >>> s = set_cell(default_state(), "W_head", (3, 1), "\u22120.5")
+    >>> float(s.W_head[3, 1])
+    -0.5
+    """
+    arr = _target(state, key)
+    idx = _index(key, index, arr)
+    try:
+        value = parse_cell(text, where=_where(key, idx))
+    except StateError as exc:
+        raise StateError(str(exc), key=key, index=idx) from None
+    arr[idx] = value
+    recipe = state.generated.get(key)
+    if recipe is not None:
+        recipe.edits[idx] = value
+    return state
+
+
+def paste_block(state, key, start_index, text):
+    """Paste a block of numbers with its top-left corner at ``start_index``.
+
+    For ``encoder_output`` the block's rows go along the tokens and its columns along
+    the features of one sample: ``start_index = (b, t, d)``.
+
+    A block that runs past the edge of the matrix is **refused** (nothing is pasted) with
+    a message giving both sizes, rather than silently clipped.
+
+    Parameters
+    ----------
+    state : ExplorerState
+    key : {"W_head", "cls", "encoder_output"}
+    start_index : sequence of int
+    text : str
+        Parsed with :func:`~pycore.cells.parse_block`.
+
+    Returns
+    -------
+    ExplorerState
+        The same object, changed.
+
+    Raises
+    ------
+    StateError
+        Bad key or index, a bad block (naming the matrix cell and the block's row and
+        column), or a block that does not fit.
+
+    Examples
+    --------
+    >>> from pycore.presets import default_state
+    >>> s = paste_block(default_state(), "W_head", (2, 1), "1\\t2\\n3\\t4")
+    >>> s.W_head[2:, 1:].tolist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
+    arr = _target(state, key)
+    start = _index(key, start_index, arr)
+    try:
+        rows = parse_block(text)
+    except StateError as exc:
+        index = None
+        if exc.index is not None and len(exc.index) == 2:
+            index = start[:-2] + (start[-2] + exc.index[0], start[-1] + exc.index[1])
+        raise StateError("{} (pasting at {}): {}".format(key, _where(key, start), exc),
+                         key=key, index=index) from None
+    block = np.array(rows, dtype=np.float64)
+    h, w = block.shape
+    fit_h, fit_w = arr.shape[-2] - start[-2], arr.shape[-1] - start[-1]
+    if h > fit_h or w > fit_w:
+        raise StateError(
+            "the pasted block is {} × {} but from {} only {} × {} cells fit ({} is {}): "
+            "nothing was pasted; paste a smaller block or resize first".format(
+                h, w, _where(key, start), fit_h, fit_w, key, dims_text(arr.shape)),
+            key=key, index=start)
+    region = start[:-2] + (slice(start[-2], start[-2] + h), slice(start[-1], start[-1] + w))
+    arr[region] = block
+    recipe = state.generated.get(key)
+    if recipe is not None:
+        for r in range(h):
+            for c in range(w):
+                recipe.edits[start[:-2] + (start[-2] + r, start[-1] + c)] = float(block[r, c])
+    return state
+
+
+def _check_size(name, value):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise StateError("{} must be a whole number; got {!r}".format(name, value), key=name)
+    return int(value)
+
+
+def _resized(arr, shape):
+    if arr.shape == tuple(shape):
+        return arr
+    out = np.zeros(shape)
+    overlap = tuple(slice(0, min(a, b)) for a, b in zip(arr.shape, shape))
+    out[overlap] = arr[overlap]
+    return out
+
+
+def resize(state, B=None, N=None, D=None, C=None):
+    """Change the sizes, keeping the overlapping values and filling new cells with zeros.
+
+    Zeros are a neutral choice: a new feature row of W_head contributes nothing to the
+    logits, and a new class column gives logit 0. Sizes left as None are unchanged.
+    ``N`` (patch tokens) applies to encoder mode only. ``options["sample"]`` and
+    ``options["logit_class"]`` are clamped into the new ranges. Arrays whose shape does
+    not change are not copied.
+
+    Parameters
+    ----------
+    state : ExplorerState
+    B, N, D, C : int, optional
+        Checked against :data:`~pycore.limits.LIMITS` (N+1 against ``N1``).
+
+    Returns
+    -------
+    ExplorerState
+        The same object, changed.
+
+    Raises
+    ------
+    StateError
+        A size that is not a whole number, below 1 (N below 0), over its limit, or N in
+        cls mode.
+
+    Examples
+    --------
+    >>> from pycore.presets import default_state
+    >>> s = resize(default_state(), C=4)
+    >>> s.W_head[:, 3].tolist()
+    [0.0, 0.0, 0.0, 0.0]
+    """
+    B, N, D, C = (_check_size(n, v) for n, v in (("B", B), ("N", N), ("D", D), ("C", C)))
+    if N is not None and state.mode == "cls":
+        raise StateError("N (the number of patch tokens) exists in encoder mode only; this "
+                         "state holds cls", key="N1")
+    B = state.B if B is None else B
+    D = state.D if D is None else D
+    C = state.C if C is None else C
+    N1 = None if state.mode == "cls" else (state.N if N is None else N) + 1
+    check_limits(B=B, N1=N1, D=D, C=C)
+    new_shapes = {"W_head": (D, C)}
+    if state.mode == "cls":
+        new_shapes["cls"] = (B, D)
+    else:
+        new_shapes["encoder_output"] = (B, N1, D)
+    for key, shape in new_shapes.items():
+        arr = state.matrix(key)
+        if arr.shape == shape:
+            continue
+        recipe = state.generated.get(key)
+        if recipe is not None:
+            state.generated[key] = recipe.resized(shape)
+        setattr(state, key, _resized(arr, shape))
+    state.options["sample"] = min(max(int(state.options.get("sample") or 0), 0), B - 1)
+    state.options["logit_class"] = min(max(int(state.options.get("logit_class") or 0), 0),
+                                       C - 1)
+    return state
+
+
+def set_mode(state, mode, N=None):
+    """Switch between editing the CLS rows and the whole encoder output.
+
+    cls -> encoder: the new ``encoder_output`` has the cls rows at position 0 and ``N``
+    patch tokens (default 4) drawn from ``RandomState(options["seed"])``, standard
+    normal rounded to one decimal. encoder -> cls: ``cls`` becomes position 0 and the
+    patch tokens are dropped (switching back regenerates them from the seed).
+
+    Parameters
+    ----------
+    state : ExplorerState
+    mode : {"cls", "encoder"}
+    N : int, optional
+        Patch tokens for cls -> encoder.
+
+    Returns
+    -------
+    ExplorerState
+        The same object, changed (unchanged if already in ``mode``).
+
+    Raises
+    ------
+    StateError
+        Unknown mode, or N not allowed by the limits.
+
+    Examples
+    --------
+    >>> from pycore.presets import default_state
+    >>> s = set_mode(default_state(), "encoder")
+    >>> s.encoder_output.shape, s.encoder_output[:, 0, :].tolist()
+    ((2, 5, 4), [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
+    """
+    if mode not in ("cls", "encoder"):
+        raise StateError("mode must be \"cls\" or \"encoder\"; got {!r}".format(mode))
+    if mode == state.mode:
+        return state
+    if mode == "cls":
+        state.cls = np.ascontiguousarray(state.encoder_output[:, 0, :])
+        state.encoder_output = None
+        state.generated.pop("encoder_output", None)
+        return state
+    N = DEFAULT_N if N is None else _check_size("N", N)
+    check_limits(N1=N + 1)
+    B, D = state.cls.shape
+    rs = np.random.RandomState(int(state.options.get("seed") or 0))
+    z = np.round(rs.standard_normal((B, N + 1, D)), 1) + 0.0
+    z[:, 0, :] = state.cls
+    state.encoder_output = z
+    state.cls = None
+    state.generated.pop("cls", None)
+    return state

@@ -1,0 +1,135 @@
+"""Exports: runnable NumPy code, the logits as CSV, the state as pretty JSON."""
+
+import numpy as np
+
+from .json_text import js_json
+from .recipes import sparse_recipe
+from .state_json import COMPACT_MIN, state_to_json
+
+_HEAD_CODE = '''
+
+def layer_norm(x, eps=1e-6):
+    """(x - mean) / sqrt(var + eps) over the last axis; population variance, no gamma/beta."""
+    mean = x.mean(axis=-1, keepdims=True)
+    var = x.var(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(var + eps)
+
+
+def classification_head(encoder_output, W_head):
+    """ViT's fine-tuning head: the CLS token (position 0), LayerNorm, then W_head.
+    Returns raw logits: no bias, no softmax, no activation."""
+    h_cls = encoder_output[:, 0, :]
+    return layer_norm(h_cls) @ W_head
+
+'''
+
+
+def _literal(arr, indent="    "):
+    if arr.ndim == 1:
+        return "[" + ", ".join(repr(float(v)) for v in arr) + "]"
+    inner = (",\n" + indent).join(_literal(a, indent + " ") for a in arr)
+    return "[" + inner + "]"
+
+
+def _matrix_code(name, arr, recipe):
+    if arr.size > COMPACT_MIN and recipe is None and np.count_nonzero(arr) * 4 <= arr.size:
+        recipe = sparse_recipe(arr)
+    if arr.size <= COMPACT_MIN or recipe is None:
+        return "{} = np.array({})\n".format(name, _literal(arr, " " * (len(name) + 13)))
+    lines = []
+    shape = tuple(recipe.shape)
+    if recipe.preset == "zeros":
+        lines.append("{} = np.zeros({})".format(name, shape))
+    else:
+        lines.append("{} = np.random.RandomState({}).standard_normal({}) * {!r}".format(
+            name, recipe.seed, shape, recipe.scale))
+        if recipe.decimals is not None:
+            lines.append("{0} = np.round({0}, {1}) + 0.0".format(name, recipe.decimals))
+    if recipe.size != recipe.shape or recipe.keep != recipe.shape:
+        lines.append("_generated = {}".format(name))
+        lines.append("{} = np.zeros({})".format(name, tuple(recipe.size)))
+        if all(recipe.keep):
+            region = ", ".join(":{}".format(k) for k in recipe.keep)
+            lines.append("{0}[{1}] = _generated[{1}]".format(name, region))
+    for index, value in recipe.edits.items():
+        lines.append("{}[{}] = {!r}".format(name, ", ".join(str(i) for i in index), value))
+    return "\n".join(lines) + "\n"
+
+
+def numpy_code(state):
+    """A runnable Python snippet that reproduces the state's logits with plain NumPy.
+
+    It holds ``import numpy as np``, the arrays as literals at full precision (``repr``)
+    or, for big generated matrices, the ``RandomState`` line that regenerates them plus
+    the edited cells, the head defined inline (LayerNorm eps 1e-6), and
+    ``print(logits)``.
+
+    Parameters
+    ----------
+    state : ExplorerState
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from pycore.presets import default_state
+    >>> ns = {}
+    >>> exec(numpy_code(default_state()).replace("print(logits)", ""), ns)
+    >>> ns["logits"].round(4).tolist()
+    [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]
+    """
+    parts = ["# The ViT classification head, exported from the explorer.\n",
+             "import numpy as np\n\n"]
+    parts.append(_matrix_code("W_head", state.W_head, state.generated.get("W_head")))
+    key = state.input_key
+    parts.append(_matrix_code(key, state.inputs, state.generated.get(key)))
+    parts.append(_HEAD_CODE)
+    if key == "cls":
+        parts.append("encoder_output = cls[:, None, :]   # the CLS rows as 1-token sequences\n")
+    parts.append("logits = classification_head(encoder_output, W_head)\n")
+    parts.append("print(logits)\n")
+    return "".join(parts)
+
+
+def logits_csv(logits):
+    """The logits as CSV: header ``sample,class_0,...``, one row per sample, every value
+    at full precision (``repr``, so it reads back as the same float64).
+
+    Examples
+    --------
+    >>> print(logits_csv(np.array([[0.5, -1.25]])), end="")
+    sample,class_0,class_1
+    0,0.5,-1.25
+    """
+    logits = np.asarray(logits, dtype=np.float64)
+    lines = ["sample," + ",".join("class_{}".format(c) for c in range(logits.shape[1]))]
+    for b, row in enumerate(logits):
+        lines.append(",".join([str(b)] + [repr(float(v)) for v in row]))
+    return "\n".join(lines) + "\n"
+
+
+def _pretty(value, indent):
+    pad = "  " * (indent + 1)
+    if isinstance(value, dict):
+        items = ["{}{}: {}".format(pad, js_json(str(k)), _pretty(v, indent + 1))
+                 for k, v in value.items()]
+        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}" if items else "{}"
+    if isinstance(value, list) and value and all(isinstance(v, (list, dict)) for v in value):
+        items = [pad + _pretty(v, indent + 1) for v in value]
+        return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
+    return js_json(value)
+
+
+def state_json_text(state):
+    """The state as pretty JSON text (one matrix row per line), readable by
+    :func:`~pycore.state_json.state_from_json` after ``json.loads``.
+
+    Examples
+    --------
+    >>> from pycore.presets import default_state
+    >>> print(state_json_text(default_state()).splitlines()[1])
+      "W_head": [
+    """
+    return _pretty(state_to_json(state), 0) + "\n"

@@ -1,0 +1,94 @@
+"""Ready-made states: the worked example (the default), seeded random ones, a
+ViT-B/16-sized one, and a small full encoder output."""
+
+import numpy as np
+
+from .errors import StateError
+from .recipes import SEED_LIMIT, Recipe
+from .state_object import ExplorerState
+
+WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
+WORKED_W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
+"""DESIGN.md's worked example: logits [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]."""
+
+PRESETS = ("worked", "random", "vit-b16", "encoder")
+
+
+def _generated(recipes, options):
+    arrays = dict((key, r.materialize()) for key, r in recipes.items())
+    return ExplorerState(arrays["W_head"], cls=arrays.get("cls"),
+                         encoder_output=arrays.get("encoder_output"), options=options,
+                         generated=recipes, copy=False)
+
+
+def preset(name, seed=0):
+    """A ready-made state.
+
+    * ``"worked"``: DESIGN.md's worked example, B = 2, D = 4, C = 3 (the default).
+    * ``"random"``: B = 2, D = 6, C = 4; cls ~ N(0, 1) and W_head ~ N(0, 0.5²), rounded to
+      one decimal so they are easy to read and edit.
+    * ``"vit-b16"``: B = 2, D = 768, C = 1000 (ImageNet-1k classes), cls mode; cls ~ N(0, 1)
+      and W_head ~ N(0, 0.02²), the scale of a freshly initialised ViT linear layer
+      (truncated-normal std 0.02 in common implementations; the original fine-tuning
+      head is zero-initialised, which would make every logit 0).
+    * ``"encoder"``: a full encoder output, B = 2, N+1 = 5, D = 4, C = 3, whose position 0 is
+      the worked example's CLS rows (same W_head, same logits) and whose patch tokens are
+      seeded N(0, 1) values with one decimal.
+
+    Random values come from ``np.random.RandomState``: the cls (or patch tokens) from
+    ``seed``, W_head from ``seed + 1``, identical in every NumPy version. ``seed`` is also
+    stored as ``options["seed"]``.
+
+    Parameters
+    ----------
+    name : str
+        One of :data:`PRESETS`.
+    seed : int, optional
+        0 <= seed < 2**32.
+
+    Returns
+    -------
+    ExplorerState
+
+    Raises
+    ------
+    StateError
+        Unknown name or bad seed.
+
+    Examples
+    --------
+    >>> s = preset("vit-b16")
+    >>> s.B, s.D, s.C, round(float(s.W_head.std()), 2)
+    (2, 768, 1000, 0.02)
+    """
+    if not isinstance(name, str) or name not in PRESETS:
+        raise StateError("unknown preset {!r}: choose {}".format(name, ", ".join(PRESETS)))
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
+            or not 0 <= seed < SEED_LIMIT:
+        raise StateError("seed must be a whole number from 0 to {}; got {!r}".format(
+            SEED_LIMIT - 1, seed), key="seed")
+    seed = int(seed)
+    options = {"seed": seed}
+    w_seed = (seed + 1) % SEED_LIMIT
+    if name == "worked":
+        return ExplorerState(WORKED_W_HEAD, cls=WORKED_CLS, options=options)
+    if name == "random":
+        return _generated({"cls": Recipe("random", (2, 6), seed, 1.0, 1),
+                           "W_head": Recipe("random", (6, 4), w_seed, 0.5, 1)}, options)
+    if name == "vit-b16":
+        return _generated({"cls": Recipe("random", (2, 768), seed, 1.0),
+                           "W_head": Recipe("random", (768, 1000), w_seed, 0.02)}, options)
+    z = Recipe("random", (2, 5, 4), seed, 1.0, 1).materialize()
+    z[:, 0, :] = WORKED_CLS
+    return ExplorerState(WORKED_W_HEAD, encoder_output=z, options=options, copy=False)
+
+
+def default_state():
+    """The worked example of DESIGN.md (``preset("worked")``).
+
+    Examples
+    --------
+    >>> default_state().cls.tolist()
+    [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
+    """
+    return preset("worked")
