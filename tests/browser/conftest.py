@@ -1,0 +1,212 @@
+"""Fixtures for the Playwright tests of the built site (the page's tests and the hosts' tests).
+
+- Each site variant this machine can build is built ONCE per session with build.py, into
+  build/test-<variant>/ (never dist/), and served on 127.0.0.1 at a random port.
+- One browser per session (pytest-playwright's `browser`), launched as DESIGN.md says:
+  Playwright's own Chromium when installed, else the system's Chromium, with fixed flags.
+- A fresh page per test (pytest-playwright's `page`).
+
+Fixtures for tests:
+  site_url              base URL of the offline fallback host (the one every machine builds)
+  sites                 sites.url("fallback" | "pyscript-without-numpy" | "pyscript")
+  page_log              records console errors, page errors, tracebacks, off-origin requests
+  wait_ready            wait_ready(page): until data-ready is "true"; fails with the alert's text
+  open_page             open_page(state=None, query=""): the fallback site, ready
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from urllib.parse import quote, urlsplit
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)  # buildtools (and pycore, if not installed)
+
+from buildtools.serve import serve_in_thread  # noqa: E402
+
+try:
+    import fcntl  # two test sessions at once must not build the same folder together
+except ImportError:  # Windows: no lock, builds are still atomic
+    fcntl = None
+
+# DESIGN.md: the flags the system Chromium is launched with.
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+SYSTEM_CHROMIUMS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+BOOT_TIMEOUT_MS = 120000  # a cold boot here takes ~8 s; slow CI machines get ample room
+
+# The site variants: build.py arguments, and whether a machine that cannot build it skips.
+VARIANTS = {
+    "fallback": (["--runtime", "fallback"], False),
+    "pyscript-without-numpy": (["--runtime", "pyscript", "--without-numpy"], False),
+    # auto builds PyScript with NumPy where the wheel can be had; elsewhere it says why not
+    "pyscript": (["--runtime", "auto"], True),
+}
+
+
+def find_chromium(playwright):
+    """None to use Playwright's own Chromium, else the path of a system Chromium."""
+    try:
+        own = playwright.chromium.executable_path
+    except Exception:
+        own = None
+    if own and os.path.exists(own):
+        return None
+    for path in SYSTEM_CHROMIUMS + [shutil.which("chromium") or ""]:
+        if path and os.path.exists(path):
+            return path
+    pytest.fail("No Chromium for the browser tests: neither Playwright's (`playwright install "
+                "chromium`) nor the system's (`apt-get install chromium`) is installed",
+                pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args, playwright):
+    args = dict(browser_type_launch_args)
+    args["args"] = list(args.get("args") or []) + CHROMIUM_FLAGS
+    path = find_chromium(playwright)
+    if path:
+        args["executable_path"] = path
+    return args
+
+
+class Sites:
+    """Builds each variant at most once per session and serves it; remembers failures."""
+
+    def __init__(self):
+        self.urls, self.errors, self.servers, self.info = {}, {}, [], {}
+
+    def url(self, variant):
+        if variant not in self.urls and variant not in self.errors:
+            self._build(variant)
+        if variant in self.errors:
+            optional, message = self.errors[variant]
+            if optional:
+                pytest.skip(message)
+            pytest.fail(message, pytrace=False)
+        return self.urls[variant]
+
+    def _build(self, variant):
+        args, optional = VARIANTS[variant]
+        out = os.path.join(ROOT, "build", "test-" + variant)
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        cmd = [sys.executable, os.path.join(ROOT, "build.py"), "--out", out] + args
+        start = time.monotonic()
+        with open(out + ".lock", "w") as lock:
+            if fcntl:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  universal_newlines=True)
+        sys.stderr.write("\n[built %s in %.1f s]\n" % (variant, time.monotonic() - start))
+        if done.returncode != 0:
+            self.errors[variant] = (optional, "`%s` failed:\n%s" % (
+                " ".join(["python", "build.py"] + cmd[2:]), done.stdout[-3000:]))
+            return
+        with open(os.path.join(out, "build-info.json"), encoding="utf-8") as f:
+            self.info[variant] = json.load(f)
+        if variant == "pyscript" and self.info[variant]["host"] != "pyscript":
+            self.errors[variant] = (True, "the PyScript host with NumPy cannot be built here: "
+                                    + self.info[variant]["reason"])
+            return
+        server, url = serve_in_thread(out)
+        self.servers.append(server)
+        self.urls[variant] = url
+
+    def close(self):
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+
+
+@pytest.fixture(scope="session")
+def sites():
+    s = Sites()
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def site_url(sites):
+    """Base URL (ending in /) of the offline fallback host."""
+    return sites.url("fallback")
+
+
+class PageLog:
+    """What a page said and asked for: console errors, page errors, tracebacks, requests."""
+
+    def __init__(self, page):
+        self.console_errors, self.page_errors, self.tracebacks, self.requests = [], [], [], []
+        page.on("console", self._console)
+        page.on("pageerror", lambda error: self.page_errors.append(str(error)))
+        page.on("request", lambda request: self.requests.append(request.url))
+
+    def _console(self, message):
+        if message.type == "error":
+            where = (message.location or {}).get("url") or ""
+            if where.endswith("/favicon.ico"):
+                return  # the browser's own guess when a page declares no icon, not the page's
+            self.console_errors.append(message.text + (" (%s)" % where if where else ""))
+        if "Traceback (most recent call last)" in message.text:
+            self.tracebacks.append(message.text)
+
+    def off_origin(self, base_url):
+        """Requests that left the site's origin (data: and blob: URLs stay in the page)."""
+        origin = urlsplit(base_url)[:2]
+        return [u for u in self.requests
+                if not u.startswith(("data:", "blob:")) and urlsplit(u)[:2] != origin]
+
+    def problems(self, base_url):
+        found = []
+        for kind, items in (("console error", self.console_errors),
+                            ("uncaught page error", self.page_errors),
+                            ("Python traceback", self.tracebacks),
+                            ("request off the site's origin", self.off_origin(base_url))):
+            found += ["%s: %s" % (kind, item[:500]) for item in items]
+        return found
+
+    def assert_clean(self, base_url):
+        problems = self.problems(base_url)
+        assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def page_log(page):
+    return PageLog(page)
+
+
+def wait_ready(page, timeout=BOOT_TIMEOUT_MS):
+    """Wait until the page says it is interactive; fail with its alert if it could not start."""
+    page.wait_for_function(
+        """() => document.documentElement.dataset.ready === 'true'
+                 || document.documentElement.dataset.bootFailed === 'true'""", timeout=timeout)
+    if page.evaluate("document.documentElement.dataset.ready") != "true":
+        alert = page.evaluate(
+            "() => Array.from(document.querySelectorAll('[role=alert]'))"
+            ".map(e => e.textContent.trim()).filter(Boolean).join(' | ')")
+        pytest.fail("the page could not start; its alert says: %s" % (alert or "(nothing)"),
+                    pytrace=False)
+    return page
+
+
+@pytest.fixture(name="wait_ready")
+def wait_ready_fixture():
+    return wait_ready
+
+
+def state_fragment(state):
+    """`#state=` + encodeURIComponent(JSON.stringify(state)), as the page writes it."""
+    return "#state=" + quote(json.dumps(state, separators=(",", ":")), safe="-_.!~*'()")
+
+
+@pytest.fixture
+def open_page(page, site_url):
+    """open_page(state=None, query=""): the fallback site in this test's page, once ready."""
+    def open_(state=None, query=""):
+        page.goto(site_url + "index.html" + query + (state_fragment(state) if state else ""))
+        return wait_ready(page)
+    return open_

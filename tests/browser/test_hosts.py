@@ -1,0 +1,91 @@
+"""Every runtime host this machine can build boots the same page and computes the same head.
+
+Per host: the page becomes ready, showing progress while it boots; the worked example's logits
+in heatmap-logits equal pycore.classification_head in CPython; no request leaves the site's
+origin; no console error, uncaught page error or Python traceback. And a PyScript build whose
+NumPy is deliberately missing boots Pyodide 314 and says so in plain words in role="alert".
+"""
+import time
+
+import numpy as np
+import pytest
+
+from pycore import classification_head
+
+from .conftest import state_fragment
+
+# DESIGN.md's worked example.
+CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
+W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
+DESIGN_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
+
+# Records every text the boot status shows (the page replaces its text node each time).
+RECORD_STATUS = """
+window.__bootTexts = [];
+new MutationObserver(function (records) {
+  records.forEach(function (r) {
+    var el = r.target.nodeType === 1 ? r.target : r.target.parentNode;
+    if (!el || el.id !== 'boot-status') return;
+    // the text as it was set, not as it is now (several changes can share one callback)
+    if (r.type === 'characterData') window.__bootTexts.push(r.target.data);
+    else r.addedNodes.forEach(function (n) { window.__bootTexts.push(n.textContent); });
+  });
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""
+
+NO_NUMPY = ("This build has no NumPy for Pyodide 314: rebuild with --numpy-wheel or use the "
+            "fallback host")
+
+
+def boot(page, url, fragment=""):
+    page.add_init_script(RECORD_STATUS)
+    start = time.monotonic()
+    page.goto(url + "index.html" + fragment)
+    return start
+
+
+@pytest.mark.parametrize("variant", ["fallback", "pyscript"])
+def test_host_boots_and_computes_the_worked_example(variant, sites, page, page_log, wait_ready):
+    url = sites.url(variant)
+    start = boot(page, url, state_fragment({"cls": CLS, "W_head": W_HEAD}))
+    wait_ready(page)
+    print("\n%s host ready in %.1f s" % (variant, time.monotonic() - start))
+    z = np.array(page.evaluate(
+        "Array.from(document.getElementById('heatmap-logits').data[0].z, r => Array.from(r))"))
+    expected = classification_head(np.array(CLS)[:, None, :], np.array(W_HEAD))
+    # NumPy 1.17 in the browser and this NumPy may round the last bit differently
+    np.testing.assert_allclose(z, expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(z, DESIGN_LOGITS, atol=5e-5)
+    texts = page.evaluate("window.__bootTexts")
+    for words in ("Downloading", "Starting Python", "Loading NumPy", "Loading the explorer"):
+        assert any(words in t for t in texts), "no %r in the boot status: %r" % (words, texts)
+    assert page.locator(".py-error").count() == 0  # PyScript's in-page error box
+    page_log.assert_clean(url)
+
+
+def test_pyscript_build_without_numpy_boots_pyodide_314_and_says_so(sites, page, page_log):
+    url = sites.url("pyscript-without-numpy")
+    boot(page, url)
+    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+                           timeout=120000)
+    alert = page.get_by_role("alert")
+    assert alert.is_visible()
+    assert alert.inner_text().strip() == NO_NUMPY
+    # main.py ran, so PyScript did start Pyodide 314 from the site's own files
+    assert page.evaluate("document.documentElement.dataset.pyodide").startswith("314.")
+    assert page.evaluate("document.documentElement.dataset.ready") != "true"
+    texts = page.evaluate("window.__bootTexts")
+    assert any("Downloading PyScript" in t for t in texts), texts
+    page_log.assert_clean(url)
+
+
+def test_fallback_host_tells_what_went_wrong_when_a_runtime_file_is_missing(
+        sites, page, page_log):
+    url = sites.url("fallback")
+    page.route("**/numpy.data", lambda route: route.fulfill(status=404, body="gone"))
+    boot(page, url)
+    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+                           timeout=120000)
+    text = page.get_by_role("alert").inner_text()
+    assert text.startswith("NumPy could not be loaded") and "python build.py" in text
+    assert page_log.off_origin(url) == []
