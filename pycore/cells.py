@@ -94,7 +94,7 @@ def parse_cell(text, where=None):
             value = math.inf
         if math.isfinite(value):
             return value
-        raise StateError("{}{!r} is not a finite number".format(prefix, text))
+        raise StateError("{}{} is not a finite number".format(prefix, _shown(repr(text))))
     value, problem = _cell_problem(text)
     if problem is not None:
         raise StateError(prefix + problem)

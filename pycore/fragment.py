@@ -14,6 +14,20 @@ URI_COMPONENT_SAFE = "-_.!~*'()"
 _BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 
 
+def encode_uri_component(text):
+    """Percent-encode ``text`` exactly as JavaScript's ``encodeURIComponent``.
+
+    Letters, digits and ``- _ . ! ~ * ' ( )`` stay; every other character becomes the
+    ``%XX`` escapes of its UTF-8 bytes, in upper-case hex.
+
+    Examples
+    --------
+    >>> encode_uri_component('{"a": "é/1"}')
+    '%7B%22a%22%3A%20%22%C3%A9%2F1%22%7D'
+    """
+    return quote(text, safe=URI_COMPONENT_SAFE)
+
+
 def encode_fragment(state):
     """``"state=" + encodeURIComponent(JSON.stringify(state_to_json(state)))``.
 
@@ -28,7 +42,7 @@ def encode_fragment(state):
     >>> encode_fragment(ExplorerState([[0.5], [-1.0]], cls=[[2.0, 0.0]]))
     'state=%7B%22W_head%22%3A%5B%5B0.5%5D%2C%5B-1%5D%5D%2C%22cls%22%3A%5B%5B2%2C0%5D%5D%7D'
     """
-    return "state=" + quote(js_json(state_to_json(state)), safe=URI_COMPONENT_SAFE)
+    return "state=" + encode_uri_component(js_json(state_to_json(state)))
 
 
 def decode_fragment(fragment):

@@ -67,7 +67,8 @@ class Recipe(object):
         """The generated matrix of ``shape``, before resizes and edits."""
         if self.preset == "zeros":
             return np.zeros(self.shape)
-        values = np.random.RandomState(self.seed).standard_normal(self.shape) * self.scale
+        with np.errstate(over="ignore"):          # overflow is reported by the caller
+            values = np.random.RandomState(self.seed).standard_normal(self.shape) * self.scale
         if self.decimals is not None:
             values = np.round(values, self.decimals) + 0.0      # + 0.0 turns -0.0 into 0.0
         return values

@@ -1,0 +1,493 @@
+"""The explorer state (pycore.state): JSON and #state= round trips, the exact bytes of
+the fragment, validation messages, editing helpers, limits, presets and exports."""
+
+import csv
+import contextlib
+import io
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pycore.errors import StateError  # noqa: E402
+from pycore.export import logits_csv, numpy_code, state_json_text  # noqa: E402
+from pycore.fragment import encode_uri_component  # noqa: E402
+from pycore.json_text import js_json, js_number  # noqa: E402
+from pycore.limits import LIMITS, check_limits  # noqa: E402
+from pycore.state import (COMPACT_MIN, DEFAULT_OPTIONS, ExplorerState,  # noqa: E402
+                          decode_fragment, default_state, encode_fragment, paste_block,
+                          preset, resize, set_cell, set_mode, state_from_json, state_to_json)
+from pycore.trace import trace_head  # noqa: E402
+
+WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]
+
+
+def same(a, b):
+    assert a.mode == b.mode and a.options == b.options
+    np.testing.assert_array_equal(a.W_head, b.W_head)
+    np.testing.assert_array_equal(a.inputs, b.inputs)
+
+
+def logits(state):
+    if state.mode == "cls":
+        return trace_head(state.W_head, cls=state.cls).logits
+    return trace_head(state.W_head, encoder_output=state.encoder_output).logits
+
+
+# ---- the object ----------------------------------------------------------------------
+
+def test_default_state_is_the_worked_example():
+    s = default_state()
+    assert (s.mode, s.B, s.D, s.C, s.N) == ("cls", 2, 4, 3, None)
+    assert s.options == DEFAULT_OPTIONS and s.options is not DEFAULT_OPTIONS
+    assert np.round(logits(s), 4).tolist() == WORKED_LOGITS
+    assert s.W_head.dtype == np.float64 and s.W_head.flags["C_CONTIGUOUS"]
+
+
+def test_encoder_preset_has_worked_cls_rows_at_position_0():
+    s = preset("encoder")
+    assert (s.mode, s.B, s.N, s.D, s.C) == ("encoder", 2, 4, 4, 3)
+    assert s.encoder_output.shape == (2, 5, 4)
+    np.testing.assert_array_equal(s.h_cls, default_state().cls)
+    assert np.shares_memory(s.h_cls, s.encoder_output)
+    assert np.round(logits(s), 4).tolist() == WORKED_LOGITS
+
+
+def test_constructor_copies_and_validates():
+    W = np.ones((2, 3))
+    s = ExplorerState(W, cls=[[1, 2]])
+    s.W_head[0, 0] = 5
+    assert W[0, 0] == 1
+    with pytest.raises(StateError, match="exactly one of cls"):
+        ExplorerState(W)
+    with pytest.raises(StateError, match=r"cls\[0,1\] is NaN"):
+        ExplorerState(W, cls=[[1, np.nan]])
+    with pytest.raises(StateError, match="W_head looks transposed"):
+        ExplorerState(W.T, cls=[[1, 2]])
+    with pytest.raises(StateError, match="cls must be a 2-D array of real numbers"):
+        ExplorerState(W, cls=[["a", "b"]])
+
+
+# ---- JSON and fragments ----------------------------------------------------------------
+
+def test_state_to_json_small_states_are_nested_lists():
+    obj = state_to_json(default_state())
+    assert obj == {"W_head": [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2],
+                              [0.7, -0.3, 0.8]],
+                   "cls": [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]}
+    s = default_state()
+    s.options["pitfall"] = "bias"
+    s.options["seed"] = 7
+    s.options["unknown"] = 1                          # not written: the page owns no such key
+    assert state_to_json(s)["options"] == {"pitfall": "bias", "seed": 7}
+
+
+def test_fragment_bytes_match_encodeURIComponent_of_JSON_stringify():
+    # JSON.stringify({"W_head":[[0.5],[-1]],"cls":[[2,0]]}) is
+    # '{"W_head":[[0.5],[-1]],"cls":[[2,0]]}'; encodeURIComponent escapes { " : [ , ] }
+    # as %7B %22 %3A %5B %2C %5D %7D and leaves letters, digits, '_', '-', '.' alone.
+    s = ExplorerState([[0.5], [-1.0]], cls=[[2.0, 0.0]])
+    assert encode_fragment(s) == ("state=%7B%22W_head%22%3A%5B%5B0.5%5D%2C%5B-1%5D%5D%2C"
+                                  "%22cls%22%3A%5B%5B2%2C0%5D%5D%7D")
+    s.options["pitfall"] = "softmax_inside"
+    assert encode_fragment(s).endswith(
+        "%2C%22options%22%3A%7B%22pitfall%22%3A%22softmax_inside%22%7D%7D")
+
+
+@pytest.mark.parametrize("text, encoded", [
+    # Unreserved per ECMA-262 encodeURIComponent: A-Z a-z 0-9 - _ . ! ~ * ' ( )
+    ("AZaz09-_.!~*'()", "AZaz09-_.!~*'()"),
+    # Reserved URI characters are escaped too (unlike encodeURI): ; / ? : @ & = + $ , #
+    (";/?:@&=+$,#", "%3B%2F%3F%3A%40%26%3D%2B%24%2C%23"),
+    (" \"%<>\\^`{|}[]", "%20%22%25%3C%3E%5C%5E%60%7B%7C%7D%5B%5D"),
+    ("é", "%C3%A9"),                       # U+00E9 is C3 A9 in UTF-8
+    ("\u2212", "%E2%88%92"),               # the minus sign: E2 88 92
+    ("\U0001F600", "%F0%9F%98%80"),        # a surrogate pair in JS, 4 UTF-8 bytes
+    ("\n\t", "%0A%09"),
+])
+def test_encode_uri_component_known_strings(text, encoded):
+    assert encode_uri_component(text) == encoded
+
+
+@pytest.mark.parametrize("x, text", [
+    (2.0, "2"), (-0.0, "0"), (0.1, "0.1"), (-2.5, "-2.5"), (1e21, "1e+21"),
+    (1e20, "100000000000000000000"), (123456789.125, "123456789.125"), (1e-6, "0.000001"),
+    (1e-7, "1e-7"), (1.5e-7, "1.5e-7"), (5e-324, "5e-324"), (0.000123, "0.000123"),
+    (1.7976931348623157e308, "1.7976931348623157e+308"), (2 ** 53, "9007199254740992"),
+    (1 / 3, "0.3333333333333333"), (100.0, "100"), (-1e-10, "-1e-10"), (12.0e30, "1.2e+31")])
+def test_js_number_matches_ecmascript_number_to_string(x, text):
+    assert js_number(x) == text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_js_number_reads_back_exactly(x):
+    assert float(json.loads(js_number(x))) == x
+
+
+def test_js_json_structure():
+    assert js_json({"a": [1, 2.5, None, True, "x\"y"], "b": {}}) == \
+        '{"a":[1,2.5,null,true,"x\\"y"],"b":{}}'
+
+
+@settings(max_examples=60, deadline=None)
+@given(B=st.integers(1, 4), D=st.integers(1, 5), C=st.integers(1, 4), N=st.integers(0, 3),
+       mode=st.sampled_from(["cls", "encoder"]), data=st.data())
+def test_fragment_round_trip_is_exact(B, D, C, N, mode, data):
+    finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+    W = np.array(data.draw(st.lists(finite, min_size=D * C, max_size=D * C))).reshape(D, C)
+    shape = (B, D) if mode == "cls" else (B, N + 1, D)
+    X = np.array(data.draw(st.lists(finite, min_size=int(np.prod(shape)),
+                                    max_size=int(np.prod(shape))))).reshape(shape)
+    options = {"sample": data.draw(st.integers(0, B - 1)),
+               "logit_class": data.draw(st.integers(0, C - 1)),
+               "pitfall": data.draw(st.sampled_from([None, "bias", "transposed"])),
+               "activation": data.draw(st.sampled_from(["tanh", "gelu"])),
+               "seed": data.draw(st.integers(0, 2 ** 32 - 1))}
+    s = ExplorerState(W, **{"cls" if mode == "cls" else "encoder_output": X}, options=options)
+    back = decode_fragment("#" + encode_fragment(s))
+    same(back, s)
+    assert encode_fragment(back) == encode_fragment(s)
+    same(state_from_json(json.loads(json.dumps(state_to_json(s)))), s)
+    same(state_from_json(json.loads(state_json_text(s))), s)
+
+
+def test_decode_fragment_accepts_its_variants():
+    s = default_state()
+    frag = encode_fragment(s)
+    for text in (frag, "#" + frag, "#x=1&" + frag + "&y=2", frag[len("state="):],
+                 "#state=" + js_json(state_to_json(s))):           # unencoded JSON, typed by hand
+        same(decode_fragment(text), s)
+
+
+def test_vit_b16_link_is_compact_and_exact():
+    s = preset("vit-b16", seed=5)
+    frag = encode_fragment(s)
+    assert len(frag) < 1000
+    obj = state_to_json(s)
+    assert obj["W_head"] == {"preset": "random", "seed": 6, "shape": [768, 1000],
+                             "scale": 0.02, "edits": []}
+    set_cell(s, "W_head", (767, 999), "0.5")
+    set_cell(s, "cls", (1, 3), "-2")
+    paste_block(s, "W_head", (0, 0), "1 2\n3 4")
+    obj = state_to_json(s)
+    assert obj["W_head"]["edits"] == [[767, 999, 0.5], [0, 0, 1.0], [0, 1, 2.0], [1, 0, 3.0],
+                                      [1, 1, 4.0]]
+    back = decode_fragment(encode_fragment(s))
+    same(back, s)
+    assert encode_fragment(back) == encode_fragment(s)
+    assert back.W_head[767, 999] == 0.5 and back.cls[1, 3] == -2.0
+
+
+def test_compact_form_survives_resizes():
+    s = preset("vit-b16")
+    original = s.W_head.copy()
+    resize(s, C=10)                        # ViT-B/16 fine-tuned on 10 classes
+    resize(s, C=20)                        # grow again: the new columns are zeros
+    np.testing.assert_array_equal(s.W_head[:, :10], original[:, :10])
+    assert not s.W_head[:, 10:].any()
+    obj = state_to_json(s)["W_head"]
+    assert obj["size"] == [768, 20] and obj["keep"] == [768, 10]
+    back = decode_fragment(encode_fragment(s))
+    same(back, s)
+
+
+def test_mostly_zero_big_matrices_are_written_sparse():
+    s = resize(default_state(), D=64, C=100)
+    obj = state_to_json(s)
+    assert obj["W_head"]["preset"] == "zeros" and len(obj["W_head"]["edits"]) == 12
+    assert isinstance(obj["cls"], list)               # 2 x 64 = 128 elements: plain
+    assert len(encode_fragment(s)) < 1500
+    same(decode_fragment(encode_fragment(s)), s)
+
+
+def test_random_preset_states_stay_plain_lists():
+    s = preset("random", seed=3)
+    obj = state_to_json(s)
+    assert isinstance(obj["W_head"], list) and isinstance(obj["cls"], list)
+    assert s.W_head.size <= COMPACT_MIN
+
+
+# ---- validation messages -------------------------------------------------------------
+
+GOOD_W = [[0.5, -0.2], [0.3, 0.4]]
+
+
+@pytest.mark.parametrize("obj, key, index, message", [
+    ([1, 2], None, None, "the state must be a JSON object with W_head and cls or "
+                         "encoder_output; got a list"),
+    ("x", None, None, "got text 'x'"),
+    ({"cls": [[1, 2]]}, "W_head", None, "the state has no W_head"),
+    ({"W_head": GOOD_W}, "cls", None, "the state needs cls (B × D) or encoder_output"),
+    ({"W_head": GOOD_W, "cls": [[1, 2]], "encoder_output": [[[1, 2]]]}, "encoder_output", None,
+     "the state has both cls and encoder_output"),
+    ({"W_head": GOOD_W, "cls": [[1, 2], [3]]}, "cls", (1,),
+     "cls[1] has 1 entries but cls[0] has 2: cls must be rectangular (B × D)"),
+    ({"W_head": GOOD_W, "cls": [[1, "2"]]}, "cls", (0, 1), "cls[0,1] is text '2', not a number"),
+    ({"W_head": GOOD_W, "cls": [[1, True]]}, "cls", (0, 1), "cls[0,1] is true, not a number"),
+    ({"W_head": GOOD_W, "cls": [[1, None]]}, "cls", (0, 1), "cls[0,1] is null, not a number"),
+    ({"W_head": GOOD_W, "cls": [[1, [2]]]}, "cls", (0, 1),
+     "cls[0,1] is a list, but cls is 2-D (B × D)"),
+    ({"W_head": GOOD_W, "cls": [1, 2]}, "cls", (0,),
+     "cls[0] is a number where a list was expected: cls is 2-D (B × D)"),
+    ({"W_head": GOOD_W, "cls": "1,2"}, "cls", None,
+     "cls must be a list of rows (B × D) or a compact form"),
+    ({"W_head": GOOD_W, "cls": []}, "cls", None, "cls is empty: B must be at least 1"),
+    ({"W_head": GOOD_W, "cls": [[]]}, "cls", (0,), "cls[0] is empty: D must be at least 1"),
+    ({"W_head": GOOD_W, "cls": [[1, float("nan")]]}, "cls", (0, 1),
+     "cls[0,1] is NaN: every number must be finite"),
+    ({"W_head": GOOD_W, "cls": [[1, 10 ** 400]]}, "cls", (0, 1),
+     "cls[0,1] is too large for float64"),
+    ({"W_head": [[1, 2, 3], [4, 5, 6]], "cls": [[1, 2, 3]]}, "W_head", None,
+     "W_head looks transposed: its shape is 2 × 3 (C × D) but it must be D × C = 3 × 2"),
+    ({"W_head": [[1], [2], [3]], "cls": [[1, 2]]}, "W_head", None,
+     "W_head has shape 3 × 1 but must have D = 2 rows: cls has shape 1 × 2"),
+    ({"W_head": GOOD_W, "cls": [[0.0] * 2] * 65}, "B", None,
+     "B = 65 is over the limit of 64 samples"),
+    ({"W_head": [[0.0]] * 1025, "cls": [[0.0] * 1025]}, "D", None,
+     "D = 1025 is over the limit of 1024 features"),
+    ({"W_head": GOOD_W, "encoder_output": [[[0.0] * 2] * 258]}, "N1", None,
+     "N1 = 258 is over the limit of 257 tokens"),
+    ({"W_head": {"preset": "random", "seed": 0, "shape": [2, 1001], "scale": 1},
+      "cls": [[1, 2]]}, "C", None, "C = 1001 is over the limit of 1000 classes"),
+    ({"W_head": {"preset": "random", "seed": -1, "shape": [2, 2], "scale": 1},
+      "cls": [[1, 2]]}, "W_head", None, "W_head: the compact form's seed must be a whole number"),
+    ({"W_head": {"preset": "gauss", "shape": [2, 2]}, "cls": [[1, 2]]}, "W_head", None,
+     "the compact form's preset must be \"random\" or \"zeros\""),
+    ({"W_head": {"preset": "zeros", "shape": [2, 2], "edits": [[2, 0, 1]]}, "cls": [[1, 2]]},
+     "W_head", None, "W_head: edit 0 is at W_head[2,0], outside the 2 × 2 matrix"),
+    ({"W_head": {"preset": "zeros", "shape": [2, 2], "colour": 1}, "cls": [[1, 2]]},
+     "W_head", None, "unknown key 'colour' in the compact form"),
+    ({"W_head": {"preset": "random", "seed": 0, "shape": [2, 2], "scale": 1e308},
+      "cls": [[1, 2]]}, "W_head", (1, 1), "W_head[1,1] is infinite: every number must be finite"),
+    ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"sample": 1}}, "options", None,
+     "options.sample must be a whole number from 0 to 0 (there are 1 samples (B)); got 1"),
+    ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"pitfall": "typo"}}, "options", None,
+     "options.pitfall must be null or one of last_position, softmax_inside"),
+    ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"activation": "relu"}}, "options", None,
+     "options.activation must be \"tanh\" or \"gelu\""),
+    ({"W_head": GOOD_W, "cls": [[1, 2]], "options": []}, "options", None,
+     "options must be an object; got a list"),
+])
+def test_state_from_json_errors(obj, key, index, message):
+    with pytest.raises(StateError) as info:
+        state_from_json(obj)
+    assert message in str(info.value)
+    assert info.value.key == key
+    assert info.value.index == index
+
+
+@pytest.mark.parametrize("fragment, message", [
+    ("#state=%7Bnot json", "the link's state is not valid JSON"),
+    ("#state=%7B%zz", "bad percent-encoding at character 3"),
+    ("#state=%7B%2", "bad percent-encoding"),
+    ("#state=%FF%FE", "not UTF-8 text"),
+    ("#view=1", "the link has no state= in its fragment"),
+    pytest.param("#state=" + "%5B" * 10000, "nested too deeply", id="deeply-nested"),
+    ("#state=NaN", "got a number"),
+    (None, "the link's fragment must be text"),
+])
+def test_decode_fragment_errors(fragment, message):
+    with pytest.raises(StateError) as info:
+        decode_fragment(fragment)
+    assert message in str(info.value)
+
+
+def test_unknown_top_level_keys_and_options_are_ignored():
+    s = state_from_json({"W_head": GOOD_W, "cls": [[1, 2]], "version": 2,
+                         "options": {"zoom": 3, "seed": 4}})
+    assert s.options["seed"] == 4 and "zoom" not in s.options
+
+
+# ---- editing -------------------------------------------------------------------------
+
+def test_set_cell_changes_one_value_in_place_without_copying():
+    s = default_state()
+    W = s.W_head
+    assert set_cell(s, "W_head", [3, 1], " \u22120.25 ") is s
+    assert s.W_head is W and W[3, 1] == -0.25
+    set_cell(s, "cls", (0, 0), "1e-3")
+    assert s.cls[0, 0] == 0.001
+
+
+@pytest.mark.parametrize("key, index, text, message, err_key, err_index", [
+    ("W_head", (3, 1), "abc", "W_head[3,1]: 'abc' is not a number", "W_head", (3, 1)),
+    ("cls", [0, 2], "1,5", "cls[0,2]: use a dot for decimals: 1.5 not 1,5", "cls", (0, 2)),
+    ("W_head", (4, 0), "1", "W_head[4,0] is outside W_head, which is 4 × 3 (D × C)", "W_head",
+     (4, 0)),
+    ("W_head", (-1, 0), "1", "W_head[-1,0] is outside W_head", "W_head", (-1, 0)),
+    ("W_head", (0,), "1", "W_head needs an index of 2 whole numbers (D × C); got (0,)", "W_head",
+     None),
+    ("W_head", (0, True), "1", "W_head needs an index of 2 whole numbers", "W_head", None),
+    ("W_head", "0,1", "1", "W_head needs an index of 2 whole numbers", "W_head", None),
+    ("bias", (0,), "1", "there is no matrix 'bias' to edit", None, None),
+    ("encoder_output", (0, 0, 0), "1", "this state holds cls (B × D), not encoder_output: "
+                                       "switch mode first", "encoder_output", None),
+])
+def test_set_cell_errors_leave_the_state_unchanged(key, index, text, message, err_key,
+                                                   err_index):
+    s = default_state()
+    before = s.copy()
+    with pytest.raises(StateError) as info:
+        set_cell(s, key, index, text)
+    assert message in str(info.value)
+    assert (info.value.key, info.value.index) == (err_key, err_index)
+    same(s, before)
+
+
+def test_paste_block_writes_a_region_or_refuses_with_sizes():
+    s = default_state()
+    paste_block(s, "W_head", (1, 1), "1\t2\n3\t4\n")
+    np.testing.assert_array_equal(s.W_head[1:3, 1:3], [[1, 2], [3, 4]])
+    before = s.copy()
+    with pytest.raises(StateError) as info:
+        paste_block(s, "W_head", (2, 1), "1 2 3\n4 5 6")
+    assert str(info.value) == ("the pasted block is 2 × 3 but from W_head[2,1] only 2 × 2 cells "
+                               "fit (W_head is 4 × 3): nothing was pasted; paste a smaller "
+                               "block or resize first")
+    with pytest.raises(StateError) as info:
+        paste_block(s, "W_head", (1, 0), "1 2\n3 x")
+    assert "W_head[1,0]" in str(info.value) and "row 2, column 2: 'x' is not a number" in str(
+        info.value)
+    assert info.value.index == (2, 1) and info.value.key == "W_head"
+    with pytest.raises(StateError, match="row 2 has 1 value but row 1 has 2"):
+        paste_block(s, "W_head", (0, 0), "1 2\n3")
+    same(s, before)
+
+
+def test_paste_into_encoder_output_goes_along_tokens_and_features():
+    s = preset("encoder")
+    paste_block(s, "encoder_output", (1, 2, 1), "[[7, 8], [9, 10]]")
+    np.testing.assert_array_equal(s.encoder_output[1, 2:4, 1:3], [[7, 8], [9, 10]])
+
+
+def test_resize_keeps_overlap_fills_zeros_and_clamps_options():
+    s = default_state()
+    s.options["sample"], s.options["logit_class"] = 1, 2
+    resize(s, B=3, D=5, C=2)
+    assert s.cls.shape == (3, 5) and s.W_head.shape == (5, 2)
+    np.testing.assert_array_equal(s.cls[:2, :4], default_state().cls)
+    assert not s.cls[2].any() and not s.cls[:, 4].any() and not s.W_head[4].any()
+    assert s.options["logit_class"] == 1
+    resize(s, B=1)
+    assert s.options["sample"] == 0
+    W = s.W_head
+    resize(s)                                               # nothing changes, nothing copied
+    assert s.W_head is W
+
+
+@pytest.mark.parametrize("kwargs, key, message", [
+    ({"B": 65}, "B", "B = 65 is over the limit of 64 samples"),
+    ({"C": 0}, "C", "C = 0 is too small: at least 1"),
+    ({"D": 1025}, "D", "D = 1025 is over the limit of 1024"),
+    ({"C": 2.5}, "C", "C must be a whole number; got 2.5"),
+    ({"B": True}, "B", "B must be a whole number; got True"),
+    ({"N": 3}, "N1", "N (the number of patch tokens) exists in encoder mode only"),
+])
+def test_resize_errors(kwargs, key, message):
+    s = default_state()
+    with pytest.raises(StateError) as info:
+        resize(s, **kwargs)
+    assert message in str(info.value) and info.value.key == key
+    same(s, default_state())
+
+
+def test_resize_encoder_tokens():
+    s = preset("encoder")
+    resize(s, N=1)
+    assert s.encoder_output.shape == (2, 2, 4)
+    with pytest.raises(StateError, match="N1 = 258 is over the limit of 257"):
+        resize(s, N=257)
+
+
+def test_set_mode_round_trip_keeps_position_0():
+    s = default_state()
+    set_mode(s, "encoder")
+    assert s.mode == "encoder" and s.encoder_output.shape == (2, 5, 4)
+    np.testing.assert_array_equal(s.encoder_output[:, 0, :], default_state().cls)
+    assert np.round(logits(s), 4).tolist() == WORKED_LOGITS
+    patches = s.encoder_output[:, 1:, :].copy()
+    set_mode(s, "cls")
+    same(s, default_state())
+    set_mode(s, "encoder")
+    np.testing.assert_array_equal(s.encoder_output[:, 1:, :], patches)   # seeded
+    with pytest.raises(StateError, match="mode must be \"cls\" or \"encoder\""):
+        set_mode(s, "tokens")
+
+
+def test_limits_checker():
+    assert LIMITS == {"B": 64, "N1": 257, "D": 1024, "C": 1000}
+    check_limits(B=64, N1=257, D=1024, C=1000)
+    with pytest.raises(StateError) as info:
+        check_limits(C=1001)
+    assert str(info.value) == "C = 1001 is over the limit of 1000 classes (columns of W_head)"
+    assert info.value.key == "C"
+
+
+# ---- presets ---------------------------------------------------------------------------
+
+def test_presets_are_reproducible_and_seeded():
+    for name in ("worked", "random", "vit-b16", "encoder"):
+        same(preset(name, seed=11), preset(name, seed=11))
+    assert not np.array_equal(preset("random", 1).cls, preset("random", 2).cls)
+    r = preset("random")
+    assert (r.B, r.D, r.C) == (2, 6, 4)
+    # RandomState(0)'s normal stream starts 1.764, 0.400, 0.979, 2.241, 1.868, -0.977 in
+    # every NumPy version; the random preset shows them with one decimal.
+    assert r.cls[0].tolist() == [1.8, 0.4, 1.0, 2.2, 1.9, -1.0]
+    assert np.array_equal(np.round(r.W_head, 1), r.W_head)
+    v = preset("vit-b16")
+    assert (v.mode, v.B, v.D, v.C) == ("cls", 2, 768, 1000)
+    assert abs(float(v.W_head.std()) - 0.02) < 0.001
+    with pytest.raises(StateError, match="unknown preset 'vit-l16': choose worked, random"):
+        preset("vit-l16")
+    with pytest.raises(StateError, match="seed must be a whole number"):
+        preset("random", seed=-1)
+
+
+# ---- exports ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    default_state, lambda: preset("encoder", 2), lambda: preset("random", 4),
+    lambda: resize(set_cell(preset("vit-b16"), "W_head", (3, 4), "9"), C=12),
+    lambda: resize(default_state(), D=40, C=50)])
+def test_numpy_code_runs_and_reproduces_the_logits(make):
+    s = make()
+    code = numpy_code(s)
+    assert code.startswith("# The ViT classification head") and "import numpy as np" in code
+    assert "print(logits)" in code and "eps=1e-6" in code
+    namespace, out = {}, io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "<export>", "exec"), namespace)
+    np.testing.assert_allclose(namespace["logits"], logits(s), rtol=1e-12, atol=1e-12)
+    assert out.getvalue().strip()
+    assert len(code) < 60000
+
+
+def test_numpy_code_writes_full_precision():
+    s = ExplorerState([[0.1 + 0.2], [1 / 3]], cls=[[1e-300, -2.5]])
+    code = numpy_code(s)
+    assert "0.30000000000000004" in code and "0.3333333333333333" in code and "1e-300" in code
+
+
+def test_logits_csv():
+    values = np.array([[0.1 + 0.2, -1.0], [1 / 3, 2.5e-17]])
+    text = logits_csv(values)
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["sample", "class_0", "class_1"]
+    assert rows[1][0] == "0" and rows[1][1] == "0.30000000000000004"
+    np.testing.assert_array_equal([[float(v) for v in r[1:]] for r in rows[1:]], values)
+
+
+def test_state_json_text_is_pretty_and_reads_back():
+    text = state_json_text(default_state())
+    assert text.splitlines()[:3] == ["{", '  "W_head": [', "    [0.5,-0.2,0.1],"]
+    same(state_from_json(json.loads(text)), default_state())
+    big = preset("vit-b16")
+    assert len(state_json_text(big)) < 40000
+    same(state_from_json(json.loads(state_json_text(big))), big)

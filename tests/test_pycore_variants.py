@@ -1,0 +1,193 @@
+"""Variants (pycore.variants) and pitfalls (pycore.pitfalls), each against its formula
+written out independently here."""
+
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pycore import classification_head  # noqa: E402
+from pycore.pitfalls import PITFALLS  # noqa: E402
+from pycore.variants import (bert_pooler, gap_head, gelu, head_with_bias,  # noqa: E402
+                             layer_norm_affine, mlp_pretraining_head, variant_params)
+
+CLS = np.array([[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
+W = np.array([[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]])
+
+
+def ln(x, eps=1e-6):
+    """LayerNorm row by row in plain Python (math.fsum), as a NumPy array."""
+    out = []
+    for row in np.atleast_2d(x).tolist():
+        mu = math.fsum(row) / len(row)
+        var = math.fsum((v - mu) ** 2 for v in row) / len(row)
+        out.append([(v - mu) / math.sqrt(var + eps) for v in row])
+    return np.array(out)
+
+
+def encoder(seed=0, N=3):
+    rs = np.random.RandomState(seed)
+    z = rs.randn(2, N + 1, 4)
+    z[:, 0, :] = CLS
+    return z
+
+
+def test_gelu_is_exact_erf():
+    xs = np.linspace(-5, 5, 41)
+    want = [x * 0.5 * (1 + math.erf(x / math.sqrt(2))) for x in xs]
+    np.testing.assert_allclose(gelu(xs), want, rtol=1e-15, atol=1e-15)
+    assert gelu([[1.0]]).shape == (1, 1)
+    # Not the tanh approximation: they differ visibly at x = 1.5 in the 4th decimal.
+    approx = 0.5 * 1.5 * (1 + math.tanh(math.sqrt(2 / math.pi) * (1.5 + 0.044715 * 1.5 ** 3)))
+    assert abs(float(gelu([1.5])[0]) - approx) > 1e-4
+
+
+@pytest.mark.parametrize("activation", ["tanh", "gelu"])
+def test_mlp_pretraining_head_formula(activation):
+    p = variant_params(4, 3, seed=5)
+    h_hat = ln(CLS)
+    act = np.tanh if activation == "tanh" else (
+        lambda a: np.vectorize(lambda v: v * 0.5 * (1 + math.erf(v / math.sqrt(2))))(a))
+    want = act(h_hat @ p["W1"] + p["b1"]) @ p["W2"] + p["b2"]
+    got = mlp_pretraining_head(h_hat, p["W1"], p["b1"], p["W2"], p["b2"], activation)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert got.shape == (2, 3)
+
+
+def test_mlp_errors():
+    p = variant_params(4, 3)
+    with pytest.raises(ValueError, match="activation must be 'tanh'.*or 'gelu'"):
+        mlp_pretraining_head(CLS, p["W1"], p["b1"], p["W2"], p["b2"], activation="relu")
+    with pytest.raises(ValueError, match=r"W1 has shape \(3, 4\) but must be \(D, H\) with 4 rows"):
+        mlp_pretraining_head(CLS, p["W1"][:3], p["b1"], p["W2"], p["b2"])
+    with pytest.raises(ValueError, match=r"b1 has shape \(3,\) but must have 4 entries"):
+        mlp_pretraining_head(CLS, p["W1"], p["b1"][:3], p["W2"], p["b2"])
+
+
+def test_gap_head_averages_patch_tokens_only():
+    z = encoder(N=4)
+    pooled = z[:, 1:, :].mean(axis=1)
+    np.testing.assert_allclose(gap_head(z, W), ln(pooled) @ W, rtol=1e-12, atol=1e-12)
+    z2 = z.copy()
+    z2[:, 0, :] = 1e6                       # the CLS token is not part of the average
+    np.testing.assert_array_equal(gap_head(z2, W), gap_head(z, W))
+    with pytest.raises(ValueError, match="needs at least one patch token"):
+        gap_head(z[:, :1, :], W)
+    with pytest.raises(ValueError, match=r"encoder_output has a NaN at index \(1, 2, 0\)"):
+        z3 = z.copy()
+        z3[1, 2, 0] = np.nan
+        gap_head(z3, W)
+
+
+def test_bert_pooler_and_affine_and_bias_formulas():
+    p = variant_params(4, 3, seed=2)
+    np.testing.assert_allclose(bert_pooler(CLS, p["W_pool"], p["b_pool"]),
+                               np.tanh(CLS @ p["W_pool"] + p["b_pool"]), rtol=1e-14)
+    np.testing.assert_allclose(layer_norm_affine(CLS, p["gamma"], p["beta"]),
+                               ln(CLS) * p["gamma"] + p["beta"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(head_with_bias(encoder(), W, p["b_head"]),
+                               ln(CLS) @ W + p["b_head"], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"gamma has shape \(3,\) but must have 4 entries"):
+        layer_norm_affine(CLS, p["gamma"][:3], p["beta"])
+
+
+def test_variant_params_shapes_scale_and_determinism():
+    p = variant_params(8, 5, seed=3)
+    shapes = {k: v.shape for k, v in p.items()}
+    assert shapes == {"W1": (8, 8), "b1": (8,), "W2": (8, 5), "b2": (5,), "W_pool": (8, 8),
+                      "b_pool": (8,), "gamma": (8,), "beta": (8,), "b_head": (5,)}
+    assert np.abs(p["W1"]).max() <= 1 / math.sqrt(8)
+    assert variant_params(6, 2, seed=1, H=3)["W1"].shape == (6, 3)
+    q = variant_params(8, 5, seed=3)
+    assert all(np.array_equal(p[k], q[k]) for k in p)
+    assert not np.array_equal(p["W1"], variant_params(8, 5, seed=4)["W1"])
+    # RandomState's stream is frozen across NumPy versions: a known first draw.
+    assert round(float(variant_params(4, 3, seed=0)["W1"][0, 0]), 6) == round(
+        (0.5488135039273248 * 2 - 1) * 0.5, 6)
+
+
+# ---- pitfalls ------------------------------------------------------------------------
+
+def by_key(key):
+    return [p for p in PITFALLS if p.key == key][0]
+
+
+def test_registry_order_and_texts():
+    assert [p.key for p in PITFALLS] == ["last_position", "softmax_inside", "no_layernorm",
+                                         "affine", "bias", "transposed"]
+    for p in PITFALLS:
+        assert p.title and len(p.title) < 40
+        sentences = [s for s in p.explanation.split(". ") if s]
+        assert 2 <= len(sentences) <= 4, p.key
+        assert callable(p.compute)
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+def test_each_pitfall_against_its_formula(seed):
+    z = encoder(seed=seed)
+    p = variant_params(4, 3, seed=seed)
+    h_hat = ln(CLS)
+    logits = h_hat @ W
+    expected = {
+        "last_position": ln(z[:, -1, :]) @ W,
+        "softmax_inside": np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True),
+        "no_layernorm": CLS @ W,
+        "affine": (h_hat * p["gamma"] + p["beta"]) @ W,
+        "bias": logits + p["b_head"],
+    }
+    for key, want in expected.items():
+        got = by_key(key).compute(W, encoder_output=z, seed=seed)
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=key)
+        if key != "last_position":
+            got_cls = by_key(key).compute(W, cls=CLS, seed=seed)
+            np.testing.assert_allclose(got_cls, want, rtol=1e-12, atol=1e-12, err_msg=key)
+
+
+def test_last_position_with_cls_only_equals_the_correct_head():
+    got = by_key("last_position").compute(W, cls=CLS)
+    np.testing.assert_allclose(got, classification_head(CLS[:, None, :], W), rtol=1e-15)
+    assert "switch to the full encoder output" in by_key("last_position").explanation
+
+
+def test_softmax_inside_rows_sum_to_one_and_differs():
+    got = by_key("softmax_inside").compute(W, cls=CLS)
+    np.testing.assert_allclose(got.sum(axis=1), 1.0)
+    assert np.all(got > 0)
+
+
+def test_transposed_fails_unless_square_then_silently_wrong():
+    with pytest.raises(ValueError, match=r"W_head.T has shape \(3, 4\) = \(C, D\).*D = 4, C = 3"):
+        by_key("transposed").compute(W, cls=CLS)
+    W_sq = np.arange(16.0).reshape(4, 4) / 10
+    got = by_key("transposed").compute(W_sq, cls=CLS)
+    np.testing.assert_allclose(got, ln(CLS) @ W_sq.T, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(got, ln(CLS) @ W_sq)
+    doc = sys.modules["pycore.pitfalls"].transposed.__doc__
+    assert "C == D" in doc and "silent" in doc
+
+
+def test_pitfalls_need_exactly_one_input_and_check_like_the_head():
+    with pytest.raises(TypeError, match="exactly one"):
+        by_key("bias").compute(W)
+    with pytest.raises(ValueError, match="W_head looks transposed"):
+        by_key("bias").compute(W.T, cls=CLS)
+
+
+@settings(max_examples=25, deadline=None)
+@given(B=st.integers(1, 4), N=st.integers(1, 3), D=st.integers(1, 6), C=st.integers(1, 5),
+       seed=st.integers(0, 1000))
+def test_pitfalls_shapes_on_random_inputs(B, N, D, C, seed):
+    rs = np.random.RandomState(seed)
+    z, W_head = rs.randn(B, N + 1, D), rs.randn(D, C)
+    for p in PITFALLS:
+        try:
+            out = p.compute(W_head, encoder_output=z, seed=seed)
+        except ValueError as exc:
+            assert p.key == "transposed" and C != D, str(exc)
+            continue
+        assert out.shape == (B, C) and out.dtype == np.float64 and np.isfinite(out).all()
