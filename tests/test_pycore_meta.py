@@ -68,3 +68,17 @@ def test_bench_runs_small_and_prints_targets():
     assert code == 0
     assert "BLAS:" in text and "threads used by BLAS" in text
     assert text.count("target <=") == 3 and ("PASS" in text or "FAIL" in text)
+
+
+MY_MODULES = ["cells", "checks", "editing", "errors", "export", "fragment", "head", "json_text",
+              "limits", "pitfalls", "presets", "recipes", "softmax", "state", "state_json",
+              "state_object", "trace", "variants"]
+
+
+@pytest.mark.parametrize("name", MY_MODULES)
+def test_docstring_examples_run(name):
+    import doctest
+    import importlib
+    module = importlib.import_module("pycore." + name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.failed == 0
