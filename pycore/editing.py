@@ -167,6 +167,15 @@ def _check_size(name, value):
     return int(value)
 
 
+def _option_int(state, name):
+    """A non-negative int option (the page sets options directly; anything else is 0)."""
+    value = state.options.get(name)
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
+            not 0 <= value < 2 ** 32:
+        return 0
+    return int(value)
+
+
 def _resized(arr, shape):
     if arr.shape == tuple(shape):
         return arr
@@ -231,9 +240,8 @@ def resize(state, B=None, N=None, D=None, C=None):
         if recipe is not None:
             state.generated[key] = recipe.resized(shape)
         setattr(state, key, _resized(arr, shape))
-    state.options["sample"] = min(max(int(state.options.get("sample") or 0), 0), B - 1)
-    state.options["logit_class"] = min(max(int(state.options.get("logit_class") or 0), 0),
-                                       C - 1)
+    state.options["sample"] = min(_option_int(state, "sample"), B - 1)
+    state.options["logit_class"] = min(_option_int(state, "logit_class"), C - 1)
     return state
 
 
@@ -281,7 +289,7 @@ def set_mode(state, mode, N=None):
     N = DEFAULT_N if N is None else _check_size("N", N)
     check_limits(N1=N + 1)
     B, D = state.cls.shape
-    rs = np.random.RandomState(int(state.options.get("seed") or 0))
+    rs = np.random.RandomState(_option_int(state, "seed"))
     z = np.round(rs.standard_normal((B, N + 1, D)), 1) + 0.0
     z[:, 0, :] = state.cls
     state.encoder_output = z

@@ -491,3 +491,13 @@ def test_state_json_text_is_pretty_and_reads_back():
     big = preset("vit-b16")
     assert len(state_json_text(big)) < 40000
     same(state_from_json(json.loads(state_json_text(big))), big)
+
+
+def test_editing_tolerates_options_the_page_set_badly():
+    s = default_state()
+    s.options.update(sample="x", logit_class=None, seed=-3)
+    resize(s, B=3)
+    set_mode(s, "encoder")
+    assert s.options["sample"] == 0 and s.options["logit_class"] == 0
+    seeded_0 = set_mode(resize(default_state(), B=3), "encoder").encoder_output
+    np.testing.assert_array_equal(s.encoder_output, seeded_0)     # a bad seed counts as 0
