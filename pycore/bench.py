@@ -56,8 +56,10 @@ def blas_report():
     try:
         config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         info = "{} {}".format(config.get("name"), config.get("version"))
-    except Exception:     # NumPy < 1.26 has no mode="dicts"; the rest still tells a lot
-        pass
+    except Exception:     # NumPy < 1.26 has no mode="dicts"
+        libraries = getattr(np.__config__, "blas_opt_info", {}).get("libraries")
+        if libraries:
+            info = " ".join(sorted(set(libraries)))
     threads, core = None, None
     path = _blas_library()
     if path:
@@ -68,6 +70,10 @@ def blas_report():
                             ctypes.c_int)
             core = _call(lib, ("scipy_openblas_get_corename64_", "openblas_get_corename64_",
                                "openblas_get_corename"), ctypes.c_char_p)
+            build = _call(lib, ("scipy_openblas_get_config64_", "openblas_get_config64_",
+                                "openblas_get_config"), ctypes.c_char_p)
+            if build:
+                info += " ({})".format(build.decode().strip())
         except OSError:
             pass
     env = ", ".join("{}={}".format(k, os.environ.get(k, "unset")) for k in (
