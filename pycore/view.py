@@ -84,7 +84,7 @@ def logits_heatmaps(trace):
     marks = [(b, c) for b, c in enumerate(trace.predicted)]
     return {
         "heatmap-logits": heatmap(
-            "logits", trace.logits, "logits = h_hat @ W_head  (B × C), predicted class outlined",
+            "logits", trace.logits, "logits = h_hat @ W_head  (B × C)",
             "class c", "sample b", "sample %{y}, class %{x}<br>logit = " + EXACT, marks=marks),
         "heatmap-probs": heatmap(
             "probs", trace.display_softmax, "softmax(logits), for display only", "class c",
@@ -135,7 +135,7 @@ def _vector_tex(v, decimals=4, head=3, tail=2):
     items = [format_number(x, decimals) for x in v]
     if len(items) > head + tail + 1:
         items = items[:head] + [r"\ldots"] + items[-tail:]
-    return r"\left[" + ",\ ".join(items) + r"\right]"
+    return r"\left[" + r",\ ".join(items) + r"\right]"
 
 
 def _product(a, b, decimals):

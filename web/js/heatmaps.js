@@ -32,6 +32,7 @@ export function drawHeatmap(id, spec, z) {
   const el = document.getElementById(id);
   const rows = z.length;
   const cols = rows ? z[0].length : 0;
+  const compact = document.documentElement.classList.contains("embed");
   const trace = {
     type: "heatmap",
     z,
@@ -42,17 +43,19 @@ export function drawHeatmap(id, spec, z) {
     colorbar: { thickness: 10, outlinewidth: 0, len: 0.9 },
     xgap: 0, ygap: 0,
   };
+  // In the compact embed view, small matrices print their values; a squeezed colour bar would not help.
+  if (compact && rows <= 8) trace.showscale = false;
   if (spec.zmid !== undefined && spec.zmid !== null) trace.zmid = spec.zmid;
   if (spec.text) {
     trace.texttemplate = spec.text_format || "%{z:.2f}";
     trace.textfont = { size: 11 };
   }
-  const cell = rows <= 8 ? 34 : rows <= 32 ? 16 : 0;
-  const height = cell ? Math.max(150, 80 + rows * cell) : 340;
+  const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
+  const height = cell ? Math.max(compact ? 84 : 150, (compact ? 54 : 80) + rows * cell) : (compact ? 200 : 340);
   const layout = {
     title: { text: spec.title, font: { size: 13 }, x: 0, xanchor: "left" },
     height,
-    margin: { l: 64, r: 10, t: 30, b: 40 },
+    margin: compact ? { l: 44, r: 6, t: 22, b: 30 } : { l: 64, r: 10, t: 30, b: 40 },
     xaxis: axis(spec.x_title, cols, spec.x_labels),
     yaxis: Object.assign(axis(spec.y_title, rows, spec.y_labels), { autorange: "reversed" }),
     shapes: (spec.marks || []).map(([r, c]) => ({
