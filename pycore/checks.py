@@ -191,13 +191,14 @@ def as_float64(arr):
     return arr.astype(np.float64)
 
 
-def cls_rows_from_encoder(encoder_output):
+def cls_rows_from_encoder(encoder_output, check=True):
     """Check ``encoder_output`` and return ``(h_cls, shape)``: its CLS rows
     ``[:, 0, :]`` as float64 and the shape of the whole array.
 
     Only the CLS slice is converted and checked for NaN/inf: the patch tokens never
     enter the head, so they are not read (at ViT-B/16 scale the encoder output is
-    77 MB; the CLS rows are 0.4 MB).
+    77 MB; the CLS rows are 0.4 MB). With ``check=False`` the NaN/inf scan is left to
+    the caller (the head infers it from the LayerNorm moments).
 
     Raises
     ------
@@ -215,12 +216,14 @@ def cls_rows_from_encoder(encoder_output):
         raise ValueError("encoder_output has D = 0 features (shape {}): LayerNorm needs "
                          "at least one".format(shape_text(z.shape)))
     h_cls = as_float64(z[:, 0, :])
-    check_finite(h_cls, "encoder_output", lambda i: (i[0], 0, i[1]))
+    if check:
+        check_finite(h_cls, "encoder_output", lambda i: (i[0], 0, i[1]))
     return h_cls, z.shape
 
 
-def cls_rows(cls):
-    """Check CLS rows ``cls`` (B, D) and return them as float64 (no copy if already)."""
+def cls_rows(cls, check=True):
+    """Check CLS rows ``cls`` (B, D) and return them as float64 (no copy if already);
+    ``check=False`` leaves the NaN/inf scan to the caller."""
     h = real_array(cls, "cls")
     expect_ndim(h, "cls", 2, "(B, D)",
                 "(a 3-D array looks like a whole encoder output: pass it as "
@@ -229,7 +232,8 @@ def cls_rows(cls):
         raise ValueError("cls has D = 0 features (shape {}): LayerNorm needs at least "
                          "one".format(shape_text(h.shape)))
     h = as_float64(h)
-    check_finite(h, "cls")
+    if check:
+        check_finite(h, "cls")
     return h
 
 

@@ -30,7 +30,7 @@ def _normalize_scaled(x, eps):
     return mean, var, h_hat
 
 
-def normalize_rows(x, eps=EPS):
+def normalize_rows(x, eps=EPS, check=None):
     """LayerNorm core on a trusted finite float64 array; also returns the moments.
 
     The rows are shifted by their first element before the mean is taken, so a
@@ -41,9 +41,14 @@ def normalize_rows(x, eps=EPS):
     Parameters
     ----------
     x : numpy.ndarray
-        float64, 2-D (rows), finite, last axis non-empty. Not modified.
+        float64, 2-D (rows), last axis non-empty. Not modified. Finite, unless
+        ``check`` is given.
     eps : float
         Added to the variance inside the square root.
+    check : callable, optional
+        Called (before the overflow fallback) when some row's mean or variance is not
+        finite, which every NaN or infinity in ``x`` causes; it should raise if ``x``
+        holds one. This spares the head a separate pass over its input.
 
     Returns
     -------
@@ -62,12 +67,14 @@ def normalize_rows(x, eps=EPS):
         centered = x - x[..., :1]
         shift_mean = centered.mean(axis=-1, keepdims=True)
         centered -= shift_mean
-        var = np.mean(centered * centered, axis=-1, keepdims=True)
+        var = np.einsum("ij,ij->i", centered, centered)[:, None] / x.shape[-1]
         centered /= np.sqrt(var + eps)
         mean = x[..., :1] + shift_mean
     if eps <= 0.0:
         centered[var[:, 0] == 0.0] = 0.0
     if not (np.isfinite(var).all() and np.isfinite(mean).all()):
+        if check is not None:
+            check()
         bad = ~(np.isfinite(var) & np.isfinite(mean))[..., 0]
         mean_b, var_b, h_hat_b = _normalize_scaled(x[bad], eps)
         mean[bad], var[bad], centered[bad] = mean_b, var_b, h_hat_b
@@ -148,8 +155,8 @@ def extract_cls(encoder_output):
     return cls_rows_from_encoder(encoder_output)[0]
 
 
-def _head(h_cls, W, eps=EPS):
-    h_hat = normalize_rows(h_cls, eps)[2]
+def _head(h_cls, W, check, eps=EPS):
+    h_hat = normalize_rows(h_cls, eps, check)[2]
     with np.errstate(all="ignore"):
         logits = h_hat @ W
     if not np.isfinite(logits).all():
@@ -168,9 +175,9 @@ def head_from_cls(cls, W_head):
     >>> head_from_cls([[1.0, 2.0]], [[1.0], [0.0]]).round(4).tolist()
     [[-1.0]]
     """
-    h = cls_rows(cls)
+    h = cls_rows(cls, check=False)
     W = w_head_for(W_head, h.shape[1], "cls", h.shape)
-    return _head(h, W)
+    return _head(h, W, lambda: check_finite(h, "cls"))
 
 
 def classification_head(encoder_output, W_head):
@@ -211,6 +218,6 @@ def classification_head(encoder_output, W_head):
     >>> classification_head(z, W).round(4).tolist()
     [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]
     """
-    h, z_shape = cls_rows_from_encoder(encoder_output)
+    h, z_shape = cls_rows_from_encoder(encoder_output, check=False)
     W = w_head_for(W_head, h.shape[1], "encoder_output", z_shape)
-    return _head(h, W)
+    return _head(h, W, lambda: check_finite(h, "encoder_output", lambda i: (i[0], 0, i[1])))
