@@ -27,15 +27,17 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
     """
     values = np.asarray(values)
     rows, cols = values.shape
+    title_note = ""
     if diverging:
-        top = float(np.max(np.abs(values))) if values.size else 0.0
-        top = top if top > 0 else 1.0
+        top = colour_limit(values)
         zmin, zmax = -top, top
+        if values.size > ROBUST_RANGE_FROM and top < float(np.max(np.abs(values))):
+            title_note = "  (colours saturate beyond ±%s)" % format_number(top, 3)
     else:
         zmin, zmax = 0.0, 1.0
     return {
         "matrix": matrix,
-        "title": title,
+        "title": title + title_note,
         "x_title": x_title,
         "y_title": y_title,
         "zmin": zmin,
@@ -46,6 +48,34 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
         "hover": hover,
         "marks": [[int(r), int(c)] for r, c in (marks or [])],
     }
+
+
+# Large matrices (a ViT-B/16 W_head) take their colour range from a high percentile, so one
+# edited outlier does not wash every other cell out to white; hover still shows exact values.
+ROBUST_RANGE_FROM = 4096
+ROBUST_PERCENTILE = 99.9
+
+
+def colour_limit(values):
+    """Half-width of the symmetric colour range: max |x|, or a high percentile of |x| when large.
+
+    The percentile is taken on an evenly strided sample of at most ~50,000 values, which keeps
+    a 768 x 1000 matrix cheap to redraw after every edit.
+
+    Examples
+    --------
+    >>> colour_limit(np.array([[0.5, -2.0]]))
+    2.0
+    >>> colour_limit(np.zeros((2, 2)))
+    1.0
+    """
+    magnitude = np.abs(values).ravel()
+    if magnitude.size > ROBUST_RANGE_FROM:
+        step = max(1, magnitude.size // 50000)
+        top = float(np.percentile(magnitude[::step], ROBUST_PERCENTILE))
+    else:
+        top = float(np.max(magnitude)) if magnitude.size else 0.0
+    return top if top > 0 else 1.0
 
 
 # Hover shows the exact float64 value (12 significant digits, trailing zeros trimmed).
@@ -106,18 +136,35 @@ def stats_table(trace, decimals=4):
             "header": ["", "mean μ", "variance σ²", "√(σ² + ε)"], "rows": rows}
 
 
+# Past this many classes a full row of logits is unreadable, on screen and read aloud alike.
+TABLE_CLASSES_MAX = 24
+TABLE_TOP_K = 10
+
+
 def logits_table(trace, decimals=4):
-    """The logits as numbers, with each sample's predicted class marked."""
+    """The logits as numbers, with each sample's predicted class marked.
+
+    With more than TABLE_CLASSES_MAX classes the table lists each sample's TABLE_TOP_K largest
+    logits instead (the CSV export has them all).
+    """
     B, C = trace.logits.shape
     rows = []
+    if C <= TABLE_CLASSES_MAX:
+        for b in range(B):
+            rows.append({"label": "sample %d" % b,
+                         "cells": [format_number(v, decimals) for v in trace.logits[b]],
+                         "mark": int(trace.predicted[b])})
+        return {"caption": "Logits (rows: samples; columns: classes; predicted class marked)",
+                "header": [""] + ["class %d" % c for c in range(C)], "rows": rows}
     for b in range(B):
-        rows.append({
-            "label": "sample %d" % b,
-            "cells": [format_number(v, decimals) for v in trace.logits[b]],
-            "mark": int(trace.predicted[b]),
-        })
-    return {"caption": "Logits (rows: samples; columns: classes; predicted class marked)",
-            "header": [""] + ["class %d" % c for c in range(C)], "rows": rows}
+        order = np.argsort(-trace.logits[b], kind="stable")[:TABLE_TOP_K]
+        rows.append({"label": "sample %d" % b,
+                     "cells": ["class %d: %s" % (c, format_number(trace.logits[b, c], decimals))
+                               for c in order],
+                     "mark": 0})
+    return {"caption": "The %d largest logits of each sample, of C = %d (the CSV export has "
+                       "them all); the first is the predicted class" % (TABLE_TOP_K, C),
+            "header": [""] + ["#%d" % (k + 1) for k in range(min(TABLE_TOP_K, C))], "rows": rows}
 
 
 def top_classes(trace, k=3, decimals=3):
@@ -130,11 +177,16 @@ def top_classes(trace, k=3, decimals=3):
     return "; ".join(lines)
 
 
+def _shown(n, head, tail):
+    """Indices shown of a length-n sequence abbreviated to head ... tail (None marks the gap)."""
+    if n <= head + tail + 1:
+        return list(range(n))
+    return list(range(head)) + [None] + list(range(n - tail, n))
+
+
 def _vector_tex(v, decimals=4, head=3, tail=2):
-    """A vector as TeX, abbreviated with an ellipsis when it is long."""
-    items = [format_number(x, decimals) for x in v]
-    if len(items) > head + tail + 1:
-        items = items[:head] + [r"\ldots"] + items[-tail:]
+    """A vector as TeX, abbreviated with an ellipsis when it is long (only shown items formatted)."""
+    items = [r"\ldots" if d is None else format_number(v[d], decimals) for d in _shown(len(v), head, tail)]
     return r"\left[" + r",\ ".join(items) + r"\right]"
 
 
@@ -155,9 +207,8 @@ def steps(state, trace, sample, cls, decimals=4):
     fmt = lambda x: format_number(x, decimals)  # noqa: E731
     source = "z_L[%d, 0, :]" % b if state.mode == "encoder" else r"\text{cls}[%d]" % b
     h, h_hat, w = trace.h_cls[b], trace.h_hat[b], state.W_head[:, c]
-    terms = [_product(h_hat[d], w[d], decimals) for d in range(D)]
-    if D > 6:
-        terms = terms[:3] + [r"\cdots"] + terms[-2:]
+    terms = [r"\cdots" if d is None else _product(h_hat[d], w[d], decimals)
+             for d in _shown(D, 3, 2)]
     items = [
         {"title": "1. Take the CLS token (position 0)",
          "tex": r"h_{\mathrm{cls}} = %s = %s" % (source, _vector_tex(h, decimals)),
