@@ -232,3 +232,49 @@ def test_head_from_cls_errors_name_cls():
         head_from_cls([[0, 0, 0, 0], [0, 0, 0, np.inf]], W)
     with pytest.raises(ValueError, match=r"to match cls of shape \(2, 4\)"):
         head_from_cls(CLS, np.array(W).T)
+
+
+# ---- the trace -----------------------------------------------------------------------
+
+def test_trace_has_every_intermediate_of_the_worked_example():
+    from pycore import trace_head
+    t = trace_head(W, cls=CLS)
+    assert t.h_cls.tolist() == [[2, -1, 0, 3], [1, 1, -1, -1]]
+    assert t.mean.tolist() == [1.0, 0.0] and t.var.tolist() == [2.5, 1.0]
+    np.testing.assert_allclose(t.std, [math.sqrt(2.5 + 1e-6), math.sqrt(1 + 1e-6)], rtol=1e-15)
+    np.testing.assert_allclose(t.h_hat, (t.h_cls - t.mean[:, None]) / t.std[:, None],
+                               rtol=1e-14, atol=1e-15)
+    assert np.round(t.logits, 4).tolist() == EXPECTED
+    assert t.predicted.tolist() == [2, 0] and t.predicted.dtype.kind == "i"
+    e = np.exp(t.logits)
+    np.testing.assert_allclose(t.display_softmax, e / e.sum(axis=1, keepdims=True), rtol=1e-14)
+    assert t.eps == 1e-6
+    assert "display only" in type(t).__doc__.lower()
+    assert "cross-entropy" in type(t).__doc__.lower()
+    shapes = [a.shape for a in (t.h_cls, t.mean, t.var, t.std, t.h_hat, t.logits, t.predicted,
+                                t.display_softmax)]
+    assert shapes == [(2, 4), (2,), (2,), (2,), (2, 4), (2, 3), (2,), (2, 3)]
+
+
+def test_trace_from_encoder_output_equals_trace_from_cls_and_the_head():
+    from pycore import trace_head
+    z = encoder_from_cls(CLS, n_patches=6)
+    a, b = trace_head(W, encoder_output=z), trace_head(W, cls=CLS)
+    for name in ("h_cls", "mean", "var", "std", "h_hat", "logits", "predicted",
+                 "display_softmax"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    np.testing.assert_array_equal(a.logits, classification_head(z, W))
+    assert np.shares_memory(a.h_cls, z)                 # position 0 is read, not copied
+
+
+def test_trace_ties_pick_the_first_class_and_errors():
+    from pycore import trace_head
+    t = trace_head(np.zeros((4, 3)), cls=CLS)
+    assert t.predicted.tolist() == [0, 0]
+    np.testing.assert_allclose(t.display_softmax, 1 / 3)
+    with pytest.raises(TypeError, match="exactly one of cls"):
+        trace_head(W)
+    with pytest.raises(TypeError, match="exactly one of cls"):
+        trace_head(W, cls=CLS, encoder_output=encoder_from_cls(CLS))
+    with pytest.raises(ValueError, match=r"cls has a NaN at index \(0, 1\)"):
+        trace_head(W, cls=[[0, np.nan, 0, 0]])
