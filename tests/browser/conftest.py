@@ -22,6 +22,7 @@ import time
 from urllib.parse import quote, urlsplit
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:
@@ -179,16 +180,25 @@ def page_log(page):
     return PageLog(page)
 
 
+def _alerts(page):
+    return page.evaluate(
+        "() => Array.from(document.querySelectorAll('[role=alert]'))"
+        ".map(e => e.textContent.trim()).filter(Boolean).join(' | ')")
+
+
 def wait_ready(page, timeout=BOOT_TIMEOUT_MS):
     """Wait until the page says it is interactive; fail with its alert if it could not start."""
-    page.wait_for_function(
-        """() => document.documentElement.dataset.ready === 'true'
-                 || document.documentElement.dataset.bootFailed === 'true'""", timeout=timeout)
+    try:
+        page.wait_for_function(
+            """() => document.documentElement.dataset.ready === 'true'
+                     || document.documentElement.dataset.bootFailed === 'true'""",
+            timeout=timeout)
+    except PlaywrightTimeoutError:
+        status = page.evaluate("(document.getElementById('boot-status') || {}).textContent")
+        pytest.fail("the page did not become ready in %d s; status: %r; alert: %s"
+                    % (timeout // 1000, status, _alerts(page) or "(none)"), pytrace=False)
     if page.evaluate("document.documentElement.dataset.ready") != "true":
-        alert = page.evaluate(
-            "() => Array.from(document.querySelectorAll('[role=alert]'))"
-            ".map(e => e.textContent.trim()).filter(Boolean).join(' | ')")
-        pytest.fail("the page could not start; its alert says: %s" % (alert or "(nothing)"),
+        pytest.fail("the page could not start; its alert says: %s" % (_alerts(page) or "(nothing)"),
                     pytrace=False)
     return page
 
