@@ -84,7 +84,12 @@ def main(argv=None):
           % (args.out, time.monotonic() - start, info["host"], rt["pyodide"], rt["python"],
              rt["numpy"] or "missing", folder_size(args.out) / 1e6))
     if args.serve:
-        server = serve_mod.make_server(args.out, port=args.port)
+        try:
+            server = serve_mod.make_server(args.out, port=args.port)
+        except OSError as exc:
+            print("cannot serve on port %d (%s): pass another --port" % (args.port, exc),
+                  file=sys.stderr)
+            return 1
         print("serving %s at http://127.0.0.1:%d/ (Ctrl+C stops)"
               % (args.out, server.server_address[1]), flush=True)
         try:

@@ -5,6 +5,7 @@ in heatmap-logits equal pycore.classification_head in CPython; no request leaves
 origin; no console error, uncaught page error or Python traceback. And a PyScript build whose
 NumPy is deliberately missing boots Pyodide 314 and says so in plain words in role="alert".
 """
+import os
 import time
 
 import numpy as np
@@ -12,7 +13,9 @@ import pytest
 
 from pycore import classification_head
 
-from .conftest import state_fragment
+from buildtools.site import absolute_urls
+
+from .conftest import ROOT, state_fragment
 
 # DESIGN.md's worked example.
 CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
@@ -89,3 +92,23 @@ def test_fallback_host_tells_what_went_wrong_when_a_runtime_file_is_missing(
     text = page.get_by_role("alert").inner_text()
     assert text.startswith("NumPy could not be loaded") and "python build.py" in text
     assert page_log.off_origin(url) == []
+
+
+@pytest.mark.parametrize("variant, host, numpy", [("fallback", "fallback", "1.17.5"),
+                                                  ("pyscript-without-numpy", "pyscript", None)])
+def test_built_sites_say_what_they_are(sites, variant, host, numpy):
+    sites.url(variant)
+    info = sites.info[variant]
+    assert info["host"] == host and info["offline"] is True and info["reason"]
+    assert info["runtime"]["numpy"] == numpy
+    folder = os.path.join(ROOT, "build", "test-" + variant)
+    assert absolute_urls(folder) == []
+    vendored = {a["name"] for a in info["artifacts"]}
+    assert {"plotly", "katex"} <= vendored
+    if host == "fallback":
+        runtime = os.path.join(folder, "vendor", "pyodide-0.17")
+        # only Pyodide's core and NumPy, of the ~150 packages in the 185 MB tarball
+        assert sorted(f for f in os.listdir(runtime) if f.endswith(".data")) == [
+            "numpy.data", "pyodide.asm.data"]
+        size = sum(os.path.getsize(os.path.join(runtime, f)) for f in os.listdir(runtime))
+        assert size < 30e6
