@@ -6,6 +6,7 @@ type, so the types that matter here are set explicitly.
 """
 import functools
 import http.server
+import sys
 import threading
 
 MIME_TYPES = {
@@ -42,12 +43,22 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
             super().log_message(format, *args)
 
 
+class SiteServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A browser that leaves a page mid-download (a closed tab, a test's page) resets the
+        # connection: normal for a web server, not worth a traceback.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
+
 def make_server(directory, host="127.0.0.1", port=0, quiet=False):
     """A threaded server for `directory` (port 0 picks a free port); not started yet."""
     handler = functools.partial(type("Handler", (SiteHandler,), {"quiet": quiet}),
                                 directory=directory)
-    server = http.server.ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
+    server = SiteServer((host, port), handler)
     return server
 
 
