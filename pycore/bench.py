@@ -138,8 +138,12 @@ def main(argv=None):
                                             platform.machine()))
     print(blas_report())
     if hasattr(os, "getloadavg"):
-        print("load average before timing (other processes share the CPUs): {:.2f}".format(
-            os.getloadavg()[0]))
+        load = os.getloadavg()[0]
+        print("load average before timing (other processes share the CPUs): {:.2f}".format(load))
+        if load > 0.5 * (os.cpu_count() or 1):
+            print("WARNING: the machine is busy; a multi-threaded BLAS then waits for CPUs and "
+                  "the ratios mostly measure that wait (try again when idle, or compare with "
+                  "OPENBLAS_NUM_THREADS=1)")
     t_head, t_min, t_bare = interleaved_medians(
         [lambda: classification_head(z, W), lambda: minimal_head(z, W), lambda: h_hat @ W],
         args.rounds)
