@@ -7,7 +7,7 @@
 - A fresh page per test (pytest-playwright's `page`).
 
 Fixtures for tests:
-  site_url              base URL of the offline fallback host (the one every machine builds)
+  site_url (or site)    base URL of the offline fallback host (the one every machine builds)
   sites                 sites.url("fallback" | "pyscript-without-numpy" | "pyscript")
   page_log              records console errors, page errors, tracebacks, off-origin requests
   wait_ready            wait_ready(page): until data-ready is "true"; fails with the alert's text
@@ -135,6 +135,12 @@ def sites():
 def site_url(sites):
     """Base URL (ending in /) of the offline fallback host."""
     return sites.url("fallback")
+
+
+@pytest.fixture(scope="session")
+def site(site_url):
+    """The same base URL, by a shorter name."""
+    return site_url
 
 
 class PageLog:

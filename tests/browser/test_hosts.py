@@ -82,15 +82,22 @@ def test_pyscript_build_without_numpy_boots_pyodide_314_and_says_so(sites, page,
     page_log.assert_clean(url)
 
 
-def test_fallback_host_tells_what_went_wrong_when_a_runtime_file_is_missing(
-        sites, page, page_log):
-    url = sites.url("fallback")
-    page.route("**/numpy.data", lambda route: route.fulfill(status=404, body="gone"))
+@pytest.mark.parametrize("variant, missing, words", [
+    ("fallback", "numpy.data", "NumPy could not be loaded"),
+    ("fallback", "pyodide.asm.wasm", "The Python runtime could not be downloaded"),
+    ("fallback", "py/bridge.py", "The explorer's Python code could not be loaded"),
+    ("pyscript-without-numpy", "pyodide.asm.wasm", "The Python runtime could not be downloaded"),
+    ("pyscript-without-numpy", "pyscript.json", "The Python runtime could not be downloaded"),
+])
+def test_a_missing_file_is_reported_in_plain_words(sites, page, page_log, variant, missing,
+                                                   words):
+    url = sites.url(variant)
+    page.route("**/" + missing, lambda route: route.fulfill(status=404, body="gone"))
     boot(page, url)
     page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
                            timeout=120000)
     text = page.get_by_role("alert").inner_text()
-    assert text.startswith("NumPy could not be loaded") and "python build.py" in text
+    assert text.startswith(words) and missing in text and "python build.py" in text
     assert page_log.off_origin(url) == []
 
 

@@ -92,6 +92,23 @@
     return lines.length ? lines[lines.length - 1].trim() : text;
   }
 
+  // A runtime file that the server does not have (HTTP 404 and the like) can stop Pyodide
+  // without an error it reports; the browser's resource timing has every response's status.
+  function watchMissing(onMissing) {
+    if (!window.PerformanceObserver) return;
+    var observer = new PerformanceObserver(function (list) {
+      list.getEntries().forEach(function (entry) {
+        if (entry.responseStatus >= 400 && /\/(vendor|py|pycore)\/|py-files\.json/.test(entry.name)) {
+          observer.disconnect();
+          onMissing(new Error(entry.name + ": HTTP " + entry.responseStatus));
+        }
+      });
+    });
+    try {
+      observer.observe({ type: "resource", buffered: true });
+    } catch (e) { /* older browsers: the boot's own errors still show */ }
+  }
+
   async function boot() {
     if (location.protocol === "file:") {
       stage = "file";
@@ -136,11 +153,15 @@
       "import bridge",
       "bridge",
     ].join("\n"));
+    if (reported) return; // a missing file was already reported; do not pretend all is well
     stage = "ready";
     host.ready(bridge);
   }
 
-  boot().catch(function (error) {
+  var reported = false;
+  function report(error) {
+    if (reported) return;
+    reported = true;
     if (stage === "ready") throw error; // the page's own error while taking over: not ours
     if (stage === "file") {
       host.fail("This page needs a web server: Python cannot start from a file:// address. " +
@@ -149,7 +170,13 @@
       return;
     }
     console.error("[vit boot] " + stage + ":", error);
-    host.fail(TROUBLE[stage] + " (" + summary(error) + ")." +
-              (stage === "explorer" ? "" : FIX));
+    // a missing file is fixed by a complete copy of the site; a Python error in the explorer
+    // is a bug that no copying fixes
+    var missingFile = stage !== "explorer" || /HTTP [45]\d\d/.test(summary(error));
+    host.fail(TROUBLE[stage] + " (" + summary(error) + ")." + (missingFile ? FIX : ""));
+  }
+  watchMissing(function (error) {
+    if (stage !== "ready") report(error);
   });
+  boot().catch(report);
 })();

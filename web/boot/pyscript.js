@@ -51,6 +51,22 @@
     try { observer.observe({ type: "resource", buffered: true }); } catch (e) { /* no hint */ }
   }
 
+  // A file of the runtime or of the explorer that the server does not have (HTTP 404 and the
+  // like) stops the boot, sometimes without any error event (a missing .wasm just hangs):
+  // the browser's resource timing reports every response's status, so watch that.
+  if (window.PerformanceObserver) {
+    var missing = new PerformanceObserver(function (list) {
+      list.getEntries().forEach(function (entry) {
+        if (entry.responseStatus >= 400 && /\/(vendor|py|pycore)\/|pyscript\.json/.test(entry.name)) {
+          fail("The Python runtime could not be downloaded (" + entry.name + ": HTTP " +
+               entry.responseStatus + ")." + FIX);
+        }
+      });
+      if (settled) missing.disconnect();
+    });
+    try { missing.observe({ type: "resource", buffered: true }); } catch (e) { /* no watch */ }
+  }
+
   // Until the page is handed over, an uncaught error means the runtime did not start.
   window.addEventListener("error", function (event) {
     var target = event.target;
