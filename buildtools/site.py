@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from html.parser import HTMLParser
 
 from . import hosts
@@ -285,6 +286,16 @@ def write_json(site, name, data):
         f.write("\n")
 
 
+def _remove_stale(parent, prefix, age_s=3600):
+    """Remove temporary build folders left by a build that was killed (an hour old or more;
+    younger ones may belong to a build running right now)."""
+    for name in os.listdir(parent):
+        path = os.path.join(parent, name)
+        if (name.startswith(prefix) and (".building-" in name or ".old-" in name)
+                and time.time() - os.path.getmtime(path) > age_s):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def replace_atomically(out, fill):
     """Build into a temporary sibling of `out` with fill(folder); swap it in on success.
 
@@ -298,6 +309,7 @@ def replace_atomically(out, fill):
                          "refusing to replace it" % out, "choose another --out folder")
     parent = os.path.dirname(out)
     os.makedirs(parent, exist_ok=True)
+    _remove_stale(parent, "." + os.path.basename(out) + ".")
     tmp = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(out) + ".building-")
     try:
         result = fill(tmp)

@@ -218,6 +218,16 @@ def test_a_failed_build_leaves_the_previous_site_intact(checkout):
     assert sorted(os.listdir(str(checkout))) == ["cache", "dist", "numpy.whl", "repo"]
 
 
+def test_a_killed_build_leaves_nothing_that_lasts(checkout):
+    stale = checkout / ".dist.building-abc123"
+    (stale / "vendor").mkdir(parents=True)
+    os.utime(str(stale), (0, 0))  # an hour old or more: no build is still writing it
+    fresh = checkout / ".dist.building-now"
+    fresh.mkdir()
+    run_build(checkout, "--runtime", "fallback")
+    assert not stale.exists() and fresh.exists()
+
+
 def test_a_failed_build_says_what_to_do(checkout, capsys):
     (checkout / "repo" / "web" / "index.html").write_text("<html>no marker</html>")
     code = build.main(["--root", str(checkout / "repo"), "--cache-dir", str(checkout / "cache"),
