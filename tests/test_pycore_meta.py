@@ -59,11 +59,13 @@ def test_browser_safe_modules_import_no_browser_or_os_specific_modules():
                              re.M), path.name
 
 
-def test_bench_runs_small_and_prints_targets():
+@pytest.mark.parametrize("clock", ["wall", "thread"])
+def test_bench_runs_small_and_prints_targets(clock):
     from pycore import bench
     out = io.StringIO()
     with redirect_stdout(out):
-        code = bench.main(["--B", "2", "--N", "3", "--D", "16", "--C", "5", "--rounds", "5"])
+        code = bench.main(["--B", "2", "--N", "3", "--D", "16", "--C", "5", "--rounds", "5",
+                           "--clock", clock])
     text = out.getvalue()
     assert code == 0
     assert "BLAS:" in text and "threads used by BLAS" in text
