@@ -5,12 +5,34 @@
 3. ``logits = h_hat @ W_head`` -- no bias, no softmax, no activation.
 """
 
+import threading
+
 import numpy as np
 
 from .checks import (as_float64, check_finite, cls_rows, cls_rows_from_encoder,
                      explain_nonfinite_logits, real_array, shape_text, w_head_for)
 
 EPS = 1e-6
+
+_workspace = threading.local()
+_WORKSPACE_MAX_BYTES = 8 * 2 ** 20
+
+
+def _scratch(shape):
+    """A float64 buffer the head reuses, per thread, for its temporary h_hat.
+
+    Allocating a fresh 0.4 MB temporary on every call costs page faults in CPython
+    (the allocator hands such blocks back to the OS between calls), about a sixth of
+    the whole head at ViT-B/16 scale. The buffer never leaves the head: only the new
+    logits array is returned. Buffers above 8 MB are not kept.
+    """
+    if shape[0] * shape[1] * 8 > _WORKSPACE_MAX_BYTES:
+        return np.empty(shape)
+    buf = getattr(_workspace, "buf", None)
+    if buf is None or buf.shape != shape:
+        buf = np.empty(shape)
+        _workspace.buf = buf
+    return buf
 
 
 def _normalize_scaled(x, eps):
@@ -30,7 +52,7 @@ def _normalize_scaled(x, eps):
     return mean, var, h_hat
 
 
-def normalize_rows(x, eps=EPS, check=None):
+def normalize_rows(x, eps=EPS, check=None, out=None):
     """LayerNorm core on a trusted finite float64 array; also returns the moments.
 
     The rows are shifted by their first element before the mean is taken, so a
@@ -49,6 +71,8 @@ def normalize_rows(x, eps=EPS, check=None):
         Called (before the overflow fallback) when some row's mean or variance is not
         finite, which every NaN or infinity in ``x`` causes; it should raise if ``x``
         holds one. This spares the head a separate pass over its input.
+    out : numpy.ndarray, optional
+        float64 array shaped like ``x`` (and not ``x``) to hold ``h_hat``.
 
     Returns
     -------
@@ -64,7 +88,7 @@ def normalize_rows(x, eps=EPS, check=None):
     (1.0, 2.5, [[0.6325, -1.2649, -0.6325, 1.2649]])
     """
     with np.errstate(all="ignore"):
-        centered = x - x[..., :1]
+        centered = np.subtract(x, x[..., :1], out=out)
         shift_mean = centered.mean(axis=-1, keepdims=True)
         centered -= shift_mean
         var = np.einsum("ij,ij->i", centered, centered)[:, None] / x.shape[-1]
@@ -156,7 +180,7 @@ def extract_cls(encoder_output):
 
 
 def _head(h_cls, W, check, eps=EPS):
-    h_hat = normalize_rows(h_cls, eps, check)[2]
+    h_hat = normalize_rows(h_cls, eps, check, out=_scratch(h_cls.shape))[2]
     with np.errstate(all="ignore"):
         logits = h_hat @ W
     if not np.isfinite(logits).all():

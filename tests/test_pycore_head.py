@@ -278,3 +278,42 @@ def test_trace_ties_pick_the_first_class_and_errors():
         trace_head(W, cls=CLS, encoder_output=encoder_from_cls(CLS))
     with pytest.raises(ValueError, match=r"cls has a NaN at index \(0, 1\)"):
         trace_head(W, cls=[[0, np.nan, 0, 0]])
+
+
+def test_reused_workspace_never_leaks_into_results():
+    rs = np.random.RandomState(3)
+    z1, z2, W_head = rs.randn(4, 3, 8), rs.randn(4, 3, 8), rs.randn(8, 5)
+    first = classification_head(z1, W_head)
+    kept = first.copy()
+    second = classification_head(z2, W_head)
+    np.testing.assert_array_equal(first, kept)          # the second call did not touch it
+    assert not np.shares_memory(first, second)
+    np.testing.assert_allclose(second, reference_head(z2.tolist(), W_head.tolist()),
+                               rtol=1e-12, atol=1e-12)
+    big, W_big = rs.randn(1100, 1, 1000), rs.randn(1000, 2)   # 8.8 MB of h_hat: not kept
+    h = big[:, 0, :]
+    want = (h - h.mean(1, keepdims=True)) / np.sqrt(h.var(1, keepdims=True) + 1e-6) @ W_big
+    np.testing.assert_allclose(classification_head(big, W_big), want, rtol=1e-9, atol=1e-9)
+
+
+def test_threads_get_their_own_workspace():
+    import threading
+    rs = np.random.RandomState(4)
+    W_head = rs.randn(16, 3)
+    inputs = [rs.randn(6, 2, 16) for _ in range(4)]
+    wanted = [np.array(reference_head(z.tolist(), W_head.tolist())) for z in inputs]
+    errors = []
+
+    def work(k):
+        for _ in range(200):
+            got = classification_head(inputs[k], W_head)
+            if not np.allclose(got, wanted[k], rtol=1e-12, atol=1e-12):
+                errors.append(k)
+                return
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
