@@ -5,8 +5,6 @@
 3. ``logits = h_hat @ W_head`` -- no bias, no softmax, no activation.
 """
 
-import threading
-
 import numpy as np
 
 from .checks import (as_float64, check_finite, cls_rows, cls_rows_from_encoder,
@@ -14,7 +12,11 @@ from .checks import (as_float64, check_finite, cls_rows, cls_rows_from_encoder,
 
 EPS = 1e-6
 
-_workspace = threading.local()
+try:
+    import threading
+    _workspace = threading.local()
+except ImportError:          # a runtime without threads support: one workspace is enough
+    _workspace = type("Workspace", (object,), {})()
 _WORKSPACE_MAX_BYTES = 8 * 2 ** 20
 
 
@@ -233,6 +235,11 @@ def classification_head(encoder_output, W_head):
         For a wrong number of dimensions (saying which shape was expected), shapes that
         do not fit (naming both, and saying W_head looks transposed when it is (C, D)),
         a NaN or infinity (naming the first index), or logits that overflow float64.
+
+    Notes
+    -----
+    The normalized rows go into a (B, D) workspace kept per thread between calls
+    (0.4 MB at ViT-B/16 scale), which spares CPython a fresh temporary per call.
 
     Examples
     --------
