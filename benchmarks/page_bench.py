@@ -1,0 +1,665 @@
+#!/usr/bin/env python3
+"""Page-speed benchmark of the explorer (issue 4, "Speed"), on the built site in headless Chromium.
+
+    python benchmarks/page_bench.py                 # build the fallback site into a temp dir
+    python benchmarks/page_bench.py --site dist     # measure an already built site
+    python benchmarks/page_bench.py --runs 11 --boot-runs 7 --trace /tmp/traces
+
+Everything is measured side by side in one run, with one browser, alternating the page and its
+floor run by run so that machine noise hits both alike:
+
+1. Navigation to ready: the explorer (navigation start to <html data-ready="true">) against the
+   runtime's own floor, a bare page that boots the same vendored Pyodide and imports NumPy.
+   Every boot gets a fresh browser context, i.e. a cold HTTP cache for both pages.
+2. Edit to render, as the page itself reports it (<html data-last-render-ms>), for a CLS and a
+   W_head edit at the worked example's size and at ViT-B/16 size, against the Plotly floor: a
+   page with only Plotly.js that calls Plotly.react on exactly the heatmaps the edit redrew, with
+   the explorer's own captured arguments (new arrays each time).
+3. Machine facts and a one-line summary.
+
+Targets (issue 4): both ratios at most 1.25x; edit medians at most 100 ms at the worked example's
+size, 150 ms (CLS edit) and 600 ms (W_head edit) at ViT-B/16 size. A missed target prints FAIL;
+the exit status stays 0 unless --strict is given (this is a benchmark, not a test).
+
+The JavaScript that records the timings (page_bench_assets/instrument.js) is installed in every
+page before its own scripts run; the floor pages are in page_bench_assets/ too and are served
+from memory next to the site, so a --site folder is never modified.
+"""
+import argparse
+import functools
+import http.server
+import io
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parent.parent
+ASSETS = Path(__file__).resolve().parent / "page_bench_assets"
+
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+BOOT_RATIO_TARGET = 1.25
+EDIT_RATIO_TARGET = 1.25
+BOOT_TIMEOUT_MS = 180_000
+RENDER_TIMEOUT_MS = 120_000
+
+# Two valid numbers that an edit alternates between, so that every edit is a change.
+EDIT_VALUES = ("0.375", "-1.25")
+
+
+class Scenario:
+    """One kind of edit: which preset, which cell, and the absolute target for its median."""
+
+    def __init__(self, key, title, preset, label, target_ms):
+        self.key, self.title, self.preset, self.label, self.target_ms = key, title, preset, label, target_ms
+
+
+SCENARIOS = [
+    Scenario("a", "CLS edit, worked example", None, "cls[0,1]", 100),
+    Scenario("b", "W_head edit, worked example", None, "W_head[1,2]", 100),
+    Scenario("c", "CLS edit, ViT-B/16 size", "vit-b16", "cls[0,1]", 150),
+    Scenario("d", "W_head edit, ViT-B/16 size", "vit-b16", "W_head[1,2]", 600),
+]
+
+
+class BenchError(Exception):
+    """Something that stops the benchmark, said in words (no traceback needed)."""
+
+
+# ---- the site ----------------------------------------------------------------------------------
+
+def build_site(out):
+    """Build the fallback host (Pyodide 0.17 + NumPy 1.17) into `out` with the project's build.py."""
+    cmd = [sys.executable, str(ROOT / "build.py"), "--runtime", "fallback", "--out", str(out)]
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BenchError("the build failed (%s):\n%s%s" % (" ".join(cmd), proc.stdout, proc.stderr))
+    last = (proc.stdout.strip().splitlines() or [""])[-1]
+    print("built the site in %.1f s: %s" % (time.monotonic() - started, last))
+    return out
+
+
+def runtime_index_url(site):
+    """Where the explorer's fallback glue loads Pyodide from (its data-index-url), site-relative.
+
+    The floor must boot the very same files; a site built for another host has no such glue, and
+    the floor page below is written for Pyodide 0.17's loadPyodide({indexURL}).
+    """
+    html = (site / "index.html").read_text(encoding="utf-8")
+    m = re.search(r'<script[^>]*src="boot/fallback\.js"[^>]*data-index-url="([^"]+)"', html)
+    if not m:
+        raise BenchError("%s/index.html does not boot the fallback host (boot/fallback.js with "
+                         "data-index-url); build it with `python build.py --runtime fallback`" % site)
+    index_url = m.group(1) if m.group(1).endswith("/") else m.group(1) + "/"
+    if not (site / index_url / "pyodide.js").is_file():
+        raise BenchError("%s has no %spyodide.js" % (site, index_url))
+    return index_url
+
+
+def build_info(site):
+    try:
+        return json.loads((site / "build-info.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+# ---- serving -----------------------------------------------------------------------------------
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Static files with the MIME types Pyodide and modules need, plus pages served from memory."""
+
+    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map, **{
+        ".html": "text/html; charset=utf-8",
+        ".js": "text/javascript; charset=utf-8",
+        ".mjs": "text/javascript; charset=utf-8",
+        ".css": "text/css; charset=utf-8",
+        ".json": "application/json",
+        ".wasm": "application/wasm",   # needed for WebAssembly streaming compilation
+        ".data": "application/octet-stream",
+        ".py": "text/plain; charset=utf-8",
+    })
+    overlay = {}  # URL path -> HTML text; set on a subclass per server
+
+    def send_head(self):
+        page = self.overlay.get(urlsplit(self.path).path)
+        if page is None:
+            return super().send_head()
+        body = page.encode("utf-8")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
+
+    def log_message(self, *args):
+        pass
+
+
+class QuietServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        # A context closed mid-download resets its connections; that is expected, not news.
+        if not isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            super().handle_error(request, client_address)
+
+
+def start_server(site, overlay):
+    """Serve `site` (and the `overlay` pages) on 127.0.0.1, a free port, in a daemon thread."""
+    handler = type("Handler", (SiteHandler,), {"overlay": overlay})
+    server = QuietServer(("127.0.0.1", 0), functools.partial(handler, directory=str(site)))
+    threading.Thread(target=server.serve_forever, name="site-server", daemon=True).start()
+    return server, "http://127.0.0.1:%d/" % server.server_address[1]
+
+
+# ---- pages -------------------------------------------------------------------------------------
+
+class PageErrors:
+    """Uncaught errors and console errors of the pages, reported at the end (they can skew times)."""
+
+    def __init__(self):
+        self.items = []
+
+    def watch(self, page, name):
+        page.on("pageerror", lambda err: self.items.append("%s: %s" % (name, err)))
+        page.on("response", lambda r: r.status >= 400 and self.items.append(
+            "%s: HTTP %d for %s" % (name, r.status, r.url)))
+        page.on("console", lambda msg: msg.type == "error" and not msg.text.startswith(
+            "Failed to load resource") and self.items.append(
+            "%s console: %s" % (name, msg.text.strip().splitlines()[0] if msg.text.strip() else "")))
+
+
+def new_page(browser, errors, name):
+    """A page in a fresh browser context (own cache, own storage), instrumented before load."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(path=str(ASSETS / "instrument.js"))
+    page = context.new_page()
+    errors.watch(page, name)
+    return page
+
+
+def settle(page):
+    """Let two animation frames pass, so work a redraw left for later does not spill into the next."""
+    page.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+
+def wait_ready(page, timeout=BOOT_TIMEOUT_MS):
+    """Wait for the readiness mark (or a boot failure); returns the page's marks."""
+    page.wait_for_function("() => window.__bench && (window.__bench.marks.ready !== undefined"
+                           " || window.__bench.marks.bootFailed !== undefined)", timeout=timeout)
+    marks = page.evaluate("() => window.__bench.marks")
+    if "ready" not in marks:
+        alert = page.evaluate("() => (document.getElementById('alert') || {}).textContent || ''")
+        raise BenchError("%s did not start: %s" % (page.url, alert.strip() or "boot failed"))
+    return marks
+
+
+RESOURCES_JS = """() => {
+    const end = (suffix) => {
+        const e = performance.getEntriesByType('resource').filter(r => r.name.endsWith(suffix));
+        return e.length ? Math.max(...e.map(r => r.responseEnd)) : null;
+    };
+    return {runtimeFiles: Math.max(end('pyodide.asm.wasm') || 0, end('pyodide.asm.data') || 0) || null,
+            numpyData: end('numpy.data'), plotlyFile: end('plotly.min.js')};
+}"""
+
+
+def boot_once(browser, errors, url, name):
+    """One cold navigation; returns the page's milestones (ms since navigation start)."""
+    page = new_page(browser, errors, name)
+    try:
+        page.goto(url, wait_until="commit", timeout=BOOT_TIMEOUT_MS)
+        marks = wait_ready(page)
+        marks.update({k: v for k, v in page.evaluate(RESOURCES_JS).items() if v is not None})
+        return marks
+    finally:
+        page.context.close()
+
+
+class Explorer:
+    """The explorer page, driven through its testable interface (DESIGN.md)."""
+
+    def __init__(self, browser, errors, base):
+        self.page = new_page(browser, errors, "explorer")
+        self.page.goto(base + "index.html", wait_until="commit", timeout=BOOT_TIMEOUT_MS)
+        wait_ready(self.page)
+        self.next_value = {}  # cell label -> index into EDIT_VALUES of its next edit
+
+    def renders(self):
+        return int(self.page.evaluate("() => Number(document.documentElement.dataset.renders || 0)"))
+
+    def wait_render_after(self, count):
+        self.page.wait_for_function(
+            "n => Number(document.documentElement.dataset.renders || 0) > n", arg=count,
+            timeout=RENDER_TIMEOUT_MS)
+
+    def load_preset(self, name):
+        """Load a preset with the page's own controls; returns the page's lastRenderMs for it."""
+        before = self.renders()
+        self.page.select_option("#preset", name)
+        self.page.click("#load-preset")
+        self.wait_render_after(before)
+        settle(self.page)
+        return float(self.page.evaluate("() => document.documentElement.dataset.lastRenderMs"))
+
+    def shape(self, element_id):
+        """(rows, cols) of a heatmap's data[0].z."""
+        return tuple(self.page.evaluate(
+            """id => { const z = document.getElementById(id).data[0].z;
+                       return [z.length, z.length ? z[0].length : 0]; }""", element_id))
+
+    def edit(self, label, capture=False):
+        """Fill one cell with a new valid number and wait for the render cycle it causes.
+
+        Returns the page's lastRenderMs and what the instrumentation saw during the cycle.
+        """
+        cell = self.page.get_by_label(label, exact=True)
+        k = self.next_value.get(label)
+        if k is None:  # first edit of this cell: start with a value it does not hold already
+            k = 1 if _same_number(cell.input_value(), EDIT_VALUES[0]) else 0
+        self.next_value[label] = 1 - k
+        before = self.page.evaluate(
+            """capture => {
+                const b = window.__bench;
+                b.reacts = []; b.purges = []; b.katexMs = 0; b.pythonMs = 0; b.inputAt = null;
+                b.frameAt = null; b.capture = capture;
+                return Number(document.documentElement.dataset.renders || 0);
+            }""", capture)
+        cell.fill(EDIT_VALUES[k])
+        self.wait_render_after(before)
+        self.page.wait_for_function("() => window.__bench.frameAt !== null", timeout=RENDER_TIMEOUT_MS)
+        result = self.page.evaluate(
+            """() => { const b = window.__bench; b.capture = false;
+                       return {ms: Number(document.documentElement.dataset.lastRenderMs),
+                               reacts: b.reacts, purges: b.purges, katexMs: b.katexMs,
+                               pythonMs: b.pythonMs, inputAt: b.inputAt,
+                               frameMs: b.frameAt - b.inputAt}; }""")
+        settle(self.page)
+        return result
+
+    def captured_calls(self, order):
+        """The react arguments captured by the last capture edit, in the explorer's call order."""
+        calls = {c["id"]: c for c in self.page.evaluate("() => window.__bench.exportCaptured()")}
+        return [calls[i] for i in order]
+
+
+class PlotlyFloor:
+    """The Plotly-only page, replaying the explorer's captured react calls on divs of its own."""
+
+    def __init__(self, browser, errors, base, panels):
+        self.page = new_page(browser, errors, "plotly floor")
+        self.page.goto(base + "floor-plotly.html", timeout=BOOT_TIMEOUT_MS)
+        self.page.wait_for_function("() => window.setupFloor && window.Plotly")
+        self.page.evaluate("panels => setupFloor(panels)", panels)
+        settle(self.page)
+
+    def step(self):
+        """One timed round of Plotly.react on every panel: {ms, reactMs}."""
+        self.page.bring_to_front()
+        result = self.page.evaluate("() => floor.step()")
+        settle(self.page)
+        return result
+
+    def close(self):
+        self.page.context.close()
+
+
+class InPageReplay:
+    """The same replay inside the explorer, on its own divs (a diagnostic, not a target): if it
+    is slower than the floor page, Plotly itself is slower in the explorer's larger document."""
+
+    def __init__(self, explorer, panels):
+        self.page = explorer.page
+        self.page.add_script_tag(content=(ASSETS / "plotly_replay.js").read_text(encoding="utf-8"))
+        self.page.evaluate("""panels => { window.__benchReplay = new PlotlyReplay(
+            panels, panels.map(p => document.getElementById(p.id))); }""", panels)
+
+    def step(self):
+        self.page.bring_to_front()
+        result = self.page.evaluate("() => window.__benchReplay.step()")
+        settle(self.page)
+        return result
+
+
+def replay_panels(captures):
+    """Captured react calls of consecutive edits -> one panel per heatmap with its versions."""
+    return [{"id": first["id"], "width": first["width"], "versions": [calls[i] for calls in captures]}
+            for i, first in enumerate(captures[0])]
+
+
+def _same_number(text, other):
+    try:
+        return float(text) == float(other)
+    except ValueError:
+        return False
+
+
+# ---- the two benchmarks ------------------------------------------------------------------------
+
+def bench_boot(browser, errors, base, runs):
+    """Navigation to ready, explorer and floor alternating (and alternating which goes first)."""
+    explorer, floor = [], []
+    targets = [("explorer", base + "index.html", explorer), ("floor", base + "floor-boot.html", floor)]
+    # One untimed boot of each first: it pays for the browser's and the OS's first-time costs.
+    for name, url, _ in targets:
+        boot_once(browser, errors, url, name)
+    for run in range(runs):
+        for name, url, out in (targets if run % 2 == 0 else targets[::-1]):
+            out.append(boot_once(browser, errors, url, name))
+        print("  boot run %d/%d: explorer %.0f ms, floor %.0f ms"
+              % (run + 1, runs, explorer[-1]["ready"], floor[-1]["ready"]), flush=True)
+    return explorer, floor
+
+
+def bench_edits(browser, errors, base, runs, warmups):
+    """Edit-to-render for every scenario; each timed edit is followed by one round of its Plotly
+    floor and one replay of the same react calls inside the explorer (diagnostic)."""
+    results = []
+    explorer = Explorer(browser, errors, base)
+    preset = None
+    for sc in SCENARIOS:
+        if sc.preset != preset:
+            ms = explorer.load_preset(sc.preset)
+            print("  loaded preset %r in %.0f ms (the page's lastRenderMs)" % (sc.preset, ms), flush=True)
+            preset = sc.preset
+        explorer.page.bring_to_front()
+        for _ in range(warmups):
+            explorer.edit(sc.label)
+        # Two consecutive edits, captured: the floor alternates between their react arguments.
+        first = explorer.edit(sc.label, capture=True)
+        order = [r["id"] for r in first["reacts"]]
+        captures = [explorer.captured_calls(order)]
+        second = explorer.edit(sc.label, capture=True)
+        if [r["id"] for r in second["reacts"]] != order:
+            raise BenchError("(%s) two edits of %s redrew different heatmaps: %s vs %s"
+                             % (sc.key, sc.label, order, [r["id"] for r in second["reacts"]]))
+        captures.append(explorer.captured_calls(order))
+        panels = replay_panels(captures)
+        floor = PlotlyFloor(browser, errors, base, panels)
+        replay = InPageReplay(explorer, panels)
+        for _ in range(warmups):
+            floor.step()
+            replay.step()
+        page_runs, floor_runs, replay_runs = [], [], []
+        for _ in range(runs):
+            explorer.page.bring_to_front()
+            page_runs.append(explorer.edit(sc.label))
+            floor_runs.append(floor.step())
+            replay_runs.append(replay.step())
+        floor.close()
+        results.append({"scenario": sc, "redraws": order, "purges": first["purges"],
+                        "page": page_runs, "floor": floor_runs, "replay": replay_runs,
+                        "shapes": {i: explorer.shape(i) for i in order}})
+        print("  (%s) %s: page %.0f ms, floor %.0f ms (medians)"
+              % (sc.key, sc.title, median([r["ms"] for r in page_runs]),
+                 median([r["ms"] for r in floor_runs])), flush=True)
+    return explorer, results
+
+
+def trace_examples(browser, errors, base, explorer, out_dir):
+    """Chromium performance traces (open in chrome://tracing or ui.perfetto.dev) of one cold boot
+    of each page and one edit per scenario, taken after the timed runs so they cannot skew them."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, url in (("boot-explorer", base + "index.html"), ("boot-floor", base + "floor-boot.html")):
+        page = new_page(browser, errors, name)
+        browser.start_tracing(page=page, path=str(out_dir / (name + ".json")))
+        page.goto(url, wait_until="commit", timeout=BOOT_TIMEOUT_MS)
+        wait_ready(page)
+        browser.stop_tracing()
+        page.context.close()
+    preset = "vit-b16"  # the explorer is left at ViT-B/16 size by bench_edits
+    for sc in reversed(SCENARIOS):
+        if sc.preset != preset:
+            explorer.load_preset(sc.preset or "worked")
+            preset = sc.preset
+        browser.start_tracing(page=explorer.page, path=str(out_dir / ("edit-%s.json" % sc.key)))
+        explorer.edit(sc.label)
+        browser.stop_tracing()
+    print("traces written to %s" % out_dir)
+
+
+# ---- report ------------------------------------------------------------------------------------
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def verdict(ok):
+    return "PASS" if ok else "FAIL"
+
+
+def fmt(ms):
+    return "%7.0f" % ms if ms is not None else "      -"
+
+
+BOOT_MILESTONES = [
+    # (label, explorer's mark, floor's mark)
+    ("HTML parsed (DOMContentLoaded)", "domContentLoaded", "domContentLoaded"),
+    ("Plotly.js evaluated", "plotlyEvaluated", None),
+    ("KaTeX evaluated", "katexEvaluated", None),
+    ("Pyodide's wasm + data downloaded", "runtimeFiles", "runtimeFiles"),
+    ("Python started (loadPyodide resolved)", "status:numpy", "floor:python"),
+    ("NumPy loaded and imported", "status:explorer", "floor:numpyImported"),
+    ("explorer's Python imported (host ready)", "host:ready", None),
+    ("ready", "ready", "ready"),
+]
+
+
+def report_boot(explorer, floor):
+    """Print section 1; returns (ratio, ok)."""
+    e, f = median([m["ready"] for m in explorer]), median([m["ready"] for m in floor])
+    ratio = e / f
+    ok = ratio <= BOOT_RATIO_TARGET
+    print("\n1. Navigation to ready (%d cold runs each, fresh browser context per run: no HTTP cache"
+          " for either page)" % len(explorer))
+    print("   explorer       median %6.0f ms   [min %.0f, max %.0f]"
+          % (e, min(m["ready"] for m in explorer), max(m["ready"] for m in explorer)))
+    print("   runtime floor  median %6.0f ms   [min %.0f, max %.0f]   (Pyodide + NumPy only)"
+          % (f, min(m["ready"] for m in floor), max(m["ready"] for m in floor)))
+    print("   ratio          %.2fx   target <= %.2fx   %s" % (ratio, BOOT_RATIO_TARGET, verdict(ok)))
+    print("   where the time goes (median ms since navigation start):")
+    print("     %-42s %8s %8s" % ("milestone", "explorer", "floor"))
+    for label, em, fm in BOOT_MILESTONES:
+        ev = median([m.get(em) for m in explorer]) if em else None
+        fv = median([m.get(fm) for m in floor]) if fm else None
+        print("     %-42s %8s %8s" % (label, fmt(ev).strip() if ev is not None else "-",
+                                      fmt(fv).strip() if fv is not None else "-"))
+    return ratio, ok
+
+
+def breakdown(run):
+    """Split one page edit: edit event -> first Plotly.react (Python, reading the matrices, grids,
+    URL) and first react -> last react resolved (Plotly, with the text panels drawn meanwhile)."""
+    reacts = run["reacts"]
+    if not reacts or run["inputAt"] is None:
+        return {}
+    first = min(r["start"] for r in reacts)
+    last = max(r["resolved"] or r["returned"] for r in reacts)
+    return {"pre": first - run["inputAt"], "span": last - first, "python": run["pythonMs"],
+            "react": sum(r["returned"] - r["start"] for r in reacts), "katex": run["katexMs"]}
+
+
+def edit_figures(res):
+    """Medians of one scenario and its verdicts."""
+    sc = res["scenario"]
+    page = median([r["ms"] for r in res["page"]])
+    floor = median([r["ms"] for r in res["floor"]])
+    ratio = page / floor if floor else float("inf")
+    return {"page": page, "floor": floor, "ratio": ratio, "ratio_ok": ratio <= EDIT_RATIO_TARGET,
+            "abs_ok": page <= sc.target_ms}
+
+
+def report_edits(results, runs, warmups):
+    """Print section 2; returns a list of (name, ok) verdicts."""
+    verdicts = []
+    print("\n2. Edit to render (%d edits per scenario after %d warm-ups; each edit followed by one"
+          " round of its floor)" % (runs, warmups))
+    print("   page  = <html data-last-render-ms>: edit event to the end of the last redraw, measured"
+          " by the page\n   floor = Plotly.react alone, in a page with only Plotly.js, on the heatmaps"
+          " the edit redrew,\n           with the page's own captured arguments (new arrays each time)")
+    for res in results:
+        sc, f = res["scenario"], edit_figures(res)
+        verdicts += [("(%s) ratio" % sc.key, f["ratio_ok"]), ("(%s) median" % sc.key, f["abs_ok"])]
+        shapes = ", ".join("%s %dx%d" % ((i.replace("heatmap-", ""),) + res["shapes"][i])
+                           for i in res["redraws"])
+        print("\n   (%s) %s: edit %s; redraws %s" % (sc.key, sc.title, sc.label, shapes or "nothing"))
+        if res["purges"]:
+            print("       also purges: %s" % ", ".join(res["purges"]))
+        print("       %-14s %8s %8s %8s" % ("", "median", "min", "max"))
+        for name, values in (("page", [r["ms"] for r in res["page"]]),
+                             ("Plotly floor", [r["ms"] for r in res["floor"]])):
+            print("       %-14s %8.1f %8.1f %8.1f ms" % (name, median(values), min(values), max(values)))
+        print("       ratio %.2fx (target <= %.2fx) %s;  median %.0f ms (target <= %d ms) %s"
+              % (f["ratio"], EDIT_RATIO_TARGET, verdict(f["ratio_ok"]), f["page"], sc.target_ms,
+                 verdict(f["abs_ok"])))
+        parts = [breakdown(r) for r in res["page"]]
+        m = {k: median([p.get(k) for p in parts]) for k in ("pre", "span", "python", "react", "katex")}
+        if m["pre"] is not None:
+            print("       where the page's time goes (medians, ms):")
+            print("         edit event -> first Plotly.react %7.1f  (Python in bridge.dispatch/matrix"
+                  " %.1f; the rest is JS: JSON, matrices, grids, URL)" % (m["pre"], m["python"]))
+            print("         first react -> all resolved     %7.1f  (inside the react calls %.1f,"
+                  " KaTeX %.1f)" % (m["span"], m["react"], m["katex"]))
+            print("         the same react calls: %.1f in the floor page (inside react %.1f);"
+                  " %.1f replayed in the explorer (inside react %.1f)"
+                  % (f["floor"], median([r["reactMs"] for r in res["floor"]]),
+                     median([r["ms"] for r in res["replay"]]),
+                     median([r["reactMs"] for r in res["replay"]])))
+            print("         to the next frame (incl. the page's relayout and paint, not in lastRenderMs):"
+                  " page %.1f, floor %.1f" % (median([r["frameMs"] for r in res["page"]]),
+                                               median([r["frameMs"] for r in res["floor"]])))
+    return verdicts
+
+
+def load_average():
+    """The 1-minute load average: other work on the machine shows up in every figure."""
+    try:
+        return "%.1f" % os.getloadavg()[0]
+    except OSError:
+        return "?"
+
+
+def machine_facts(browser):
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:
+        cpus = os.cpu_count()
+    try:
+        import importlib.metadata as md
+        pw = md.version("playwright")
+    except Exception:
+        pw = "?"
+    return {"nproc": cpus, "chromium": browser.version, "playwright": pw, "load": load_average(),
+            "python": platform.python_version(), "machine": "%s %s" % (platform.system(), platform.machine())}
+
+
+# ---- main --------------------------------------------------------------------------------------
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--site", type=Path, help="a built site (fallback host) to measure; default: "
+                   "build one with `build.py --runtime fallback` into a temporary folder")
+    p.add_argument("--runs", type=int, default=7, help="timed edits per scenario (default: 7)")
+    p.add_argument("--warmups", type=int, default=2, help="untimed edits first (default: 2)")
+    p.add_argument("--boot-runs", type=int, default=5,
+                   help="cold boots of each page, after one untimed boot of each (default: 5)")
+    p.add_argument("--skip-boot", action="store_true", help="only the edit benchmark")
+    p.add_argument("--skip-edits", action="store_true", help="only the boot benchmark")
+    p.add_argument("--chromium", default="/usr/bin/chromium", help="browser executable (default: %(default)s)")
+    p.add_argument("--trace", type=Path, metavar="DIR",
+                   help="also write Chromium performance traces of a boot and one edit per scenario")
+    p.add_argument("--strict", action="store_true", help="exit with status 1 when a target is missed")
+    args = p.parse_args(argv)
+    if args.runs < 1 or args.boot_runs < 1 or args.warmups < 0:
+        p.error("--runs and --boot-runs must be >= 1, --warmups >= 0")
+    return args
+
+
+def run(args, site):
+    from playwright.sync_api import sync_playwright
+
+    started = time.monotonic()
+    index_url = runtime_index_url(site)
+    overlay = {
+        "/floor-boot.html": (ASSETS / "floor-boot.html").read_text(encoding="utf-8")
+        .replace("{{INDEX_URL}}", index_url),
+        "/floor-plotly.html": (ASSETS / "floor-plotly.html").read_text(encoding="utf-8")
+        .replace("{{PLOTLY_REPLAY_JS}}", (ASSETS / "plotly_replay.js").read_text(encoding="utf-8")),
+    }
+    server, base = start_server(site, overlay)
+    info = build_info(site)
+    rt = info.get("runtime", {})
+    errors = PageErrors()
+    verdicts, summary = [], []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS)
+            facts = machine_facts(browser)
+            print("machine: %(nproc)s CPUs (nproc), Chromium %(chromium)s, Playwright %(playwright)s,"
+                  " Python %(python)s, %(machine)s; load average %(load)s at start" % facts)
+            print("site: %s (%s host: Pyodide %s, Python %s, NumPy %s), served at %s"
+                  % (site, info.get("host", "?"), rt.get("pyodide", "?"), rt.get("python", "?"),
+                     rt.get("numpy", "?"), base), flush=True)
+            boot = edits = explorer = None
+            if not args.skip_boot:
+                print("\nbooting each page %d+1 times..." % args.boot_runs, flush=True)
+                boot = bench_boot(browser, errors, base, args.boot_runs)
+            if not args.skip_edits:
+                print("\nediting...", flush=True)
+                explorer, edits = bench_edits(browser, errors, base, args.runs, args.warmups)
+            if boot:
+                ratio, ok = report_boot(*boot)
+                verdicts.append(("boot ratio", ok))
+                summary.append("boot %.2fx %s" % (ratio, verdict(ok)))
+            if edits:
+                verdicts += report_edits(edits, args.runs, args.warmups)
+                for res in edits:
+                    f = edit_figures(res)
+                    summary.append("(%s) %.0f ms %.2fx %s" % (res["scenario"].key, f["page"], f["ratio"],
+                                                            verdict(f["ratio_ok"] and f["abs_ok"])))
+            if args.trace and explorer:
+                trace_examples(browser, errors, base, explorer, args.trace)
+            browser.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    print("\n3. Machine: %(nproc)s CPUs (nproc), Chromium %(chromium)s; load average %(load)s at start,"
+          " %(end)s at the end; whole run %(t).0f s" % dict(facts, end=load_average(),
+                                                           t=time.monotonic() - started))
+    if errors.items:
+        print("   page errors seen (%d), first ones:" % len(errors.items))
+        for item in errors.items[:5]:
+            print("     " + item[:200])
+    met = sum(ok for _, ok in verdicts)
+    print("\nSUMMARY: %d of %d targets met; %s" % (met, len(verdicts), "; ".join(summary)))
+    return 1 if args.strict and met < len(verdicts) else 0
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    try:
+        if args.site:
+            return run(args, args.site.resolve())
+        with tempfile.TemporaryDirectory(prefix="page-bench-") as tmp:
+            return run(args, build_site(Path(tmp) / "site"))
+    except BenchError as err:
+        print("page_bench: %s" % err, file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
