@@ -65,7 +65,7 @@ def test_keyboard_only_editing(page, site_url):
     page.keyboard.type("7")  # replaces the selected text
     wait_render_after(page, before)
     page.keyboard.press("Enter")  # Enter moves down; from the last row it stays
-    page.keyboard.press("Tab")
+    page.keyboard.press("ArrowRight")
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[1,2]"
     state = default_state()
     state.cls[1, 1] = 7
@@ -79,6 +79,11 @@ def test_keyboard_only_editing(page, site_url):
     page.keyboard.press("Escape")
     assert page.evaluate("document.activeElement.value") == "-1"
     assert alert_text(page) == ""
+    # Tab leaves the grid in one step, and Shift+Tab comes back to the cell it left.
+    page.keyboard.press("Tab")
+    assert page.evaluate("!document.getElementById('grid-input').contains(document.activeElement)")
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[1,2]"
 
 
 def paste(page, label, text):

@@ -3,7 +3,9 @@
 //
 // The grid owns no truth: it shows the values it was given, reports what the person typed
 // (onEdit / onPaste) and shows what it is told is invalid. Keyboard: arrows, Enter / Shift+Enter,
-// Tab / Shift+Tab, PageUp / PageDown, Ctrl+Home / Ctrl+End, Escape to undo an invalid entry.
+// PageUp / PageDown, Ctrl+Home / Ctrl+End, Escape to undo an invalid entry. Tab enters and
+// leaves the grid as one stop (a roving tabindex, as WAI-ARIA recommends for grids), so a
+// keyboard user never has to tab through 768,000 cells to reach the next control.
 
 const CELL_W = 78;
 const CELL_H = 28;
@@ -21,6 +23,7 @@ export class MatrixGrid {
     this.cells = new Map(); // "i,j" -> rendered <input>
     this.frame = 0;
     this.readOnly = false;
+    this.active = [0, 0]; // the one cell in the tab order
 
     this.root = el("div", "grid");
     this.root.setAttribute("role", "group");
@@ -53,6 +56,9 @@ export class MatrixGrid {
       this.drafts.clear();
       for (const input of this.cells.values()) input.remove();
       this.cells.clear();
+      this.active = [0, 0];
+      this.body.scrollTop = 0;
+      this.body.scrollLeft = 0;
       this.spacer.style.width = `${this.cols * CELL_W}px`;
       this.spacer.style.height = `${this.rows * CELL_H}px`;
       this.root.style.setProperty("--view-w", `${Math.min(this.cols, 8) * CELL_W + 2}px`);
@@ -101,12 +107,19 @@ export class MatrixGrid {
 
     for (const [key, input] of this.cells) {
       const [i, j] = key.split(",").map(Number);
-      if ((i < r0 || i >= r1 || j < c0 || j >= c1) && input !== active) {
+      const isActive = i === this.active[0] && j === this.active[1];
+      if ((i < r0 || i >= r1 || j < c0 || j >= c1) && input !== active && !isActive) {
         input.remove();
         this.cells.delete(key);
       }
     }
     const fresh = document.createDocumentFragment();
+    const [ai, aj] = this.active;
+    if (ai < this.rows && aj < this.cols && !this.cells.has(`${ai},${aj}`)) {
+      const input = this.makeCell(ai, aj);
+      this.cells.set(`${ai},${aj}`, input);
+      fresh.append(input);
+    }
     for (let i = r0; i < r1; i++) {
       for (let j = c0; j < c1; j++) {
         const key = `${i},${j}`;
@@ -132,6 +145,7 @@ export class MatrixGrid {
     input.spellcheck = false;
     input.className = "cell";
     input.readOnly = this.readOnly;
+    input.tabIndex = i === this.active[0] && j === this.active[1] ? 0 : -1;
     const cls = this.opts.rowClass && this.opts.rowClass(i);
     if (cls) input.classList.add(cls);
     input.dataset.i = i;
@@ -200,6 +214,10 @@ export class MatrixGrid {
   onFocus(e) {
     const p = this.position(e.target);
     if (!p) return;
+    const previous = this.cells.get(`${this.active[0]},${this.active[1]}`);
+    if (previous) previous.tabIndex = -1;
+    e.target.tabIndex = 0;
+    this.active = p;
     this.root.dataset.active = `${p[0]},${p[1]}`;
     // Like a spreadsheet: entering a cell selects its text, so typing replaces it.
     e.target.select();
@@ -239,12 +257,6 @@ export class MatrixGrid {
       case "PageDown": target = [i + page, j]; break;
       case "Home": if (e.ctrlKey) target = [0, 0]; break;
       case "End": if (e.ctrlKey) target = [this.rows - 1, this.cols - 1]; break;
-      case "Tab": {
-        const k = i * this.cols + j + (e.shiftKey ? -1 : 1);
-        // Past either end, Tab leaves the grid as it would leave any other group of inputs.
-        if (k >= 0 && k < this.rows * this.cols) target = [Math.floor(k / this.cols), k % this.cols];
-        break;
-      }
       case "Escape":
         if (this.drafts.has(`${i},${j}`)) {
           this.clearInvalid(i, j);
