@@ -418,15 +418,16 @@ def trace_examples(browser, errors, base, explorer, out_dir):
         wait_ready(page)
         browser.stop_tracing()
         page.context.close()
-    preset = "vit-b16"  # the explorer is left at ViT-B/16 size by bench_edits
-    for sc in reversed(SCENARIOS):
-        if sc.preset != preset:
-            explorer.load_preset(sc.preset or "worked")
-            preset = sc.preset
-        browser.start_tracing(page=explorer.page, path=str(out_dir / ("edit-%s.json" % sc.key)))
-        explorer.edit(sc.label)
-        browser.stop_tracing()
-    print("traces written to %s" % out_dir)
+    if explorer is not None:
+        preset = SCENARIOS[-1].preset  # where bench_edits left the explorer
+        for sc in reversed(SCENARIOS):
+            if sc.preset != preset:
+                explorer.load_preset(sc.preset or "worked")
+                preset = sc.preset
+            browser.start_tracing(page=explorer.page, path=str(out_dir / ("edit-%s.json" % sc.key)))
+            explorer.edit(sc.label)
+            browser.stop_tracing()
+    print("\ntraces written to %s" % out_dir)
 
 
 # ---- report ------------------------------------------------------------------------------------
@@ -544,11 +545,12 @@ def report_edits(results, runs, warmups):
 
 
 def load_average():
-    """The 1-minute load average: other work on the machine shows up in every figure."""
+    """The 1-minute load average (None where unknown): other work on the machine shows up in
+    every figure, so it is printed with them."""
     try:
-        return "%.1f" % os.getloadavg()[0]
-    except OSError:
-        return "?"
+        return round(os.getloadavg()[0], 1)
+    except (OSError, AttributeError):
+        return None
 
 
 def machine_facts(browser):
@@ -588,22 +590,70 @@ def parse_args(argv=None):
     return args
 
 
+def floor_pages(site):
+    """The two floor pages, served from memory next to the site (which is never written to)."""
+    read = lambda name: (ASSETS / name).read_text(encoding="utf-8")
+    return {
+        "/floor-boot.html": read("floor-boot.html").replace("{{INDEX_URL}}", runtime_index_url(site)),
+        "/floor-plotly.html": read("floor-plotly.html").replace("{{PLOTLY_REPLAY_JS}}",
+                                                               read("plotly_replay.js")),
+    }
+
+
+def measure(args, browser, base):
+    """Run what was asked, with one browser; returns (boot, edits, errors)."""
+    errors = PageErrors()
+    boot = edits = explorer = None
+    if not args.skip_boot:
+        print("\nbooting each page 1+%d times..." % args.boot_runs, flush=True)
+        boot = bench_boot(browser, errors, base, args.boot_runs)
+    if not args.skip_edits:
+        print("\nediting...", flush=True)
+        explorer, edits = bench_edits(browser, errors, base, args.runs, args.warmups)
+    if args.trace:
+        trace_examples(browser, errors, base, explorer, args.trace)
+    return boot, edits, errors
+
+
+def print_report(args, boot, edits, errors, facts, seconds):
+    """Sections 1-3 and the summary line; returns the exit status."""
+    verdicts, summary = [], []
+    if boot:
+        ratio, ok = report_boot(*boot)
+        verdicts.append(("boot ratio", ok))
+        summary.append("boot %.2fx %s" % (ratio, verdict(ok)))
+    if edits:
+        verdicts += report_edits(edits, args.runs, args.warmups)
+        for res in edits:
+            f = edit_figures(res)
+            summary.append("(%s) %.0f ms %.2fx %s" % (res["scenario"].key, f["page"], f["ratio"],
+                                                    verdict(f["ratio_ok"] and f["abs_ok"])))
+    end_load = load_average()
+    print("\n3. Machine: %s CPUs (nproc), Chromium %s; load average %s at start, %s at the end;"
+          " whole run %.0f s" % (facts["nproc"], facts["chromium"], facts["load"], end_load, seconds))
+    if max(facts["load"] or 0, end_load or 0) > facts["nproc"]:
+        print("   the machine was busy with other work (load above its %d CPUs): expect noisy figures;"
+              " the ratios, measured interleaved, are the steadier ones" % facts["nproc"])
+    if errors.items:
+        print("   page errors seen (%d), first ones:" % len(errors.items))
+        for item in errors.items[:5]:
+            print("     " + item[:200])
+    met = sum(ok for _, ok in verdicts)
+    print("\nSUMMARY: %d of %d targets met; %s" % (met, len(verdicts), "; ".join(summary)))
+    return 1 if args.strict and met < len(verdicts) else 0
+
+
 def run(args, site):
+    """Serve the site, launch the one browser, measure, report."""
     from playwright.sync_api import sync_playwright
 
+    if not Path(args.chromium).exists():
+        raise BenchError("no browser at %s (Debian: apt-get install chromium; or pass --chromium)"
+                         % args.chromium)
     started = time.monotonic()
-    index_url = runtime_index_url(site)
-    overlay = {
-        "/floor-boot.html": (ASSETS / "floor-boot.html").read_text(encoding="utf-8")
-        .replace("{{INDEX_URL}}", index_url),
-        "/floor-plotly.html": (ASSETS / "floor-plotly.html").read_text(encoding="utf-8")
-        .replace("{{PLOTLY_REPLAY_JS}}", (ASSETS / "plotly_replay.js").read_text(encoding="utf-8")),
-    }
-    server, base = start_server(site, overlay)
+    server, base = start_server(site, floor_pages(site))
     info = build_info(site)
     rt = info.get("runtime", {})
-    errors = PageErrors()
-    verdicts, summary = [], []
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS)
@@ -613,40 +663,12 @@ def run(args, site):
             print("site: %s (%s host: Pyodide %s, Python %s, NumPy %s), served at %s"
                   % (site, info.get("host", "?"), rt.get("pyodide", "?"), rt.get("python", "?"),
                      rt.get("numpy", "?"), base), flush=True)
-            boot = edits = explorer = None
-            if not args.skip_boot:
-                print("\nbooting each page %d+1 times..." % args.boot_runs, flush=True)
-                boot = bench_boot(browser, errors, base, args.boot_runs)
-            if not args.skip_edits:
-                print("\nediting...", flush=True)
-                explorer, edits = bench_edits(browser, errors, base, args.runs, args.warmups)
-            if boot:
-                ratio, ok = report_boot(*boot)
-                verdicts.append(("boot ratio", ok))
-                summary.append("boot %.2fx %s" % (ratio, verdict(ok)))
-            if edits:
-                verdicts += report_edits(edits, args.runs, args.warmups)
-                for res in edits:
-                    f = edit_figures(res)
-                    summary.append("(%s) %.0f ms %.2fx %s" % (res["scenario"].key, f["page"], f["ratio"],
-                                                            verdict(f["ratio_ok"] and f["abs_ok"])))
-            if args.trace and explorer:
-                trace_examples(browser, errors, base, explorer, args.trace)
+            boot, edits, errors = measure(args, browser, base)
             browser.close()
     finally:
         server.shutdown()
         server.server_close()
-
-    print("\n3. Machine: %(nproc)s CPUs (nproc), Chromium %(chromium)s; load average %(load)s at start,"
-          " %(end)s at the end; whole run %(t).0f s" % dict(facts, end=load_average(),
-                                                           t=time.monotonic() - started))
-    if errors.items:
-        print("   page errors seen (%d), first ones:" % len(errors.items))
-        for item in errors.items[:5]:
-            print("     " + item[:200])
-    met = sum(ok for _, ok in verdicts)
-    print("\nSUMMARY: %d of %d targets met; %s" % (met, len(verdicts), "; ".join(summary)))
-    return 1 if args.strict and met < len(verdicts) else 0
+    return print_report(args, boot, edits, errors, facts, time.monotonic() - started)
 
 
 def main(argv=None):
