@@ -27,6 +27,13 @@ from .state import decode_fragment, default_state, encode_fragment, paste_block,
 from .trace import trace_head
 
 ALL = ("input", "norm", "w", "logits", "pitfall", "variant")
+
+# The link is rewritten with every answer while the state is small. A state with many typed-in
+# numbers costs tens of milliseconds to encode (64 ms for 20,000 in CPython), so the page asks
+# for its link separately, once the person pauses ("fragment" request); past LINK_MAX characters
+# no browser keeps the URL, and the page says so instead.
+SYNC_LINK_NUMBERS = 4000
+LINK_MAX = 1500000
 AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant")
 AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
 
@@ -61,8 +68,8 @@ class Session(object):
                 state = decode_fragment(fragment)
             except StateError as err:
                 state = default_state()
-                error = {"message": "The state in this link could not be used: %s "
-                                    "Showing the worked example instead." % err,
+                error = {"message": "The state in this link could not be used: %s. "
+                                    "Showing the worked example instead." % str(err).rstrip("."),
                          "key": err.key, "index": _index(err)}
         else:
             state = default_state()
@@ -137,6 +144,15 @@ class Session(object):
                     "filename": "logits.csv", "title": "The logits as CSV"}
         raise StateError("Unknown export format %r (json, numpy or csv)." % (fmt,))
 
+    def op_fragment(self, request):
+        fragment = encode_fragment(self.state)
+        if len(fragment) > LINK_MAX:
+            return {"ok": True, "fragment": None,
+                    "link_note": "This state holds %d typed-in numbers: too many for a link (it "
+                                 "would be %.1f MB long). Save it with \u201cState as JSON\u201d "
+                                 "instead." % (self._dense_numbers(), len(fragment) / 1e6)}
+        return {"ok": True, "fragment": fragment, "link_note": None}
+
     # ---- arrays for the page ---------------------------------------------------------
 
     def matrix(self, key):
@@ -146,6 +162,12 @@ class Session(object):
         return self.matrices[key]
 
     # ---- internals -------------------------------------------------------------------
+
+    def _dense_numbers(self):
+        """How many numbers the link must spell out (preset-generated matrices travel as recipes)."""
+        s = self.state
+        return sum(getattr(s, key).size for key in ("W_head", "cls", "encoder_output")
+                   if getattr(s, key) is not None and key not in s.generated)
 
     def _source(self, key):
         return {"cls": self.state.cls, "encoder_output": self.state.encoder_output,
@@ -176,7 +198,9 @@ class Session(object):
 
     def _answer(self, parts, steps=False):
         s, t = self.state, self.trace
-        answer = {"ok": True, "error": None, "fragment": encode_fragment(s),
+        deferred = self._dense_numbers() > SYNC_LINK_NUMBERS
+        answer = {"ok": True, "error": None, "fragment": None if deferred else encode_fragment(s),
+                  "fragment_deferred": deferred,
                   "shape": {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
                             "N1": (s.N + 1) if s.mode == "encoder" else None},
                   "heatmaps": {}, "grids": {}, "hide": []}

@@ -226,3 +226,17 @@ def test_unknown_requests_are_refused_not_raised():
                     {"op": "option", "name": "colour", "value": 1}, {"op": "preset", "name": "x"},
                     {"op": "edit", "key": "bias", "index": [0], "text": "1"}):
         assert s.handle(request)["ok"] is False
+
+
+def test_a_big_typed_in_state_gets_its_link_when_asked():
+    s = Session()
+    answer = s.handle({"op": "resize", "B": 2, "D": 100, "C": 100})
+    assert answer["ok"] and answer["fragment"] is None and answer["fragment_deferred"] is True
+    link = s.handle({"op": "fragment"})
+    assert link["ok"] and link["link_note"] is None
+    state = decode_fragment(link["fragment"])
+    assert state.W_head.shape == (100, 100)
+    np.testing.assert_array_equal(state.W_head[:4, :3], s.matrix("W_head")[:4, :3])
+    # Small states carry their link in every answer.
+    small = Session().handle({"op": "load", "fragment": ""})
+    assert small["fragment"] and small["fragment_deferred"] is False

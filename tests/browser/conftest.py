@@ -11,7 +11,7 @@ Fixtures for tests:
   sites                 sites.url("fallback" | "pyscript-without-numpy" | "pyscript")
   page_log              records console errors, page errors, tracebacks, off-origin requests
   wait_ready            wait_ready(page): until data-ready is "true"; fails with the alert's text
-  open_page             open_page(state=None, query=""): the fallback site, ready
+  assert_page_clean     fails the test if its page logged an error or left the origin
 """
 import json
 import os
@@ -19,16 +19,17 @@ import shutil
 import subprocess
 import sys
 import time
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)  # buildtools (and pycore, if not installed)
 
 from buildtools.serve import serve_in_thread  # noqa: E402
+
+from .pagekit import wait_ready  # noqa: E402  (one copy, shared with the page tests)
 
 try:
     import fcntl  # two test sessions at once must not build the same folder together
@@ -39,7 +40,6 @@ except ImportError:  # Windows: no lock, builds are still atomic
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 SYSTEM_CHROMIUMS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
-BOOT_TIMEOUT_MS = 120000  # a cold boot here takes ~8 s; slow CI machines get ample room
 
 # The site variants: build.py arguments, and whether a machine that cannot build it skips.
 VARIANTS = {
@@ -186,43 +186,13 @@ def page_log(page):
     return PageLog(page)
 
 
-def _alerts(page):
-    return page.evaluate(
-        "() => Array.from(document.querySelectorAll('[role=alert]'))"
-        ".map(e => e.textContent.trim()).filter(Boolean).join(' | ')")
-
-
-def wait_ready(page, timeout=BOOT_TIMEOUT_MS):
-    """Wait until the page says it is interactive; fail with its alert if it could not start."""
-    try:
-        page.wait_for_function(
-            """() => document.documentElement.dataset.ready === 'true'
-                     || document.documentElement.dataset.bootFailed === 'true'""",
-            timeout=timeout)
-    except PlaywrightTimeoutError:
-        status = page.evaluate("(document.getElementById('boot-status') || {}).textContent")
-        pytest.fail("the page did not become ready in %d s; status: %r; alert: %s"
-                    % (timeout // 1000, status, _alerts(page) or "(none)"), pytrace=False)
-    if page.evaluate("document.documentElement.dataset.ready") != "true":
-        pytest.fail("the page could not start; its alert says: %s" % (_alerts(page) or "(nothing)"),
-                    pytrace=False)
-    return page
-
-
 @pytest.fixture(name="wait_ready")
 def wait_ready_fixture():
     return wait_ready
 
 
-def state_fragment(state):
-    """`#state=` + encodeURIComponent(JSON.stringify(state)), as the page writes it."""
-    return "#state=" + quote(json.dumps(state, separators=(",", ":")), safe="-_.!~*'()")
-
-
 @pytest.fixture
-def open_page(page, site_url):
-    """open_page(state=None, query=""): the fallback site in this test's page, once ready."""
-    def open_(state=None, query=""):
-        page.goto(site_url + "index.html" + query + (state_fragment(state) if state else ""))
-        return wait_ready(page)
-    return open_
+def assert_page_clean(page_log, site_url):
+    """Fails a test whose page logged an error or a traceback, or left the site's origin."""
+    yield
+    page_log.assert_clean(site_url)

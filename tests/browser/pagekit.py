@@ -6,6 +6,10 @@ import json
 from urllib.parse import quote
 
 import numpy as np
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+BOOT_TIMEOUT_MS = 120000  # a cold boot here takes ~8 s; slow CI machines get ample room
 
 
 def state_fragment(state):
@@ -62,12 +66,30 @@ def logits_table(page):
                  .map(tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent))""")
 
 
+def _alerts(page):
+    return page.evaluate(
+        "() => Array.from(document.querySelectorAll('[role=alert]'))"
+        ".map(e => e.textContent.trim()).filter(Boolean).join(' | ')")
+
+
+def wait_ready(page, timeout=BOOT_TIMEOUT_MS):
+    """Wait until the page says it is interactive; fail with its alert if it could not start."""
+    try:
+        page.wait_for_function(
+            """() => document.documentElement.dataset.ready === 'true'
+                     || document.documentElement.dataset.bootFailed === 'true'""",
+            timeout=timeout)
+    except PlaywrightTimeoutError:
+        status = page.evaluate("(document.getElementById('boot-status') || {}).textContent")
+        pytest.fail("the page did not become ready in %d s; status: %r; alert: %s"
+                    % (timeout // 1000, status, _alerts(page) or "(none)"), pytrace=False)
+    if page.evaluate("document.documentElement.dataset.ready") != "true":
+        pytest.fail("the page could not start; its alert says: %s" % (_alerts(page) or "(nothing)"),
+                    pytrace=False)
+    return page
+
+
 def open_explorer(page, base_url, fragment="", query=""):
     """Navigate to the explorer and wait for its readiness signal (or fail on a boot alert)."""
     page.goto(base_url.rstrip("/") + "/index.html" + query + fragment)
-    page.wait_for_function(
-        """() => document.documentElement.dataset.ready === 'true'
-                 || document.documentElement.dataset.bootFailed === 'true'""", timeout=90000)
-    failed = page.evaluate("document.documentElement.dataset.bootFailed === 'true'")
-    assert not failed, "the page could not start: " + page.locator("#alert").inner_text()
-    return page
+    return wait_ready(page)

@@ -15,7 +15,8 @@ from pycore import classification_head
 
 from buildtools.site import absolute_urls
 
-from .conftest import ROOT, state_fragment
+from .conftest import ROOT
+from .pagekit import state_fragment
 
 # DESIGN.md's worked example.
 CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]

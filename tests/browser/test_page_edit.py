@@ -8,7 +8,7 @@ from pycore.trace import trace_head
 from .pagekit import (act, alert_text, edit, heatmap_z, open_explorer, page_fragment, renders,
                       wait_render_after)
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 
 def test_editing_a_cls_cell_recomputes_every_stage(page, site_url):
@@ -176,3 +176,15 @@ def test_encoder_mode_edits(page, site_url):
     page.fill("#dim-N1", "3")
     act(page, lambda: page.click("#apply-dims"))
     assert heatmap_z(page, "heatmap-encoder").shape == (6, 4)
+
+
+def test_a_big_typed_in_state_reaches_the_url_after_a_pause(page, site_url):
+    open_explorer(page, site_url)
+    page.fill("#dim-D", "100")
+    page.fill("#dim-C", "100")
+    act(page, lambda: page.click("#apply-dims"))
+    edit(page, "W_head[0,0]", "3")
+    # The edit's answer carries no link; the page asks for it once typing pauses.
+    page.wait_for_function("document.documentElement.dataset.linkPending === 'false'", timeout=30000)
+    state = decode_fragment(page_fragment(page))
+    assert state.W_head.shape == (100, 100) and state.W_head[0, 0] == 3

@@ -12,7 +12,7 @@ from pycore.trace import trace_head
 
 from .pagekit import act, edit, heatmap_z, open_explorer, page_fragment
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 
 def exported_text(page, button):

@@ -8,7 +8,7 @@ from pycore.state import default_state, preset, state_to_json
 
 from .pagekit import act, heatmap_z, open_explorer, state_fragment
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 
 def test_steps_show_one_logit_as_a_sum_of_products(page, site_url):

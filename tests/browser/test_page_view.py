@@ -7,7 +7,7 @@ from pycore.trace import trace_head
 
 from .pagekit import alert_text, heatmap_z, logits_table, open_explorer, page_fragment, state_fragment
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 # DESIGN.md's worked example, as printed there.
 WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]

@@ -7,7 +7,7 @@
 import { rowsOf } from "./bridge-client.js";
 import { drawHeatmap, clearHeatmap } from "./heatmaps.js";
 import * as panels from "./panels.js";
-import { writeUrl } from "./share.js";
+import { writeUrl, deferLink } from "./share.js";
 
 export class Renderer {
   constructor(client, { onShape, grids }) {
@@ -52,6 +52,7 @@ export class Renderer {
     const res = job.res;
     if (res.shape) this.onShape(res.shape);
     if (res.fragment) writeUrl(res.fragment);
+    else if (res.fragment_deferred) deferLink(this.client);
     const cache = new Map();
     const matrix = (key) => {
       if (!cache.has(key)) cache.set(key, this.client.matrix(key));

@@ -4,14 +4,38 @@
 const $ = (id) => document.getElementById(id);
 let fragment = "";
 let exported = null;
+let linkTimer = 0;
 
 export function lastFragment() { return fragment; }
 
 export function writeUrl(next) {
+  clearTimeout(linkTimer);
+  document.documentElement.dataset.linkPending = "false";
+  linkNote("");
   if (next === fragment) return;
   fragment = next;
   // replaceState: editing a cell should not add a history entry per keystroke.
   history.replaceState(null, "", `${location.pathname}${location.search}#${next}`);
+}
+
+// A state with many typed-in numbers gets its link once the person pauses (see
+// pycore/session.py); one too long for any browser's URL is explained instead.
+// <html data-link-pending> is "true" from the answer until its link is written.
+export function deferLink(client) {
+  clearTimeout(linkTimer);
+  document.documentElement.dataset.linkPending = "true";
+  linkTimer = setTimeout(() => {
+    const res = client.call({ op: "fragment" });
+    if (res.fragment) writeUrl(res.fragment);
+    else linkNote(res.link_note || "");
+    document.documentElement.dataset.linkPending = "false";
+  }, 400);
+}
+
+function linkNote(text) {
+  const el = $("link-note");
+  el.textContent = text;
+  el.hidden = !text;
 }
 
 export async function copyLink() {
