@@ -6,7 +6,7 @@ entry's name instead of half-way through a 185 MB download.
 import json
 import re
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List
 
 from .errors import BuildError
 

@@ -6,15 +6,12 @@ tarballs made in a temporary folder.
 import base64
 import hashlib
 import io
-import json
 import os
-import sys
 import tarfile
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 from buildtools import cache as cache_mod, hosts, manifest  # noqa: E402
 from buildtools.errors import BuildError  # noqa: E402

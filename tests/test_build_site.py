@@ -9,14 +9,12 @@ import io
 import json
 import os
 import shutil
-import sys
 import tarfile
 import urllib.request
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 import build  # noqa: E402
 from buildtools import hosts, serve, site  # noqa: E402

@@ -1,12 +1,9 @@
 """Typed cells, pasted blocks and number display (pycore.cells)."""
 
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pycore.cells import format_number, parse_block, parse_cell  # noqa: E402
 from pycore.errors import StateError  # noqa: E402

@@ -1,14 +1,11 @@
 """Garbage in, StateError out: whatever reaches the state layer, it raises nothing else."""
 
 import json
-import sys
-from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pycore.errors import StateError  # noqa: E402
 from pycore.state import (ExplorerState, decode_fragment, default_state,  # noqa: E402

@@ -2,14 +2,11 @@
 plain-Python reference, and its properties and error messages."""
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pycore import classification_head, extract_cls, head_from_cls, layer_norm  # noqa: E402
 

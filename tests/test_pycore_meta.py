@@ -5,14 +5,12 @@ benchmark script runs."""
 import ast
 import io
 import re
-import sys
 from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 FILES = sorted((ROOT / "pycore").glob("*.py"))
 
 
@@ -74,7 +72,7 @@ def test_bench_runs_small_and_prints_targets(clock):
 
 MY_MODULES = ["cells", "checks", "editing", "errors", "export", "fragment", "head", "json_text",
               "limits", "pitfalls", "presets", "recipes", "softmax", "state", "state_json",
-              "state_object", "trace", "variants"]
+              "state_object", "trace", "variants", "view", "session", "comparisons"]
 
 
 @pytest.mark.parametrize("name", MY_MODULES)

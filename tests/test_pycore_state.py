@@ -5,14 +5,11 @@ import csv
 import contextlib
 import io
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pycore.errors import StateError  # noqa: E402
 from pycore.export import logits_csv, numpy_code, state_json_text  # noqa: E402

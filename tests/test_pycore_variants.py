@@ -3,13 +3,11 @@ written out independently here."""
 
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pycore import classification_head  # noqa: E402
 from pycore.pitfalls import PITFALLS  # noqa: E402

@@ -10,7 +10,7 @@ import pytest
 from pycore.state import default_state, state_from_json
 from pycore.trace import trace_head
 
-from .pagekit import act, edit, heatmap_z, open_explorer, page_fragment
+from .pagekit import edit, heatmap_z, open_explorer, page_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
