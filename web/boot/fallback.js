@@ -20,8 +20,6 @@
     numpy: "NumPy could not be loaded",
     explorer: "The explorer's Python code could not be loaded",
   };
-  var FIX = " The site's files may be incomplete: rebuild it with `python build.py` and " +
-            "copy all of dist/, then reload the page.";
 
   function step(name, text) {
     stage = name;
@@ -45,68 +43,11 @@
     });
   }
 
-  // loadPyodide() downloads and starts in one call; the browser's resource timing tells when the
-  // downloads are over, so the page can say that Python is now starting.
-  function whenDownloaded(names, callback) {
-    if (!window.PerformanceObserver) return;
-    var seen = {};
-    var observer = new PerformanceObserver(function (list) {
-      list.getEntries().forEach(function (entry) {
-        names.forEach(function (n) { if (entry.name.slice(-n.length) === n) seen[n] = true; });
-      });
-      if (names.every(function (n) { return seen[n]; })) {
-        observer.disconnect();
-        callback();
-      }
-    });
-    try {
-      observer.observe({ type: "resource", buffered: true });
-    } catch (e) { /* older browsers: no stage change, no harm */ }
-  }
-
-  // The runtime's start keeps the main thread busy for seconds, so it waits until the page has
-  // run its own scripts and painted the first status (the downloads already run in parallel,
-  // started by the <link rel="preload"> tags that build.py puts next to this script).
-  function afterFirstPaint() {
-    return new Promise(function (resolve) {
-      var started = false;
-      function start() {
-        if (!started) { started = true; resolve(); }
-      }
-      function painted() {
-        requestAnimationFrame(function () { setTimeout(start, 0); });
-        setTimeout(start, 300); // background tabs get no animation frames
-      }
-      if (document.readyState === "loading") {
-        document.addEventListener("DOMContentLoaded", painted);
-      } else {
-        painted();
-      }
-    });
-  }
-
   // Last line of a Python traceback (or the whole message), for the one-sentence summary.
   function summary(error) {
     var text = String((error && error.message) || error).trim();
     var lines = text.split("\n").filter(function (l) { return l.trim(); });
     return lines.length ? lines[lines.length - 1].trim() : text;
-  }
-
-  // A runtime file that the server does not have (HTTP 404 and the like) can stop Pyodide
-  // without an error it reports; the browser's resource timing has every response's status.
-  function watchMissing(onMissing) {
-    if (!window.PerformanceObserver) return;
-    var observer = new PerformanceObserver(function (list) {
-      list.getEntries().forEach(function (entry) {
-        if (entry.responseStatus >= 400 && /\/(vendor|py|pycore)\/|py-files\.json/.test(entry.name)) {
-          observer.disconnect();
-          onMissing(new Error(entry.name + ": HTTP " + entry.responseStatus));
-        }
-      });
-    });
-    try {
-      observer.observe({ type: "resource", buffered: true });
-    } catch (e) { /* older browsers: the boot's own errors still show */ }
   }
 
   async function boot() {
@@ -115,8 +56,8 @@
       throw new Error("opened from a file");
     }
     step("runtime", "Downloading Python (Pyodide 0.17, about 19 MB)…");
-    await afterFirstPaint();
-    whenDownloaded(["pyodide.asm.wasm", "pyodide.asm.data"], function () {
+    await host.boot.afterFirstPaint();
+    host.boot.whenDownloaded(["pyodide.asm.wasm", "pyodide.asm.data"], function () {
       if (stage === "runtime") step("python", "Starting Python 3.8…");
     });
     await loadScript(indexURL + "pyodide.js");
@@ -173,9 +114,9 @@
     // a missing file is fixed by a complete copy of the site; a Python error in the explorer
     // is a bug that no copying fixes
     var missingFile = stage !== "explorer" || /HTTP [45]\d\d/.test(summary(error));
-    host.fail(TROUBLE[stage] + " (" + summary(error) + ")." + (missingFile ? FIX : ""));
+    host.fail(TROUBLE[stage] + " (" + summary(error) + ")." + (missingFile ? host.boot.FIX : ""));
   }
-  watchMissing(function (error) {
+  host.boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, function (error) {
     if (stage !== "ready") report(error);
   });
   boot().catch(report);

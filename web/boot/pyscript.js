@@ -17,8 +17,7 @@
       return call.apply(host, arguments);
     };
   });
-  var FIX = " The site's files may be incomplete: rebuild it with `python build.py` and copy " +
-            "all of dist/, then reload the page.";
+  var FIX = host.boot.FIX;
 
   function fail(text) {
     if (!settled) host.fail(text);
@@ -35,37 +34,12 @@
   }
   host.status("runtime", "Downloading PyScript and Python (Pyodide 314, about 13 MB)…");
 
-  // The interpreter's big downloads are over: Python is starting now.
-  function whenDownloaded(names, callback) {
-    if (!window.PerformanceObserver) return;
-    var seen = {};
-    var observer = new PerformanceObserver(function (list) {
-      list.getEntries().forEach(function (entry) {
-        names.forEach(function (n) { if (entry.name.slice(-n.length) === n) seen[n] = true; });
-      });
-      if (names.every(function (n) { return seen[n]; })) {
-        observer.disconnect();
-        callback();
-      }
-    });
-    try { observer.observe({ type: "resource", buffered: true }); } catch (e) { /* no hint */ }
-  }
-
   // A file of the runtime or of the explorer that the server does not have (HTTP 404 and the
   // like) stops the boot, sometimes without any error event (a missing .wasm just hangs):
   // the browser's resource timing reports every response's status, so watch that.
-  if (window.PerformanceObserver) {
-    var missing = new PerformanceObserver(function (list) {
-      list.getEntries().forEach(function (entry) {
-        if (entry.responseStatus >= 400 && /\/(vendor|py|pycore)\/|pyscript\.json/.test(entry.name)) {
-          fail("The Python runtime could not be downloaded (" + entry.name + ": HTTP " +
-               entry.responseStatus + ")." + FIX);
-        }
-      });
-      if (settled) missing.disconnect();
-    });
-    try { missing.observe({ type: "resource", buffered: true }); } catch (e) { /* no watch */ }
-  }
+  host.boot.watchMissing(/\/(vendor|py|pycore)\/|pyscript\.json/, function (error) {
+    fail("The Python runtime could not be downloaded (" + error.message + ")." + FIX);
+  });
 
   // Until the page is handed over, an uncaught error means the runtime did not start.
   window.addEventListener("error", function (event) {
@@ -85,24 +59,13 @@
     fail("The explorer's start-up script (py/main.py) did not run." + FIX);
   });
 
-  // Starting Python keeps the main thread busy for seconds: start PyScript only once the page
-  // has run its own scripts and painted the first status (the downloads are already running).
-  function start() {
-    whenDownloaded(["pyodide.asm.wasm", "python_stdlib.zip"], function () {
+  // Start PyScript once the page has painted its first status (see vitHost.boot.afterFirstPaint).
+  host.boot.afterFirstPaint().then(function () {
+    host.boot.whenDownloaded(["pyodide.asm.wasm", "python_stdlib.zip"], function () {
       if (!settled) host.status("python", "Starting Python 3.14…");
     });
     import(core).catch(function (e) {
       fail("PyScript could not be loaded (" + firstLine(e) + ")." + FIX);
     });
-  }
-  var started = false;
-  function once() {
-    if (!started) { started = true; start(); }
-  }
-  function painted() {
-    requestAnimationFrame(function () { setTimeout(once, 0); });
-    setTimeout(once, 300); // background tabs get no animation frames
-  }
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", painted);
-  else painted();
+  });
 })();

@@ -7,6 +7,7 @@
 //   vitHost.ready(bridge)        the Python module web/py/bridge.py, as a proxy, once NumPy
 //                                and pycore are importable
 //   vitHost.fail(message)        the runtime could not start; message is plain words for a person
+// and finds shared helpers in vitHost.boot (download and missing-file watches, first paint).
 // Calls made before the page's own script has loaded are queued, so load order never matters.
 (function () {
   "use strict";
@@ -16,7 +17,57 @@
     if (sink) sink(kind, args);
     else queue.push([kind, args]);
   }
+  // What every host's boot glue (web/boot/*.js) needs, in one place.
+  var tools = {
+    FIX: " The site's files may be incomplete: rebuild it with `python build.py` and copy all " +
+         "of dist/, then reload the page.",
+    // callback() once every named file has downloaded (resource timing): Python is starting.
+    whenDownloaded: function (names, callback) {
+      if (!window.PerformanceObserver) return;
+      var seen = {};
+      var observer = new PerformanceObserver(function (list) {
+        list.getEntries().forEach(function (entry) {
+          names.forEach(function (n) { if (entry.name.slice(-n.length) === n) seen[n] = true; });
+        });
+        if (names.every(function (n) { return seen[n]; })) {
+          observer.disconnect();
+          callback();
+        }
+      });
+      try { observer.observe({ type: "resource", buffered: true }); } catch (e) { /* no hint */ }
+    },
+    // onMissing(error) for the first response with HTTP status >= 400 whose URL matches
+    // `pattern`: a missing runtime file can stop the boot without any error event (a missing
+    // .wasm just hangs), but resource timing reports every response's status.
+    watchMissing: function (pattern, onMissing) {
+      if (!window.PerformanceObserver) return;
+      var observer = new PerformanceObserver(function (list) {
+        list.getEntries().forEach(function (entry) {
+          if (entry.responseStatus >= 400 && pattern.test(entry.name)) {
+            observer.disconnect();
+            onMissing(new Error(entry.name + ": HTTP " + entry.responseStatus));
+          }
+        });
+      });
+      try { observer.observe({ type: "resource", buffered: true }); } catch (e) { /* no watch */ }
+    },
+    // Starting Python keeps the main thread busy for seconds: resolves once the page has run its
+    // own scripts and painted its first status (downloads already run in parallel, preloaded).
+    afterFirstPaint: function () {
+      return new Promise(function (resolve) {
+        var started = false;
+        function start() { if (!started) { started = true; resolve(); } }
+        function painted() {
+          requestAnimationFrame(function () { setTimeout(start, 0); });
+          setTimeout(start, 300); // background tabs get no animation frames
+        }
+        if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", painted);
+        else painted();
+      });
+    },
+  };
   window.vitHost = {
+    boot: tools,
     status: function (stage, text) { send("status", [stage, text]); },
     ready: function (bridge) { send("ready", [bridge]); },
     fail: function (message) { send("fail", [String(message)]); },
