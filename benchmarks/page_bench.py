@@ -17,6 +17,13 @@ floor run by run so that machine noise hits both alike:
    the explorer's own captured arguments (new arrays each time).
 3. Machine facts and a one-line summary.
 
+Diagnostics printed next to the targets, to show where the time goes: the boot milestones of
+both pages (when Plotly.js was evaluated, when Python and NumPy were up); per edit, the time in
+Python (the bridge's dispatch/matrix), the JS before the first Plotly.react, the time inside the
+react calls, the same react calls replayed inside the explorer itself (Plotly in the page's larger
+document), and the time until the next frame (which includes the page's relayout and paint, work
+that lastRenderMs does not count). --trace DIR also writes Chromium traces of a boot and an edit.
+
 Targets (issue 4): both ratios at most 1.25x; edit medians at most 100 ms at the worked example's
 size, 150 ms (CLS edit) and 600 ms (W_head edit) at ViT-B/16 size. A missed target prints FAIL;
 the exit status stays 0 unless --strict is given (this is a benchmark, not a test).
@@ -26,6 +33,7 @@ page before its own scripts run; the floor pages are in page_bench_assets/ too a
 from memory next to the site, so a --site folder is never modified.
 """
 import argparse
+import collections
 import functools
 import http.server
 import io
@@ -57,11 +65,9 @@ RENDER_TIMEOUT_MS = 120_000
 EDIT_VALUES = ("0.375", "-1.25")
 
 
-class Scenario:
-    """One kind of edit: which preset, which cell, and the absolute target for its median."""
-
-    def __init__(self, key, title, preset, label, target_ms):
-        self.key, self.title, self.preset, self.label, self.target_ms = key, title, preset, label, target_ms
+# One kind of edit: the preset it starts from (None: the page's default, the worked example),
+# the cell it changes, and the absolute target for its median.
+Scenario = collections.namedtuple("Scenario", "key title preset label target_ms")
 
 
 SCENARIOS = [
