@@ -217,7 +217,7 @@ RESOURCES_JS = """() => {
         return e.length ? Math.max(...e.map(r => r.responseEnd)) : null;
     };
     return {runtimeFiles: Math.max(end('pyodide.asm.wasm') || 0, end('pyodide.asm.data') || 0) || null,
-            numpyData: end('numpy.data'), plotlyFile: end('plotly.min.js')};
+            numpyData: end('numpy.data'), plotlyFile: end('plotly-cartesian.min.js')};
 }"""
 
 

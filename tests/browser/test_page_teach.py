@@ -1,6 +1,7 @@
 """The teaching panels: step by step, softmax, pitfalls and variants, against pycore in CPython."""
 import numpy as np
 import pytest
+from playwright.sync_api import expect
 
 from pycore.comparisons import VARIANTS, run_pitfall, run_variant
 from pycore.pitfalls import PITFALLS
@@ -14,12 +15,13 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 def test_steps_show_one_logit_as_a_sum_of_products(page, site_url):
     open_explorer(page, site_url)
     steps = page.locator("#step-list")
-    text = steps.inner_text()
-    assert "0.8854" in text  # logit of sample 0, class 0, as in the worked example
+    # Out of view, the equations are typeset when the browser is idle: wait for them.
+    expect(steps).to_contain_text("0.8854")  # logit of sample 0, class 0, as in the worked example
     act(page, lambda: page.select_option("#step-sample", "1"))
     act(page, lambda: page.select_option("#step-class", "2"))
+    expect(steps).to_contain_text("1.4000")
     text = steps.inner_text()
-    assert "-1.4000" in text or "−1.4000" in text
+    assert "-1.4000" in text or "\u22121.4000" in text
     # Equations are typeset (KaTeX, vendored), not raw TeX.
     assert page.locator("#step-list .katex").count() >= 4
     assert "\\frac" not in text

@@ -74,6 +74,9 @@ async function preview() {
     if (client || !Array.isArray(state.cls)) return;
     grids.input.setMatrix(asMatrix(state.cls));
     grids.w.setMatrix(asMatrix(state.W_head));
+    $("dim-B").value = state.cls.length;
+    $("dim-D").value = state.W_head.length;
+    $("dim-C").value = state.W_head[0].length;
   } catch (err) {
     // No preview is no loss: the editors fill in when Python is ready.
   }

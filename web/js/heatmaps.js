@@ -70,8 +70,11 @@ export function drawHeatmap(id, spec, z) {
     plot_bgcolor: "rgba(0,0,0,0)",
     font: { family: "system-ui, sans-serif", size: 11 },
   };
-  el.setAttribute("role", "img");
-  el.setAttribute("aria-label", `${spec.title}: heatmap of ${rows} by ${cols} values`);
+  const label = `${spec.title}: heatmap of ${rows} by ${cols} values`;
+  if (el.getAttribute("aria-label") !== label) {
+    el.setAttribute("role", "img");
+    el.setAttribute("aria-label", label);
+  }
   return window.Plotly.react(el, [trace], layout, CONFIG);
 }
 

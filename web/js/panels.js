@@ -4,10 +4,38 @@
 
 const $ = (id) => document.getElementById(id);
 
+// The step-by-step equations sit below the fold; typesetting them costs a few milliseconds per
+// edit, so while they are out of view they are typeset when the browser is idle (or as soon as
+// they scroll into view), not inside the edit's render.
+let stepsInView = true;
+let pendingSteps = null;
+const stepsObserver = new IntersectionObserver((entries) => {
+  stepsInView = entries[entries.length - 1].isIntersecting;
+  if (stepsInView) flushSteps();
+});
+stepsObserver.observe($("steps"));
+
+function flushSteps() {
+  if (!pendingSteps) return;
+  const s = pendingSteps;
+  pendingSteps = null;
+  steps(s);
+}
+
+function queueSteps(s) {
+  pendingSteps = s;
+  if (stepsInView) flushSteps();
+}
+
+// Called once a render cycle has ended: what was left out of view is typeset when idle.
+export function afterRender() {
+  if (pendingSteps) (window.requestIdleCallback || setTimeout)(flushSteps, { timeout: 300 });
+}
+
 export function render(res) {
   if (res.stats) table($("stats"), res.stats);
   if (res.logits_table) table($("logits-table"), res.logits_table);
-  if (res.steps) steps(res.steps);
+  if (res.steps) queueSteps(res.steps);
   if ("top_classes" in res) $("top-classes").textContent = res.top_classes || "";
   if (res.pitfall) choice("pitfall", res.pitfall);
   if (res.variant) choice("variant", res.variant);
@@ -93,5 +121,6 @@ function choice(name, c) {
     box.textContent = c.error || "";
     box.hidden = !c.error;
   }
-  $(name === "pitfall" ? "pitfalls" : "variants").dataset.active = c.selected ? "true" : "false";
+  // A head that cannot run (W_head transposed, GAP without patch tokens) shows its message, not empty plots.
+  $(name === "pitfall" ? "pitfalls" : "variants").dataset.active = c.selected && !c.error ? "true" : "false";
 }

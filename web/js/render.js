@@ -46,6 +46,7 @@ export class Renderer {
       job.resolve();
     }
     this.running = null;
+    panels.afterRender();
   }
 
   async draw(job) {
@@ -58,14 +59,15 @@ export class Renderer {
       if (!cache.has(key)) cache.set(key, this.client.matrix(key));
       return cache.get(key);
     };
-    for (const [name, spec] of Object.entries(job.grids)) {
-      this.grids[name].setMatrix(matrix(spec.matrix));
-    }
-    // Start every Plotly redraw before waiting on any; the text panels draw meanwhile.
+    // Plotly first: it measures the page as it draws, and every DOM change made before it
+    // (grids, tables, equations) would make it lay the whole page out again.
     const draws = [];
     for (const id of job.hide) if (!(id in job.heatmaps)) clearHeatmap(id);
     for (const [id, spec] of Object.entries(job.heatmaps)) {
       draws.push(drawHeatmap(id, spec, rowsOf(matrix(spec.matrix))));
+    }
+    for (const [name, spec] of Object.entries(job.grids)) {
+      this.grids[name].setMatrix(matrix(spec.matrix));
     }
     panels.render(res);
     await Promise.all(draws);
