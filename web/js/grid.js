@@ -7,7 +7,7 @@
 // leaves the grid as one stop (a roving tabindex, as WAI-ARIA recommends for grids), so a
 // keyboard user never has to tab through 768,000 cells to reach the next control.
 
-const CELL_W = 78;
+const CELL_W = 68; // keep in step with .cell and .grid-h in explorer.css
 const CELL_H = 28;
 const OVERSCAN = 2;
 
