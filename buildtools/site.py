@@ -22,6 +22,8 @@ RUNTIME_MARKER = "<!--RUNTIME-->"
 # web/ entries that are not part of the site, or that only some hosts need.
 NOT_COPIED = {"README.md", "boot"}
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
+# pycore modules the page never imports: a command-line benchmark is not worth a download.
+NOT_IN_BROWSER = {"bench.py"}
 
 
 def python_files(root):
@@ -37,7 +39,7 @@ def python_files(root):
     for dirpath, dirnames, filenames in os.walk(pycore):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
         for name in sorted(filenames):
-            if name.endswith(".py"):
+            if name.endswith(".py") and name not in NOT_IN_BROWSER:
                 rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
                 files.append({"url": rel, "path": rel})
     web_py = os.path.join(root, "web", "py")

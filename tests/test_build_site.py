@@ -22,7 +22,7 @@ from buildtools.errors import BuildError  # noqa: E402
 
 # What each fake npm package holds: just the files artifacts.json selects, a few bytes each.
 FAKE_PACKAGES = {
-    "plotly": ("plotly.js-dist-min", ["plotly.min.js", "LICENSE"], ""),
+    "plotly": ("plotly.js-cartesian-dist-min", ["plotly-cartesian.min.js", "LICENSE"], ""),
     "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/fonts/K.woff2",
                         "LICENSE"], "dist/"),
     "pyscript": ("@pyscript/core", ["dist/core.js", "dist/core-abc.js", "dist/core.css",
@@ -41,7 +41,7 @@ INDEX_HTML = """<!doctype html>
 <html><head>
 <script src="js/host.js"></script>
   <!--RUNTIME-->
-<script src="vendor/plotly/plotly.min.js" defer></script>
+<script src="vendor/plotly/plotly-cartesian.min.js" defer></script>
 <link rel="stylesheet" href="css/page.css">
 </head><body><a href="https://arxiv.org/abs/2010.11929">the paper</a></body></html>
 """
@@ -113,7 +113,7 @@ def test_fallback_site(checkout):
     html = read(checkout, "index.html")
     assert "<!--RUNTIME-->" not in html
     assert '  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" defer>' in html
-    assert html.index("js/host.js") < html.index("boot/fallback.js") < html.index("plotly.min.js")
+    assert html.index("js/host.js") < html.index("boot/fallback.js") < html.index("plotly-cartesian.min.js")
     got = files_in(str(checkout / "dist"))
     assert "vendor/pyodide-0.17/numpy.data" in got and "vendor/katex/fonts/K.woff2" in got
     assert "vendor/pyodide-0.17/scipy.data" not in got  # only core and NumPy

@@ -65,6 +65,13 @@
     document.documentElement.dataset.pyodide = pyodide.version;
 
     step("numpy", "Loading NumPy (9 MB)…");
+    // The explorer's Python files download while NumPy loads.
+    var sources = fetchText("py-files.json").then(function (text) {
+      var files = JSON.parse(text).files;
+      return Promise.all(files.map(function (f) { return fetchText(f.url); }))
+        .then(function (texts) { return { list: files, texts: texts }; });
+    });
+    sources.catch(function () { /* reported where it is awaited, below */ });
     var problems = [];
     await pyodide.loadPackage(["numpy"], function () {}, function (m) { problems.push(m); });
     try {
@@ -74,8 +81,9 @@
     }
 
     step("explorer", "Loading the explorer…");
-    var list = JSON.parse(await fetchText("py-files.json")).files;
-    var texts = await Promise.all(list.map(function (f) { return fetchText(f.url); }));
+    var loaded = await sources;
+    var list = loaded.list;
+    var texts = loaded.texts;
     var write = pyodide.runPython([
       "def _vit_write(path, text):",
       "    import os",
