@@ -118,11 +118,13 @@
                 "http://localhost:8000/.");
       return;
     }
-    console.error("[vit boot] " + stage + ":", error);
+    // The explorer's files download while NumPy loads: name what is missing, not the stage.
+    var what = /\/(py|pycore)\/|py-files\.json/.test(summary(error)) ? "explorer" : stage;
+    console.error("[vit boot] " + what + ":", error);
     // a missing file is fixed by a complete copy of the site; a Python error in the explorer
     // is a bug that no copying fixes
-    var missingFile = stage !== "explorer" || /HTTP [45]\d\d/.test(summary(error));
-    host.fail(TROUBLE[stage] + " (" + summary(error) + ")." + (missingFile ? host.boot.FIX : ""));
+    var missingFile = what !== "explorer" || /HTTP [45]\d\d/.test(summary(error));
+    host.fail(TROUBLE[what] + " (" + summary(error) + ")." + (missingFile ? host.boot.FIX : ""));
   }
   host.boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, function (error) {
     if (stage !== "ready") report(error);
