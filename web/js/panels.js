@@ -13,7 +13,7 @@ const stepsObserver = new IntersectionObserver((entries) => {
   stepsInView = entries[entries.length - 1].isIntersecting;
   if (stepsInView) flushSteps();
 });
-stepsObserver.observe($("steps"));
+stepsObserver.observe($("step-list"));
 
 function flushSteps() {
   if (!pendingSteps) return;
