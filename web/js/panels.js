@@ -32,6 +32,17 @@ export function afterRender() {
   if (pendingSteps) (window.requestIdleCallback || setTimeout)(flushSteps, { timeout: 300 });
 }
 
+// Before any heatmap is drawn: show or hide the comparison plots, so that Plotly measures
+// containers that are laid out (a hidden one would get Plotly's default 700 px width).
+// A head that cannot run (W_head transposed, GAP without patch tokens) shows its message, not
+// empty plots.
+export function prepare(res) {
+  for (const [name, section] of [["pitfall", "pitfalls"], ["variant", "variants"]]) {
+    const c = res[name];
+    if (c) $(section).dataset.active = c.selected && !c.error ? "true" : "false";
+  }
+}
+
 export function render(res) {
   if (res.stats) table($("stats"), res.stats);
   if (res.logits_table) table($("logits-table"), res.logits_table);
@@ -121,6 +132,4 @@ function choice(name, c) {
     box.textContent = c.error || "";
     box.hidden = !c.error;
   }
-  // A head that cannot run (W_head transposed, GAP without patch tokens) shows its message, not empty plots.
-  $(name === "pitfall" ? "pitfalls" : "variants").dataset.active = c.selected && !c.error ? "true" : "false";
 }

@@ -61,6 +61,7 @@ export class Renderer {
     };
     // Plotly first: it measures the page as it draws, and every DOM change made before it
     // (grids, tables, equations) would make it lay the whole page out again.
+    panels.prepare(res);
     const draws = [];
     for (const id of job.hide) if (!(id in job.heatmaps)) clearHeatmap(id);
     for (const [id, spec] of Object.entries(job.heatmaps)) {
