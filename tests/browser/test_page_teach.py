@@ -75,3 +75,13 @@ def test_gap_needs_the_encoder_output(page, site_url):
     act(page, lambda: page.select_option("#variant", "gap"))
     _, error = run_variant(default_state(), "gap")
     assert error and page.locator("#variant-error").inner_text() == error
+
+
+def test_comparison_plots_sit_side_by_side(page, site_url):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    open_explorer(page, site_url)
+    act(page, lambda: page.select_option("#pitfall", "no_layernorm"))
+    boxes = [page.locator("#%s .main-svg" % element_id).first.bounding_box()
+             for element_id in ("heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff")]
+    for left, right in zip(boxes, boxes[1:]):
+        assert left["x"] + left["width"] <= right["x"] + 1, "comparison plots overlap: %r" % boxes
