@@ -183,11 +183,9 @@ class Session(object):
             self.trace = trace_head(s.W_head, cls=s.cls)
             self.matrices["input"] = s.cls
         t = self.trace
-        for key, value in (("h_cls", t.h_cls), ("h_hat", t.h_hat), ("W_head", s.W_head),
-                           ("logits", t.logits), ("probs", t.display_softmax)):
-            self.matrices[key] = value
-        for key in self.matrices:
-            self.matrices[key] = np.ascontiguousarray(self.matrices[key], dtype=np.float64)
+        for key, value in (("input", self.matrices["input"]), ("h_cls", t.h_cls), ("h_hat", t.h_hat),
+                           ("W_head", s.W_head), ("logits", t.logits), ("probs", t.display_softmax)):
+            self.matrices[key] = np.ascontiguousarray(value, dtype=np.float64)
 
     def _reset_view(self):
         options = self.state.options
@@ -237,7 +235,7 @@ class Session(object):
         section = {"choices": comparisons.choices(registry), "selected": key, "explanation": "",
                    "error": None}
         answer[name] = section
-        output, error = (None, None)
+        output, error, item = None, None, None
         if key is not None:
             item = comparisons.find(registry, key)
             section["explanation"] = item.explanation
@@ -251,7 +249,7 @@ class Session(object):
         heatmaps = answer["heatmaps"]
         heatmaps[ids[0]] = view.heatmap("logits", logits, "Correct head: logits", "class c",
                                         "sample b", "sample %{y}, class %{x}<br>logit = " + view.EXACT)
-        heatmaps[ids[1]] = view.heatmap(name, output, comparisons.find(registry, key).title,
+        heatmaps[ids[1]] = view.heatmap(name, output, item.title,
                                         "class c", "sample b",
                                         "sample %{y}, class %{x}<br>output = " + view.EXACT)
         if name == "pitfall" and output.shape == logits.shape:

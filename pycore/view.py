@@ -29,9 +29,9 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
     rows, cols = values.shape
     title_note = ""
     if diverging:
-        top = colour_limit(values)
+        top, saturates = colour_limit(values)
         zmin, zmax = -top, top
-        if values.size > ROBUST_RANGE_FROM and top < float(np.max(np.abs(values))):
+        if saturates:
             title_note = "  (colours saturate beyond ±%s)" % format_number(top, 3)
     else:
         zmin, zmax = 0.0, 1.0
@@ -57,25 +57,32 @@ ROBUST_PERCENTILE = 99.9
 
 
 def colour_limit(values):
-    """Half-width of the symmetric colour range: max |x|, or a high percentile of |x| when large.
+    """Half-width of the symmetric colour range, and whether some values lie beyond it.
 
-    The percentile is taken on an evenly strided sample of at most ~50,000 values, which keeps
-    a 768 x 1000 matrix cheap to redraw after every edit.
+    The range is max |x|, or for large matrices a high percentile of |x|, taken on an evenly
+    strided sample of at most ~50,000 values, which keeps a 768 x 1000 matrix cheap to redraw
+    after every edit. |x| is computed once for both answers.
+
+    Returns
+    -------
+    (float, bool)
+        The limit (1.0 for an all-zero matrix) and whether max |x| exceeds it.
 
     Examples
     --------
     >>> colour_limit(np.array([[0.5, -2.0]]))
-    2.0
+    (2.0, False)
     >>> colour_limit(np.zeros((2, 2)))
-    1.0
+    (1.0, False)
     """
     magnitude = np.abs(values).ravel()
+    peak = float(np.max(magnitude)) if magnitude.size else 0.0
+    top = peak
     if magnitude.size > ROBUST_RANGE_FROM:
         step = max(1, magnitude.size // 50000)
         top = float(np.percentile(magnitude[::step], ROBUST_PERCENTILE))
-    else:
-        top = float(np.max(magnitude)) if magnitude.size else 0.0
-    return top if top > 0 else 1.0
+    top = top if top > 0 else 1.0
+    return top, peak > top
 
 
 # Hover shows the exact float64 value (12 significant digits, trailing zeros trimmed).
