@@ -95,21 +95,21 @@ def _pyscript_urls(host, manifest):
 def runtime_tags(host, manifest):
     """The HTML that replaces <!--RUNTIME--> in index.html.
 
-    Starting Python keeps the browser's main thread busy for seconds, which would freeze the
-    page before it shows any progress. So the runtime's big files are preloaded here, in
-    parallel with Plotly, while the boot glue starts the runtime itself only after the page's
-    own scripts ran and painted the first status. host.js is a plain script before this line,
-    so vitHost always exists.
+    host.js is a plain script before this line, so vitHost always exists.
+
+    fallback: Python runs in a Web Worker that boot/fallback.js starts as soon as the parser
+    reaches it, so Pyodide downloads and compiles off the main thread while Plotly.js and KaTeX
+    load on it. (No preloads: a worker's fetches cannot use the page's preload cache.)
+
+    pyscript, cdn: Python runs on the main thread, where starting it keeps the browser busy for
+    seconds and would freeze the page before it shows any progress. So the runtime's big files
+    are preloaded, in parallel with Plotly, and boot/pyscript.js starts PyScript only after the
+    page's own scripts ran and painted the first status. js/answers.js turns the Python bridge
+    that main.py hands over into the page's asynchronous one.
     """
     if host.name == "fallback":
         index = manifest.artifact("pyodide-0.17").dest + "/"
-        return "\n".join([
-            '<link rel="preload" href="%spyodide.js" as="script">' % index,
-            '<link rel="preload" href="%spyodide.asm.js" as="script">' % index,
-            '<link rel="preload" href="%spyodide.asm.wasm" as="fetch" crossorigin>' % index,
-            '<link rel="preload" href="%spyodide.asm.data" as="fetch" crossorigin>' % index,
-            '<script src="boot/fallback.js" data-index-url="%s" defer></script>' % index,
-        ])
+        return '<script src="boot/fallback.js" data-index-url="%s"></script>' % index
     core, index = _pyscript_urls(host, manifest)
     return "\n".join([
         '<link rel="stylesheet" href="%score.css">' % core,
@@ -120,6 +120,7 @@ def runtime_tags(host, manifest):
         '<link rel="preload" href="%spyodide-lock.json" as="fetch" crossorigin>' % index,
         # PyScript reads its config from this element when core.js runs; boot/pyscript.js
         # imports core.js (data-core) once the page has painted.
+        '<script src="js/answers.js"></script>',
         '<script type="py" src="py/main.py" config="pyscript.json"></script>',
         '<script src="boot/pyscript.js" data-core="%score.js" defer></script>' % core,
     ])

@@ -22,8 +22,9 @@ RUNTIME_MARKER = "<!--RUNTIME-->"
 # web/ entries that are not part of the site, or that only some hosts need.
 NOT_COPIED = {"README.md", "boot"}
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
-# pycore modules the page never imports: a command-line benchmark is not worth a download.
-NOT_IN_BROWSER = {"bench.py"}
+# pycore modules the page never imports: a command-line benchmark and the build's own first
+# view (default-view.json) are not worth a download.
+NOT_IN_BROWSER = {"bench.py", "preview.py"}
 
 
 def python_files(root):
@@ -52,24 +53,24 @@ def python_files(root):
     return files
 
 
-# Asks pycore (in this machine's Python) for the page's default example, so the page can show
-# it while the runtime boots: one source of truth for the numbers.
-_DEFAULT_STATE = (
+# Asks pycore (in this machine's Python) for the page's first view, the worked example as the
+# browser's Python will answer it (pycore/preview.py), so the page shows it while the runtime
+# boots: one source of truth for the numbers.
+_FIRST_VIEW = (
     "import json, sys\n"
     "sys.path.insert(0, sys.argv[1])\n"
-    "from pycore.state import default_state, state_to_json\n"
-    "state = state_to_json(default_state())\n"
-    "print(state if isinstance(state, str) else json.dumps(state))\n")
+    "from pycore.preview import first_view\n"
+    "print(json.dumps(first_view(), allow_nan=False))\n")
 
 
-def default_state(root, log=print):
-    """pycore's default state as JSON text, or None (with a warning) when it cannot be had.
+def first_view(root, log=print):
+    """pycore's first view (default-view.json) as JSON text, or None with a warning.
 
     It runs in a child Python so that the build's own process never imports NumPy: a machine
     without NumPy still builds a working site, whose editors just fill in a little later.
     """
     try:
-        done = subprocess.run([sys.executable, "-c", _DEFAULT_STATE, root],
+        done = subprocess.run([sys.executable, "-c", _FIRST_VIEW, root],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:
@@ -83,8 +84,8 @@ def default_state(root, log=print):
             why = "pycore printed something that is not JSON"
     elif done is not None:
         why = (done.stderr.strip().splitlines() or ["exit code %d" % done.returncode])[-1]
-    log("warning: default-state.json not written (%s); the page's editors stay empty until "
-        "Python is ready. `pip install -e .` gives this Python NumPy." % why)
+    log("warning: default-view.json not written (%s); the page stays empty until Python is "
+        "ready. `pip install -e .` gives this Python NumPy." % why)
     return None
 
 
@@ -209,9 +210,10 @@ def assemble(root, site, host, manifest, cache, log=print):
             _copy_tree(src, os.path.join(site, name), skip=skip)
         else:
             shutil.copy2(src, os.path.join(site, name))
-    boot = "pyscript.js" if host.uses_pyscript else "fallback.js"
+    boot = ("pyscript.js",) if host.uses_pyscript else ("fallback.js", "fallback-worker.js")
     os.makedirs(os.path.join(site, "boot"))
-    shutil.copy2(os.path.join(web, "boot", boot), os.path.join(site, "boot", boot))
+    for name in boot:
+        shutil.copy2(os.path.join(web, "boot", name), os.path.join(site, "boot", name))
     _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
 
     with open(index, encoding="utf-8") as f:
@@ -219,10 +221,10 @@ def assemble(root, site, host, manifest, cache, log=print):
     with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
         f.write(html)
     write_json(site, "py-files.json", {"files": files})
-    state = default_state(root, log)
-    if state is not None:
-        with open(os.path.join(site, "default-state.json"), "w", encoding="utf-8") as f:
-            f.write(state + "\n")
+    view = first_view(root, log)
+    if view is not None:
+        with open(os.path.join(site, "default-view.json"), "w", encoding="utf-8") as f:
+            f.write(view + "\n")
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(host, manifest, files))
 

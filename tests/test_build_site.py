@@ -85,9 +85,9 @@ def checkout(tmp_path):
     (root / "web" / "py" / "main.py").write_text("# PyScript entry\n")
     (root / "pycore" / "__init__.py").write_text("")
     (root / "pycore" / "head.py").write_text("def head(): pass\n")
-    (root / "pycore" / "state.py").write_text(
-        "def default_state():\n    return {'cls': [[1.0]], 'W_head': [[2.0]]}\n"
-        "def state_to_json(s):\n    return s\n")
+    (root / "pycore" / "state.py").write_text("STATE = {'cls': [[1.0]], 'W_head': [[2.0]]}\n")
+    (root / "pycore" / "preview.py").write_text(
+        "from .state import STATE\ndef first_view():\n    return {'ok': True, 'state': STATE}\n")
     (tmp_path / "numpy.whl").write_bytes(WHEEL_BYTES)
     return tmp_path
 
@@ -112,18 +112,21 @@ def test_fallback_site(checkout):
     info = run_build(checkout, "--runtime", "fallback")
     html = read(checkout, "index.html")
     assert "<!--RUNTIME-->" not in html
-    assert '  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" defer>' in html
+    assert '  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/">' in html
     assert html.index("js/host.js") < html.index("boot/fallback.js") < html.index("plotly-cartesian.min.js")
     got = files_in(str(checkout / "dist"))
     assert "vendor/pyodide-0.17/numpy.data" in got and "vendor/katex/fonts/K.woff2" in got
     assert "vendor/pyodide-0.17/scipy.data" not in got  # only core and NumPy
     assert "README.md" not in got and "py/main.py" not in got and "boot/pyscript.js" not in got
+    assert {"boot/fallback.js", "boot/fallback-worker.js"} <= set(got)
     assert json.loads(read(checkout, "py-files.json")) == {"files": [
         {"url": "pycore/__init__.py", "path": "pycore/__init__.py"},
         {"url": "pycore/head.py", "path": "pycore/head.py"},
         {"url": "pycore/state.py", "path": "pycore/state.py"},
         {"url": "py/bridge.py", "path": "bridge.py"}]}
-    assert json.loads(read(checkout, "default-state.json")) == {"cls": [[1.0]], "W_head": [[2.0]]}
+    # pycore's first view, asked of pycore/preview.py in a child Python (it is not shipped)
+    assert json.loads(read(checkout, "default-view.json")) == {
+        "ok": True, "state": {"cls": [[1.0]], "W_head": [[2.0]]}}
     assert info == json.loads(read(checkout, "build-info.json"))
     assert info["host"] == "fallback" and "--runtime fallback" in info["reason"]
     assert info["runtime"] == {"pyodide": "1.0.0", "python": "3.8.2", "numpy": "1.17.5"}

@@ -16,7 +16,7 @@ from pycore import classification_head
 from buildtools.site import absolute_urls
 
 from .conftest import ROOT
-from .pagekit import state_fragment
+from .pagekit import heatmap_z, state_fragment
 
 # DESIGN.md's worked example.
 CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
@@ -100,6 +100,31 @@ def test_a_missing_file_is_reported_in_plain_words(sites, page, page_log, varian
     text = page.get_by_role("alert").inner_text()
     assert text.startswith(words) and missing in text and "python build.py" in text
     assert page_log.off_origin(url) == []
+
+
+def test_the_worked_example_shows_while_python_boots(sites, page):
+    """The first view comes from the build (pycore/preview.py): with Python's worker missing,
+    the page still shows the worked example, read-only, next to the reason it cannot edit."""
+    url = sites.url("fallback")
+    page.route("**/boot/fallback-worker.js", lambda route: route.fulfill(status=404, body="gone"))
+    page.goto(url + "index.html")
+    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+                           timeout=120000)
+    page.wait_for_function("() => { const el = document.getElementById('heatmap-logits');"
+                           " return el.data && el.data.length; }", timeout=60000)
+    alert = page.get_by_role("alert").inner_text()
+    assert alert.startswith("The Python runtime could not be downloaded") or \
+        alert.startswith("Python could not start"), alert
+    assert "fallback-worker.js" in alert
+    expected = classification_head(np.array(CLS)[:, None, :], np.array(W_HEAD))
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), CLS, rtol=0, atol=0)
+    assert page.locator("#logits-table td.predicted").all_inner_texts() == ["1.5811", "0.2000"]
+    # not a recompute in the browser, and nothing to edit until Python is there
+    assert page.evaluate("document.documentElement.dataset.renders") == "0"
+    assert page.evaluate("document.documentElement.dataset.ready") != "true"
+    assert not page.get_by_label("cls[0,1]", exact=True).is_editable()
+    assert page.locator("#host-info").inner_text() == "…"
 
 
 @pytest.mark.parametrize("variant, host, numpy", [("fallback", "fallback", "1.17.5"),

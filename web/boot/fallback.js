@@ -1,133 +1,78 @@
 // Boot glue of the offline fallback host: Pyodide 0.17 (Python 3.8, NumPy 1.17), all files in
-// the site itself. build.py inserts, after js/host.js (so window.vitHost exists), preloads of
-// the runtime's big files and
-//   <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" defer></script> This script starts the runtime, loads NumPy, writes
-// the Python files named in py-files.json into the browser's file system, imports bridge and
-// hands it to the page (see web/README.md). Any failure becomes one plain sentence for a person.
+// the site itself. build.py inserts, after js/host.js (so window.vitHost exists),
+//   <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/"></script>
+// Python runs in a Web Worker (boot/fallback-worker.js, which also says what its messages are):
+// this script starts it at once, passes its progress and failures on to the page, and hands the
+// page a bridge whose call(request) posts the request to the worker and resolves to its answer.
 (function () {
   "use strict";
   var host = window.vitHost;
   var script = document.currentScript;
-  var indexURL = (script && script.getAttribute("data-index-url")) || "vendor/pyodide-0.17/";
-  // Same folder as PYTHON_DIR in buildtools/hosts.py and web/py/main.py.
-  var PYTHON_DIR = "/home/pyodide/explorer";
-  var stage = "runtime";
+  var base = document.baseURI;
+  var indexURL = new URL((script && script.getAttribute("data-index-url")) || "vendor/pyodide-0.17/", base).href;
+  var workerURL = new URL("fallback-worker.js", (script && script.src) || base).href;
 
-  // What went wrong, in words for the person in front of the page, by boot stage.
-  var TROUBLE = {
-    runtime: "The Python runtime could not be downloaded",
-    python: "Python could not start",
-    numpy: "NumPy could not be loaded",
-    explorer: "The explorer's Python code could not be loaded",
+  if (location.protocol === "file:") {
+    host.fail("This page needs a web server: Python cannot start from a file:// address. " +
+              "In the site's folder run `python3 -m http.server`, then open " +
+              "http://localhost:8000/.");
+    return;
+  }
+  host.status("runtime", "Downloading Python (Pyodide 0.17, about 19 MB)…");
+
+  var worker = new Worker(workerURL);
+  var settled = false;
+  function fail(message) {
+    if (settled) return;
+    settled = true;
+    host.fail(message);
+  }
+  // The worker's own script missing (or broken) never reaches its message handler.
+  host.boot.watchMissing(/\/boot\/fallback-worker\.js/, function (error) {
+    fail("The Python runtime could not be downloaded (" + error.message + ")." + host.boot.FIX);
+  });
+  worker.onerror = function (event) {
+    if (settled) return;
+    event.preventDefault();
+    var entry = performance.getEntriesByName(workerURL).pop();
+    if (entry && entry.responseStatus >= 400) {
+      fail("The Python runtime could not be downloaded (" + workerURL + ": HTTP " +
+           entry.responseStatus + ")." + host.boot.FIX);
+    } else {
+      fail("Python could not start (" + (event.message || workerURL + " did not load") + ")." +
+           host.boot.FIX);
+    }
   };
 
-  function step(name, text) {
-    stage = name;
-    host.status(name, text);
-  }
+  var waiting = new Map(); // request id -> {resolve, reject}
+  var next = 0;
+  var bridge = {
+    call: function (request) {
+      return new Promise(function (resolve, reject) {
+        next += 1;
+        waiting.set(next, { resolve: resolve, reject: reject });
+        worker.postMessage({ kind: "call", id: next, request: request });
+      });
+    },
+  };
 
-  function loadScript(url) {
-    return new Promise(function (resolve, reject) {
-      var s = document.createElement("script");
-      s.src = url;
-      s.onload = resolve;
-      s.onerror = function () { reject(new Error(url + " could not be loaded")); };
-      document.head.appendChild(s);
-    });
-  }
-
-  function fetchText(url) {
-    return fetch(url).then(function (response) {
-      if (!response.ok) throw new Error(url + ": HTTP " + response.status);
-      return response.text();
-    });
-  }
-
-  // Last line of a Python traceback (or the whole message), for the one-sentence summary.
-  function summary(error) {
-    var text = String((error && error.message) || error).trim();
-    var lines = text.split("\n").filter(function (l) { return l.trim(); });
-    return lines.length ? lines[lines.length - 1].trim() : text;
-  }
-
-  async function boot() {
-    if (location.protocol === "file:") {
-      stage = "file";
-      throw new Error("opened from a file");
+  worker.onmessage = function (event) {
+    var m = event.data;
+    if (m.kind === "answer") {
+      var w = waiting.get(m.id);
+      waiting.delete(m.id);
+      if (m.error) w.reject(new Error(m.error));
+      else w.resolve(m.answer);
+    } else if (m.kind === "status") {
+      if (!settled) host.status(m.stage, m.text);
+    } else if (m.kind === "started") {
+      document.documentElement.dataset.pyodide = m.version;
+    } else if (m.kind === "fail") {
+      fail(m.message);
+    } else if (m.kind === "ready" && !settled) {
+      settled = true;
+      host.ready(bridge);
     }
-    step("runtime", "Downloading Python (Pyodide 0.17, about 19 MB)…");
-    await host.boot.afterFirstPaint();
-    host.boot.whenDownloaded(["pyodide.asm.wasm", "pyodide.asm.data"], function () {
-      if (stage === "runtime") step("python", "Starting Python 3.8…");
-    });
-    await loadScript(indexURL + "pyodide.js");
-    var pyodide = await globalThis.loadPyodide({ indexURL: indexURL });
-    document.documentElement.dataset.pyodide = pyodide.version;
-
-    step("numpy", "Loading NumPy (9 MB)…");
-    // The explorer's Python files download while NumPy loads.
-    var sources = fetchText("py-files.json").then(function (text) {
-      var files = JSON.parse(text).files;
-      return Promise.all(files.map(function (f) { return fetchText(f.url); }))
-        .then(function (texts) { return { list: files, texts: texts }; });
-    });
-    sources.catch(function () { /* reported where it is awaited, below */ });
-    var problems = [];
-    await pyodide.loadPackage(["numpy"], function () {}, function (m) { problems.push(m); });
-    try {
-      pyodide.runPython("import numpy");
-    } catch (e) {
-      throw new Error(problems.join("; ") || summary(e));
-    }
-
-    step("explorer", "Loading the explorer…");
-    var loaded = await sources;
-    var list = loaded.list;
-    var texts = loaded.texts;
-    var write = pyodide.runPython([
-      "def _vit_write(path, text):",
-      "    import os",
-      "    os.makedirs(os.path.dirname(path), exist_ok=True)",
-      "    with open(path, 'w', encoding='utf-8') as f:",
-      "        f.write(text)",
-      "_vit_write",
-    ].join("\n"));
-    list.forEach(function (f, i) { write(PYTHON_DIR + "/" + f.path, texts[i]); });
-    write.destroy();
-    var bridge = pyodide.runPython([
-      "del _vit_write",
-      "import sys",
-      "if " + JSON.stringify(PYTHON_DIR) + " not in sys.path:",
-      "    sys.path.insert(0, " + JSON.stringify(PYTHON_DIR) + ")",
-      "import bridge",
-      "bridge",
-    ].join("\n"));
-    if (reported) return; // a missing file was already reported; do not pretend all is well
-    stage = "ready";
-    host.ready(bridge);
-  }
-
-  var reported = false;
-  function report(error) {
-    if (reported) return;
-    reported = true;
-    if (stage === "ready") throw error; // the page's own error while taking over: not ours
-    if (stage === "file") {
-      host.fail("This page needs a web server: Python cannot start from a file:// address. " +
-                "In the site's folder run `python3 -m http.server`, then open " +
-                "http://localhost:8000/.");
-      return;
-    }
-    // The explorer's files download while NumPy loads: name what is missing, not the stage.
-    var what = /\/(py|pycore)\/|py-files\.json/.test(summary(error)) ? "explorer" : stage;
-    console.error("[vit boot] " + what + ":", error);
-    // a missing file is fixed by a complete copy of the site; a Python error in the explorer
-    // is a bug that no copying fixes
-    var missingFile = what !== "explorer" || /HTTP [45]\d\d/.test(summary(error));
-    host.fail(TROUBLE[what] + " (" + summary(error) + ")." + (missingFile ? host.boot.FIX : ""));
-  }
-  host.boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, function (error) {
-    if (stage !== "ready") report(error);
-  });
-  boot().catch(report);
+  };
+  worker.postMessage({ kind: "start", indexURL: indexURL, filesURL: new URL("py-files.json", base).href });
 })();

@@ -1,5 +1,5 @@
 // Boot glue of the PyScript host. build.py inserts, after js/host.js (so window.vitHost exists):
-// core.css, preloads of Pyodide's big files, <script type="py" src="py/main.py"
+// core.css, preloads of Pyodide's big files, js/answers.js, <script type="py" src="py/main.py"
 // config="pyscript.json"> and this script (defer) with data-core = the URL of PyScript's core.js.
 // It reports progress until web/py/main.py takes over (NumPy, the explorer, vitHost.ready), and
 // turns a runtime that cannot start into a plain message instead of a blank page.
@@ -12,9 +12,10 @@
   var settled = false; // main.py (or this script) has called ready or fail
   ["ready", "fail"].forEach(function (name) {
     var call = host[name];
-    host[name] = function () {
+    host[name] = function (arg) {
       settled = true;
-      return call.apply(host, arguments);
+      // main.py hands over the Python module bridge; the page takes it as js/answers.js makes it
+      return call.call(host, name === "ready" ? window.vitAnswers(arg) : arg);
     };
   });
   var FIX = host.boot.FIX;

@@ -1,8 +1,8 @@
 // The page's entry point: waits for a runtime host, then binds the state that Python owns
 // (web/py/bridge.py) to the DOM. Every user action is one request to Python; the answer says
-// what changed, and only those panels are redrawn.
+// what changed, and only those panels are redrawn. Requests are asynchronous: the fallback host
+// answers from a Web Worker (see js/host.js for what a host hands over).
 
-import { makeClient } from "./bridge-client.js";
 import { MatrixGrid } from "./grid.js";
 import { Renderer } from "./render.js";
 import * as share from "./share.js";
@@ -14,7 +14,6 @@ const embed = new URLSearchParams(location.search).get("embed") === "1";
 if (embed) root.classList.add("embed");
 
 let client = null;
-let renderer = null;
 let shape = null;
 const grids = {};
 
@@ -40,6 +39,7 @@ grids.w = new MatrixGrid($("grid-w"), {
 });
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
+const renderer = new Renderer(null, { onShape: applyShape, grids });
 preview();
 
 window.vitHost.connect((kind, args) => {
@@ -52,8 +52,8 @@ window.vitHost.connect((kind, args) => {
 async function start(bridge) {
   showBoot("explorer", "Drawing the explorer…");
   await scriptsLoaded();
-  client = makeClient(bridge);
-  renderer = new Renderer(client, { onShape: applyShape, grids });
+  client = bridge;
+  renderer.client = bridge;
   bindControls();
   await send({ op: "load", fragment: location.hash }, performance.now());
   grids.input.setReadOnly(false);
@@ -62,23 +62,24 @@ async function start(bridge) {
   root.dataset.ready = "true";
 }
 
-// While Python boots, show the default example's numbers (written by build.py from pycore's
-// own preset, so there is one source of truth). A link's state waits for Python to validate it.
+// While Python boots, show the worked example as pycore answered it at build time
+// (default-view.json, see pycore/preview.py): the editors at once, the rest once Plotly is in.
+// Python's own answer then redraws whatever differs. A link's state waits for Python to
+// validate it.
 async function preview() {
   if (location.hash.length > 1) return;
   try {
-    const response = await fetch("default-state.json");
+    const response = await fetch("default-view.json");
     if (!response.ok || client) return;
-    const state = await response.json();
-    const asMatrix = (rows) => ({ rows: rows.length, cols: rows[0].length, data: Float64Array.from(rows.flat()) });
-    if (client || !Array.isArray(state.cls)) return;
-    grids.input.setMatrix(asMatrix(state.cls));
-    grids.w.setMatrix(asMatrix(state.W_head));
-    $("dim-B").value = state.cls.length;
-    $("dim-D").value = state.W_head.length;
-    $("dim-C").value = state.W_head[0].length;
+    const view = await response.json();
+    if (client || !view.ok) return;
+    for (const m of Object.values(view.matrices)) m.data = Float64Array.from(m.data);
+    applyShape(view.shape);
+    for (const [name, spec] of Object.entries(view.grids)) grids[name].setMatrix(view.matrices[spec.matrix]);
+    await scriptsLoaded();
+    if (!client) await renderer.schedule(view, performance.now(), { preview: true });
   } catch (err) {
-    // No preview is no loss: the editors fill in when Python is ready.
+    // No preview is no loss: the page fills in when Python is ready.
   }
 }
 
@@ -118,9 +119,9 @@ function inputIndex(grid, i, j) {
 
 // ---- requests ----------------------------------------------------------------------------
 
-function editCell(grid, i, j, text, t0) {
+async function editCell(grid, i, j, text, t0) {
   const where = inputIndex(grid, i, j);
-  const res = client.call({ op: "edit", key: where.key, index: where.index, text });
+  const res = await client.call({ op: "edit", key: where.key, index: where.index, text });
   if (!res.ok) {
     grid.markInvalid(i, j, text, res.error.message);
     showAlert(res.error.message);
@@ -137,15 +138,16 @@ function pasteBlock(grid, i, j, text, t0) {
 }
 
 // One request whose answer replaces what it changes; refusals leave everything as it was.
-function send(request, t0) {
-  const res = client.call(request);
+async function send(request, t0) {
+  const res = await client.call(request);
   if (!res.ok) {
     showAlert(res.error.message);
-    return Promise.resolve(res);
+    return res;
   }
   if (res.error) showAlert(res.error.message);
   else refreshAlert();
-  return renderer.schedule(res, t0).then(() => res);
+  await renderer.schedule(res, t0);
+  return res;
 }
 
 function applyShape(s) {
@@ -184,7 +186,7 @@ function bindControls() {
 
   $("copy-link").addEventListener("click", () => share.copyLink());
   for (const format of ["json", "numpy", "csv"]) {
-    $(`export-${format}`).addEventListener("click", () => share.openExport(client.call({ op: "export", format })));
+    $(`export-${format}`).addEventListener("click", async () => share.openExport(await client.call({ op: "export", format })));
   }
   share.bindDialog();
 

@@ -4,8 +4,10 @@
 // Pyodide 0.17 fallback). Whatever the host, its glue reports through three calls:
 //   vitHost.status(stage, text)  progress while the runtime boots (stage: "runtime" | "python"
 //                                | "numpy" | "explorer"), shown in the page
-//   vitHost.ready(bridge)        the Python module web/py/bridge.py, as a proxy, once NumPy
-//                                and pycore are importable
+//   vitHost.ready(bridge)        once NumPy and pycore are imported: an object whose
+//                                call(request) resolves to web/py/bridge.py's answer, with the
+//                                matrices it names attached (js/answers.js makes it where
+//                                Python runs: the fallback host's worker, the PyScript page)
 //   vitHost.fail(message)        the runtime could not start; message is plain words for a person
 // and finds shared helpers in vitHost.boot (download and missing-file watches, first paint).
 // Calls made before the page's own script has loaded are queued, so load order never matters.
@@ -23,7 +25,7 @@
          "of dist/, then reload the page.",
     // callback() once every named file has downloaded (resource timing): Python is starting.
     whenDownloaded: function (names, callback) {
-      if (!window.PerformanceObserver) return;
+      if (!self.PerformanceObserver) return;
       var seen = {};
       var observer = new PerformanceObserver(function (list) {
         list.getEntries().forEach(function (entry) {
@@ -40,7 +42,7 @@
     // `pattern`: a missing runtime file can stop the boot without any error event (a missing
     // .wasm just hangs), but resource timing reports every response's status.
     watchMissing: function (pattern, onMissing) {
-      if (!window.PerformanceObserver) return;
+      if (!self.PerformanceObserver) return;
       var observer = new PerformanceObserver(function (list) {
         list.getEntries().forEach(function (entry) {
           if (entry.responseStatus >= 400 && pattern.test(entry.name)) {
@@ -66,7 +68,8 @@
       });
     },
   };
-  window.vitHost = {
+  // `self`: the page's window, or the fallback host's worker, which uses only `boot`.
+  self.vitHost = {
     boot: tools,
     status: function (stage, text) { send("status", [stage, text]); },
     ready: function (bridge) { send("ready", [bridge]); },

@@ -2,14 +2,15 @@
 // running are merged and drawn together once it ends, so fast typing never queues stale frames.
 //
 // The page reports each completed cycle in <html data-renders> and the milliseconds from the
-// newest edit it contains to the end of its last redraw in <html data-last-render-ms>.
+// newest edit it contains to the end of its last redraw in <html data-last-render-ms>. The
+// build-time first view drawn while Python boots (app.js) is not a recompute: it counts in neither.
 
-import { rowsOf } from "./bridge-client.js";
 import { drawHeatmap, clearHeatmap } from "./heatmaps.js";
 import * as panels from "./panels.js";
 import { writeUrl, deferLink } from "./share.js";
 
 export class Renderer {
+  // client: the bridge the host handed over (js/host.js); null until Python is ready.
   constructor(client, { onShape, grids }) {
     this.client = client;
     this.onShape = onShape;
@@ -19,13 +20,14 @@ export class Renderer {
   }
 
   // Returns a promise that resolves once this answer is on screen.
-  schedule(res, t0) {
+  schedule(res, t0, { preview = false } = {}) {
     if (!this.pending) {
-      this.pending = { res: {}, heatmaps: {}, hide: new Set(), grids: {}, t0 };
+      this.pending = { res: {}, heatmaps: {}, hide: new Set(), grids: {}, matrices: {}, t0, counted: false };
       this.pending.done = new Promise((resolve) => { this.pending.resolve = resolve; });
     }
     const job = this.pending;
     job.t0 = Math.max(job.t0, t0);
+    job.counted = job.counted || !preview;
     merge(job, res);
     if (!this.running) this.running = this.loop();
     return job.done;
@@ -41,8 +43,10 @@ export class Renderer {
         console.error(err);
       }
       const root = document.documentElement;
-      root.dataset.renders = String(Number(root.dataset.renders || 0) + 1);
-      root.dataset.lastRenderMs = (performance.now() - job.t0).toFixed(1);
+      if (job.counted) {
+        root.dataset.renders = String(Number(root.dataset.renders || 0) + 1);
+        root.dataset.lastRenderMs = (performance.now() - job.t0).toFixed(1);
+      }
       job.resolve();
     }
     this.running = null;
@@ -54,33 +58,35 @@ export class Renderer {
     if (res.shape) this.onShape(res.shape);
     if (res.fragment) writeUrl(res.fragment);
     else if (res.fragment_deferred) deferLink(this.client);
-    const cache = new Map();
-    const matrix = (key) => {
-      if (!cache.has(key)) cache.set(key, this.client.matrix(key));
-      return cache.get(key);
-    };
     // Plotly first: it measures the page as it draws, and every DOM change made before it
     // (grids, tables, equations) would make it lay the whole page out again.
     panels.prepare(res);
     const draws = [];
     for (const id of job.hide) if (!(id in job.heatmaps)) clearHeatmap(id);
     for (const [id, spec] of Object.entries(job.heatmaps)) {
-      draws.push(drawHeatmap(id, spec, rowsOf(matrix(spec.matrix))));
+      draws.push(drawHeatmap(id, spec, rowsOf(job.matrices[spec.matrix])));
     }
     for (const [name, spec] of Object.entries(job.grids)) {
-      this.grids[name].setMatrix(matrix(spec.matrix));
+      this.grids[name].setMatrix(job.matrices[spec.matrix]);
     }
     panels.render(res);
     await Promise.all(draws);
   }
 }
 
-// Later answers win, section by section; heatmaps and grids accumulate.
+// Later answers win, section by section; heatmaps, grids and their matrices accumulate.
 function merge(job, res) {
   for (const [key, value] of Object.entries(res)) {
-    if (key === "heatmaps") Object.assign(job.heatmaps, value);
-    else if (key === "grids") Object.assign(job.grids, value);
+    if (key === "heatmaps" || key === "grids" || key === "matrices") Object.assign(job[key], value);
     else if (key === "hide") value.forEach((id) => { job.hide.add(id); delete job.heatmaps[id]; });
     else job.res[key] = value;
   }
+}
+
+// Rows of a matrix ({rows, cols, data: Float64Array}) as views: what Plotly takes as heatmap z
+// (typed arrays are accepted as rows, so nothing is converted element by element).
+function rowsOf(m) {
+  const out = new Array(m.rows);
+  for (let i = 0; i < m.rows; i++) out[i] = m.data.subarray(i * m.cols, (i + 1) * m.cols);
+  return out;
 }

@@ -10,6 +10,7 @@ export function lastFragment() { return fragment; }
 
 export function writeUrl(next) {
   clearTimeout(linkTimer);
+  linkTimer = 0;
   document.documentElement.dataset.linkPending = "false";
   linkNote("");
   if (next === fragment) return;
@@ -24,12 +25,14 @@ export function writeUrl(next) {
 export function deferLink(client) {
   clearTimeout(linkTimer);
   document.documentElement.dataset.linkPending = "true";
-  linkTimer = setTimeout(() => {
-    const res = client.call({ op: "fragment" });
+  const timer = setTimeout(async () => {
+    const res = await client.call({ op: "fragment" });
+    if (timer !== linkTimer) return; // the state changed meanwhile: a newer answer decides
     if (res.fragment) writeUrl(res.fragment);
     else linkNote(res.link_note || "");
     document.documentElement.dataset.linkPending = "false";
   }, 400);
+  linkTimer = timer;
 }
 
 function linkNote(text) {

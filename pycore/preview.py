@@ -1,0 +1,56 @@
+"""The page's first view, computed ahead of time: what build.py writes to default-view.json.
+
+Booting Python in the browser takes seconds. Meanwhile the page shows the worked example as
+pycore computes it here, with the same code path as the browser (Session's answer to loading
+the default state), and without the two things only the browser's Python may say: the link it
+holds and the runtime it runs on. Once Python is ready its own answer replaces this one, and
+the page redraws whatever differs (NumPy versions may round a last bit differently).
+
+Examples
+--------
+>>> view = first_view()
+>>> view["ok"], sorted(view["matrices"]["W_head"])
+(True, ['cols', 'data', 'rows'])
+>>> "fragment" in view or "host" in view
+False
+"""
+from .session import Session
+
+
+def matrix_keys(answer):
+    """The keys of the matrices an answer shows: its heatmaps' and its grids'.
+
+    The browser side (web/js/answers.js) attaches the same set to every answer it hands over.
+    """
+    keys = set()
+    for section in ("heatmaps", "grids"):
+        for spec in (answer.get(section) or {}).values():
+            keys.add(spec["matrix"])
+    return sorted(keys)
+
+
+def first_view(session=None):
+    """The answer to loading the default example, with its matrices attached.
+
+    Parameters
+    ----------
+    session : Session, optional
+        The session to load the default state into (a new one if omitted).
+
+    Returns
+    -------
+    dict
+        JSON-ready: Session's answer without "fragment" and "host", plus "matrices" mapping each
+        key to {"rows", "cols", "data"} with data the row-major list of float64 values (JSON
+        keeps every bit: Python writes the shortest text that reads back to the same double).
+    """
+    session = session if session is not None else Session()
+    answer = session.handle({"op": "load", "fragment": ""})
+    answer.pop("fragment", None)
+    answer.pop("host", None)
+    matrices = {}
+    for key in matrix_keys(answer):
+        m = session.matrix(key)
+        matrices[key] = {"rows": m.shape[0], "cols": m.shape[1], "data": m.ravel().tolist()}
+    answer["matrices"] = matrices
+    return answer

@@ -1,0 +1,169 @@
+// The offline fallback host's Python, in a Web Worker: Pyodide 0.17 (Python 3.8, NumPy 1.17)
+// compiles, starts, loads NumPy and then answers the page's requests here, so that none of it
+// ever blocks the page's main thread, where Plotly.js, KaTeX and the page load meanwhile (on a
+// 2-CPU machine the boot overlaps instead of queueing). boot/fallback.js starts this worker.
+//
+// Messages, page -> worker:
+//   {kind: "start", indexURL, filesURL}  once; absolute URLs of Pyodide's folder and py-files.json
+//   {kind: "call", id, request}         one request for web/py/bridge.py
+// worker -> page:
+//   {kind: "status", stage, text}       boot progress, as vitHost.status (see js/host.js)
+//   {kind: "started", version}          Python is up (Pyodide's version)
+//   {kind: "ready"}                     NumPy and the explorer are imported; calls are answered
+//   {kind: "fail", message}             the boot failed: one plain sentence for a person
+//   {kind: "answer", id, answer}        or {kind: "answer", id, error}; the answer's matrices'
+//                                       buffers are transferred, not copied
+importScripts("../js/host.js", "../js/answers.js");
+
+(function () {
+  "use strict";
+  var boot = self.vitHost.boot; // only the helpers: progress goes to the page as messages
+  // Same folder as PYTHON_DIR in buildtools/hosts.py and web/py/main.py.
+  var PYTHON_DIR = "/home/pyodide/explorer";
+  var stage = "runtime";
+  var reported = false;
+  var answers = null;
+
+  // What went wrong, in words for the person in front of the page, by boot stage.
+  var TROUBLE = {
+    runtime: "The Python runtime could not be downloaded",
+    python: "Python could not start",
+    numpy: "NumPy could not be loaded",
+    explorer: "The explorer's Python code could not be loaded",
+  };
+
+  function step(name, text) {
+    stage = name;
+    self.postMessage({ kind: "status", stage: name, text: text });
+  }
+
+  function fetchText(url) {
+    return fetch(url).then(function (response) {
+      if (!response.ok) throw new Error(url + ": HTTP " + response.status);
+      return response.text();
+    });
+  }
+
+  // Last line of a Python traceback (or the whole message), for the one-sentence summary.
+  function summary(error) {
+    var text = String((error && error.message) || error).trim();
+    var lines = text.split("\n").filter(function (l) { return l.trim(); });
+    return lines.length ? lines[lines.length - 1].trim() : text;
+  }
+
+  // Pyodide 0.17 starts Python (seconds of work that keep this worker busy) inside the load
+  // handler of the request for its data file. A listener added first runs just before it, in
+  // time to say so; resource timing (vitHost.boot.whenDownloaded) would report only after.
+  function sayWhenPythonStarts() {
+    var Request = self.XMLHttpRequest;
+    self.XMLHttpRequest = function () {
+      var xhr = new Request();
+      xhr.addEventListener("load", function () {
+        if (stage === "runtime" && /pyodide\.asm\.data$/.test(xhr.responseURL)) {
+          step("python", "Starting Python 3.8…");
+        }
+      });
+      return xhr;
+    };
+    self.XMLHttpRequest.prototype = Request.prototype;
+  }
+
+  async function start(indexURL, filesURL) {
+    sayWhenPythonStarts();
+    importScripts(indexURL + "pyodide.js");
+    var pyodide = await self.loadPyodide({ indexURL: indexURL });
+    self.postMessage({ kind: "started", version: pyodide.version });
+
+    step("numpy", "Loading NumPy (9 MB)…");
+    // The explorer's Python files download while NumPy loads.
+    var sources = fetchText(filesURL).then(function (text) {
+      var files = JSON.parse(text).files;
+      return Promise.all(files.map(function (f) { return fetchText(new URL(f.url, filesURL).href); }))
+        .then(function (texts) { return { list: files, texts: texts }; });
+    });
+    sources.catch(function () { /* reported where it is awaited, below */ });
+    var problems = [];
+    await pyodide.loadPackage(["numpy"], function () {}, function (m) { problems.push(m); });
+    try {
+      pyodide.runPython("import numpy");
+    } catch (e) {
+      throw new Error(problems.join("; ") || summary(e));
+    }
+
+    step("explorer", "Loading the explorer…");
+    var loaded = await sources;
+    var write = pyodide.runPython([
+      "def _vit_write(path, text):",
+      "    import os",
+      "    os.makedirs(os.path.dirname(path), exist_ok=True)",
+      "    with open(path, 'w', encoding='utf-8') as f:",
+      "        f.write(text)",
+      "_vit_write",
+    ].join("\n"));
+    loaded.list.forEach(function (f, i) { write(PYTHON_DIR + "/" + f.path, loaded.texts[i]); });
+    write.destroy();
+    var bridge = pyodide.runPython([
+      "del _vit_write",
+      "import sys",
+      "if " + JSON.stringify(PYTHON_DIR) + " not in sys.path:",
+      "    sys.path.insert(0, " + JSON.stringify(PYTHON_DIR) + ")",
+      "import bridge",
+      "bridge",
+    ].join("\n"));
+    if (reported) return; // a missing file was already reported; do not pretend all is well
+    answers = self.vitAnswers(bridge);
+    stage = "ready";
+    self.postMessage({ kind: "ready" });
+  }
+
+  function report(error) {
+    if (reported || stage === "ready") return;
+    reported = true;
+    // The explorer's files download while NumPy loads: name what is missing, not the stage.
+    var what = /\/(py|pycore)\/|py-files\.json/.test(summary(error)) ? "explorer" : stage;
+    console.error("[vit boot] " + what + ":", error);
+    // a missing file is fixed by a complete copy of the site; a Python error in the explorer
+    // is a bug that no copying fixes
+    var missingFile = what !== "explorer" || /HTTP [45]\d\d/.test(summary(error));
+    self.postMessage({
+      kind: "fail",
+      message: TROUBLE[what] + " (" + summary(error) + ")." + (missingFile ? boot.FIX : ""),
+    });
+  }
+
+  // Python answers one request at a time, in the order they came: the page merges answers
+  // that arrive while it draws, so a burst of edits never queues stale frames.
+  function respond(id, request) {
+    var res;
+    try {
+      res = answers.answer(request);
+    } catch (err) { // bridge.dispatch turns Python's errors into answers: this is the crossing
+      self.postMessage({ kind: "answer", id: id, error: String((err && err.message) || err) });
+      return;
+    }
+    var buffers = Object.keys(res.matrices).map(function (k) { return res.matrices[k].data.buffer; });
+    self.postMessage({ kind: "answer", id: id, answer: res }, buffers);
+  }
+
+  // Pyodide's loaders throw some failures (a missing package file) from their own callbacks,
+  // outside any promise here: they are the boot's failures too, in the stage they stopped.
+  self.addEventListener("error", function (event) {
+    if (stage === "ready") return;
+    event.preventDefault(); // said once, by report, not again as the worker's uncaught error
+    report(event.error || event.message);
+  });
+  self.addEventListener("unhandledrejection", function (event) {
+    if (stage === "ready") return;
+    event.preventDefault();
+    report(event.reason);
+  });
+
+  self.onmessage = function (event) {
+    var m = event.data;
+    if (m.kind === "call") respond(m.id, m.request);
+    else if (m.kind === "start") {
+      boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, report);
+      start(m.indexURL, m.filesURL).catch(report);
+    }
+  };
+})();

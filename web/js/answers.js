@@ -1,0 +1,51 @@
+// Where Python runs (the fallback host's worker, the PyScript host's page), this turns the
+// module web/py/bridge.py into what the page is handed: an object whose call(request) resolves
+// to Python's answer with every matrix it names attached, as {rows, cols, data: Float64Array}.
+//
+// A classic script, not a module, because a worker can only importScripts it; it defines
+// self.vitAnswers(bridge). The matrices leave WASM memory with getBuffer (zero-copy) and are
+// copied once with slice(): a later allocation in Python may grow, and detach, WASM memory.
+(function (scope) {
+  "use strict";
+
+  function read(bridge, key) {
+    var proxy = bridge.matrix(key);
+    var buffer = null;
+    try {
+      buffer = proxy.getBuffer("f64");
+      var rows = buffer.shape[0];
+      var cols = buffer.shape[1];
+      if (!buffer.c_contiguous) throw new Error("matrix " + key + " is not C-contiguous");
+      return { rows: rows, cols: cols, data: buffer.data.slice(buffer.offset, buffer.offset + rows * cols) };
+    } finally {
+      if (buffer) buffer.release();
+      proxy.destroy();
+    }
+  }
+
+  // The keys of the matrices an answer shows: its heatmaps' and its grids'.
+  function keys(answer) {
+    var out = {};
+    [answer.heatmaps, answer.grids].forEach(function (specs) {
+      Object.keys(specs || {}).forEach(function (id) { out[specs[id].matrix] = true; });
+    });
+    return Object.keys(out);
+  }
+
+  // One request in, one answer out (synchronously, in the thread that runs Python).
+  function answer(bridge, request) {
+    var res = JSON.parse(bridge.dispatch(JSON.stringify(request)));
+    res.matrices = {};
+    keys(res).forEach(function (key) { res.matrices[key] = read(bridge, key); });
+    return res;
+  }
+
+  scope.vitAnswers = function (bridge) {
+    return {
+      answer: function (request) { return answer(bridge, request); },
+      call: function (request) {
+        return new Promise(function (resolve) { resolve(answer(bridge, request)); });
+      },
+    };
+  };
+})(self);
