@@ -22,8 +22,8 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
     Examples
     --------
     >>> spec = heatmap("logits", np.array([[1.0, -3.0]]), "Logits", "class", "sample", "%{z}")
-    >>> spec["zmin"], spec["zmax"], spec["text"]
-    (-3.0, 3.0, True)
+    >>> spec["zmin"], spec["zmax"], spec["text"], spec["key"]
+    (-3.0, 3.0, True, ['-3.000', '0', '3.000'])
     """
     values = np.asarray(values)
     rows, cols = values.shape
@@ -31,10 +31,13 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
     if diverging:
         top, saturates = colour_limit(values)
         zmin, zmax = -top, top
+        beyond = "≤ " if saturates else "", "≥ " if saturates else ""
+        key = [beyond[0] + format_number(-top, 3), "0", beyond[1] + format_number(top, 3)]
         if saturates:
             title_note = "  (colours saturate beyond ±%s)" % format_number(top, 3)
     else:
         zmin, zmax = 0.0, 1.0
+        key = ["0", "0.5", "1"]
     return {
         "matrix": matrix,
         "title": title + title_note,
@@ -43,6 +46,8 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
         "zmin": zmin,
         "zmax": zmax,
         "scale": "diverging" if diverging else "sequential",
+        # the colour key's labels: the colours at zmin, at the middle and at zmax
+        "key": key,
         "text": rows <= TEXT_IN_CELLS_MAX and cols <= TEXT_IN_CELLS_MAX,
         "text_format": "%{z:.2f}" if diverging else "%{z:.3f}",
         "hover": hover,

@@ -5,7 +5,7 @@ import pytest
 from pycore.state import default_state, preset, state_from_json, state_to_json
 from pycore.trace import trace_head
 
-from .pagekit import alert_text, heatmap_z, logits_table, open_explorer, page_fragment, state_fragment
+from .pagekit import alert_text, edit, heatmap_z, logits_table, open_explorer, page_fragment, state_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -42,6 +42,28 @@ def test_default_page_shows_the_worked_example(page, site_url):
     assert "1.0000" in stats and "2.5000" in stats  # mean and population variance of [2,-1,0,3]
     assert page_fragment(page).startswith("#state=")
     assert "Python" in page.locator("#host-info").inner_text()
+
+
+def colour_key(page, element_id):
+    """The texts of the colour key under a heatmap: [low, middle, high]."""
+    return page.locator("#%s + .colour-key > span" % element_id).all_inner_texts()
+
+
+def test_each_heatmap_has_a_colour_key_with_its_range(page, site_url):
+    open_explorer(page, site_url)
+    t = expected(default_state())
+    # symmetric about zero, out to the largest magnitude the matrix holds
+    for element_id, values in (("heatmap-cls", t.h_cls), ("heatmap-logits", t.logits)):
+        top = "%.3f" % np.abs(values).max()
+        assert colour_key(page, element_id) == ["-" + top, "0", top]
+    assert colour_key(page, "heatmap-probs") == ["0", "0.5", "1"]
+    assert page.locator("#heatmap-logits + .colour-key").is_visible()
+    # Plotly's own colour bar is not drawn as well
+    assert page.locator("#heatmap-logits .colorbar").count() == 0
+    # an edit that changes the range changes the key
+    edit(page, "cls[0,0]", "20")
+    top = "%.3f" % np.abs(heatmap_z(page, "heatmap-cls")).max()
+    assert top == "20.000" and colour_key(page, "heatmap-cls") == ["-20.000", "0", "20.000"]
 
 
 def test_state_in_the_url_with_cls(page, site_url):
