@@ -81,18 +81,23 @@ class Session(object):
         return answer
 
     def op_edit(self, request):
+        """One cell. The page already shows what was typed: the answer names the cell's value
+        instead of resending its whole grid."""
         key, index = request.get("key"), request.get("index")
         self.state = set_cell(self.state, key, index, request.get("text"))
         self._recompute()
-        answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT, steps=True)
+        answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT, steps=True,
+                              link=request.get("link") != "separate")
         answer["value"] = float(self._source(key)[tuple(index)])
+        answer["grids"] = {}
         return answer
 
     def op_paste(self, request):
         key = request.get("key")
         self.state = paste_block(self.state, key, request.get("index"), request.get("text"))
         self._recompute()
-        return self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT, steps=True)
+        return self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT, steps=True,
+                            link=request.get("link") != "separate")
 
     def op_resize(self, request):
         n1 = request.get("N1")
@@ -194,11 +199,17 @@ class Session(object):
         self._recompute()
         return self._answer(ALL, steps=True)
 
-    def _answer(self, parts, steps=False):
+    def _answer(self, parts, steps=False, link=True):
+        """The answer's sections for `parts`. With link False (a request's "link": "separate")
+        the page asks for the link with a "fragment" request of its own, right away, and the
+        answer says so with "fragment_follows": Python then spells the link out while the page
+        draws, instead of before."""
         s, t = self.state, self.trace
         deferred = self._dense_numbers() > SYNC_LINK_NUMBERS
-        answer = {"ok": True, "error": None, "fragment": None if deferred else encode_fragment(s),
-                  "fragment_deferred": deferred,
+        follows = not deferred and not link
+        answer = {"ok": True, "error": None,
+                  "fragment": None if deferred or follows else encode_fragment(s),
+                  "fragment_deferred": deferred, "fragment_follows": follows,
                   "shape": {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
                             "N1": (s.N + 1) if s.mode == "encoder" else None},
                   "heatmaps": {}, "grids": {}, "hide": []}

@@ -240,3 +240,34 @@ def test_a_big_typed_in_state_gets_its_link_when_asked():
     # Small states carry their link in every answer.
     small = Session().handle({"op": "load", "fragment": ""})
     assert small["fragment"] and small["fragment_deferred"] is False
+
+
+def test_an_edit_can_leave_its_link_to_a_request_of_its_own():
+    """The page asks for the link while it draws ("link": "separate"); the answer says it follows."""
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1.5", "link": "separate"})
+    assert answer["ok"] and answer["fragment"] is None
+    assert answer["fragment_follows"] is True and answer["fragment_deferred"] is False
+    # the edited grid is not resent: the page patches the one value it already shows
+    assert answer["grids"] == {} and answer["value"] == 1.5
+    assert decode_fragment(s.handle({"op": "fragment"})["fragment"]).cls[0, 0] == 1.5
+    # without the flag the link is in the answer
+    answer = s.handle({"op": "edit", "key": "W_head", "index": [3, 2], "text": "-2"})
+    assert answer["fragment_follows"] is False
+    assert decode_fragment(answer["fragment"]).W_head[3, 2] == -2.0
+
+
+def test_the_build_time_first_view_is_the_load_answer_without_link_and_runtime():
+    from pycore.preview import first_view, matrix_keys
+    view = json.loads(json.dumps(first_view()))  # what default-view.json holds
+    s = Session()
+    answer = s.handle({"op": "load", "fragment": ""})
+    assert set(answer) - set(view) == {"fragment", "host"}
+    assert {k: view[k] for k in answer if k in view} == json.loads(json.dumps(
+        {k: v for k, v in answer.items() if k not in ("fragment", "host")}))
+    assert sorted(view["matrices"]) == matrix_keys(answer) == ["W_head", "h_cls", "h_hat", "input",
+                                                                "logits", "probs"]
+    logits = view["matrices"]["logits"]
+    assert (logits["rows"], logits["cols"]) == (2, 3)
+    np.testing.assert_allclose(np.reshape(logits["data"], (2, 3)), WORKED_LOGITS, atol=5e-5)

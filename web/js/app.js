@@ -121,12 +121,14 @@ function inputIndex(grid, i, j) {
 
 async function editCell(grid, i, j, text, t0) {
   const where = inputIndex(grid, i, j);
-  const res = await client.call({ op: "edit", key: where.key, index: where.index, text });
+  // "link": the link is asked for while the page draws (see pycore/session.py)
+  const res = await client.call({ op: "edit", key: where.key, index: where.index, text, link: "separate" });
   if (!res.ok) {
     grid.markInvalid(i, j, text, res.error.message);
     showAlert(res.error.message);
     return;
   }
+  grid.setValue(i, j, res.value, res.matrices[grid === grids.w ? "W_head" : "input"]);
   grid.clearInvalid(i, j);
   refreshAlert();
   renderer.schedule(res, t0);
@@ -134,7 +136,7 @@ async function editCell(grid, i, j, text, t0) {
 
 function pasteBlock(grid, i, j, text, t0) {
   const where = inputIndex(grid, i, j);
-  send({ op: "paste", key: where.key, index: where.index, text }, t0);
+  send({ op: "paste", key: where.key, index: where.index, text, link: "separate" }, t0);
 }
 
 // One request whose answer replaces what it changes; refusals leave everything as it was.

@@ -69,6 +69,19 @@ export class MatrixGrid {
 
   value(i, j) { return this.data[i * this.cols + j]; }
 
+  // One cell's new value, from the answer to its edit: the cell already shows what was typed,
+  // so nothing is redrawn. `m`, when the answer has it, is the whole new matrix.
+  setValue(i, j, value, m) {
+    if (m && m.rows === this.rows && m.cols === this.cols) {
+      this.data = m.data;
+      return;
+    }
+    // A copy, not a write: the same array may be a heatmap's z, compared before its next redraw.
+    const data = this.data.slice();
+    data[i * this.cols + j] = value;
+    this.data = data;
+  }
+
   // Read-only while the runtime boots: the numbers are visible before they are editable.
   setReadOnly(flag) {
     this.readOnly = flag;
@@ -225,7 +238,8 @@ export class MatrixGrid {
 
   onInput(e) {
     const p = this.position(e.target);
-    if (p) this.opts.onEdit(p[0], p[1], e.target.value, performance.now());
+    // Python answers asynchronously: Escape waits for the answer to the last entry (below).
+    if (p) this.inflight = Promise.resolve(this.opts.onEdit(p[0], p[1], e.target.value, performance.now()));
   }
 
   onPasteEvent(e) {
@@ -258,13 +272,15 @@ export class MatrixGrid {
       case "Home": if (e.ctrlKey) target = [0, 0]; break;
       case "End": if (e.ctrlKey) target = [this.rows - 1, this.cols - 1]; break;
       case "Escape":
-        if (this.drafts.has(`${i},${j}`)) {
+        // Undo an invalid entry, once Python has said whether the last one was valid.
+        e.preventDefault();
+        (this.inflight || Promise.resolve()).then(() => {
+          if (!this.drafts.has(`${i},${j}`)) return;
           this.clearInvalid(i, j);
           input.value = String(this.value(i, j));
-          input.select();
+          if (document.activeElement === input) input.select();
           this.opts.onRevert && this.opts.onRevert();
-          e.preventDefault();
-        }
+        });
         return;
       default: return;
     }

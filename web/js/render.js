@@ -7,7 +7,7 @@
 
 import { drawHeatmap, clearHeatmap } from "./heatmaps.js";
 import * as panels from "./panels.js";
-import { writeUrl, deferLink } from "./share.js";
+import { writeUrl, deferLink, followLink } from "./share.js";
 
 export class Renderer {
   // client: the bridge the host handed over (js/host.js); null until Python is ready.
@@ -56,7 +56,11 @@ export class Renderer {
   async draw(job) {
     const res = job.res;
     if (res.shape) this.onShape(res.shape);
+    // The link: in the answer, asked for now (Python spells it out while Plotly draws; the
+    // cycle ends once it is in the URL), or once typing pauses (a large state).
+    let link = null;
     if (res.fragment) writeUrl(res.fragment);
+    else if (res.fragment_follows) link = this.client.call({ op: "fragment" }).then(followLink);
     else if (res.fragment_deferred) deferLink(this.client);
     // Plotly first: it measures the page as it draws, and every DOM change made before it
     // (grids, tables, equations) would make it lay the whole page out again.
@@ -70,7 +74,7 @@ export class Renderer {
       this.grids[name].setMatrix(job.matrices[spec.matrix]);
     }
     panels.render(res);
-    await Promise.all(draws);
+    await Promise.all(link ? draws.concat(link) : draws);
   }
 }
 

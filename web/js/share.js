@@ -28,11 +28,16 @@ export function deferLink(client) {
   const timer = setTimeout(async () => {
     const res = await client.call({ op: "fragment" });
     if (timer !== linkTimer) return; // the state changed meanwhile: a newer answer decides
-    if (res.fragment) writeUrl(res.fragment);
-    else linkNote(res.link_note || "");
+    followLink(res);
     document.documentElement.dataset.linkPending = "false";
   }, 400);
   linkTimer = timer;
+}
+
+// The answer to a "fragment" request: the link, or why there is none.
+export function followLink(res) {
+  if (res.fragment) writeUrl(res.fragment);
+  else linkNote(res.link_note || "");
 }
 
 function linkNote(text) {
