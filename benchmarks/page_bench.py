@@ -10,7 +10,9 @@ floor run by run so that machine noise hits both alike:
 
 1. Navigation to ready: the explorer (navigation start to <html data-ready="true">) against the
    runtime's own floor, a bare page that boots the same vendored Pyodide and imports NumPy.
-   Every boot gets a fresh browser context, i.e. a cold HTTP cache for both pages.
+   Every boot gets a fresh browser context, i.e. a cold HTTP cache for both pages. Also shown:
+   the explorer opened from a link to the same state, where it draws nothing until Python is
+   ready (without a link it draws the build-time first view while Python boots).
 2. Edit to render, as the page itself reports it (<html data-last-render-ms>), for a CLS and a
    W_head edit at the worked example's size and at ViT-B/16 size, against the Plotly floor: a
    page with only Plotly.js that calls Plotly.react on exactly the heatmaps the edit redrew, with
@@ -245,15 +247,35 @@ class Explorer:
     def renders(self):
         return int(self.page.evaluate("() => Number(document.documentElement.dataset.renders || 0)"))
 
+    def arm_render_wait(self, count):
+        """Before an action: a promise (window.__bench.rendered) that settles once the page has
+        counted a render after `count`. It waits on a MutationObserver, not by polling: Playwright's
+        wait_for_function polls on every animation frame, which would make the browser render
+        frames, on the page's main thread, while Python computes the answer in its worker."""
+        self.page.evaluate(
+            """n => { const root = document.documentElement;
+                window.__bench.rendered = new Promise((resolve) => {
+                  const done = () => Number(root.dataset.renders || 0) > n;
+                  if (done()) return resolve();
+                  const mo = new MutationObserver(() => { if (done()) { mo.disconnect(); resolve(); } });
+                  mo.observe(root, { attributes: true, attributeFilter: ["data-renders"] });
+                }); }""", count)
+
     def wait_render_after(self, count):
-        self.page.wait_for_function(
-            "n => Number(document.documentElement.dataset.renders || 0) > n", arg=count,
-            timeout=RENDER_TIMEOUT_MS)
+        """After an action armed with arm_render_wait(count)."""
+        done = self.page.evaluate(
+            """ms => new Promise((resolve) => {
+                 const t = setTimeout(() => resolve(false), ms);
+                 window.__bench.rendered.then(() => { clearTimeout(t); resolve(true); });
+               })""", RENDER_TIMEOUT_MS)
+        if not done:
+            raise BenchError("no render within %d s after %d renders" % (RENDER_TIMEOUT_MS // 1000, count))
 
     def load_preset(self, name):
         """Load a preset with the page's own controls; returns the page's lastRenderMs for it."""
         before = self.renders()
         self.page.select_option("#preset", name)
+        self.arm_render_wait(before)
         self.page.click("#load-preset")
         self.wait_render_after(before)
         settle(self.page)
@@ -279,9 +301,11 @@ class Explorer:
             """capture => {
                 const b = window.__bench;
                 b.reacts = []; b.purges = []; b.katexMs = 0; b.pythonMs = 0; b.inputAt = null;
+                b.answerAt = null; b.workerMs = 0;
                 b.frameAt = null; b.capture = capture;
                 return Number(document.documentElement.dataset.renders || 0);
             }""", capture)
+        self.arm_render_wait(before)
         cell.fill(EDIT_VALUES[k])
         self.wait_render_after(before)
         self.page.wait_for_function("() => window.__bench.frameAt !== null", timeout=RENDER_TIMEOUT_MS)
@@ -289,7 +313,8 @@ class Explorer:
             """() => { const b = window.__bench; b.capture = false;
                        return {ms: Number(document.documentElement.dataset.lastRenderMs),
                                reacts: b.reacts, purges: b.purges, katexMs: b.katexMs,
-                               pythonMs: b.pythonMs, inputAt: b.inputAt,
+                               pythonMs: b.pythonMs, inputAt: b.inputAt, answerAt: b.answerAt,
+                               workerMs: b.workerMs,
                                frameMs: b.frameAt - b.inputAt}; }""")
         settle(self.page)
         return result
@@ -353,19 +378,30 @@ def _same_number(text, other):
 
 # ---- the two benchmarks ------------------------------------------------------------------------
 
+def link_to_worked_example():
+    """index.html's fragment for the worked example as a link: the page then waits for Python to
+    validate it instead of drawing its build-time first view (default-view.json) meanwhile."""
+    sys.path.insert(0, str(ROOT))
+    from pycore.state import default_state, encode_fragment
+    return "#" + encode_fragment(default_state())
+
+
 def bench_boot(browser, errors, base, runs):
-    """Navigation to ready, explorer and floor alternating (and alternating which goes first)."""
-    explorer, floor = [], []
-    targets = [("explorer", base + "index.html", explorer), ("floor", base + "floor-boot.html", floor)]
+    """Navigation to ready, the explorer (plain and from a link) and the floor in turn (and in
+    alternating order)."""
+    explorer, floor, linked = [], [], []
+    targets = [("explorer", base + "index.html", explorer), ("floor", base + "floor-boot.html", floor),
+               ("explorer from a link", base + "index.html" + link_to_worked_example(), linked)]
     # One untimed boot of each first: it pays for the browser's and the OS's first-time costs.
     for name, url, _ in targets:
         boot_once(browser, errors, url, name)
     for run in range(runs):
         for name, url, out in (targets if run % 2 == 0 else targets[::-1]):
             out.append(boot_once(browser, errors, url, name))
-        print("  boot run %d/%d: explorer %.0f ms, floor %.0f ms"
-              % (run + 1, runs, explorer[-1]["ready"], floor[-1]["ready"]), flush=True)
-    return explorer, floor
+        print("  boot run %d/%d: explorer %.0f ms, floor %.0f ms, explorer from a link %.0f ms"
+              % (run + 1, runs, explorer[-1]["ready"], floor[-1]["ready"], linked[-1]["ready"]),
+              flush=True)
+    return explorer, floor, linked
 
 
 def bench_edits(browser, errors, base, runs, warmups):
@@ -464,7 +500,7 @@ BOOT_MILESTONES = [
 ]
 
 
-def report_boot(explorer, floor):
+def report_boot(explorer, floor, linked):
     """Print section 1; returns (ratio, ok)."""
     e, f = median([m["ready"] for m in explorer]), median([m["ready"] for m in floor])
     ratio = e / f
@@ -480,6 +516,9 @@ def report_boot(explorer, floor):
     paired = median([e_["ready"] / f_["ready"] for e_, f_ in zip(explorer, floor)])
     print("   ratio          %.2fx   target <= %.2fx   %s   (median of per-run ratios: %.2fx)"
           % (ratio, BOOT_RATIO_TARGET, verdict(ok), paired))
+    l_ = median([m["ready"] for m in linked])
+    print("   the explorer opened from a link to the same state, which draws nothing before Python"
+          " is ready: median %.0f ms, %.2fx the floor" % (l_, l_ / f))
     print("   where the time goes (median ms since navigation start):")
     print("     %-42s %8s %8s" % ("milestone", "explorer", "floor"))
     for label, em, fm in BOOT_MILESTONES:
@@ -498,7 +537,9 @@ def breakdown(run):
         return {}
     first = min(r["start"] for r in reacts)
     last = max(r["resolved"] or r["returned"] for r in reacts)
+    answer = run["answerAt"] - run["inputAt"] if run.get("answerAt") is not None else None
     return {"pre": first - run["inputAt"], "span": last - first, "python": run["pythonMs"],
+            "answer": answer, "worker": run.get("workerMs"),
             "react": sum(r["returned"] - r["start"] for r in reacts), "katex": run["katexMs"]}
 
 
@@ -536,11 +577,13 @@ def report_edits(results, runs, warmups):
               % (f["ratio"], EDIT_RATIO_TARGET, verdict(f["ratio_ok"]), f["page"], sc.target_ms,
                  verdict(f["abs_ok"])))
         parts = [breakdown(r) for r in res["page"]]
-        m = {k: median([p.get(k) for p in parts]) for k in ("pre", "span", "python", "react", "katex")}
+        m = {k: median([p.get(k) for p in parts])
+             for k in ("pre", "span", "python", "answer", "worker", "react", "katex")}
         if m["pre"] is not None:
             print("       where the page's time goes (medians, ms):")
-            print("         edit event -> first Plotly.react %7.1f  (Python in bridge.dispatch/matrix"
-                  " %.1f; the rest is JS: JSON, matrices, grids, URL)" % (m["pre"], m["python"]))
+            print("         edit event -> first Plotly.react %7.1f  (the answer was in the page at %.1f;"
+                  " requests to answers %.1f, the link's included, of which %.1f answering in the"
+                  " worker: Python, reading the matrices)" % (m["pre"], m["answer"], m["python"], m["worker"]))
             print("         first react -> all resolved     %7.1f  (inside the react calls %.1f,"
                   " KaTeX %.1f)" % (m["span"], m["react"], m["katex"]))
             print("         the same react calls: %.1f in the floor page (inside react %.1f);"

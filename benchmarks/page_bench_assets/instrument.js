@@ -65,8 +65,8 @@
   }
 
   // The runtime host's progress calls (web/js/host.js): when each boot stage began. The bridge
-  // handed to the page (web/py/bridge.py, a PyProxy) is passed on wrapped, so that the time spent
-  // in its two functions, dispatch and matrix (Python, and the crossing into it), is known.
+  // handed to the page is passed on wrapped, so that the time from each request to its answer
+  // (Python, plus the trip to and from the fallback host's worker) is known.
   onAssign("vitHost", (host) => {
     for (const kind of ["status", "ready", "fail"]) {
       const original = host[kind];
@@ -79,16 +79,23 @@
     }
   });
 
-  bench.pythonMs = 0; // time inside bridge.dispatch / bridge.matrix since the last reset
+  bench.pythonMs = 0; // time from each request to its answer, summed since the last reset
+  bench.answerAt = null; // when the first answer since the last reset reached the page
+  bench.workerMs = 0;    // of pythonMs, the time the fallback host's worker spent answering
   function timedBridge(bridge) {
-    if (!bridge || typeof bridge.dispatch !== "function") return bridge;
-    const timed = (name) => (...args) => {
-      const t = now();
-      try { return bridge[name](...args); } finally { bench.pythonMs += now() - t; }
+    if (!bridge || typeof bridge.call !== "function") return bridge;
+    return {
+      call(request) {
+        const t = now();
+        return bridge.call(request).then((answer) => {
+          const at = now();
+          if (bench.answerAt === null) bench.answerAt = at; // the first answer after the reset
+          bench.pythonMs += at - t;
+          bench.workerMs += (answer && answer.worker_ms) || 0;
+          return answer;
+        });
+      },
     };
-    const wrapped = { dispatch: timed("dispatch"), matrix: timed("matrix") };
-    // Anything else the page may read is the bridge's own.
-    return new Proxy(bridge, { get: (target, key) => (key in wrapped ? wrapped[key] : target[key]) });
   }
 
   onAssign("katex", (katex) => {

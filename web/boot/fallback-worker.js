@@ -135,8 +135,10 @@ importScripts("../js/host.js", "../js/answers.js");
   // that arrive while it draws, so a burst of edits never queues stale frames.
   function respond(id, request) {
     var res;
+    var t0 = performance.now();
     try {
       res = answers.answer(request);
+      res.worker_ms = performance.now() - t0; // for benchmarks/page_bench.py: Python's share
     } catch (err) { // bridge.dispatch turns Python's errors into answers: this is the crossing
       self.postMessage({ kind: "answer", id: id, error: String((err && err.message) || err) });
       return;
