@@ -7,6 +7,7 @@ import { MatrixGrid } from "./grid.js";
 import { Renderer } from "./render.js";
 import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
+import { setData, setHidden, setText, setValue } from "./dom.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -155,12 +156,12 @@ async function send(request, t0) {
 function applyShape(s) {
   const reshaped = !shape || s.mode !== shape.mode || s.N1 !== shape.N1;
   shape = s;
-  $("dim-B").value = s.B;
-  $("dim-D").value = s.D;
-  $("dim-C").value = s.C;
-  $("dim-N1").value = s.N1 || "";
-  $("mode").value = s.mode;
-  root.dataset.mode = s.mode;
+  setValue($("dim-B"), String(s.B));
+  setValue($("dim-D"), String(s.D));
+  setValue($("dim-C"), String(s.C));
+  setValue($("dim-N1"), s.N1 ? String(s.N1) : "");
+  setValue($("mode"), s.mode);
+  setData(root, "mode", s.mode);
   // New labels (cls[...] or encoder_output[...]) need new cells.
   if (reshaped) grids.input.setMatrix({ rows: 0, cols: 0, data: new Float64Array(0) });
 }
@@ -218,7 +219,7 @@ function refreshAlert() {
   const pending = (grids.input && grids.input.pendingMessage()) || (grids.w && grids.w.pendingMessage());
   if (pending) showAlert(pending);
   else {
-    $("alert").hidden = true;
-    $("alert").textContent = "";
+    setHidden($("alert"), true);
+    setText($("alert"), "");
   }
 }

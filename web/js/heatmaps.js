@@ -3,6 +3,8 @@
 // What each heatmap shows (title, axes, range, marks) is decided in Python (pycore/view.py);
 // this file only turns that spec into a Plotly trace and layout.
 
+import { setHidden } from "./dom.js";
+
 // A diverging scale centred at zero (ColorBrewer RdBu, readable with the common colour-vision
 // deficiencies): blue below zero, white at zero, red above.
 const DIVERGING = [
@@ -135,7 +137,7 @@ function colourKey(el, spec, visible) {
 export function clearHeatmap(id) {
   shown.delete(id);
   const key = document.getElementById(id).nextElementSibling;
-  if (key && key.classList.contains("colour-key")) key.hidden = true;
+  if (key && key.classList.contains("colour-key")) setHidden(key, true);
   const el = document.getElementById(id);
   if (el && el.data) window.Plotly.purge(el);
 }

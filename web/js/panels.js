@@ -2,6 +2,8 @@
 // summary, and the pitfall and variant explanations. Everything shown was computed and
 // formatted in Python; this file only places it, always as text (never as HTML).
 
+import { setData, setHidden, setText } from "./dom.js";
+
 const $ = (id) => document.getElementById(id);
 
 // The step-by-step equations sit below the fold; typesetting them costs a few milliseconds per
@@ -39,7 +41,7 @@ export function afterRender() {
 export function prepare(res) {
   for (const [name, section] of [["pitfall", "pitfalls"], ["variant", "variants"]]) {
     const c = res[name];
-    if (c) $(section).dataset.active = c.selected && !c.error ? "true" : "false";
+    if (c) setData($(section), "active", c.selected && !c.error ? "true" : "false");
   }
 }
 
@@ -47,7 +49,7 @@ export function render(res) {
   if (res.stats) table($("stats"), res.stats);
   if (res.logits_table) table($("logits-table"), res.logits_table);
   if (res.steps) queueSteps(res.steps);
-  if ("top_classes" in res) $("top-classes").textContent = res.top_classes || "";
+  if ("top_classes" in res) setText($("top-classes"), res.top_classes || "");
   if (res.pitfall) choice("pitfall", res.pitfall);
   if (res.variant) choice("variant", res.variant);
   if (res.host) $("host-info").textContent = res.host;
@@ -125,11 +127,11 @@ function choice(name, c) {
   if (select.options.length !== c.choices.length + 1) {
     select.replaceChildren(new Option("(none)", ""), ...c.choices.map(([key, title]) => new Option(title, key)));
   }
-  select.value = c.selected || "";
-  $(`${name}-explanation`).textContent = c.explanation || "";
+  if (select.value !== (c.selected || "")) select.value = c.selected || "";
+  setText($(`${name}-explanation`), c.explanation || "");
   const box = $(`${name}-error`);
   if (box) {
-    box.textContent = c.error || "";
-    box.hidden = !c.error;
+    setText(box, c.error || "");
+    setHidden(box, !c.error);
   }
 }

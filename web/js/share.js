@@ -1,6 +1,8 @@
 // Links and exports. The state's fragment comes from Python (pycore.state.encode_fragment),
 // so a link made here reproduces exactly the state that Python holds.
 
+import { setData, setHidden, setText } from "./dom.js";
+
 const $ = (id) => document.getElementById(id);
 let fragment = "";
 let exported = null;
@@ -11,7 +13,7 @@ export function lastFragment() { return fragment; }
 export function writeUrl(next) {
   clearTimeout(linkTimer);
   linkTimer = 0;
-  document.documentElement.dataset.linkPending = "false";
+  setData(document.documentElement, "linkPending", "false");
   linkNote("");
   if (next === fragment) return;
   fragment = next;
@@ -42,8 +44,8 @@ export function followLink(res) {
 
 function linkNote(text) {
   const el = $("link-note");
-  el.textContent = text;
-  el.hidden = !text;
+  setText(el, text);
+  setHidden(el, !text);
 }
 
 export async function copyLink() {
