@@ -13,6 +13,7 @@ import re
 
 from .errors import StateError
 
+_INF = float("inf")
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _DECIMAL_COMMA = re.compile(r"[+-]?[0-9]*,[0-9]+\Z")
 _MINUS_SIGNS = ("\u2212",)            # MINUS SIGN, as typed on some keyboards and in prose
@@ -130,18 +131,20 @@ def format_number(x, decimals=4, trim=False):
     ('2', '-0.25')
     """
     x = float(x)
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    decimals = max(0, int(decimals))
-    if abs(x) >= 1e6:
-        mantissa, exponent = "{:.{}e}".format(x, decimals).split("e")
+    decimals = int(decimals) if decimals > 0 else 0
+    # Tables and equations format dozens of numbers per edit, in a browser's Python that is ~10x
+    # slower than CPython: the common case comes first, with %-formatting (the fastest).
+    if not -1e6 < x < 1e6:  # also NaN and the infinities, for which every comparison fails
+        if x != x:
+            return "NaN"
+        if x in (_INF, -_INF):
+            return "inf" if x > 0 else "-inf"
+        mantissa, exponent = ("%.*e" % (decimals, x)).split("e")
         if trim and "." in mantissa:
             mantissa = mantissa.rstrip("0").rstrip(".")
         return mantissa + "e" + exponent
-    text = "{:.{}f}".format(x, decimals)
-    if text.startswith("-") and not text.strip("-0."):
+    text = "%.*f" % (decimals, x)
+    if text[0] == "-" and not text.strip("-0."):
         text = text[1:]
     if trim and "." in text:
         text = text.rstrip("0").rstrip(".")
