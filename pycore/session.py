@@ -86,8 +86,8 @@ class Session(object):
         key, index = request.get("key"), request.get("index")
         self.state = set_cell(self.state, key, index, request.get("text"))
         self._recompute()
-        answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT, steps=True,
-                              link=request.get("link") != "separate")
+        answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
+                              steps=_steps_wanted(request), link=request.get("link") != "separate")
         answer["value"] = float(self._source(key)[tuple(index)])
         answer["grids"] = {}
         return answer
@@ -96,8 +96,8 @@ class Session(object):
         key = request.get("key")
         self.state = paste_block(self.state, key, request.get("index"), request.get("text"))
         self._recompute()
-        return self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT, steps=True,
-                            link=request.get("link") != "separate")
+        return self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
+                            steps=_steps_wanted(request), link=request.get("link") != "separate")
 
     def op_resize(self, request):
         n1 = request.get("N1")
@@ -148,6 +148,10 @@ class Session(object):
             return {"ok": True, "text": export.logits_csv(self.trace.logits), "mime": "text/csv",
                     "filename": "logits.csv", "title": "The logits as CSV"}
         raise StateError("Unknown export format %r (json, numpy or csv)." % (fmt,))
+
+    def op_steps(self, request):
+        """The step-by-step equations of the current state (after an edit that said "steps": "later")."""
+        return {"ok": True, "steps": self._steps()}
 
     def op_fragment(self, request):
         fragment = encode_fragment(self.state)
@@ -200,7 +204,8 @@ class Session(object):
         return self._answer(ALL, steps=True)
 
     def _answer(self, parts, steps=False, link=True):
-        """The answer's sections for `parts`. With link False (a request's "link": "separate")
+        """The answer's sections for `parts`; the equations too if `steps` (or, if it is "later",
+        a note that they changed: the page's equations are off-screen, so Python spares them). With link False (a request's "link": "separate")
         the page asks for the link with a "fragment" request of its own, right away, and the
         answer says so with "fragment_follows": Python then spells the link out while the page
         draws, instead of before."""
@@ -233,9 +238,15 @@ class Session(object):
             self._compare(answer, "pitfall", PITFALLS, comparisons.run_pitfall)
         if "variant" in parts:
             self._compare(answer, "variant", comparisons.VARIANTS, comparisons.run_variant)
-        if steps:
-            answer["steps"] = view.steps(s, t, s.options.get("sample", 0), s.options.get("logit_class", 0))
+        if steps == "later":  # the page asks with a "steps" request once they are in view, or idle
+            answer["steps_follow"] = True
+        elif steps:
+            answer["steps"] = self._steps()
         return answer
+
+    def _steps(self):
+        s = self.state
+        return view.steps(s, self.trace, s.options.get("sample", 0), s.options.get("logit_class", 0))
 
     def _compare(self, answer, name, registry, run):
         """The correct logits beside a pitfall's or variant's output (and, for pitfalls, the difference)."""
@@ -268,6 +279,11 @@ class Session(object):
             heatmaps[ids[2]] = view.heatmap("pitfall_diff", self.matrices["pitfall_diff"],
                                             "Difference: mistaken − correct", "class c", "sample b",
                                             "sample %{y}, class %{x}<br>difference = " + view.EXACT)
+
+
+def _steps_wanted(request):
+    """An edit's "steps": "later" (the page's equations are out of view) or its equations now."""
+    return "later" if request.get("steps") == "later" else True
 
 
 def error_info(err):

@@ -271,3 +271,16 @@ def test_the_build_time_first_view_is_the_load_answer_without_link_and_runtime()
     logits = view["matrices"]["logits"]
     assert (logits["rows"], logits["cols"]) == (2, 3)
     np.testing.assert_allclose(np.reshape(logits["data"], (2, 3)), WORKED_LOGITS, atol=5e-5)
+
+
+def test_an_edit_can_leave_its_equations_for_later():
+    """Off-screen equations: the answer says they changed, a "steps" request fetches them."""
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "4", "steps": "later"})
+    assert "steps" not in answer and answer["steps_follow"] is True
+    later = s.handle({"op": "steps"})
+    now = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "4"})
+    assert later["ok"] and later["steps"] == now["steps"] and "steps_follow" not in now
+    # choosing a pitfall changes no equation, and says nothing about them
+    assert "steps_follow" not in s.handle({"op": "option", "name": "pitfall", "value": "no_layernorm"})

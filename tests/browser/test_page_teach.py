@@ -6,8 +6,9 @@ from playwright.sync_api import expect
 from pycore.comparisons import VARIANTS, run_pitfall, run_variant
 from pycore.pitfalls import PITFALLS
 from pycore.state import default_state, preset, state_to_json
+from pycore.trace import trace_head
 
-from .pagekit import act, heatmap_z, open_explorer, state_fragment
+from .pagekit import act, edit, heatmap_z, open_explorer, state_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -25,6 +26,23 @@ def test_steps_show_one_logit_as_a_sum_of_products(page, site_url):
     # Equations are typeset (KaTeX, vendored), not raw TeX.
     assert page.locator("#step-list .katex").count() >= 4
     assert "\\frac" not in text
+
+
+def test_steps_follow_edits_made_while_they_were_out_of_view(page, site_url):
+    page.set_viewport_size({"width": 1280, "height": 720})
+    open_explorer(page, site_url)
+    steps = page.locator("#step-list")
+    expect(steps).to_contain_text("0.8854")
+    assert not page.evaluate("""() => { const r = document.getElementById('step-list')
+        .getBoundingClientRect(); return r.top < innerHeight && r.bottom > 0; }""")
+    edit(page, "cls[0,0]", "4")
+    state = default_state()
+    state.cls[0, 0] = 4.0
+    logit = trace_head(state.W_head, cls=state.cls).logits[0, 0]
+    steps.scroll_into_view_if_needed()
+    # h_cls of sample 0 and the logit of class 0, as the equations print them
+    expect(steps).to_contain_text("4.0000")
+    expect(steps).to_contain_text("%.4f" % logit)
 
 
 def test_softmax_panel_says_it_is_not_the_head(page, site_url):

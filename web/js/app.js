@@ -5,6 +5,7 @@
 
 import { MatrixGrid } from "./grid.js";
 import { Renderer } from "./render.js";
+import * as panels from "./panels.js";
 import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
@@ -55,6 +56,7 @@ async function start(bridge) {
   await scriptsLoaded();
   client = bridge;
   renderer.client = bridge;
+  panels.connect(bridge);
   bindControls();
   await send({ op: "load", fragment: location.hash }, performance.now());
   grids.input.setReadOnly(false);
@@ -123,7 +125,9 @@ function inputIndex(grid, i, j) {
 async function editCell(grid, i, j, text, t0) {
   const where = inputIndex(grid, i, j);
   // "link": the link is asked for while the page draws (see pycore/session.py)
-  const res = await client.call({ op: "edit", key: where.key, index: where.index, text, link: "separate" });
+  const res = await client.call({
+    op: "edit", key: where.key, index: where.index, text, link: "separate", steps: panels.stepsLater(),
+  });
   if (!res.ok) {
     grid.markInvalid(i, j, text, res.error.message);
     showAlert(res.error.message);
@@ -137,7 +141,7 @@ async function editCell(grid, i, j, text, t0) {
 
 function pasteBlock(grid, i, j, text, t0) {
   const where = inputIndex(grid, i, j);
-  send({ op: "paste", key: where.key, index: where.index, text, link: "separate" }, t0);
+  send({ op: "paste", key: where.key, index: where.index, text, link: "separate", steps: panels.stepsLater() }, t0);
 }
 
 // One request whose answer replaces what it changes; refusals leave everything as it was.

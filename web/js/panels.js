@@ -8,30 +8,47 @@ const $ = (id) => document.getElementById(id);
 
 // The step-by-step equations sit below the fold; typesetting them costs a few milliseconds per
 // edit, so while they are out of view they are typeset when the browser is idle (or as soon as
-// they scroll into view), not inside the edit's render.
+// they scroll into view), not inside the edit's render. Edits made meanwhile do not even ask
+// Python for them ("steps": "later", see stepsLater): they are fetched when they are needed.
 let stepsInView = true;
 let pendingSteps = null;
+let stepsStale = false; // an answer said they changed without sending them
+let client = null;
 const stepsObserver = new IntersectionObserver((entries) => {
   stepsInView = entries[entries.length - 1].isIntersecting;
   if (stepsInView) flushSteps();
 });
 stepsObserver.observe($("step-list"));
 
+// The bridge, once Python is ready: for fetching the equations that edits left for later.
+export function connect(bridge) { client = bridge; }
+
+// What an edit request says about the equations: wanted in the answer, or "later".
+export function stepsLater() { return stepsInView ? undefined : "later"; }
+
 function flushSteps() {
-  if (!pendingSteps) return;
-  const s = pendingSteps;
-  pendingSteps = null;
-  steps(s);
+  if (pendingSteps) {
+    const s = pendingSteps;
+    pendingSteps = null;
+    steps(s);
+  } else if (stepsStale && client) {
+    stepsStale = false;
+    client.call({ op: "steps" }).then((res) => {
+      // an answer with equations that came meanwhile is newer: keep it
+      if (res.ok && !pendingSteps) steps(res.steps);
+    });
+  }
 }
 
 function queueSteps(s) {
   pendingSteps = s;
+  stepsStale = false;
   if (stepsInView) flushSteps();
 }
 
 // Called once a render cycle has ended: what was left out of view is typeset when idle.
 export function afterRender() {
-  if (pendingSteps) (window.requestIdleCallback || setTimeout)(flushSteps, { timeout: 300 });
+  if (pendingSteps || stepsStale) (window.requestIdleCallback || setTimeout)(flushSteps, { timeout: 300 });
 }
 
 // Before any heatmap is drawn: show or hide the comparison plots, so that Plotly measures
@@ -49,6 +66,10 @@ export function render(res) {
   if (res.stats) table($("stats"), res.stats);
   if (res.logits_table) table($("logits-table"), res.logits_table);
   if (res.steps) queueSteps(res.steps);
+  else if (res.steps_follow) {
+    stepsStale = true;
+    if (stepsInView) flushSteps();
+  }
   if ("top_classes" in res) setText($("top-classes"), res.top_classes || "");
   if (res.pitfall) choice("pitfall", res.pitfall);
   if (res.variant) choice("variant", res.variant);
