@@ -102,6 +102,24 @@ def test_a_missing_file_is_reported_in_plain_words(sites, page, page_log, varian
     assert page_log.off_origin(url) == []
 
 
+def test_a_missing_wasm_seen_after_python_began_starting_is_still_a_missing_download(sites, page):
+    """Pyodide's data file can arrive, and Python begin to start, before the .wasm's 404 is seen:
+    the alert names the missing download, whatever stage the boot had reached (CI saw this)."""
+    url = sites.url("fallback")
+
+    def late_404(route):
+        time.sleep(1.5)  # the data file (9 MB, not delayed) is in by then
+        route.fulfill(status=404, body="gone")
+
+    page.route("**/pyodide.asm.wasm", late_404)
+    boot(page, url)
+    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+                           timeout=120000)
+    text = page.get_by_role("alert").inner_text()
+    assert text.startswith("The Python runtime could not be downloaded"), text
+    assert "pyodide.asm.wasm" in text and "python build.py" in text
+
+
 def test_the_worked_example_shows_while_python_boots(sites, page):
     """The first view comes from the build (pycore/preview.py): with Python's worker missing,
     the page still shows the worked example, read-only, next to the reason it cannot edit."""

@@ -119,8 +119,14 @@ importScripts("../js/host.js", "../js/answers.js");
   function report(error) {
     if (reported || stage === "ready") return;
     reported = true;
-    // The explorer's files download while NumPy loads: name what is missing, not the stage.
-    var what = /\/(py|pycore)\/|py-files\.json/.test(summary(error)) ? "explorer" : stage;
+    // Files download in parallel with other stages (Python starts as soon as its data file is
+    // in, maybe before the .wasm's 404 is seen; the explorer's files load with NumPy): a missing
+    // file names what it belongs to, not the stage the worker had reached.
+    var text = summary(error);
+    var what = /\/(py|pycore)\/|py-files\.json/.test(text) ? "explorer"
+      : /\/numpy\.(data|js)\b/.test(text) ? "numpy"
+      : /\/vendor\/\S*: HTTP [45]\d\d/.test(text) ? "runtime"
+      : stage;
     console.error("[vit boot] " + what + ":", error);
     // a missing file is fixed by a complete copy of the site; a Python error in the explorer
     // is a bug that no copying fixes
