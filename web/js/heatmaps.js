@@ -3,7 +3,7 @@
 // What each heatmap shows (title, axes, range, marks) is decided in Python (pycore/view.py);
 // this file only turns that spec into a Plotly trace and layout.
 
-import { setHidden } from "./dom.js";
+import { setData, setHidden, setText } from "./dom.js";
 
 // A diverging scale centred at zero (ColorBrewer RdBu, readable with the common colour-vision
 // deficiencies): blue below zero, white at zero, red above.
@@ -123,21 +123,20 @@ function colourKey(el, spec, visible) {
     el.after(key);
   }
   const [low, mid, high] = spec.key;
-  const text = `${visible}|${spec.scale}|${low}|${mid}|${high}`;
-  if (key.dataset.shows === text) return;
-  key.dataset.shows = text;
-  key.hidden = !visible;
-  key.dataset.scale = spec.scale;
-  key.querySelector(".key-low").textContent = low;
-  key.querySelector(".key-bar").textContent = mid;
-  key.querySelector(".key-high").textContent = high;
-  key.setAttribute("aria-label", `Colour key: ${low} to ${high}, ${mid} in the middle`);
+  setHidden(key, !visible);
+  setData(key, "scale", spec.scale);
+  const [lowEl, midEl, highEl] = key.children;
+  setText(lowEl, low);
+  setText(midEl, mid);
+  setText(highEl, high);
+  const label = `Colour key: ${low} to ${high}, ${mid} in the middle`;
+  if (key.getAttribute("aria-label") !== label) key.setAttribute("aria-label", label);
 }
 
 export function clearHeatmap(id) {
   shown.delete(id);
-  const key = document.getElementById(id).nextElementSibling;
-  if (key && key.classList.contains("colour-key")) setHidden(key, true);
   const el = document.getElementById(id);
+  const key = el && el.nextElementSibling;
+  if (key && key.classList.contains("colour-key")) setHidden(key, true);
   if (el && el.data) window.Plotly.purge(el);
 }
