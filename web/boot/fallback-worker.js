@@ -130,10 +130,10 @@ importScripts("../js/host.js", "../js/answers.js");
     console.error("[vit boot] " + what + ":", error);
     // a missing file is fixed by a complete copy of the site; a Python error in the explorer
     // is a bug that no copying fixes
-    var missingFile = what !== "explorer" || /HTTP [45]\d\d/.test(summary(error));
+    var missingFile = what !== "explorer" || /HTTP [45]\d\d/.test(text);
     self.postMessage({
       kind: "fail",
-      message: TROUBLE[what] + " (" + summary(error) + ")." + (missingFile ? boot.FIX : ""),
+      message: TROUBLE[what] + " (" + text + ")." + (missingFile ? boot.FIX : ""),
     });
   }
 
