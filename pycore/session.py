@@ -204,11 +204,13 @@ class Session(object):
         return self._answer(ALL, steps=True)
 
     def _answer(self, parts, steps=False, link=True):
-        """The answer's sections for `parts`; the equations too if `steps` (or, if it is "later",
-        a note that they changed: the page's equations are off-screen, so Python spares them). With link False (a request's "link": "separate")
-        the page asks for the link with a "fragment" request of its own, right away, and the
-        answer says so with "fragment_follows": Python then spells the link out while the page
-        draws, instead of before."""
+        """The answer's sections for `parts`.
+
+        The equations come too if `steps`; if it is "later", only a note that they changed (the
+        page's equations are off-screen, so Python spares them). With link False (a request's
+        "link": "separate") the page asks for the link with a "fragment" request of its own,
+        right away, and the answer says so with "fragment_follows": Python then spells the link
+        out while the page draws, instead of before."""
         s, t = self.state, self.trace
         deferred = self._dense_numbers() > SYNC_LINK_NUMBERS
         follows = not deferred and not link
