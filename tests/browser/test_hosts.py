@@ -6,6 +6,7 @@ origin; no console error, uncaught page error or Python traceback. And a PyScrip
 NumPy is deliberately missing boots Pyodide 314 and says so in plain words in role="alert".
 """
 import os
+import re
 import time
 
 import numpy as np
@@ -124,7 +125,9 @@ def test_the_worked_example_shows_while_python_boots(sites, page):
     """The first view comes from the build (pycore/preview.py): with Python's worker missing,
     the page still shows the worked example, read-only, next to the reason it cannot edit."""
     url = sites.url("fallback")
-    page.route("**/boot/fallback-worker.js", lambda route: route.fulfill(status=404, body="gone"))
+    # the worker's URL carries its parameters (?index=...&files=...)
+    page.route(re.compile(r".*/boot/fallback-worker\.js(\?.*)?$"),
+               lambda route: route.fulfill(status=404, body="gone"))
     page.goto(url + "index.html")
     page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
                            timeout=120000)

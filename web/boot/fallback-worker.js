@@ -3,8 +3,8 @@
 // ever blocks the page's main thread, where Plotly.js, KaTeX and the page load meanwhile (on a
 // 2-CPU machine the boot overlaps instead of queueing). boot/fallback.js starts this worker.
 //
-// Messages, page -> worker:
-//   {kind: "start", indexURL, filesURL}  once; absolute URLs of Pyodide's folder and py-files.json
+// Started as fallback-worker.js?index=<Pyodide's folder>&files=<py-files.json> (absolute URLs),
+// it boots at once. Messages, page -> worker:
 //   {kind: "call", id, request}         one request for web/py/bridge.py
 // worker -> page:
 //   {kind: "status", stage, text}       boot progress, as vitHost.status (see js/host.js)
@@ -17,6 +17,7 @@ importScripts("../js/host.js", "../js/answers.js");
 
 (function () {
   "use strict";
+  var params = new URLSearchParams(self.location.search);
   var boot = self.vitHost.boot; // only the helpers: progress goes to the page as messages
   // Same folder as PYTHON_DIR in buildtools/hosts.py and web/py/main.py.
   var PYTHON_DIR = "/home/pyodide/explorer";
@@ -169,9 +170,7 @@ importScripts("../js/host.js", "../js/answers.js");
   self.onmessage = function (event) {
     var m = event.data;
     if (m.kind === "call") respond(m.id, m.request);
-    else if (m.kind === "start") {
-      boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, report);
-      start(m.indexURL, m.filesURL).catch(report);
-    }
   };
+  boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, report);
+  start(params.get("index"), params.get("files")).catch(report);
 })();

@@ -10,7 +10,11 @@
   var script = document.currentScript;
   var base = document.baseURI;
   var indexURL = new URL((script && script.getAttribute("data-index-url")) || "vendor/pyodide-0.17/", base).href;
-  var workerURL = new URL("fallback-worker.js", (script && script.src) || base).href;
+  var scriptURL = new URL("fallback-worker.js", (script && script.src) || base).href;
+  // The worker's parameters travel in its URL: it starts booting as soon as its script runs,
+  // not when a message from this (by then busy) main thread reaches it.
+  var workerURL = scriptURL + "?" + new URLSearchParams({
+    index: indexURL, files: new URL("py-files.json", base).href }).toString();
 
   if (location.protocol === "file:") {
     host.fail("This page needs a web server: Python cannot start from a file:// address. " +
@@ -29,17 +33,18 @@
   }
   // The worker's own script missing (or broken) never reaches its message handler.
   host.boot.watchMissing(/\/boot\/fallback-worker\.js/, function (error) {
-    fail("The Python runtime could not be downloaded (" + error.message + ")." + host.boot.FIX);
+    fail("The Python runtime could not be downloaded (" + scriptURL + ": HTTP " + error.status + ")." +
+         host.boot.FIX);
   });
   worker.onerror = function (event) {
     if (settled) return;
     event.preventDefault();
     var entry = performance.getEntriesByName(workerURL).pop();
     if (entry && entry.responseStatus >= 400) {
-      fail("The Python runtime could not be downloaded (" + workerURL + ": HTTP " +
+      fail("The Python runtime could not be downloaded (" + scriptURL + ": HTTP " +
            entry.responseStatus + ")." + host.boot.FIX);
     } else {
-      fail("Python could not start (" + (event.message || workerURL + " did not load") + ")." +
+      fail("Python could not start (" + (event.message || scriptURL + " did not load") + ")." +
            host.boot.FIX);
     }
   };
@@ -74,5 +79,4 @@
       host.ready(bridge);
     }
   };
-  worker.postMessage({ kind: "start", indexURL: indexURL, filesURL: new URL("py-files.json", base).href });
 })();

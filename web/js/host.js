@@ -38,16 +38,18 @@
       });
       try { observer.observe({ type: "resource", buffered: true }); } catch (e) { /* no hint */ }
     },
-    // onMissing(error) for the first response with HTTP status >= 400 whose URL matches
-    // `pattern`: a missing runtime file can stop the boot without any error event (a missing
-    // .wasm just hangs), but resource timing reports every response's status.
+    // onMissing(error) (error.status: the HTTP status) for the first response with HTTP status
+    // >= 400 whose URL matches `pattern`: a missing runtime file can stop the boot without any
+    // error event (a missing .wasm just hangs), but resource timing reports every status.
     watchMissing: function (pattern, onMissing) {
       if (!self.PerformanceObserver) return;
       var observer = new PerformanceObserver(function (list) {
         list.getEntries().forEach(function (entry) {
           if (entry.responseStatus >= 400 && pattern.test(entry.name)) {
             observer.disconnect();
-            onMissing(new Error(entry.name + ": HTTP " + entry.responseStatus));
+            var error = new Error(entry.name + ": HTTP " + entry.responseStatus);
+            error.status = entry.responseStatus;
+            onMissing(error);
           }
         });
       });
