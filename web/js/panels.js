@@ -46,9 +46,11 @@ function queueSteps(s) {
   if (stepsInView) flushSteps();
 }
 
-// Called once a render cycle has ended: what was left out of view is typeset when idle.
+// Called once a render cycle has ended: what was left out of view is typeset when idle. While
+// Python boots (the build-time first view), not even then: Python's start is the page's critical
+// path, and on a machine with few cores the main thread's typesetting would slow it.
 export function afterRender() {
-  if (pendingSteps || stepsStale) (window.requestIdleCallback || setTimeout)(flushSteps, { timeout: 300 });
+  if ((pendingSteps || stepsStale) && client) (window.requestIdleCallback || setTimeout)(flushSteps, { timeout: 300 });
 }
 
 // Before any heatmap is drawn: show or hide the comparison plots, so that Plotly measures
