@@ -1,8 +1,9 @@
 // Turns answers from Python into redraws, one at a time. Answers that arrive while a redraw is
 // running are merged and drawn together once it ends, so fast typing never queues stale frames.
 //
-// The page reports each completed cycle in <html data-renders> and the milliseconds from the
-// newest edit it contains to the end of its last redraw in <html data-last-render-ms>. The
+// The page reports each completed cycle (redrawn, and its link in the URL) in <html data-renders>
+// and the milliseconds from the newest edit it contains to the end of its last redraw in
+// <html data-last-render-ms> (DESIGN.md: the link is not a redraw). The
 // build-time first view drawn while Python boots (app.js) is not a recompute: it counts in neither.
 
 import { drawHeatmap, clearHeatmap } from "./heatmaps.js";
@@ -19,7 +20,7 @@ export class Renderer {
     this.running = null;
   }
 
-  // Returns a promise that resolves once this answer is on screen.
+  // Returns a promise that resolves once this answer is on screen and its link in the URL.
   schedule(res, t0, { preview = false } = {}) {
     if (!this.pending) {
       this.pending = { res: {}, heatmaps: {}, hide: new Set(), grids: {}, matrices: {}, t0, counted: false };
@@ -37,15 +38,16 @@ export class Renderer {
     while (this.pending) {
       const job = this.pending;
       this.pending = null;
+      let drawnAt = null;
       try {
-        await this.draw(job);
+        drawnAt = await this.draw(job);
       } catch (err) {
         console.error(err);
       }
       const root = document.documentElement;
       if (job.counted) {
+        root.dataset.lastRenderMs = ((drawnAt || performance.now()) - job.t0).toFixed(1);
         root.dataset.renders = String(Number(root.dataset.renders || 0) + 1);
-        root.dataset.lastRenderMs = (performance.now() - job.t0).toFixed(1);
       }
       job.resolve();
     }
@@ -74,7 +76,12 @@ export class Renderer {
       this.grids[name].setMatrix(job.matrices[spec.matrix]);
     }
     panels.render(res);
-    await Promise.all(link ? draws.concat(link) : draws);
+    await Promise.all(draws);
+    // The last redraw ends here (lastRenderMs). The cycle ends once the link is in the URL too:
+    // its answer usually waits behind the frame that shows these redraws.
+    const drawnAt = performance.now();
+    if (link) await link;
+    return drawnAt;
   }
 }
 
