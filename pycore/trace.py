@@ -1,4 +1,5 @@
-"""Every intermediate of one head computation, for display."""
+"""Every intermediate of one head computation, for display, and the trace after a change to
+one CLS row or one column of W_head, recomputing only what that change reaches."""
 
 import numpy as np
 
@@ -97,12 +98,106 @@ def trace_head(W_head, cls=None, encoder_output=None):
         logits = h_hat @ W
     if not np.isfinite(logits).all():
         explain_nonfinite_logits(W)
-    if logits.shape[1] > 0:
-        predicted = np.argmax(logits, axis=1).astype(np.int64)
-        probabilities = softmax(logits)
-    else:
-        predicted = np.full(logits.shape[0], -1, dtype=np.int64)
-        probabilities = logits.copy()
+    predicted, probabilities = _predict(logits)
     return HeadTrace(h_cls=h_cls, mean=mean[:, 0], var=var[:, 0],
                      std=np.sqrt(var[:, 0] + EPS), h_hat=h_hat, logits=logits,
                      predicted=predicted, display_softmax=probabilities, eps=EPS)
+
+
+def _predict(logits):
+    """The arg-max class of each row (-1 when there are no classes) and its display softmax.
+
+    Parameters
+    ----------
+    logits : numpy.ndarray
+        (rows, C), finite.
+
+    Returns
+    -------
+    predicted, display_softmax : numpy.ndarray
+        (rows,) int64 and (rows, C).
+    """
+    if logits.shape[1] > 0:
+        return np.argmax(logits, axis=1).astype(np.int64), softmax(logits)
+    return np.full(logits.shape[0], -1, dtype=np.int64), logits.copy()
+
+
+def _with_row(whole, b, row):
+    out = whole.copy()  # a new array: whoever holds the old trace keeps what it showed
+    out[b] = row
+    return out
+
+
+def retrace_row(trace, W_head, h_cls, b):
+    """The trace after a change to CLS row ``b`` alone (one cell of ``cls`` or of z_L[b, 0]).
+
+    Only sample b's moments, h_hat, logits, prediction and softmax are computed, with the
+    functions :func:`trace_head` uses, applied to the one row: LayerNorm and softmax give the
+    same bits as on the whole batch; the product (1, D) @ (D, C) may differ from the row of
+    the batched product in the last bits, as BLAS sums in another order.
+
+    Parameters
+    ----------
+    trace : HeadTrace
+        The trace of the state before the change (not modified).
+    W_head : numpy.ndarray
+        (D, C) float64, the state's.
+    h_cls : numpy.ndarray
+        (B, D) float64, the state's CLS rows after the change, finite.
+    b : int
+        The changed row.
+
+    Returns
+    -------
+    HeadTrace or None
+        A new trace sharing the unchanged arrays; None when the new logits are not finite,
+        so that the caller runs :func:`trace_head`, which explains why.
+    """
+    mean, var, h_hat = normalize_rows(h_cls[b:b + 1], EPS)
+    with np.errstate(all="ignore"):
+        logits = h_hat @ W_head
+    if not np.isfinite(logits).all():
+        return None
+    predicted, probabilities = _predict(logits)
+    return HeadTrace(h_cls=h_cls, mean=_with_row(trace.mean, b, mean[0, 0]),
+                     var=_with_row(trace.var, b, var[0, 0]),
+                     std=_with_row(trace.std, b, np.sqrt(var[:, 0] + EPS)[0]),
+                     h_hat=_with_row(trace.h_hat, b, h_hat[0]),
+                     logits=_with_row(trace.logits, b, logits[0]),
+                     predicted=_with_row(trace.predicted, b, predicted[0]),
+                     display_softmax=_with_row(trace.display_softmax, b, probabilities[0]),
+                     eps=EPS)
+
+
+def retrace_column(trace, W_head, c):
+    """The trace after a change to column ``c`` of W_head alone (one cell of it).
+
+    Only the logits of class c are multiplied out again, ``h_hat @ W_head[:, c]`` (which may
+    differ from the column of the full product in the last bits); the predictions and the
+    softmax of every sample are recomputed from the logits, as :func:`trace_head` does.
+
+    Parameters
+    ----------
+    trace : HeadTrace
+        The trace of the state before the change (not modified).
+    W_head : numpy.ndarray
+        (D, C) float64, the state's, after the change.
+    c : int
+        The changed column.
+
+    Returns
+    -------
+    HeadTrace or None
+        A new trace sharing h_cls, the moments and h_hat with ``trace``; None when the new
+        logits are not finite, so that the caller runs :func:`trace_head`, which explains why.
+    """
+    with np.errstate(all="ignore"):
+        column = trace.h_hat @ W_head[:, c]
+    if not np.isfinite(column).all():
+        return None
+    logits = trace.logits.copy()
+    logits[:, c] = column
+    predicted, probabilities = _predict(logits)
+    return HeadTrace(h_cls=trace.h_cls, mean=trace.mean, var=trace.var, std=trace.std,
+                     h_hat=trace.h_hat, logits=logits, predicted=predicted,
+                     display_softmax=probabilities, eps=trace.eps)
