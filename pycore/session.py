@@ -24,7 +24,7 @@ from .errors import StateError
 from .pitfalls import PITFALLS
 from .state import decode_fragment, default_state, encode_fragment, paste_block, preset, \
     resize, set_cell, set_mode
-from .trace import retrace_column, retrace_row, trace_head
+from .live_trace import LiveTrace
 
 ALL = ("input", "norm", "w", "logits", "pitfall", "variant")
 
@@ -38,19 +38,11 @@ AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant")
 AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
 
 
-class Session(object):
+class Session(LiveTrace):
     """Holds the state and the arrays the page may fetch; see the module docstring."""
 
-    # An edit recomputes only the row or column it changes once the product has this many
-    # multiply-adds (B * D * C); below, the whole head costs no more than the bookkeeping.
-    INCREMENTAL_FROM = 1 << 16
-
     def __init__(self, state=None):
-        self.state = state if state is not None else default_state()
-        self.matrices = {}
-        self._traced = None  # the state and arrays self.trace was computed from, see _edited
-        self._exact = False  # whether self.trace is trace_head's, bit for bit
-        self._recompute()
+        LiveTrace.__init__(self, state if state is not None else default_state())
 
     # ---- requests --------------------------------------------------------------------
 
@@ -190,78 +182,6 @@ class Session(object):
         return {"cls": self.state.cls, "encoder_output": self.state.encoder_output,
                 "W_head": self.state.W_head}[key]
 
-    def _recompute(self):
-        s = self.state
-        self._traced = None  # until trace_head returns: it raises for logits that overflow
-        if s.mode == "encoder":
-            self.trace = trace_head(s.W_head, encoder_output=s.encoder_output)
-        else:
-            self.trace = trace_head(s.W_head, cls=s.cls)
-        self._exact = True
-        self._publish()
-
-    def _edited(self, key, index):
-        """Bring the trace and the matrices up to date after set_cell changed one cell.
-
-        A patch token never reaches the head. A CLS cell changes one sample's row of the
-        trace, a W_head cell one class's column: in a large head only that part is computed
-        (at ViT-B/16 size a row is half the product, a column a thousandth). Anything else, a
-        trace that is not the current state's (the last recompute raised), or new logits that
-        are not finite take the full recompute, so every answer and error is as before.
-
-        A row or column product may differ from the batched one in its last bits. That is
-        invisible, except in two places, where the full recompute is kept: near ties among
-        the classes the page ranks (which one is predicted, marked and listed first would
-        depend on the last bits, where a fresh load takes the first of equal logits), and
-        beside a pitfall, whose head shares the batched product's rounding: a difference that
-        is exactly zero (position -1 with CLS rows alone) would turn into noise, which the
-        difference heatmap stretches over its whole colour range.
-
-        Parameters
-        ----------
-        key : {"cls", "encoder_output", "W_head"}
-        index : tuple of int
-            The cell, checked by set_cell.
-        """
-        s = self.state
-        if not self._in_step():
-            self._recompute()
-            return
-        if key == "encoder_output" and index[1] > 0:
-            self._publish()
-            return
-        trace = changed = None
-        if s.options.get("pitfall") is None and s.B * s.D * s.C >= self.INCREMENTAL_FROM:
-            if key == "W_head":
-                trace, changed = retrace_column(self.trace, s.W_head, index[1]), slice(None)
-            else:
-                trace = retrace_row(self.trace, s.W_head, s.h_cls, index[0])
-                changed = slice(index[0], index[0] + 1)
-        if trace is None or _near_tie(trace.logits[changed], RANKED):
-            self._recompute()
-            return
-        self.trace, self._exact = trace, False
-        self._publish()
-
-    def _publish(self):
-        """Point self.matrices at the current state's and trace's arrays (C-contiguous float64)."""
-        s, t = self.state, self.trace
-        if s.mode == "encoder":
-            B, N1, D = s.encoder_output.shape
-            inputs = s.encoder_output.reshape(B * N1, D)
-        else:
-            inputs = s.cls
-        for key, value in (("input", inputs), ("h_cls", t.h_cls), ("h_hat", t.h_hat),
-                           ("W_head", s.W_head), ("logits", t.logits), ("probs", t.display_softmax)):
-            self.matrices[key] = np.ascontiguousarray(value, dtype=np.float64)
-        self._traced = (s, s.W_head, s.inputs)
-
-    def _in_step(self):
-        """Whether self.trace belongs to the state as it is (the editing helpers change the
-        arrays in place, and replace them when the shape changes)."""
-        s, traced = self.state, self._traced
-        return traced is not None and all(a is b for a, b in zip(traced, (s, s.W_head, s.inputs)))
-
     def _reset_view(self):
         options = self.state.options
         options["sample"] = min(options.get("sample", 0) or 0, self.state.B - 1)
@@ -347,35 +267,6 @@ class Session(object):
             heatmaps[ids[2]] = view.heatmap("pitfall_diff", self.matrices["pitfall_diff"],
                                             "Difference: mistaken − correct", "class c", "sample b",
                                             "sample %{y}, class %{x}<br>difference = " + view.EXACT)
-
-
-# The logits table lists each sample's TABLE_TOP_K largest logits in order; one more rank
-# decides which comes last.
-RANKED = view.TABLE_TOP_K + 1
-
-
-def _near_tie(logits, ranks):
-    """Whether two of a sample's largest logits lie within 1e-9 (relative, or absolute near
-    zero) of each other: far more than another summation order moves a well-conditioned
-    product (about D * 2.2e-16 relative), far less than typed-in values differ by.
-
-    Parameters
-    ----------
-    logits : numpy.ndarray
-        (rows, C), finite.
-    ranks : int
-        How many of each row's largest logits to look at.
-
-    Returns
-    -------
-    bool
-    """
-    C = logits.shape[1]
-    k = min(ranks, C)
-    if k < 2:
-        return False
-    top = np.sort(np.partition(logits, C - k, axis=1)[:, C - k:], axis=1)
-    return bool(np.any(top[:, 1:] - top[:, :-1] <= 1e-9 * (1.0 + np.abs(top[:, :-1]))))
 
 
 def _steps_wanted(request):

@@ -81,7 +81,7 @@ def assert_same(a, b, where="answer"):
 
 def assert_same_ranks(s, other):
     """Both sessions rank every sample's classes alike: where two logits tie within rounding,
-    the session recomputes everything, as a fresh load does (see Session._edited)."""
+    the session recomputes everything, as a fresh load does (see LiveTrace._edited)."""
     rank = lambda m: np.argsort(-m, axis=1, kind="stable")[:, :11]  # noqa: E731
     np.testing.assert_array_equal(rank(s.matrix("logits")), rank(other.matrix("logits")))
 
@@ -132,7 +132,7 @@ START = st.fixed_dictionaries({
     "seed": st.integers(0, 1000),
     # a resize pads with zeros: all-zero columns give exactly tied logits
     "resize": st.none() | st.tuples(st.integers(1, 4), st.integers(1, 7), st.integers(1, 6)),
-    # with a pitfall shown every edit recomputes everything (see Session._edited)
+    # with a pitfall shown every edit recomputes everything (see LiveTrace._edited)
     "pitfall": st.sampled_from([None, None, None, "last_position", "no_layernorm", "bias"]),
     "variant": st.sampled_from([None, "gap", "mlp_tanh", "bert_pooler"]),
 })
