@@ -59,6 +59,7 @@ class Manifest:
     numpy_wheel: NumpyWheel
     cdn: dict  # "pyscript"/"pyodide" -> URL template with {version}
     path: str = ""
+    plotly_bundle: dict = None  # see buildtools/plotly_bundle.py
 
     def artifact(self, name):
         return self.npm[name]
@@ -117,7 +118,22 @@ def parse(data, path="artifacts.json"):
     if wheel.for_artifact not in npm:
         raise BuildError("%s: 'for' names %r, which is not an npm entry"
                          % (where, wheel.for_artifact), "fix artifacts.json")
-    return Manifest(npm=npm, numpy_wheel=wheel, cdn=data.get("cdn", {}), path=path)
+    bundle = data.get("plotly_bundle")
+    if bundle is not None:
+        where = "%s: plotly_bundle" % path
+        if not _SHA256.match(_need(bundle, "sha256", where)):
+            raise BuildError("%s: sha256 must be 64 lowercase hex digits" % where,
+                             "paste the sha256 that build.py reports for the bundle")
+        pinned = list(_need(bundle, "packages", where))
+        pinned += list(_need(bundle, "esbuild", where).values())
+        for entry in pinned:
+            for key in ("package", "version", "integrity"):
+                _need(entry, key, where)
+            if not _SRI.match(entry["integrity"]):
+                raise BuildError("%s: %s's integrity is not a sha512 SRI value"
+                                 % (where, entry["package"]), "copy it from package-lock.json")
+    return Manifest(npm=npm, numpy_wheel=wheel, cdn=data.get("cdn", {}), path=path,
+                    plotly_bundle=bundle)
 
 
 def load(path):

@@ -15,7 +15,7 @@ import tempfile
 import time
 from html.parser import HTMLParser
 
-from . import hosts
+from . import hosts, plotly_bundle
 from .errors import BuildError
 
 RUNTIME_MARKER = "<!--RUNTIME-->"
@@ -218,6 +218,14 @@ def assemble(root, site, host, manifest, cache, log=print):
 
     with open(index, encoding="utf-8") as f:
         html = substitute_runtime(f.read(), hosts.runtime_tags(host, manifest))
+    # Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py)
+    heatmap_only = plotly_bundle.bundle(manifest.plotly_bundle, cache, log)
+    if heatmap_only:
+        official = "vendor/plotly/plotly-cartesian.min.js"
+        if html.count(official) != 1:
+            raise BuildError("web/index.html should load %s exactly once" % official,
+                             "restore its <script> tag for Plotly.js")
+        html = html.replace(official, "vendor/plotly/" + plotly_bundle.FILE_NAME)
     with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
         f.write(html)
     write_json(site, "py-files.json", {"files": files})
@@ -232,6 +240,20 @@ def assemble(root, site, host, manifest, cache, log=print):
     vendored = []
     for name in hosts.PAGE_ARTIFACTS + host.runtime_artifacts:
         art = manifest.artifact(name)
+        if name == "plotly" and heatmap_only:
+            dest = os.path.join(site, *art.dest.split("/"))
+            os.makedirs(dest)
+            for file_name in (plotly_bundle.FILE_NAME, plotly_bundle.LICENSES):
+                shutil.copyfile(os.path.join(heatmap_only, file_name),
+                                os.path.join(dest, file_name))
+            spec = manifest.plotly_bundle
+            vendored.append({"name": name, "package": "plotly.js (heatmaps only, bundled)",
+                             "version": spec["version"], "sha256": spec["sha256"],
+                             "license": spec["license"], "dest": art.dest,
+                             "bundled_with": "@esbuild/%s@%s" % (
+                                 plotly_bundle.esbuild_platform(),
+                                 spec["esbuild"][plotly_bundle.esbuild_platform()]["version"])})
+            continue
         unpacked = cache.unpacked(art)
         dest = os.path.join(site, *art.dest.split("/"))
         _copy_tree(unpacked, dest)

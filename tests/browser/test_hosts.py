@@ -14,6 +14,7 @@ import pytest
 
 from pycore import classification_head
 
+from buildtools import manifest, plotly_bundle
 from buildtools.site import absolute_urls
 
 from .conftest import ROOT
@@ -159,6 +160,17 @@ def test_built_sites_say_what_they_are(sites, variant, host, numpy):
     assert absolute_urls(folder) == []
     vendored = {a["name"] for a in info["artifacts"]}
     assert {"plotly", "katex"} <= vendored
+    with open(os.path.join(folder, "index.html"), encoding="utf-8") as f:
+        html = f.read()
+    if plotly_bundle.esbuild_platform() == "linux-x64":  # the platform artifacts.json pins
+        # Plotly.js with heatmaps only, bundled by build.py, with every bundled licence
+        assert "vendor/plotly/plotly-heatmap.min.js" in html and "plotly-cartesian" not in html
+        with open(os.path.join(folder, "vendor", "plotly", "THIRD-PARTY-LICENSES.txt"),
+                  encoding="utf-8") as f:
+            licences = f.read()
+        pinned = manifest.load(os.path.join(ROOT, "artifacts.json")).plotly_bundle["packages"]
+        for entry in pinned:
+            assert "%s %s (" % (entry["package"], entry["version"]) in licences
     if host == "fallback":
         runtime = os.path.join(folder, "vendor", "pyodide-0.17")
         # only Pyodide's core and NumPy, of the ~150 packages in the 185 MB tarball
