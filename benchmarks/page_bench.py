@@ -215,11 +215,12 @@ def wait_ready(page, timeout=BOOT_TIMEOUT_MS):
 
 RESOURCES_JS = """() => {
     const end = (suffix) => {
-        const e = performance.getEntriesByType('resource').filter(r => r.name.endsWith(suffix));
+        const e = performance.getEntriesByType('resource').filter(r => r.name.endsWith(suffix)
+            || (suffix === 'plotly' && /[/]vendor[/]plotly[/][^/]+[.]js$/.test(r.name)));
         return e.length ? Math.max(...e.map(r => r.responseEnd)) : null;
     };
     return {runtimeFiles: Math.max(end('pyodide.asm.wasm') || 0, end('pyodide.asm.data') || 0) || null,
-            numpyData: end('numpy.data'), plotlyFile: end('plotly-cartesian.min.js')};
+            numpyData: end('numpy.data'), plotlyFile: end('plotly')};
 }"""
 
 
@@ -643,13 +644,24 @@ def parse_args(argv=None):
     return args
 
 
+def plotly_url(site):
+    """The Plotly.js the explorer loads (build.py vendors a heatmap-only bundle or the official
+    cartesian one): the Plotly floor must call the very same code."""
+    html = (site / "index.html").read_text(encoding="utf-8")
+    m = re.search(r'<script[^>]*src="(vendor/plotly/[^"]+\.js)"', html)
+    if not m or not (site / m.group(1)).is_file():
+        raise BenchError("%s/index.html loads no vendored Plotly.js" % site)
+    return m.group(1)
+
+
 def floor_pages(site):
     """The two floor pages, served from memory next to the site (which is never written to)."""
     read = lambda name: (ASSETS / name).read_text(encoding="utf-8")
     return {
         "/floor-boot.html": read("floor-boot.html").replace("{{INDEX_URL}}", runtime_index_url(site)),
         "/floor-plotly.html": read("floor-plotly.html").replace("{{PLOTLY_REPLAY_JS}}",
-                                                               read("plotly_replay.js")),
+                                                               read("plotly_replay.js"))
+                                                      .replace("{{PLOTLY_URL}}", plotly_url(site)),
     }
 
 
