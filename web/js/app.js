@@ -86,14 +86,15 @@ async function preview() {
   }
 }
 
-// Plotly and KaTeX load in parallel with the runtime (defer); wait for them only if Python won.
+// Plotly loads in parallel with the runtime (defer); wait for it only if Python won. (KaTeX
+// loads when the equations are first typeset: see panels.js.)
 function scriptsLoaded() {
-  if (window.Plotly && window.katex) return Promise.resolve();
+  if (window.Plotly) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const t = setInterval(() => {
-      if (window.Plotly && window.katex) { clearInterval(t); resolve(); }
+      if (window.Plotly) { clearInterval(t); resolve(); }
     }, 20);
-    setTimeout(() => { clearInterval(t); reject(new Error("Plotly.js or KaTeX did not load")); }, 60000);
+    setTimeout(() => { clearInterval(t); reject(new Error("Plotly.js did not load")); }, 60000);
   });
 }
 

@@ -120,10 +120,33 @@ function options(select, labels, selected) {
   select.value = String(selected);
 }
 
+// KaTeX (~270 kB) is needed only for the equations, which start below the fold: it loads when
+// they are first typeset, not during the boot, where its evaluation would compete with Python's.
+let katexLoading = null;
+let waitingForKatex = null; // the newest equations that wait for it
+function loadKatex() {
+  if (!katexLoading) {
+    katexLoading = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = "vendor/katex/katex.min.js";
+      script.onload = resolve;
+      script.onerror = () => reject(new Error("vendor/katex/katex.min.js did not load"));
+      document.head.append(script);
+    });
+  }
+  return katexLoading;
+}
+
 // s: {sample, samples: [str], class, classes: [str], items: [{title, tex, note}]}
 function steps(s) {
   options($("step-sample"), s.samples, s.sample);
   options($("step-class"), s.classes, s.class);
+  if (!window.katex) {
+    waitingForKatex = s;
+    loadKatex().then(() => { if (waitingForKatex === s) steps(s); }, (err) => console.error(err));
+    return;
+  }
+  waitingForKatex = null;
   const list = $("step-list");
   const items = s.items.map((item) => {
     const li = document.createElement("li");
