@@ -19,7 +19,7 @@ import subprocess
 import tarfile
 import tempfile
 
-from .cache import sha256_hex
+from .cache import extract_selection, sha256_hex
 from .errors import BuildError
 from .manifest import NpmArtifact
 
@@ -44,25 +44,15 @@ def esbuild_platform():
 
 
 def _artifact(entry, name):
+    """The pinned package as an artifact whose selection is all of it."""
     return NpmArtifact(name=name, package=entry["package"], version=entry["version"],
-                       integrity=entry["integrity"], dest="", files=[],
+                       integrity=entry["integrity"], dest="", files=["*"],
                        license=entry.get("license", ""))
 
 
-def _unpack_package(tarball, dest):
-    """The whole package, without npm's top folder (normally "package/")."""
-    with tarfile.open(tarball, "r:*") as archive:
-        for member in archive:
-            if not member.isfile():
-                continue
-            rel = member.name.split("/", 1)[1] if "/" in member.name else member.name
-            if rel.startswith("/") or ".." in rel.split("/"):
-                raise BuildError("%s: refusing the unsafe path %r" % (tarball, member.name),
-                                 "check the package; do not build with it")
-            out = os.path.join(dest, *rel.split("/"))
-            os.makedirs(os.path.dirname(out), exist_ok=True)
-            with archive.extractfile(member) as src, open(out, "wb") as dst:
-                shutil.copyfileobj(src, dst, 1 << 20)
+def _unpack(cache, entry, name, dest):
+    art = _artifact(entry, name)
+    extract_selection(cache.npm_tarball(art), art, dest)
 
 
 def _licenses(modules, packages):
@@ -93,10 +83,10 @@ def _make(spec, cache, folder, log):
     with tempfile.TemporaryDirectory(prefix="plotly-bundle-") as work:
         modules = os.path.join(work, "node_modules")
         for entry in spec["packages"]:
-            tarball = cache.npm_tarball(_artifact(entry, "plotly-bundle"))
-            _unpack_package(tarball, os.path.join(modules, *entry["package"].split("/")))
+            folder = os.path.join(modules, *entry["package"].split("/"))
+            _unpack(cache, entry, "plotly-bundle", folder)
         tool = os.path.join(work, "esbuild")
-        _unpack_package(cache.npm_tarball(_artifact(binary, "esbuild")), tool)
+        _unpack(cache, binary, "esbuild", tool)
         exe = os.path.join(tool, "bin", "esbuild")
         os.chmod(exe, 0o755)
         with open(os.path.join(work, "entry.js"), "w", encoding="utf-8") as f:
@@ -116,6 +106,14 @@ def _make(spec, cache, folder, log):
                              "checking the page's tests pass with it")
         with open(os.path.join(folder, LICENSES), "w", encoding="utf-8") as f:
             f.write(_licenses(modules, spec["packages"]))
+
+
+def describe(spec):
+    """What build-info.json says of the bundle (beside its name and folder)."""
+    tool = spec["esbuild"][esbuild_platform()]
+    return {"package": "plotly.js (heatmaps only, bundled)", "version": spec["version"],
+            "sha256": spec["sha256"], "license": spec["license"],
+            "bundled_with": "%s@%s" % (tool["package"], tool["version"])}
 
 
 def bundle(spec, cache, log=print):

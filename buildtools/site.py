@@ -246,13 +246,8 @@ def assemble(root, site, host, manifest, cache, log=print):
             for file_name in (plotly_bundle.FILE_NAME, plotly_bundle.LICENSES):
                 shutil.copyfile(os.path.join(heatmap_only, file_name),
                                 os.path.join(dest, file_name))
-            spec = manifest.plotly_bundle
-            vendored.append({"name": name, "package": "plotly.js (heatmaps only, bundled)",
-                             "version": spec["version"], "sha256": spec["sha256"],
-                             "license": spec["license"], "dest": art.dest,
-                             "bundled_with": "@esbuild/%s@%s" % (
-                                 plotly_bundle.esbuild_platform(),
-                                 spec["esbuild"][plotly_bundle.esbuild_platform()]["version"])})
+            vendored.append({"name": name, "dest": art.dest,
+                             **plotly_bundle.describe(manifest.plotly_bundle)})
             continue
         unpacked = cache.unpacked(art)
         dest = os.path.join(site, *art.dest.split("/"))
