@@ -214,13 +214,12 @@ def wait_ready(page, timeout=BOOT_TIMEOUT_MS):
 
 
 RESOURCES_JS = """() => {
-    const end = (suffix) => {
-        const e = performance.getEntriesByType('resource').filter(r => r.name.endsWith(suffix)
-            || (suffix === 'plotly' && /[/]vendor[/]plotly[/][^/]+[.]js$/.test(r.name)));
+    const end = (pattern) => {
+        const e = performance.getEntriesByType('resource').filter(r => pattern.test(r.name));
         return e.length ? Math.max(...e.map(r => r.responseEnd)) : null;
     };
-    return {runtimeFiles: Math.max(end('pyodide.asm.wasm') || 0, end('pyodide.asm.data') || 0) || null,
-            numpyData: end('numpy.data'), plotlyFile: end('plotly')};
+    return {runtimeFiles: end(/pyodide[.]asm[.](wasm|data)$/), numpyData: end(/numpy[.]data$/),
+            plotlyFile: end(/[/]vendor[/]plotly[/][^/]+[.]js$/)};
 }"""
 
 
