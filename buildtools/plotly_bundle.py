@@ -83,8 +83,8 @@ def _make(spec, cache, folder, log):
     with tempfile.TemporaryDirectory(prefix="plotly-bundle-") as work:
         modules = os.path.join(work, "node_modules")
         for entry in spec["packages"]:
-            folder = os.path.join(modules, *entry["package"].split("/"))
-            _unpack(cache, entry, "plotly-bundle", folder)
+            package_dir = os.path.join(modules, *entry["package"].split("/"))
+            _unpack(cache, entry, "plotly-bundle", package_dir)
         tool = os.path.join(work, "esbuild")
         _unpack(cache, binary, "esbuild", tool)
         exe = os.path.join(tool, "bin", "esbuild")
