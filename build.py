@@ -15,7 +15,7 @@ import sys
 import time
 
 from buildtools import hosts, manifest as manifest_mod, serve as serve_mod, site
-from buildtools.cache import Cache, default_cache_dir
+from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
 from buildtools.errors import BuildError
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -36,6 +36,11 @@ def parse_args(argv):
                         "shows its 'no NumPy' error (used by the tests)")
     p.add_argument("--cache-dir", default=default_cache_dir(),
                    help="download cache (default: %(default)s)")
+    p.add_argument("--mirror", metavar="DIR", default=os.environ.get(MIRROR_ENV) or None,
+                   help="a folder holding pinned files under their own names (npm tarballs, "
+                        "the NumPy wheel), checked against artifacts.json like a download; "
+                        "for machines that cannot reach Pyodide's CDN (default: $%s)"
+                        % MIRROR_ENV)
     p.add_argument("--offline", action="store_true",
                    help="use the cache only; fail instead of downloading")
     p.add_argument("--out", default=os.path.join(ROOT, "dist"),
@@ -49,7 +54,7 @@ def parse_args(argv):
 def build(args, log=print):
     """Build the site; returns build-info. Raises BuildError with what to do on failure."""
     manifest = manifest_mod.load(os.path.join(args.root, "artifacts.json"))
-    cache = Cache(args.cache_dir, log=log, offline=args.offline)
+    cache = Cache(args.cache_dir, log=log, offline=args.offline, mirror=args.mirror)
     host = hosts.choose(args.runtime, manifest, cache, numpy_wheel=args.numpy_wheel,
                         without_numpy=args.without_numpy, log=log)
     log("host: %s (%s)" % (host.name, host.reason))

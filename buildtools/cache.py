@@ -138,13 +138,46 @@ def npm_dist(spec):
     return dist
 
 
-class Cache:
-    """Fetches, checks and keeps artifacts. `log` receives one-line progress messages."""
+MIRROR_ENV = "VIT_HEAD_MIRROR"
 
-    def __init__(self, root, log=print, offline=False):
+
+class Cache:
+    """Fetches, checks and keeps artifacts. `log` receives one-line progress messages.
+
+    `mirror`: a folder holding pinned files under their own names (npm tarballs as `npm pack`
+    names them, the NumPy wheel by its file name), for machines that reach only some of the
+    places the files come from. A file found there is checked against its pin like a download.
+    """
+
+    def __init__(self, root, log=print, offline=False, mirror=None):
         self.root = os.path.abspath(root)
         self.log = log
         self.offline = offline
+        self.mirror = os.path.abspath(mirror) if mirror else None
+        self.wheel_source = None  # how numpy_wheel() found the wheel, for build-info
+        if self.mirror and not os.path.isdir(self.mirror):
+            raise BuildError("the mirror folder %s does not exist" % self.mirror,
+                             "pass an existing folder with --mirror (or %s), or neither"
+                             % MIRROR_ENV)
+
+    def _from_mirror(self, file_name, check, dest):
+        """Copy `file_name` from the mirror to `dest` if it is there and check(path) passes.
+
+        Returns True when copied. A mirrored file that fails its check is reported and ignored.
+        """
+        if not self.mirror:
+            return False
+        path = os.path.join(self.mirror, file_name)
+        if not os.path.isfile(path):
+            return False
+        if not check(path):
+            self.log("mirror: %s does not match its pin in artifacts.json; ignored" % path)
+            return False
+        tmp = dest + ".mirror"
+        shutil.copyfile(path, tmp)
+        os.replace(tmp, dest)
+        self.log("mirror: took %s from %s" % (file_name, self.mirror))
+        return True
 
     def _dir(self, *parts):
         path = os.path.join(self.root, *parts)
@@ -162,6 +195,8 @@ class Cache:
                 return path
             self.log("cached %s does not match artifacts.json; fetching it again" % art.spec)
             os.remove(path)
+        if self._from_mirror(art.tarball_name, lambda p: sri_sha512(p) == art.integrity, path):
+            return path
         if self.offline:
             raise BuildError("%s is not in the cache (%s) and --offline was given"
                              % (art.spec, path),
@@ -262,12 +297,17 @@ class Cache:
             cached = os.path.join(self._dir("wheels"), wheel.file_name)
             if os.path.abspath(given) != cached:
                 shutil.copyfile(given, cached)  # later builds find it without the option
+            self.wheel_source = "given with --numpy-wheel"
             return cached, None
         path = os.path.join(self._dir("wheels"), wheel.file_name)
         if os.path.exists(path):
             if sha256_hex(path) == wheel.sha256:
+                self.wheel_source = "found in the cache"
                 return path, None
             os.remove(path)
+        if self._from_mirror(wheel.file_name, lambda p: sha256_hex(p) == wheel.sha256, path):
+            self.wheel_source = "taken from the mirror %s" % self.mirror
+            return path, None
         marker = path + ".unavailable"
         if self.offline:
             return None, "it is not in the cache and --offline was given"
@@ -298,6 +338,7 @@ class Cache:
                 os.remove(path + ".download")
         if os.path.exists(marker):
             os.remove(marker)
+        self.wheel_source = "downloaded from %s" % url
         return path, None
 
 

@@ -2,8 +2,9 @@
 
 fallback  Pyodide 0.17.1 (Python 3.8, NumPy 1.17.5) from npm, started by web/boot/fallback.js.
           Everything is on npm, so it builds wherever npm answers.
-pyscript  @pyscript/core + Pyodide 314 from npm + the NumPy wheel from Pyodide's release CDN,
-          started by PyScript running web/py/main.py. Needs the wheel (DESIGN.md: not on npm).
+pyscript  @pyscript/core + Pyodide 314 from npm + the NumPy wheel from Pyodide's release CDN
+          (or a mirror of it), in a PyScript worker running web/py/worker.py. Needs the wheel,
+          which is not on npm.
 cdn       like pyscript, but the page loads PyScript, Pyodide and NumPy from public CDNs; only
           Plotly and KaTeX are vendored. A few hundred kB, for course websites.
 """
@@ -13,14 +14,15 @@ from typing import Optional
 from .errors import BuildError
 
 # Where both hosts put the Python files (py-files.json) in the in-browser file system. The boot
-# glue adds it to sys.path; web/boot/fallback.js and web/py/main.py use the same folder.
+# glue adds it to sys.path; web/boot/fallback-worker.js and web/py/worker.py use the same folder.
 PYTHON_DIR = "/home/pyodide/explorer"
 
 # Vendored by every host: the page's own third-party JS and CSS.
 PAGE_ARTIFACTS = ("plotly", "katex")
 
 # PyScript plugins the page does not use; disabling them saves loading their chunks.
-UNUSED_PYSCRIPT_PLUGINS = ("codemirror", "donkey", "py-editor", "py-game", "py-terminal")
+UNUSED_PYSCRIPT_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "py-editor", "py-game",
+                           "py-terminal")
 
 NO_NUMPY_MESSAGE = ("This build has no NumPy for Pyodide {major}: rebuild with --numpy-wheel "
                     "or use the fallback host")
@@ -65,9 +67,8 @@ def choose(requested, manifest, cache, numpy_wheel=None, without_numpy=False, lo
     path, why_not = cache.numpy_wheel(manifest, given=numpy_wheel,
                                       retry=(requested == "pyscript"))
     if path:
-        how = "given with --numpy-wheel" if numpy_wheel else "found in the cache or downloaded"
         return Host("pyscript", "the NumPy %s wheel for Pyodide %s was %s"
-                    % (wheel.version, pyodide.version, how), numpy_wheel=path)
+                    % (wheel.version, pyodide.version, cache.wheel_source), numpy_wheel=path)
     if requested == "pyscript":
         raise BuildError(
             "the PyScript host needs %s and %s" % (wheel.file_name, why_not),
@@ -101,50 +102,61 @@ def runtime_tags(host, manifest):
     reaches it, so Pyodide downloads and compiles off the main thread while Plotly.js and KaTeX
     load on it. (No preloads: a worker's fetches cannot use the page's preload cache.)
 
-    pyscript, cdn: Python runs on the main thread, where starting it keeps the browser busy for
-    seconds and would freeze the page before it shows any progress. So the runtime's big files
-    are preloaded, in parallel with Plotly, and boot/pyscript.js starts PyScript only after the
-    page's own scripts ran and painted the first status. js/answers.js turns the Python bridge
-    that main.py hands over into the page's asynchronous one.
+    pyscript, cdn: Python runs in a PyScript worker that boot/pyscript.js (a module, so it runs
+    once the page is parsed) starts with PyScript's PyWorker; the page calls it with
+    `sync.dispatch`, which needs no special HTTP headers. The <py-config> switches off the
+    PyScript plugins the page does not use, which saves loading their code.
     """
     if host.name == "fallback":
         index = manifest.artifact("pyodide-0.17").dest + "/"
         return '<script src="boot/fallback.js" data-index-url="%s"></script>' % index
-    core, index = _pyscript_urls(host, manifest)
+    core, _ = _pyscript_urls(host, manifest)
     return "\n".join([
-        '<link rel="stylesheet" href="%score.css">' % core,
-        '<link rel="modulepreload" href="%spyodide.mjs">' % index,
-        '<link rel="modulepreload" href="%spyodide.asm.mjs">' % index,
-        '<link rel="preload" href="%spyodide.asm.wasm" as="fetch" crossorigin>' % index,
-        '<link rel="preload" href="%spython_stdlib.zip" as="fetch" crossorigin>' % index,
-        '<link rel="preload" href="%spyodide-lock.json" as="fetch" crossorigin>' % index,
-        # PyScript reads its config from this element when core.js runs; boot/pyscript.js
-        # imports core.js (data-core) once the page has painted.
-        '<script src="js/answers.js"></script>',
-        '<script type="py" src="py/main.py" config="pyscript.json"></script>',
-        '<script src="boot/pyscript.js" data-core="%score.js" defer></script>' % core,
+        '<py-config type="json">{"plugins": [%s]}</py-config>'
+        % ", ".join('"!%s"' % p for p in UNUSED_PYSCRIPT_PLUGINS),
+        '<script type="module" src="boot/pyscript.js" data-core="%score.js"></script>' % core,
     ])
 
 
-def pyscript_config(host, manifest, python_files):
-    """PyScript's JSON config: the interpreter, the Python files, no `packages`.
+# The downloads of a PyScript boot that the worker counts for its progress bar (the NumPy wheel
+# is added when the build has one); pyodide.mjs and pyodide.asm.mjs are imported, not fetched.
+COUNTED_RUNTIME_FILES = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 
-    `packages` would need micropip, which the npm Pyodide lacks; main.py loads NumPy with
-    pyodide_js.loadPackage from the interpreter's own folder instead. The "vit" key is ours:
-    main.py reads it to say clearly when this build has no NumPy.
+
+def pyscript_config(host, manifest, python_files, sizes=None):
+    """PyScript's JSON config: the interpreter, the Python files, NumPy as a package.
+
+    The interpreter is boot/pyodide-worker.mjs, which loads Pyodide 314 from vit.pyodide_index
+    and reports the boot's progress (see that file). `packages_cache: "passthrough"` hands
+    `packages` to Pyodide's own loader, which checks the wheel against pyodide-lock.json; no
+    micropip is needed. `sync_main_only`: the worker never calls into the page. The "vit" key is
+    ours. `sizes` maps a file name of COUNTED_RUNTIME_FILES (and the wheel's) to its bytes; a file
+    without one is counted with the Content-Length its server sends.
     """
     _, index = _pyscript_urls(host, manifest)
     pyodide = manifest.artifact("pyodide")
+    wheel = manifest.numpy_wheel
     has_numpy = host.name == "cdn" or bool(host.numpy_wheel)
-    return {
-        "interpreter": index + "pyodide.mjs",
+    sizes = sizes or {}
+    names = list(COUNTED_RUNTIME_FILES) + ([wheel.file_name] if has_numpy else [])
+    config = {
+        "interpreter": "boot/pyodide-worker.mjs",
         "files": {"./" + f["url"]: PYTHON_DIR + "/" + f["path"] for f in python_files},
-        "packages_cache": "never",
+        "packages_cache": "passthrough",
+        "sync_main_only": True,
         "plugins": ["!" + p for p in UNUSED_PYSCRIPT_PLUGINS],
         "vit": {
             "python_dir": PYTHON_DIR,
             "pyodide": pyodide.version,
-            "numpy": manifest.numpy_wheel.version if has_numpy else None,
+            "python": pyodide.extra.get("python"),
+            "pyodide_index": index,
+            "numpy": wheel.version if has_numpy else None,
+            "numpy_wheel": {"file": wheel.file_name, "version": wheel.version,
+                            "sha256": wheel.sha256} if has_numpy else None,
+            "downloads": [{"url": index + name, "bytes": sizes.get(name)} for name in names],
             "no_numpy_message": NO_NUMPY_MESSAGE.format(major=pyodide.version.split(".")[0]),
         },
     }
+    if has_numpy:
+        config["packages"] = ["numpy"]
+    return config

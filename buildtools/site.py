@@ -25,12 +25,17 @@ SKIP_NAMES = {"__pycache__", ".DS_Store"}
 # pycore modules the page never imports: a command-line benchmark and the build's own first
 # view (default-view.json) are not worth a download.
 NOT_IN_BROWSER = {"bench.py", "preview.py"}
+# The PyScript host's Python entry (web/py/), which its worker runs; not an importable module.
+HOST_ENTRY = "worker.py"
+# Each host's boot glue, from web/boot/.
+PYSCRIPT_BOOT = ("pyscript.js", "pyodide-worker.mjs", "memory-idb.js")
+FALLBACK_BOOT = ("fallback.js", "fallback-worker.js")
 
 
 def python_files(root):
     """The Python files the boot glue writes into the browser's file system (py-files.json).
 
-    pycore/ keeps its package folder; web/py/*.py (the page's Python, except main.py, which is
+    pycore/ keeps its package folder; web/py/*.py (the page's Python, except worker.py, which is
     the PyScript host's entry) go to the top of the folder on sys.path, so `import bridge` works.
     """
     files = []
@@ -45,7 +50,7 @@ def python_files(root):
                 files.append({"url": rel, "path": rel})
     web_py = os.path.join(root, "web", "py")
     for name in sorted(os.listdir(web_py)) if os.path.isdir(web_py) else []:
-        if name.endswith(".py") and name != "main.py":
+        if name.endswith(".py") and name != HOST_ENTRY:
             files.append({"url": "py/" + name, "path": name})
     if not any(f["path"] == "bridge.py" for f in files):
         raise BuildError("web/py/bridge.py is missing: the page has no Python to talk to",
@@ -158,7 +163,8 @@ def absolute_urls(site, allowed=()):
                 urls = [f["url"] for f in json.loads(text)["files"]]
             elif name == "pyscript.json":
                 config = json.loads(text)
-                urls = [config.get("interpreter", "")] + list(config.get("files", {}))
+                urls = [config.get("interpreter", ""), config.get("vit", {}).get("pyodide_index", "")]
+                urls += list(config.get("files", {}))
             elif name.endswith((".js", ".mjs")):
                 # our boot/app scripts: flag fetch("/...") and import("http...") literals
                 urls = re.findall(r"(?:fetch|import)\(\s*['\"`]([^'\"`]+)", text)
@@ -206,11 +212,11 @@ def assemble(root, site, host, manifest, cache, log=print):
         if name in NOT_COPIED or name in SKIP_NAMES or name == "index.html":
             continue
         if os.path.isdir(src):
-            skip = () if host.uses_pyscript else (os.path.join(web, "py", "main.py"),)
+            skip = () if host.uses_pyscript else (os.path.join(web, "py", HOST_ENTRY),)
             _copy_tree(src, os.path.join(site, name), skip=skip)
         else:
             shutil.copy2(src, os.path.join(site, name))
-    boot = ("pyscript.js",) if host.uses_pyscript else ("fallback.js", "fallback-worker.js")
+    boot = PYSCRIPT_BOOT if host.uses_pyscript else FALLBACK_BOOT
     os.makedirs(os.path.join(site, "boot"))
     for name in boot:
         shutil.copy2(os.path.join(web, "boot", name), os.path.join(site, "boot", name))
@@ -233,8 +239,6 @@ def assemble(root, site, host, manifest, cache, log=print):
     if view is not None:
         with open(os.path.join(site, "default-view.json"), "w", encoding="utf-8") as f:
             f.write(view + "\n")
-    if host.uses_pyscript:
-        write_json(site, "pyscript.json", hosts.pyscript_config(host, manifest, files))
 
     # Third-party files, from the cache.
     vendored = []
@@ -265,6 +269,10 @@ def assemble(root, site, host, manifest, cache, log=print):
                          "sha256": wheel.sha256, "license": wheel.license, "dest": dest,
                          "file": wheel.file_name})
 
+    if host.uses_pyscript:
+        write_json(site, "pyscript.json", hosts.pyscript_config(
+            host, manifest, files, sizes=_runtime_sizes(host, manifest, cache)))
+
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
                manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
     problems = absolute_urls(site, allowed=[a for a in allowed if a])
@@ -277,6 +285,22 @@ def assemble(root, site, host, manifest, cache, log=print):
     info = build_info(root, host, manifest, vendored, files)
     write_json(site, "build-info.json", info)
     return info
+
+
+def _runtime_sizes(host, manifest, cache):
+    """Bytes of each file the PyScript worker counts for its progress bar, by file name: from
+    the unpacked npm package and the checked wheel (a CDN build leaves them to the CDN's
+    Content-Length)."""
+    sizes = {}
+    if host.offline:  # a CDN build does not fetch Pyodide from npm just for this
+        unpacked = cache.unpacked(manifest.artifact("pyodide"))
+        for name in hosts.COUNTED_RUNTIME_FILES:
+            path = os.path.join(unpacked, name)
+            if os.path.isfile(path):
+                sizes[name] = os.path.getsize(path)
+    if host.numpy_wheel:
+        sizes[manifest.numpy_wheel.file_name] = os.path.getsize(host.numpy_wheel)
+    return sizes
 
 
 def build_info(root, host, manifest, vendored, files):

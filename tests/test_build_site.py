@@ -82,7 +82,7 @@ def checkout(tmp_path):
     (root / "web" / "css" / "page.css").write_text("body { background: url(../img/x.png); }")
     shutil.copytree(os.path.join(ROOT, "web", "boot"), str(root / "web" / "boot"))
     (root / "web" / "py" / "bridge.py").write_text("def dispatch(r): return r\n")
-    (root / "web" / "py" / "main.py").write_text("# PyScript entry\n")
+    (root / "web" / "py" / "worker.py").write_text("# PyScript host entry\n")
     (root / "pycore" / "__init__.py").write_text("")
     (root / "pycore" / "head.py").write_text("def head(): pass\n")
     (root / "pycore" / "state.py").write_text("STATE = {'cls': [[1.0]], 'W_head': [[2.0]]}\n")
@@ -117,7 +117,7 @@ def test_fallback_site(checkout):
     got = files_in(str(checkout / "dist"))
     assert "vendor/pyodide-0.17/numpy.data" in got and "vendor/katex/fonts/K.woff2" in got
     assert "vendor/pyodide-0.17/scipy.data" not in got  # only core and NumPy
-    assert "README.md" not in got and "py/main.py" not in got and "boot/pyscript.js" not in got
+    assert "README.md" not in got and "py/worker.py" not in got and "boot/pyscript.js" not in got
     assert {"boot/fallback.js", "boot/fallback-worker.js"} <= set(got)
     assert json.loads(read(checkout, "py-files.json")) == {"files": [
         {"url": "pycore/__init__.py", "path": "pycore/__init__.py"},
@@ -141,14 +141,22 @@ def test_pyscript_site_with_the_wheel(checkout):
     got = files_in(str(checkout / "dist"))
     wheel = json.load(open(str(checkout / "repo" / "artifacts.json")))["numpy_wheel"]
     assert "vendor/pyodide/" + wheel["file_name"] in got
-    assert "vendor/pyscript/core.js.map" not in got and "py/main.py" in got
+    assert "vendor/pyscript/core.js.map" not in got and "py/worker.py" in got
+    assert {"boot/pyscript.js", "boot/pyodide-worker.mjs", "boot/memory-idb.js"} <= set(got)
     config = json.loads(read(checkout, "pyscript.json"))
-    assert config["interpreter"] == "vendor/pyodide/pyodide.mjs"
-    assert "packages" not in config  # needs micropip, which npm's Pyodide lacks
+    # Pyodide through the worker's boot module, which counts the downloads' bytes
+    assert config["interpreter"] == "boot/pyodide-worker.mjs"
+    assert config["vit"]["pyodide_index"] == "vendor/pyodide/"
+    # NumPy as a package: Pyodide's own loader, checked against pyodide-lock.json's sha256
+    assert config["packages"] == ["numpy"] and config["packages_cache"] == "passthrough"
     assert config["files"]["./py/bridge.py"] == hosts.PYTHON_DIR + "/bridge.py"
     assert config["vit"]["numpy"] == wheel["version"]
+    assert config["vit"]["numpy_wheel"] == {"file": wheel["file_name"], "version": wheel["version"],
+                                            "sha256": wheel["sha256"]}
+    downloads = {d["url"]: d["bytes"] for d in config["vit"]["downloads"]}
+    assert downloads["vendor/pyodide/" + wheel["file_name"]] == len(WHEEL_BYTES)
     html = read(checkout, "index.html")
-    assert '<script type="py" src="py/main.py" config="pyscript.json"></script>' in html
+    assert '<script type="module" src="boot/pyscript.js" data-core="vendor/pyscript/core.js">' in html
     assert info["host"] == "pyscript" and info["runtime"]["numpy"] == wheel["version"]
     assert info["artifacts"][-1]["sha256"] == wheel["sha256"]
 
@@ -156,7 +164,7 @@ def test_pyscript_site_with_the_wheel(checkout):
 def test_pyscript_site_without_numpy_says_so(checkout):
     info = run_build(checkout, "--runtime", "pyscript", "--without-numpy")
     config = json.loads(read(checkout, "pyscript.json"))
-    assert config["vit"]["numpy"] is None
+    assert config["vit"]["numpy"] is None and "packages" not in config
     assert config["vit"]["no_numpy_message"].startswith("This build has no NumPy for Pyodide 1:")
     assert info["runtime"]["numpy"] is None
     assert not [f for f in files_in(str(checkout / "dist")) if f.endswith(".whl")]
@@ -177,9 +185,12 @@ def test_forced_pyscript_without_the_wheel_fails_clearly(checkout):
 def test_cdn_site_is_small_and_names_only_the_cdns(checkout):
     info = run_build(checkout, "--runtime", "cdn")
     got = files_in(str(checkout / "dist"))
-    assert not [f for f in got if "pyodide" in f or f.startswith("vendor/pyscript")]
+    assert not [f for f in got if f.startswith(("vendor/pyodide", "vendor/pyscript"))]
     config = json.loads(read(checkout, "pyscript.json"))
-    assert config["interpreter"].startswith("https://") and info["offline"] is False
+    assert config["vit"]["pyodide_index"].startswith("https://") and info["offline"] is False
+    assert "boot/pyodide-worker.mjs" in got  # the worker's boot module is the site's own
+    # the npm Pyodide was not fetched for its sizes: the worker reads them from the CDN's answers
+    assert {d["bytes"] for d in config["vit"]["downloads"]} == {None}
 
 
 @pytest.mark.parametrize("runtime", ["fallback", "pyscript", "cdn"])

@@ -11,6 +11,7 @@ from .pagekit import (act, alert_text, edit, heatmap_z, open_explorer, page_frag
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 def test_editing_a_cls_cell_recomputes_every_stage(page, site_url):
     open_explorer(page, site_url)
     edit(page, "cls[0,1]", "4.5")
@@ -26,6 +27,7 @@ def test_editing_a_cls_cell_recomputes_every_stage(page, site_url):
     assert 0 < ms < 60000
 
 
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 def test_editing_w_head_redraws_w_and_logits(page, site_url):
     open_explorer(page, site_url)
     edit(page, "W_head[3,2]", "\u22122")  # a Unicode minus, as typed on some keyboards
@@ -36,6 +38,7 @@ def test_editing_w_head_redraws_w_and_logits(page, site_url):
                                trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
 
 
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 @pytest.mark.parametrize("text", ["abc", "nan", "1,5", "", "--3", "1e400"])
 def test_invalid_cell_is_marked_and_nothing_is_lost(page, site_url, text):
     open_explorer(page, site_url)
@@ -98,6 +101,7 @@ def paste(page, label, text):
     return before
 
 
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 @pytest.mark.parametrize("text", ["1\t2\n3\t4\n", "1,2\n3,4", "[[1, 2], [3, 4]]", "np.array([[1,2],[3,4]])"])
 def test_paste_a_block_at_the_focused_cell(page, site_url, text):
     open_explorer(page, site_url)

@@ -10,6 +10,8 @@ import pytest
 from pycore.state import default_state, state_from_json
 from pycore.trace import trace_head
 
+from buildtools.serve import serve_in_thread
+
 from .pagekit import edit, heatmap_z, open_explorer, page_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
@@ -23,6 +25,7 @@ def exported_text(page, button):
     return text
 
 
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 def test_a_link_reproduces_the_view(page, site_url, context):
     open_explorer(page, site_url)
     edit(page, "W_head[1,0]", "-0.75")
@@ -44,6 +47,7 @@ def test_copy_link_puts_the_link_on_the_clipboard(page, site_url, context):
     assert link.endswith(page_fragment(page)) and "embed" not in link
 
 
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 def test_exports_reproduce_the_logits(page, site_url):
     open_explorer(page, site_url)
     edit(page, "cls[1,0]", "2.25")
@@ -82,10 +86,41 @@ def test_embed_view_fits_an_iframe(page, site_url):
     assert box["y"] + box["height"] <= 600 + 1, "the logits do not fit in 600 px: %r" % box
 
 
-def test_embed_inside_an_iframe(page, site_url):
-    page.set_content('<iframe id="f" src="%s/index.html?embed=1" width="800" height="600"></iframe>'
-                     % site_url.rstrip("/"))
-    frame = page.frame_locator("#f")
-    frame.locator("html[data-ready='true']").wait_for(timeout=90000)
-    frame.get_by_label("cls[0,0]", exact=True).fill("1")
-    frame.locator("#heatmap-logits .main-svg").first.wait_for()
+@pytest.mark.parametrize("top", ["cross-site", "about:blank"])
+def test_embed_inside_an_iframe(page, site_url, page_log, tmp_path, top):
+    """The page in an 800 x 600 iframe of a course website (another site, where the browser
+    denies the frame storage), or of a page without an origin: it starts and computes edits."""
+    src = site_url.rstrip("/") + "/index.html?embed=1"
+    frame_html = ('<iframe id="f" src="%s" width="800" height="600" title="ViT head explorer">'
+                  '</iframe>' % src)
+    server = None
+    if top == "about:blank":
+        page.set_content(frame_html)
+    else:
+        (tmp_path / "course.html").write_text(
+            '<!doctype html><link rel="icon" href="data:,"><title>Course</title>' + frame_html)
+        server, outer = serve_in_thread(str(tmp_path))
+        outer = outer.replace("127.0.0.1", "localhost")  # another site than the explorer's
+        page_log.other_origins.append(outer)
+        page.goto(outer + "course.html")
+    try:
+        frame = page.frame_locator("#f")
+        frame.locator("html[data-ready='true']").wait_for(state="attached", timeout=90000)
+        inner = [f for f in page.frames if f.url.startswith(src)][0]
+        before = int(inner.evaluate("document.documentElement.dataset.renders"))
+        cell = frame.get_by_label("cls[0,0]", exact=True)
+        cell.focus()
+        cell.press("Control+a")
+        cell.press_sequentially("1")
+        inner.wait_for_function("n => Number(document.documentElement.dataset.renders) > n",
+                                arg=before, timeout=30000)
+        state = default_state()
+        state.cls[0, 0] = 1.0
+        z = inner.evaluate("Array.from(document.getElementById('heatmap-logits').data[0].z,"
+                           " r => Array.from(r))")
+        np.testing.assert_allclose(z, trace_head(state.W_head, cls=state.cls).logits,
+                                   rtol=1e-12, atol=1e-12)
+    finally:
+        if server:
+            server.shutdown()
+            server.server_close()

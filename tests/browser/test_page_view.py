@@ -66,6 +66,7 @@ def test_each_heatmap_has_a_colour_key_with_its_range(page, site_url):
     assert top == "20.000" and colour_key(page, "heatmap-cls") == ["-20.000", "0", "20.000"]
 
 
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 def test_state_in_the_url_with_cls(page, site_url):
     state = state_from_json({"cls": [[0.5, -1, 2], [3, 3, -3], [1, 0, 0]],
                              "W_head": [[1, -1], [0.25, 2], [-3, 0.5]]})
@@ -88,6 +89,7 @@ def test_state_in_the_url_with_encoder_output(page, site_url):
     assert all(label.split("[")[1].split(",")[1] == "0" for label in labels)
 
 
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 @pytest.mark.parametrize("fragment, words", [
     ("#state=%7Bbroken", "JSON"),
     (state_fragment({"cls": [[1, 2, 3]], "W_head": [[1], [2]]}), "W_head"),

@@ -1,72 +1,149 @@
-// Boot glue of the PyScript host. build.py inserts, after js/host.js (so window.vitHost exists):
-// core.css, preloads of Pyodide's big files, js/answers.js, <script type="py" src="py/main.py"
-// config="pyscript.json"> and this script (defer) with data-core = the URL of PyScript's core.js.
-// It reports progress until web/py/main.py takes over (NumPy, the explorer, vitHost.ready), and
-// turns a runtime that cannot start into a plain message instead of a blank page.
-(function () {
-  "use strict";
-  var host = window.vitHost;
-  var script = document.currentScript;
-  var core = new URL(script.getAttribute("data-core") || "vendor/pyscript/core.js",
-                     document.baseURI).href;
-  var settled = false; // main.py (or this script) has called ready or fail
-  ["ready", "fail"].forEach(function (name) {
-    var call = host[name];
-    host[name] = function (arg) {
-      settled = true;
-      // main.py hands over the Python module bridge; the page takes it as js/answers.js makes it
-      return call.call(host, name === "ready" ? window.vitAnswers(arg) : arg);
-    };
+// Boot glue of the PyScript host (a module script). build.py inserts, after js/host.js:
+//   <script type="module" src="boot/pyscript.js" data-core="<PyScript's core.js>"></script>
+// Python runs in a PyScript worker (PyWorker), so the page never freezes while Python starts or
+// computes. The page calls it with `sync.dispatch`, which needs no SharedArrayBuffer and so no
+// COOP/COEP headers: any static server will do. This script starts the worker, shows the boot's
+// progress by bytes and its failures (vitHost.status / fail), and hands the page a bridge whose
+// call(request) resolves to Python's answer with its matrices attached (see js/host.js).
+//
+// The worker runs py/worker.py with Pyodide 314 as boot/pyodide-worker.mjs loads it; NumPy is a
+// PyScript package that Pyodide's loader checks against the sha256 in its lock file. This page
+// also downloads the wheel itself, at once, to count its bytes and to check the sha256 the build
+// pinned while the worker is busy starting Python (the worker's own download then comes from the
+// browser's cache): a damaged wheel is reported in a moment, not after Python has started.
+import { installMemoryIndexedDB } from "./memory-idb.js";
+
+const host = window.vitHost;
+const FIX = host.boot.FIX;
+const script = document.querySelector("script[data-core]");
+const site = new URL("./", document.baseURI);
+const core = new URL(script.getAttribute("data-core") || "vendor/pyscript/core.js", site).href;
+
+let settled = false; // ready or fail has been called
+function fail(message) {
+  if (settled) return;
+  settled = true;
+  host.fail(message);
+}
+function firstLine(e) { return String((e && e.message) || e).split("\n")[0]; }
+class BootError extends Error {} // a message for the person, already in plain words
+
+// ---- progress: the worker's downloads and the wheel's, as one bar ---------------------------
+const MB = (n) => (n / 1e6).toFixed(1);
+const counts = { runtime: { loaded: 0, total: 0, done: false }, wheel: { loaded: 0, total: 0, done: true } };
+let pyodideVersion = "";
+let after = null; // what the worker said Python is doing once its downloads were in
+function show() {
+  if (settled) return;
+  const { runtime, wheel } = counts;
+  if (!runtime.done || !wheel.done) {
+    const loaded = runtime.loaded + wheel.loaded;
+    const total = runtime.total + wheel.total;
+    const what = wheel.total ? "Python and NumPy" : "Python";
+    host.status("runtime", `Downloading ${what} (Pyodide ${pyodideVersion}): ${MB(loaded)} of ${MB(total)} MB`,
+                total ? loaded / total : 0);
+  } else if (after) {
+    host.status(after.stage, after.text);
+  }
+}
+
+// The worker's messages about its boot: {vitBoot: {bytes} | {stage, text} | {fail}}.
+function onBootMessage(event) {
+  const m = event.data && event.data.vitBoot;
+  if (!m || settled) return;
+  if (m.fail) fail(/Python code/.test(m.fail) || m.fail.endsWith(FIX) ? m.fail : m.fail + FIX);
+  else if (m.bytes) { counts.runtime = m.bytes; show(); }
+  else if (m.stage === "explorer") host.status(m.stage, m.text);
+  else { after = m; show(); }
+}
+
+// ---- the NumPy wheel: downloaded here, counted, and checked against its pinned sha256 ----------
+async function sha256hex(buffer) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+async function fetchWheel(vit) {
+  const url = new URL(vit.numpy_wheel.file, new URL(vit.pyodide_index, site)).href;
+  const download = vit.downloads.find((d) => new URL(d.url, site).href === url);
+  counts.wheel = { loaded: 0, total: (download && download.bytes) || 0, done: false };
+  const response = await fetch(url).catch((e) => {
+    throw new BootError(`NumPy could not be loaded (${url}: ${firstLine(e)}).${FIX}`);
   });
-  var FIX = host.boot.FIX;
-
-  function fail(text) {
-    if (!settled) host.fail(text);
+  if (!response.ok) throw new BootError(`NumPy could not be loaded (${url}: HTTP ${response.status}).${FIX}`);
+  if (!counts.wheel.total) counts.wheel.total = Number(response.headers.get("Content-Length")) || 0;
+  const parts = [];
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    parts.push(value);
+    counts.wheel.loaded += value.byteLength;
+    show();
   }
-
-  function firstLine(e) {
-    return String((e && e.message) || e).split("\n")[0];
+  counts.wheel = { loaded: counts.wheel.loaded, total: counts.wheel.loaded, done: true };
+  show();
+  // crypto.subtle exists in secure contexts only (https, localhost); elsewhere, e.g. a classroom
+  // server at http://192.168.x.y, Pyodide's loader still checks the wheel (browser integrity).
+  if (!(window.crypto && crypto.subtle)) return;
+  const bytes = await new Blob(parts).arrayBuffer();
+  if (await sha256hex(bytes) !== vit.numpy_wheel.sha256) {
+    throw new BootError(`NumPy could not be loaded (${url} does not match the sha256 pinned for it: ` +
+                        `the file is damaged or was replaced).${FIX}`);
   }
+}
 
+// ---- the worker ----------------------------------------------------------------------------
+async function start() {
   if (location.protocol === "file:") {
-    fail("This page needs a web server: Python cannot start from a file:// address. In the " +
-         "site's folder run `python3 -m http.server`, then open http://localhost:8000/.");
-    return;
+    throw new BootError("This page needs a web server: Python cannot start from a file:// address. In " +
+                        "the site's folder run `python3 -m http.server`, then open http://localhost:8000/.");
   }
-  host.status("runtime", "Downloading PyScript and Python (Pyodide 314, about 13 MB)…");
+  host.status("runtime", "Downloading PyScript…");
+  installMemoryIndexedDB(); // see memory-idb.js: PyScript opens IndexedDB as core.js loads
+  const configURL = new URL("pyscript.json", site).href;
+  const config = await fetch(configURL).then((r) => {
+    if (!r.ok) throw new BootError(`The Python runtime could not be downloaded (${configURL}: HTTP ${r.status}).${FIX}`);
+    return r.json();
+  });
+  if (!config.vit.numpy) throw new BootError(config.vit.no_numpy_message);
+  pyodideVersion = config.vit.pyodide;
+  // The whole download from the start (the worker reports its part once it runs).
+  counts.runtime.total = config.vit.downloads.reduce(
+    (sum, d) => sum + (d.url.endsWith(config.vit.numpy_wheel.file) ? 0 : d.bytes || 0), 0);
+  fetchWheel(config.vit).catch((e) => fail(e instanceof BootError ? e.message : `NumPy could not be loaded (${firstLine(e)}).${FIX}`));
+  const pyscript = await import(core).catch((e) => {
+    throw new BootError(`PyScript could not be loaded (${core}: ${firstLine(e)}).${FIX}`);
+  });
+  // PyScript registers its worker hooks once its plugins have loaded, and defines <py-script>
+  // right after; a PyWorker made before then starts without the `pyscript` module.
+  await customElements.whenDefined("py-script");
+  // Keep the worker object: nothing else holds it until its first answer, and a worker whose
+  // object was garbage-collected may be stopped while it compiles Python.
+  pyscript.hooks.main.onWorker.add((wrap, xworker) => {
+    start.worker = xworker;
+    xworker.addEventListener("message", onBootMessage);
+    xworker.addEventListener("error", (event) => fail(`Python could not start (${firstLine(event.error || event.message)}).${FIX}`));
+  });
+  // Relative URLs in the config are the site's, not the worker's (a blob: URL).
+  const absolute = (url) => new URL(url, site).href;
+  const files = {};
+  for (const [url, path] of Object.entries(config.files)) files[absolute(url)] = path;
+  const interpreter = absolute(config.interpreter);
+  const worker = await pyscript.PyWorker(absolute("py/worker.py"), {
+    config: { ...config, interpreter, files }, version: interpreter,
+  });
+  document.documentElement.dataset.pyodide = pyodideVersion;
+  const call = async (request) => {
+    const out = await worker.sync.dispatch(JSON.stringify(request));
+    const res = JSON.parse(out.text);
+    res.matrices = out.matrices;
+    res.worker_ms = out.worker_ms; // for benchmarks/page_bench.py: Python's share
+    return res;
+  };
+  if (settled) return;
+  settled = true;
+  host.ready({ call });
+}
 
-  // A file of the runtime or of the explorer that the server does not have (HTTP 404 and the
-  // like) stops the boot, sometimes without any error event (a missing .wasm just hangs):
-  // the browser's resource timing reports every response's status, so watch that.
-  host.boot.watchMissing(/\/(vendor|py|pycore)\/|pyscript\.json/, function (error) {
-    fail("The Python runtime could not be downloaded (" + error.message + ")." + FIX);
-  });
-
-  // Until the page is handed over, an uncaught error means the runtime did not start.
-  window.addEventListener("error", function (event) {
-    var target = event.target;
-    var url = target && target !== window && (target.src || target.href);
-    if (url && /pyscript|pyodide|main\.py/.test(url)) {
-      fail("The Python runtime could not be downloaded (" + url + " is missing)." + FIX);
-    } else if (!url && /pyscript|pyodide/.test(event.filename || "")) {
-      fail("Python could not start (" + firstLine(event.error || event.message) + ")." + FIX);
-    }
-  }, true);
-  window.addEventListener("unhandledrejection", function (event) {
-    fail("Python could not start (" + firstLine(event.reason) + ")." + FIX);
-  });
-  // PyScript finished running main.py; if it neither handed over nor failed, say so.
-  document.addEventListener("py:done", function () {
-    fail("The explorer's start-up script (py/main.py) did not run." + FIX);
-  });
-
-  // Start PyScript once the page has painted its first status (see vitHost.boot.afterFirstPaint).
-  host.boot.afterFirstPaint().then(function () {
-    host.boot.whenDownloaded(["pyodide.asm.wasm", "python_stdlib.zip"], function () {
-      if (!settled) host.status("python", "Starting Python 3.14…");
-    });
-    import(core).catch(function (e) {
-      fail("PyScript could not be loaded (" + firstLine(e) + ")." + FIX);
-    });
-  });
-})();
+start().catch((e) => fail(e instanceof BootError ? e.message : `Python could not start (${firstLine(e)}).${FIX}`));

@@ -45,7 +45,7 @@ const renderer = new Renderer(null, { onShape: applyShape, grids });
 preview();
 
 window.vitHost.connect((kind, args) => {
-  if (kind === "status") showBoot(args[0], args[1]);
+  if (kind === "status") showBoot(args[0], args[1], args[2]);
   else if (kind === "fail") bootFailed(args[0]);
   else if (kind === "ready") start(args[0]).catch((err) => bootFailed(`The explorer could not start: ${err.message || err}`));
 });

@@ -2,8 +2,9 @@
 //
 // build.py puts a host's boot glue into index.html (PyScript + Pyodide 314, or the offline
 // Pyodide 0.17 fallback). Whatever the host, its glue reports through three calls:
-//   vitHost.status(stage, text)  progress while the runtime boots (stage: "runtime" | "python"
-//                                | "numpy" | "explorer"), shown in the page
+//   vitHost.status(stage, text, fraction)  progress while the runtime boots (stage: "runtime" |
+//                                "python" | "numpy" | "explorer"; fraction, when known: how much
+//                                of the boot's downloads has arrived, 0 to 1), shown in the page
 //   vitHost.ready(bridge)        once NumPy and pycore are imported: an object whose
 //                                call(request) resolves to web/py/bridge.py's answer, with the
 //                                matrices it names attached (js/answers.js makes it where
@@ -73,7 +74,7 @@
   // `self`: the page's window, or the fallback host's worker, which uses only `boot`.
   self.vitHost = {
     boot: tools,
-    status: function (stage, text) { send("status", [stage, text]); },
+    status: function (stage, text, fraction) { send("status", [stage, text, fraction]); },
     ready: function (bridge) { send("ready", [bridge]); },
     fail: function (message) { send("fail", [String(message)]); },
     // The page calls this once; queued calls are replayed in order.

@@ -1,0 +1,130 @@
+// The PyScript host's interpreter module, loaded in PyScript's worker in place of pyodide.mjs
+// (pyscript.json's "interpreter"). PyScript imports it, then calls its loadPyodide, so it runs
+// before anything else in the worker. It exports Pyodide 314's `version` and `loadPyodide`
+// (from the folder pyscript.json's vit.pyodide_index names) and adds what PyScript leaves out:
+//
+// - progress by bytes: Pyodide's own downloads (vit.downloads, but the NumPy wheel, which the
+//   page fetches and checks itself, see boot/pyscript.js) are counted as they arrive, and the
+//   page is told {vitBoot: {bytes: {loaded, total}}}, then what Python does once they are in:
+//   {vitBoot: {stage: "python" | "numpy", text}};
+// - failures in plain words, at once: a download that fails or returns an HTTP error, and a file
+//   that fails its integrity check, are reported as {vitBoot: {fail: message}};
+// - IndexedDB in memory (see memory-idb.js), so that PyScript starts where storage is denied.
+import { installMemoryIndexedDB } from "./memory-idb.js";
+
+installMemoryIndexedDB();
+
+const FIX = " The site's files may be incomplete: rebuild it with `python build.py` and copy all " +
+            "of dist/, then reload the page.";
+const site = new URL("../", import.meta.url);
+const realFetch = globalThis.fetch.bind(globalThis);
+// ---- talking to the page -------------------------------------------------------------------
+let failed = false;
+function tell(message) { self.postMessage({ vitBoot: message }); }
+function fail(message) {
+  if (failed) return;
+  failed = true;
+  tell({ fail: message });
+}
+function trouble(url) {
+  if (url === wheelURL) return "NumPy could not be loaded";
+  if (/\/(py|pycore)\//.test(url)) return "The explorer's Python code could not be loaded";
+  return "The Python runtime could not be downloaded";
+}
+
+const config = await fetchJSON(new URL("pyscript.json", site).href);
+const vit = config.vit;
+const index = new URL(vit.pyodide_index, site).href;
+const wheelURL = vit.numpy_wheel ? new URL(vit.numpy_wheel.file, index).href : null;
+
+// ---- progress by bytes ---------------------------------------------------------------------
+// Expected sizes come from the build; a CDN build leaves them to the Content-Length header.
+const expected = new Map((vit.downloads || []).map((d) => [new URL(d.url, site).href, d.bytes]));
+expected.delete(wheelURL);
+const loaded = new Map();
+let numpyAsked = false; // Pyodide's package loader has asked for the wheel
+let lastSaid = 0;
+let lastStage = "";
+function progress(force) {
+  const now = Date.now();
+  if (!force && now - lastSaid < 100) return;
+  lastSaid = now;
+  let got = 0;
+  let total = 0;
+  let unknown = false;
+  for (const [url, bytes] of expected) {
+    if (bytes === null) { unknown = true; continue; }
+    total += bytes;
+    got += Math.min(loaded.get(url) || 0, bytes);
+  }
+  tell({ bytes: { loaded: got, total, done: !unknown && got >= total } });
+  if (unknown || got < total) return;
+  const stage = numpyAsked ? "numpy" : "python";
+  if (stage === lastStage) return;
+  lastStage = stage;
+  tell(numpyAsked ? { stage, text: `Loading NumPy ${vit.numpy_wheel.version}…` }
+                  : { stage, text: `Starting Python ${vit.python}…` });
+}
+
+// Only the large files the build listed are counted; the explorer's own small files are not.
+function counted(url, response) {
+  if (!response.body || !expected.has(url)) return response;
+  if (expected.get(url) === null) expected.set(url, Number(response.headers.get("Content-Length")) || 0);
+  const count = new TransformStream({
+    transform(chunk, controller) {
+      loaded.set(url, (loaded.get(url) || 0) + chunk.byteLength);
+      progress(false);
+      controller.enqueue(chunk);
+    },
+    flush() {
+      expected.set(url, loaded.get(url) || 0);
+      progress(true);
+    },
+  });
+  return new Response(response.body.pipeThrough(count), {
+    status: response.status, statusText: response.statusText, headers: response.headers,
+  });
+}
+
+globalThis.fetch = async function (input, init) {
+  const url = new URL(input instanceof Request ? input.url : String(input), self.location.href).href;
+  if (url === wheelURL) {
+    numpyAsked = true;
+    progress(true);
+  }
+  let response;
+  try {
+    response = await realFetch(input, init);
+  } catch (error) {
+    let why = error.message || String(error);
+    if (init && init.integrity) { // a damaged file, or none at all?
+      const plain = await realFetch(url).catch(() => null);
+      if (plain && plain.ok) why = "it does not match the sha256 pinned for it in pyodide-lock.json";
+    }
+    fail(`${trouble(url)} (${url}: ${why}).${FIX}`);
+    throw error;
+  }
+  if (!response.ok) {
+    fail(`${trouble(url)} (${url}: HTTP ${response.status}).${FIX}`);
+    return response;
+  }
+  return counted(url, response);
+};
+
+async function fetchJSON(url) {
+  const response = await realFetch(url);
+  if (!response.ok) {
+    fail(`The Python runtime could not be downloaded (${url}: HTTP ${response.status}).${FIX}`);
+    throw new Error(`${url}: HTTP ${response.status}`);
+  }
+  return response.json();
+}
+
+progress(true);
+const pyodide = await import(index + "pyodide.mjs");
+export const version = pyodide.version;
+
+// PyScript derives Pyodide's folder from this module's URL; the real one is `index`.
+export function loadPyodide(options) {
+  return pyodide.loadPyodide({ ...options, indexURL: index });
+}

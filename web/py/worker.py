@@ -1,0 +1,64 @@
+"""The PyScript host's Python, in PyScript's worker: hands web/py/bridge.py to the page.
+
+PyScript (config: pyscript.json, written by build.py) has started Pyodide 314 in a Web Worker,
+loaded NumPy (its `packages`, checked against the sha256 in pyodide-lock.json) and written the
+Python files under PYTHON_DIR. This file exposes one function to the page through `pyscript.sync`:
+the page awaits `sync.dispatch(request_json)`, which needs no SharedArrayBuffer, so no special
+HTTP headers (calls from the worker into the page would; the explorer makes none).
+"""
+import sys
+import time
+
+import js
+from pyodide.ffi import to_js
+from pyscript import config, sync
+
+VIT = config.get("vit", {})
+PYTHON_DIR = VIT.get("python_dir", "/home/pyodide/explorer")
+
+
+def tell(**message):
+    """Boot progress for the page (boot/pyscript.js), as boot/pyodide-worker.mjs sends it."""
+    js.postMessage(to_js({"vitBoot": message}, dict_converter=js.Object.fromEntries))
+
+
+def boot():
+    tell(stage="explorer", text="Loading the explorer…")
+    try:
+        import numpy  # noqa: F401  (loaded by PyScript; fails here if it could not be)
+    except ImportError as exc:
+        tell(fail="NumPy could not be loaded (%s)." % exc)
+        raise
+    if PYTHON_DIR not in sys.path:
+        sys.path.insert(0, PYTHON_DIR)
+    try:
+        import bridge
+    except Exception as exc:
+        tell(fail="The explorer's Python code could not be loaded (%s: %s)."
+                  % (type(exc).__name__, exc))
+        raise
+    return bridge
+
+
+_bridge = boot()
+
+
+def dispatch(request_json):
+    """One request in; out, a JS object {text: the JSON answer, matrices: {key: {rows, cols,
+    data: Float64Array}}, worker_ms} holding every matrix the answer names."""
+    t0 = time.perf_counter()
+    text, arrays = _bridge.answer(request_json)
+    matrices = js.Object.new()
+    for key, m in arrays.items():
+        data = js.Float64Array.new(m.size)
+        data.assign(m)
+        entry = js.Object.new()
+        entry.rows, entry.cols, entry.data = m.shape[0], m.shape[1], data
+        setattr(matrices, key, entry)
+    out = js.Object.new()
+    out.text, out.matrices = text, matrices
+    out.worker_ms = (time.perf_counter() - t0) * 1000.0
+    return out
+
+
+sync.dispatch = dispatch
