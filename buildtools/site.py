@@ -22,9 +22,6 @@ RUNTIME_MARKER = "<!--RUNTIME-->"
 # web/ entries that are not part of the site, or that only some hosts need.
 NOT_COPIED = {"README.md", "boot"}
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
-# pycore modules the page never imports: a command-line benchmark and the build's own first
-# view (default-view.json) are not worth a download.
-NOT_IN_BROWSER = {"bench.py", "preview.py"}
 # The PyScript host's Python entry (web/py/), which its worker runs; not an importable module.
 HOST_ENTRY = "worker.py"
 # Each host's boot glue, from web/boot/.
@@ -45,7 +42,7 @@ def python_files(root):
     for dirpath, dirnames, filenames in os.walk(pycore):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
         for name in sorted(filenames):
-            if name.endswith(".py") and name not in NOT_IN_BROWSER:
+            if name.endswith(".py"):
                 rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
                 files.append({"url": rel, "path": rel})
     web_py = os.path.join(root, "web", "py")
@@ -58,14 +55,9 @@ def python_files(root):
     return files
 
 
-# Asks pycore (in this machine's Python) for the page's first view, the worked example as the
-# browser's Python will answer it (pycore/preview.py), so the page shows it while the runtime
-# boots: one source of truth for the numbers.
-_FIRST_VIEW = (
-    "import json, sys\n"
-    "sys.path.insert(0, sys.argv[1])\n"
-    "from pycore.preview import first_view\n"
-    "print(json.dumps(first_view(), allow_nan=False))\n")
+# pycore's first view of the page (buildtools/first_view.py), the worked example as the browser's
+# Python will answer it, so the page shows it while the runtime boots: one source of truth.
+FIRST_VIEW_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "first_view.py")
 
 
 def first_view(root, log=print):
@@ -75,7 +67,7 @@ def first_view(root, log=print):
     without NumPy still builds a working site, whose editors just fill in a little later.
     """
     try:
-        done = subprocess.run([sys.executable, "-c", _FIRST_VIEW, root],
+        done = subprocess.run([sys.executable, FIRST_VIEW_SCRIPT, root],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               universal_newlines=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:

@@ -1,15 +1,19 @@
-"""pycore: the Vision Transformer's classification head in NumPy, for the explorer page.
+"""pycore: the Vision Transformer's classification head in NumPy, and the explorer page built on it.
 
-The head (DESIGN.md): take position 0 of the encoder output, LayerNorm it (population
-variance, eps 1e-6, no gamma/beta), multiply by W_head (D, C). No bias, no softmax.
-Runs on Python >= 3.8 with NumPy >= 1.17 (Pyodide 0.17 and 314 alike).
+The head (Dosovitskiy et al. 2020): take position 0 of the encoder output, LayerNorm it
+(population variance, eps 1e-6, no gamma/beta), multiply by W_head (D, C). No bias, no softmax.
+
+    pycore.vit        the math the page teaches (imports nothing from pycore.explorer)
+    pycore.explorer   the page's state, edits, links, exports and answers (uses pycore.vit)
+
+docs/ explains both. Runs on Python >= 3.8 with NumPy >= 1.17 (Pyodide 0.17 and 314 alike).
 
 >>> from pycore import classification_head
 """
 
-from .errors import StateError
-from .head import classification_head, extract_cls, head_from_cls, layer_norm
-from .trace import HeadTrace, trace_head
+from .explorer.errors import StateError
+from .vit.head import classification_head, extract_cls, head_from_cls, layer_norm
+from .vit.trace import HeadTrace, trace_head
 
 __all__ = ["classification_head", "layer_norm", "extract_cls", "head_from_cls",
            "trace_head", "HeadTrace", "StateError"]

@@ -86,8 +86,11 @@ def checkout(tmp_path):
     (root / "pycore" / "__init__.py").write_text("")
     (root / "pycore" / "head.py").write_text("def head(): pass\n")
     (root / "pycore" / "state.py").write_text("STATE = {'cls': [[1.0]], 'W_head': [[2.0]]}\n")
-    (root / "pycore" / "preview.py").write_text(
-        "from .state import STATE\ndef first_view():\n    return {'ok': True, 'state': STATE}\n")
+    (root / "pycore" / "explorer").mkdir()
+    (root / "pycore" / "explorer" / "__init__.py").write_text("")
+    (root / "pycore" / "explorer" / "session.py").write_text(
+        "from ..state import STATE\nclass Session:\n"
+        "    def handle(self, request):\n        return {'ok': True, 'state': STATE}\n")
     (tmp_path / "numpy.whl").write_bytes(WHEEL_BYTES)
     return tmp_path
 
@@ -123,10 +126,12 @@ def test_fallback_site(checkout):
         {"url": "pycore/__init__.py", "path": "pycore/__init__.py"},
         {"url": "pycore/head.py", "path": "pycore/head.py"},
         {"url": "pycore/state.py", "path": "pycore/state.py"},
+        {"url": "pycore/explorer/__init__.py", "path": "pycore/explorer/__init__.py"},
+        {"url": "pycore/explorer/session.py", "path": "pycore/explorer/session.py"},
         {"url": "py/bridge.py", "path": "bridge.py"}]}
-    # pycore's first view, asked of pycore/preview.py in a child Python (it is not shipped)
+    # the checkout's first view, asked of its pycore by buildtools/first_view.py in a child Python
     assert json.loads(read(checkout, "default-view.json")) == {
-        "ok": True, "state": {"cls": [[1.0]], "W_head": [[2.0]]}}
+        "ok": True, "state": {"cls": [[1.0]], "W_head": [[2.0]]}, "matrices": {}}
     assert info == json.loads(read(checkout, "build-info.json"))
     assert info["host"] == "fallback" and "--runtime fallback" in info["reason"]
     assert info["runtime"] == {"pyodide": "1.0.0", "python": "3.8.2", "numpy": "1.17.5"}

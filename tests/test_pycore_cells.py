@@ -1,12 +1,12 @@
-"""Typed cells, pasted blocks and number display (pycore.cells)."""
+"""Typed cells, pasted blocks and number display (pycore.explorer.cells)."""
 
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 
-from pycore.cells import format_number, parse_block, parse_cell  # noqa: E402
-from pycore.errors import StateError  # noqa: E402
+from pycore.explorer.cells import format_number, parse_block, parse_cell  # noqa: E402
+from pycore.explorer.errors import StateError  # noqa: E402
 
 
 @pytest.mark.parametrize("text, value", [

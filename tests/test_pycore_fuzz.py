@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 
-from pycore.errors import StateError  # noqa: E402
-from pycore.state import (ExplorerState, decode_fragment, default_state,  # noqa: E402
+from pycore.explorer.errors import StateError  # noqa: E402
+from pycore.explorer import (ExplorerState, decode_fragment, default_state,  # noqa: E402
                           encode_fragment, paste_block, preset, resize, set_cell, set_mode,
                           state_from_json, state_to_json)
 

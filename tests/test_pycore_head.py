@@ -1,4 +1,4 @@
-"""The head (pycore.head) against DESIGN.md's worked example, against an independent
+"""The head (pycore.vit.head) against the worked example (docs/math.md), against an independent
 plain-Python reference, and its properties and error messages."""
 
 import math
@@ -192,7 +192,7 @@ Z = encoder_from_cls(CLS)
 @pytest.mark.parametrize("z, W_head, error, message", [
     (Z, np.array(W).T, ValueError,
      r"W_head looks transposed: it has shape \(3, 4\) = \(C, D\) but the head needs "
-     r"\(D, C\) = \(4, 3\) to match encoder_output of shape \(2, 4, 4\); use W_head.T"),
+     r"\(D, C\) = \(4, 3\) to match encoder_output of shape \(2, 4, 4\): transpose it"),
     (Z, np.zeros((5, 3)), ValueError,
      r"W_head has shape \(5, 3\) but encoder_output has shape \(2, 4, 4\): W_head must be "
      r"\(D, C\) with D = 4 rows"),
@@ -203,9 +203,9 @@ Z = encoder_from_cls(CLS)
      r"W_head must be a 2-D array of shape \(D, C\); got a 1-D array of shape \(4,\)"),
     (Z, 3.0, ValueError, r"W_head must be a 2-D array of shape \(D, C\); got a 0-D array"),
     (np.where(np.arange(4) == 2, np.nan, Z), W, ValueError,
-     r"encoder_output has a NaN at index \(0, 0, 2\) \(its first non-finite entry\)"),
+     r"encoder_output\[0,0,2\] is NaN: every number must be finite"),
     (Z, np.where(np.arange(3) == 1, -np.inf, W), ValueError,
-     r"W_head has -inf at index \(0, 1\) \(its first non-finite entry\)"),
+     r"W_head\[0,1\] is -inf: every number must be finite"),
     (encoder_from_cls([[0, 0, 0, 1]]), np.full((4, 3), 1.7e308), ValueError,
      "the logits overflowed float64 although every input is finite"),
     (Z.astype(complex), W, TypeError, r"encoder_output is complex \(dtype complex128\)"),
@@ -225,7 +225,7 @@ def test_errors_say_what_is_wrong(z, W_head, error, message):
 def test_head_from_cls_errors_name_cls():
     with pytest.raises(ValueError, match=r"cls must be a 2-D array of shape \(B, D\)"):
         head_from_cls([1.0, 2.0], W)
-    with pytest.raises(ValueError, match=r"cls has inf at index \(1, 3\)"):
+    with pytest.raises(ValueError, match=r"cls\[1,3\] is inf: every number must be finite"):
         head_from_cls([[0, 0, 0, 0], [0, 0, 0, np.inf]], W)
     with pytest.raises(ValueError, match=r"to match cls of shape \(2, 4\)"):
         head_from_cls(CLS, np.array(W).T)
@@ -273,7 +273,7 @@ def test_trace_ties_pick_the_first_class_and_errors():
         trace_head(W)
     with pytest.raises(TypeError, match="exactly one of cls"):
         trace_head(W, cls=CLS, encoder_output=encoder_from_cls(CLS))
-    with pytest.raises(ValueError, match=r"cls has a NaN at index \(0, 1\)"):
+    with pytest.raises(ValueError, match=r"cls\[0,1\] is NaN"):
         trace_head(W, cls=[[0, np.nan, 0, 0]])
 
 

@@ -14,24 +14,41 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pycore.session import Session
-from pycore.state import encode_fragment
+from pycore.explorer.computed import Computed
+from pycore.explorer.session import Session
+from pycore.explorer import encode_fragment
 
 TOL = dict(rtol=1e-12, atol=1e-12)
 SECTIONS = ("shape", "stats", "logits_table", "top_classes", "steps", "pitfall", "variant")
 
 
+class FullComputed(Computed):
+    """Runs the whole head after every edit."""
+
+    def after_cell(self, key, index):
+        self.recompute()
+
+
+class SmallComputed(Computed):
+    """Takes the incremental path at every size, not just for large heads."""
+
+    INCREMENTAL_FROM = 0
+
+
 class FullSession(Session):
     """A session that runs the whole head after every edit, as Session did before."""
 
-    def _edited(self, key, index):
-        self._recompute()
+    def __init__(self, state=None):
+        Session.__init__(self, state)
+        self.computed = FullComputed(self.state)
 
 
 class Incremental(Session):
     """A session that takes the incremental path at every size, not just for large heads."""
 
-    INCREMENTAL_FROM = 0
+    def __init__(self, state=None):
+        Session.__init__(self, state)
+        self.computed = SmallComputed(self.state)
 
 
 def outcome(session, request):
@@ -81,7 +98,7 @@ def assert_same(a, b, where="answer"):
 
 def assert_same_ranks(s, other):
     """Both sessions rank every sample's classes alike: where two logits tie within rounding,
-    the session recomputes everything, as a fresh load does (see LiveTrace._edited)."""
+    the session recomputes everything, as a fresh load does (see Computed.after_cell)."""
     rank = lambda m: np.argsort(-m, axis=1, kind="stable")[:, :11]  # noqa: E731
     np.testing.assert_array_equal(rank(s.matrix("logits")), rank(other.matrix("logits")))
 
@@ -132,7 +149,7 @@ START = st.fixed_dictionaries({
     "seed": st.integers(0, 1000),
     # a resize pads with zeros: all-zero columns give exactly tied logits
     "resize": st.none() | st.tuples(st.integers(1, 4), st.integers(1, 7), st.integers(1, 6)),
-    # with a pitfall shown every edit recomputes everything (see LiveTrace._edited)
+    # with a pitfall shown every edit recomputes everything (see Computed.after_cell)
     "pitfall": st.sampled_from([None, None, None, "last_position", "no_layernorm", "bias"]),
     "variant": st.sampled_from([None, "gap", "mlp_tanh", "bert_pooler"]),
 })
@@ -194,7 +211,7 @@ def test_vit_b16_edits_answer_as_a_full_recompute_does():
                    "steps": "later" if i % 3 else None}
         answer = edit(s, full, request)
         predicted.add(tuple(s.trace.predicted))
-    assert len(predicted) > 1 and not s._exact  # predictions changed, on the incremental path
+    assert len(predicted) > 1 and not s.computed.exact  # predictions changed, on the incremental path
     check_against_fresh_load(s, answer)
 
 
@@ -232,7 +249,7 @@ def test_patch_token_edits_change_the_input_matrix_only():
         session.handle({"op": "preset", "name": "encoder", "seed": 1})
     trace = s.trace
     edit(s, full, {"op": "edit", "key": "encoder_output", "index": [1, 3, 2], "text": "7.5"})
-    assert s.trace is trace and s.matrix("input")[1 * 5 + 3, 2] == 7.5 and s._exact
+    assert s.trace is trace and s.matrix("input")[1 * 5 + 3, 2] == 7.5 and s.computed.exact
     edit(s, full, {"op": "edit", "key": "encoder_output", "index": [1, 0, 2], "text": "7.5"})
     assert s.matrix("h_cls")[1, 2] == 7.5 and s.trace is not trace
 
@@ -240,10 +257,10 @@ def test_patch_token_edits_change_the_input_matrix_only():
 def test_small_heads_recompute_everything_large_ones_a_row_or_column():
     s = Session()
     s.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": "2"})
-    assert s._exact  # the worked example: answers bit for bit as after a fresh load
+    assert s.computed.exact  # the worked example: answers bit for bit as after a fresh load
     s.handle({"op": "preset", "name": "vit-b16", "seed": 0})
     s.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": "2"})
-    assert not s._exact
+    assert not s.computed.exact
 
 
 def test_arrays_handed_out_before_an_edit_keep_their_values():
@@ -254,7 +271,7 @@ def test_arrays_handed_out_before_an_edit_keep_their_values():
     old = s.trace
     s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "4"})
     s.handle({"op": "edit", "key": "W_head", "index": [2, 2], "text": "-3"})
-    assert not s._exact  # both edits took the incremental path
+    assert not s.computed.exact  # both edits took the incremental path
     for key in held:
         np.testing.assert_array_equal(held[key], copies[key])
         assert s.matrix(key) is not held[key]
@@ -284,7 +301,7 @@ def test_logits_that_overflow_answer_as_before(key):
     s, full = Incremental(), FullSession()
     # sample 0's h_hat is [0.63, -1.26, -0.63, 1.26]: logit[0, 0] becomes 1.5e308, still finite
     assert edit(s, full, {"op": "edit", "key": "W_head", "index": [3, 0], "text": "1.2e308"})["ok"]
-    assert not s._exact  # a column product: the next edit starts from an incremental trace
+    assert not s.computed.exact  # a column product: the next edit starts from an incremental trace
     # either W_head[0, 0] = 1e308 adds 0.63e308, or cls[0, 3] = 30 lifts h_hat[0, 3] to 1.72
     cell = [0, 0] if key == "W_head" else [0, 3]
     answer, error = outcome(s, {"op": "edit", "key": key, "index": cell,

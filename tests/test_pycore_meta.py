@@ -1,6 +1,6 @@
 """pycore runs in Pyodide 0.17 (Python 3.8, NumPy 1.17.5) as well as in Python 3.14 with
-NumPy 2.x: check the syntax of every file, the absence of newer NumPy APIs, and that the
-benchmark script runs."""
+NumPy 2.x: check the syntax of every file, the absence of newer NumPy APIs, the direction of
+imports between its two packages, every docstring example, and that the benchmark runs."""
 
 import ast
 import io
@@ -11,10 +11,16 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = sorted((ROOT / "pycore").glob("*.py"))
+FILES = sorted((ROOT / "pycore").rglob("*.py"))
+MODULES = [".".join(p.relative_to(ROOT).with_suffix("").parts).replace(".__init__", "")
+           for p in FILES]
 
 
-@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def _id(path):
+    return str(path.relative_to(ROOT / "pycore"))
+
+
+@pytest.mark.parametrize("path", FILES, ids=_id)
 def test_parses_as_python_3_8(path):
     ast.parse(path.read_text(encoding="utf-8"), filename=str(path), feature_version=(3, 8))
 
@@ -29,8 +35,7 @@ FORBIDDEN = [r"default_rng", r"\bnp\.random\.Generator",
              r"\bnp\.permute_dims\b", r"\bnp\.cumulative_sum\b", r"\bnp\.long\b"]
 
 
-@pytest.mark.parametrize("path", [p for p in FILES if p.name != "bench.py"],
-                         ids=lambda p: p.name)
+@pytest.mark.parametrize("path", FILES, ids=_id)
 def test_uses_only_the_numpy_1_17_api(path):
     source = path.read_text(encoding="utf-8")
     for pattern in FORBIDDEN:
@@ -50,16 +55,58 @@ def test_no_runtime_annotations_with_builtin_generics():
 
 def test_browser_safe_modules_import_no_browser_or_os_specific_modules():
     for path in FILES:
-        if path.name == "bench.py":
-            continue
         source = path.read_text(encoding="utf-8")
         assert not re.search(r"^\s*(import|from)\s+(js|pyodide|ctypes|tracemalloc)\b", source,
                              re.M), path.name
 
 
+def _imports(path):
+    """The pycore modules a file imports, as absolute dotted names."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = ".".join(path.relative_to(ROOT).parent.parts)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                name = ".".join(base + ([node.module] if node.module else []))
+            else:
+                name = node.module or ""
+            found.append(name)
+            found += [name + "." + a.name for a in node.names]
+        elif isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+    return [n for n in found if n == "pycore" or n.startswith("pycore.")]
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if "vit" in p.parts], ids=_id)
+def test_the_math_never_imports_the_explorer(path):
+    """pycore.vit is the math the page teaches: it must read, test and run without the app."""
+    bad = [n for n in _imports(path) if n.startswith("pycore.explorer") or n == "pycore"]
+    assert not bad, "%s imports %s" % (_id(path), bad)
+
+
+def test_build_and_benchmark_code_is_not_in_the_shipped_package():
+    """Everything under pycore/ is downloaded by the page; build-time and benchmark code is not."""
+    for path in FILES:
+        source = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(import|from)\s+(argparse|subprocess|buildtools|benchmarks)\b",
+                             source, re.M), _id(path)
+
+
+def _load_bench():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("pycore_bench",
+                                                  str(ROOT / "benchmarks" / "pycore_bench.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.parametrize("clock", ["wall", "thread"])
 def test_bench_runs_small_and_prints_targets(clock):
-    from pycore import bench
+    bench = _load_bench()
     out = io.StringIO()
     with redirect_stdout(out):
         code = bench.main(["--B", "2", "--N", "3", "--D", "16", "--C", "5", "--rounds", "5",
@@ -70,15 +117,11 @@ def test_bench_runs_small_and_prints_targets(clock):
     assert text.count("target <=") == 3 and ("PASS" in text or "FAIL" in text)
 
 
-MY_MODULES = ["cells", "checks", "editing", "errors", "export", "fragment", "head", "json_text",
-              "limits", "pitfalls", "presets", "recipes", "softmax", "state", "state_json",
-              "state_object", "trace", "variants", "view", "session", "comparisons"]
-
-
-@pytest.mark.parametrize("name", MY_MODULES)
+@pytest.mark.parametrize("name", MODULES + ["buildtools.first_view"])
 def test_docstring_examples_run(name):
+    """Every module's examples, collected from the file tree (none can be left out)."""
     import doctest
     import importlib
-    module = importlib.import_module("pycore." + name)
+    module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.failed == 0

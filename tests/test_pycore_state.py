@@ -1,4 +1,4 @@
-"""The explorer state (pycore.state): JSON and #state= round trips, the exact bytes of
+"""The explorer state (pycore.explorer): JSON and #state= round trips, the exact bytes of
 the fragment, validation messages, editing helpers, limits, presets and exports."""
 
 import csv
@@ -11,15 +11,15 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 
-from pycore.errors import StateError  # noqa: E402
-from pycore.export import logits_csv, numpy_code, state_json_text  # noqa: E402
-from pycore.fragment import encode_uri_component  # noqa: E402
-from pycore.json_text import js_json, js_number  # noqa: E402
-from pycore.limits import LIMITS, check_limits  # noqa: E402
-from pycore.state import (COMPACT_MIN, DEFAULT_OPTIONS, ExplorerState,  # noqa: E402
+from pycore.explorer.errors import StateError  # noqa: E402
+from pycore.explorer.export import logits_csv, numpy_code, state_json_text  # noqa: E402
+from pycore.explorer.link import encode_uri_component  # noqa: E402
+from pycore.explorer.link import js_json, js_number  # noqa: E402
+from pycore.explorer.state import LIMITS, check_limits  # noqa: E402
+from pycore.explorer import (COMPACT_MIN, DEFAULT_OPTIONS, ExplorerState,  # noqa: E402
                           decode_fragment, default_state, encode_fragment, paste_block,
                           preset, resize, set_cell, set_mode, state_from_json, state_to_json)
-from pycore.trace import trace_head  # noqa: E402
+from pycore.vit.trace import trace_head  # noqa: E402
 
 WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]
 
@@ -241,9 +241,10 @@ GOOD_W = [[0.5, -0.2], [0.3, 0.4]]
     ({"W_head": GOOD_W, "cls": [[1, 10 ** 400]]}, "cls", (0, 1),
      "cls[0,1] is too large for float64"),
     ({"W_head": [[1, 2, 3], [4, 5, 6]], "cls": [[1, 2, 3]]}, "W_head", None,
-     "W_head looks transposed: its shape is 2 × 3 (C × D) but it must be D × C = 3 × 2"),
+     "W_head looks transposed: it has shape (2, 3) = (C, D) but the head needs (D, C) = "
+     "(3, 2) to match cls of shape (1, 3): transpose it"),
     ({"W_head": [[1], [2], [3]], "cls": [[1, 2]]}, "W_head", None,
-     "W_head has shape 3 × 1 but must have D = 2 rows: cls has shape 1 × 2"),
+     "W_head has shape (3, 1) but cls has shape (1, 2): W_head must be (D, C) with D = 2 rows"),
     ({"W_head": GOOD_W, "cls": [[0.0] * 2] * 65}, "B", None,
      "B = 65 is over the limit of 64 samples"),
     ({"W_head": [[0.0]] * 1025, "cls": [[0.0] * 1025]}, "D", None,
@@ -261,9 +262,9 @@ GOOD_W = [[0.5, -0.2], [0.3, 0.4]]
     ({"W_head": {"preset": "zeros", "shape": [2, 2], "colour": 1}, "cls": [[1, 2]]},
      "W_head", None, "unknown key 'colour' in the compact form"),
     ({"W_head": {"preset": "random", "seed": 0, "shape": [2, 2], "scale": 1e308},
-      "cls": [[1, 2]]}, "W_head", (1, 1), "W_head[1,1] is infinite: every number must be finite"),
+      "cls": [[1, 2]]}, "W_head", (1, 1), "W_head[1,1] is inf: every number must be finite"),
     ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"sample": 1}}, "options", None,
-     "options.sample must be a whole number from 0 to 0 (there are 1 samples (B)); got 1"),
+     "options.sample must be a whole number from 0 to 0; got 1"),
     ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"pitfall": "typo"}}, "options", None,
      "options.pitfall must be null or one of last_position, softmax_inside"),
     ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"activation": "relu"}}, "options", None,
@@ -286,7 +287,7 @@ def test_state_from_json_errors(obj, key, index, message):
     ("#state=%FF%FE", "not UTF-8 text"),
     ("#view=1", "the link has no state= in its fragment"),
     pytest.param("#state=" + "%5B" * 10000, "nested too deeply", id="deeply-nested"),
-    ("#state=NaN", "got a number"),
+    ("#state=NaN", "got NaN"),
     (None, "the link's fragment must be text"),
 ])
 def test_decode_fragment_errors(fragment, message):
@@ -383,7 +384,7 @@ def test_resize_keeps_overlap_fills_zeros_and_clamps_options():
     ({"C": 0}, "C", "C = 0 is too small: at least 1"),
     ({"D": 1025}, "D", "D = 1025 is over the limit of 1024"),
     ({"C": 2.5}, "C", "C must be a whole number; got 2.5"),
-    ({"B": True}, "B", "B must be a whole number; got True"),
+    ({"B": True}, "B", "B must be a whole number; got true"),
     ({"N": 3}, "N1", "N (the number of patch tokens) exists in encoder mode only"),
 ])
 def test_resize_errors(kwargs, key, message):

@@ -1,4 +1,4 @@
-"""Variants (pycore.variants) and pitfalls (pycore.pitfalls), each against its formula
+"""Variants (pycore.vit.variants) and pitfalls (pycore.vit.pitfalls), each against its formula
 written out independently here."""
 
 import math
@@ -10,8 +10,11 @@ from hypothesis import given, settings, strategies as st
 
 
 from pycore import classification_head  # noqa: E402
-from pycore.pitfalls import PITFALLS  # noqa: E402
-from pycore.variants import (bert_pooler, gap_head, gelu, head_with_bias,  # noqa: E402
+from pycore.explorer.comparisons import COMPARISONS, of_kind  # noqa: E402
+from pycore.vit import pitfalls  # noqa: E402
+
+PITFALLS = [getattr(pitfalls, c.key) for c in of_kind("pitfall")]
+from pycore.vit.variants import (bert_pooler, gap_head, gelu, head_with_bias,  # noqa: E402
                              layer_norm_affine, mlp_pretraining_head, variant_params)
 
 CLS = np.array([[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
@@ -76,7 +79,7 @@ def test_gap_head_averages_patch_tokens_only():
     np.testing.assert_array_equal(gap_head(z2, W), gap_head(z, W))
     with pytest.raises(ValueError, match="needs at least one patch token"):
         gap_head(z[:, :1, :], W)
-    with pytest.raises(ValueError, match=r"encoder_output has a NaN at index \(1, 2, 0\)"):
+    with pytest.raises(ValueError, match=r"encoder_output\[1,2,0\] is NaN"):
         z3 = z.copy()
         z3[1, 2, 0] = np.nan
         gap_head(z3, W)
@@ -112,17 +115,21 @@ def test_variant_params_shapes_scale_and_determinism():
 # ---- pitfalls ------------------------------------------------------------------------
 
 def by_key(key):
-    return [p for p in PITFALLS if p.key == key][0]
+    return getattr(pitfalls, key)
 
 
 def test_registry_order_and_texts():
-    assert [p.key for p in PITFALLS] == ["last_position", "softmax_inside", "no_layernorm",
-                                         "affine", "bias", "transposed"]
-    for p in PITFALLS:
-        assert p.title and len(p.title) < 40
-        sentences = [s for s in p.explanation.split(". ") if s]
-        assert 2 <= len(sentences) <= 4, p.key
-        assert callable(p.compute)
+    assert [c.key for c in of_kind("pitfall")] == ["last_position", "softmax_inside",
+                                                   "no_layernorm", "affine", "bias", "transposed"]
+    assert [c.key for c in of_kind("variant")] == ["mlp_tanh", "mlp_gelu", "gap", "bert_pooler"]
+    for c in COMPARISONS:
+        assert c.title and len(c.title) < 40
+        sentences = [s for s in c.explanation.split(". ") if s]
+        assert 2 <= len(sentences) <= 4, c.key
+        assert callable(c.compute) and c.needs in (None, "encoder")
+        # in words a student has: a source they can look up, no document they never saw
+        assert c.source and not any(w in (c.explanation + c.source).lower()
+                                    for w in ("the spec", "problem text", "design.md")), c.key
 
 
 @pytest.mark.parametrize("seed", [0, 7])
@@ -139,41 +146,41 @@ def test_each_pitfall_against_its_formula(seed):
         "bias": logits + p["b_head"],
     }
     for key, want in expected.items():
-        got = by_key(key).compute(W, encoder_output=z, seed=seed)
+        got = by_key(key)(W, encoder_output=z, seed=seed)
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, err_msg=key)
         if key != "last_position":
-            got_cls = by_key(key).compute(W, cls=CLS, seed=seed)
+            got_cls = by_key(key)(W, cls=CLS, seed=seed)
             np.testing.assert_allclose(got_cls, want, rtol=1e-12, atol=1e-12, err_msg=key)
 
 
 def test_last_position_with_cls_only_equals_the_correct_head():
-    got = by_key("last_position").compute(W, cls=CLS)
+    got = by_key("last_position")(W, cls=CLS)
     np.testing.assert_allclose(got, classification_head(CLS[:, None, :], W), rtol=1e-15)
-    assert "switch to the full encoder output" in by_key("last_position").explanation
+    assert "full encoder output" in [c for c in COMPARISONS if c.key == "last_position"][0].explanation
 
 
 def test_softmax_inside_rows_sum_to_one_and_differs():
-    got = by_key("softmax_inside").compute(W, cls=CLS)
+    got = by_key("softmax_inside")(W, cls=CLS)
     np.testing.assert_allclose(got.sum(axis=1), 1.0)
     assert np.all(got > 0)
 
 
 def test_transposed_fails_unless_square_then_silently_wrong():
     with pytest.raises(ValueError, match=r"W_head.T has shape \(3, 4\) = \(C, D\).*D = 4, C = 3"):
-        by_key("transposed").compute(W, cls=CLS)
+        by_key("transposed")(W, cls=CLS)
     W_sq = np.arange(16.0).reshape(4, 4) / 10
-    got = by_key("transposed").compute(W_sq, cls=CLS)
+    got = by_key("transposed")(W_sq, cls=CLS)
     np.testing.assert_allclose(got, ln(CLS) @ W_sq.T, rtol=1e-12, atol=1e-12)
     assert not np.allclose(got, ln(CLS) @ W_sq)
-    doc = sys.modules["pycore.pitfalls"].transposed.__doc__
+    doc = sys.modules["pycore.vit.pitfalls"].transposed.__doc__
     assert "C == D" in doc and "silent" in doc
 
 
 def test_pitfalls_need_exactly_one_input_and_check_like_the_head():
     with pytest.raises(TypeError, match="exactly one"):
-        by_key("bias").compute(W)
+        by_key("bias")(W)
     with pytest.raises(ValueError, match="W_head looks transposed"):
-        by_key("bias").compute(W.T, cls=CLS)
+        by_key("bias")(W.T, cls=CLS)
 
 
 @settings(max_examples=25, deadline=None)
@@ -184,8 +191,8 @@ def test_pitfalls_shapes_on_random_inputs(B, N, D, C, seed):
     z, W_head = rs.randn(B, N + 1, D), rs.randn(D, C)
     for p in PITFALLS:
         try:
-            out = p.compute(W_head, encoder_output=z, seed=seed)
+            out = p(W_head, encoder_output=z, seed=seed)
         except ValueError as exc:
-            assert p.key == "transposed" and C != D, str(exc)
+            assert p.__name__ == "transposed" and C != D, str(exc)
             continue
         assert out.shape == (B, C) and out.dtype == np.float64 and np.isfinite(out).all()

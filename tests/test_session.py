@@ -1,6 +1,6 @@
 """The explorer session in CPython: what the page receives for each action a person takes.
 
-Expected logits come from DESIGN.md's worked example or from an independent plain-Python
+Expected logits come from the worked example (docs/math.md) or from an independent plain-Python
 reference (math.fsum), never from the code under test.
 """
 import contextlib
@@ -12,8 +12,8 @@ import math
 import numpy as np
 import pytest
 
-from pycore.session import Session
-from pycore.state import decode_fragment
+from pycore.explorer.session import Session
+from pycore.explorer import decode_fragment
 
 WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
 
@@ -259,7 +259,7 @@ def test_an_edit_can_leave_its_link_to_a_request_of_its_own():
 
 
 def test_the_build_time_first_view_is_the_load_answer_without_link_and_runtime():
-    from pycore.preview import first_view, matrix_keys
+    from buildtools.first_view import first_view, matrix_keys
     view = json.loads(json.dumps(first_view()))  # what default-view.json holds
     s = Session()
     answer = s.handle({"op": "load", "fragment": ""})

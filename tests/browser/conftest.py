@@ -2,7 +2,7 @@
 
 - Each site variant this machine can build is built ONCE per session with build.py, into
   build/test-<variant>/ (never dist/), and served on 127.0.0.1 at a random port.
-- One browser per session (pytest-playwright's `browser`), launched as DESIGN.md says:
+- One browser per session (pytest-playwright's `browser`), launched as docs/hosts.md says:
   Playwright's own Chromium when installed, else the system's Chromium, with fixed flags.
 - A fresh page per test (pytest-playwright's `page`).
 
@@ -37,7 +37,8 @@ try:
 except ImportError:  # Windows: no lock, builds are still atomic
     fcntl = None
 
-# DESIGN.md: the flags the system Chromium is launched with.
+# The flags the system Chromium is launched with (docs/hosts.md): without the network ones it
+# keeps trying to reach Google's services, which these machines refuse.
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                   "--disable-component-update", "--disable-sync", "--no-first-run"]
 SYSTEM_CHROMIUMS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]

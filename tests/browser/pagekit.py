@@ -1,4 +1,4 @@
-"""What a test does to the explorer page, in the words of the page's interface (DESIGN.md):
+"""What a test does to the explorer page, in the words of the page's interface (docs/interface.md):
 read a heatmap's data[0].z, type into a labelled cell, wait for the next render cycle.
 Waits are on the page's own signals (data-ready, data-renders, aria-invalid), never on sleeps.
 """

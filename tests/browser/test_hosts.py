@@ -20,10 +20,10 @@ from buildtools.site import absolute_urls
 from .conftest import ROOT
 from .pagekit import heatmap_z, state_fragment
 
-# DESIGN.md's worked example.
+# The worked example (docs/math.md).
 CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
-DESIGN_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
+WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
 
 # Records every text the boot status shows (the page replaces its text node each time).
 RECORD_STATUS = """
@@ -61,7 +61,7 @@ def test_host_boots_and_computes_the_worked_example(variant, sites, page, page_l
     expected = classification_head(np.array(CLS)[:, None, :], np.array(W_HEAD))
     # NumPy 1.17 in the browser and this NumPy may round the last bit differently
     np.testing.assert_allclose(z, expected, rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(z, DESIGN_LOGITS, atol=5e-5)
+    np.testing.assert_allclose(z, WORKED_LOGITS, atol=5e-5)
     texts = page.evaluate("window.__bootTexts")
     for words in ("Downloading", "Loading the explorer"):
         assert any(words in t for t in texts), "no %r in the boot status: %r" % (words, texts)
@@ -111,7 +111,7 @@ def fail_with(status, body=b"gone"):
     ("pyscript", "pyscript/core.js", "PyScript could not be loaded"),
     ("pyscript", WHEEL, "NumPy could not be loaded"),
     ("pyscript", "py/bridge.py", "The explorer's Python code could not be loaded"),
-    ("pyscript", "pycore/head.py", "The explorer's Python code could not be loaded"),
+    ("pyscript", "pycore/vit/head.py", "The explorer's Python code could not be loaded"),
 ])
 def test_a_missing_file_is_reported_in_plain_words(sites, page, page_log, variant, missing,
                                                    words):
@@ -170,7 +170,7 @@ def test_a_missing_wasm_seen_after_python_began_starting_is_still_a_missing_down
 
 
 def test_the_worked_example_shows_while_python_boots(sites, page):
-    """The first view comes from the build (pycore/preview.py): with Python's worker missing,
+    """The first view comes from the build (buildtools/first_view.py): with Python's worker missing,
     the page still shows the worked example, read-only, next to the reason it cannot edit."""
     url = sites.url("fallback")
     # the worker's URL carries its parameters (?index=...&files=...)

@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from pycore.state import decode_fragment, default_state, preset
-from pycore.trace import trace_head
+from pycore.explorer import decode_fragment, default_state, preset
+from pycore.vit.trace import trace_head
 
 from .pagekit import (act, alert_text, edit, heatmap_z, open_explorer, page_fragment, renders,
                       wait_render_after)

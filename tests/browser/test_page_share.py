@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from pycore.state import default_state, state_from_json
-from pycore.trace import trace_head
+from pycore.explorer import default_state, state_from_json
+from pycore.vit.trace import trace_head
 
 from buildtools.serve import serve_in_thread
 

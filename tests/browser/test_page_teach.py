@@ -3,10 +3,9 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from pycore.comparisons import VARIANTS, run_pitfall, run_variant
-from pycore.pitfalls import PITFALLS
-from pycore.state import default_state, preset, state_to_json
-from pycore.trace import trace_head
+from pycore.explorer.comparisons import of_kind, run
+from pycore.explorer import default_state, preset, state_to_json
+from pycore.vit.trace import trace_head
 
 from .pagekit import act, edit, heatmap_z, open_explorer, state_fragment
 
@@ -53,14 +52,14 @@ def test_softmax_panel_says_it_is_not_the_head(page, site_url):
     assert np.argmax(probs[0]) == 2 and np.argmax(probs[1]) == 0
 
 
-@pytest.mark.parametrize("key", [p.key for p in PITFALLS])
+@pytest.mark.parametrize("key", [c.key for c in of_kind("pitfall")])
 def test_each_pitfall_beside_the_correct_head(page, site_url, key):
     state = preset("encoder")  # with patch tokens, position -1 differs from position 0
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
     act(page, lambda: page.select_option("#pitfall", key))
     explanation = page.locator("#pitfall-explanation").inner_text()
     assert len(explanation) > 40
-    output, error = run_pitfall(state, key)
+    output, error = run(state, key)
     if error:
         assert page.locator("#pitfall-error").inner_text() == error
         assert heatmap_z(page, "heatmap-pitfall") is None
@@ -77,12 +76,12 @@ def test_transposed_w_head_shows_the_error_message(page, site_url):
     assert "(3, 4)" in message and page.locator("#pitfall-error").is_visible()
 
 
-@pytest.mark.parametrize("key", [v.key for v in VARIANTS])
+@pytest.mark.parametrize("key", [c.key for c in of_kind("variant")])
 def test_each_variant_on_the_same_inputs(page, site_url, key):
     state = preset("encoder")
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
     act(page, lambda: page.select_option("#variant", key))
-    output, error = run_variant(state, key)
+    output, error = run(state, key)
     assert error is None
     np.testing.assert_allclose(heatmap_z(page, "heatmap-variant"), output, rtol=1e-9, atol=1e-12)
     assert page.locator("#variant-explanation").inner_text()
@@ -91,7 +90,7 @@ def test_each_variant_on_the_same_inputs(page, site_url, key):
 def test_gap_needs_the_encoder_output(page, site_url):
     open_explorer(page, site_url)
     act(page, lambda: page.select_option("#variant", "gap"))
-    _, error = run_variant(default_state(), "gap")
+    _, error = run(default_state(), "gap")
     assert error and page.locator("#variant-error").inner_text() == error
 
 

@@ -2,14 +2,14 @@
 import numpy as np
 import pytest
 
-from pycore.state import default_state, preset, state_from_json, state_to_json
-from pycore.trace import trace_head
+from pycore.explorer import default_state, preset, state_from_json, state_to_json
+from pycore.vit.trace import trace_head
 
 from .pagekit import alert_text, edit, heatmap_z, logits_table, open_explorer, page_fragment, state_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
-# DESIGN.md's worked example, as printed there.
+# The worked example, rounded to 4 decimals (docs/math.md).
 WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
 
 

@@ -66,7 +66,7 @@ async function start(bridge) {
 }
 
 // While Python boots, show the worked example as pycore answered it at build time
-// (default-view.json, see pycore/preview.py): the editors at once, the rest once Plotly is in.
+// (default-view.json, see buildtools/first_view.py): the editors at once, the rest once Plotly is in.
 // Python's own answer then redraws whatever differs. A link's state waits for Python to
 // validate it.
 async function preview() {
@@ -125,7 +125,7 @@ function inputIndex(grid, i, j) {
 
 async function editCell(grid, i, j, text, t0) {
   const where = inputIndex(grid, i, j);
-  // "link": the link is asked for while the page draws (see pycore/session.py)
+  // "link": the link is asked for while the page draws (see pycore/explorer/session.py)
   const res = await client.call({
     op: "edit", key: where.key, index: where.index, text, link: "separate", steps: panels.stepsLater(),
   });

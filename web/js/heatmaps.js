@@ -1,6 +1,6 @@
 // Plotly heatmaps, always updated with Plotly.react and new array objects, axes kept fixed.
 //
-// What each heatmap shows (title, axes, range, marks) is decided in Python (pycore/view.py);
+// What each heatmap shows (title, axes, range, marks) is decided in Python (pycore/explorer/panels.py);
 // this file only turns that spec into a Plotly trace and layout.
 
 import { setData, setHidden, setText } from "./dom.js";

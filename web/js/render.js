@@ -3,7 +3,7 @@
 //
 // The page reports each completed cycle (redrawn, and its link in the URL) in <html data-renders>
 // and the milliseconds from the newest edit it contains to the end of its last redraw in
-// <html data-last-render-ms> (DESIGN.md: the link is not a redraw). The
+// <html data-last-render-ms> (docs/interface.md: the link is not a redraw). The
 // build-time first view drawn while Python boots (app.js) is not a recompute: it counts in neither.
 
 import { drawHeatmap, clearHeatmap } from "./heatmaps.js";

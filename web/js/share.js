@@ -22,7 +22,7 @@ export function writeUrl(next) {
 }
 
 // A state with many typed-in numbers gets its link once the person pauses (see
-// pycore/session.py); one too long for any browser's URL is explained instead.
+// pycore/explorer/session.py); one too long for any browser's URL is explained instead.
 // <html data-link-pending> is "true" from the answer until its link is written.
 export function deferLink(client) {
   clearTimeout(linkTimer);

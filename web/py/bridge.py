@@ -1,13 +1,13 @@
 """The browser-side Python: one explorer session, reachable from the page's JavaScript.
 
-Deliberately thin: all decisions live in pycore.session (tested in CPython). This module only
+Deliberately thin: all decisions live in pycore.explorer.session (tested in CPython). This module only
 turns JSON text into requests and answers back into JSON text, and lends the page NumPy arrays
 to read as buffers.
 """
 import json
 import traceback
 
-from pycore.session import Session
+from pycore.explorer.session import Session
 
 _session = Session()
 

@@ -4,12 +4,12 @@ ViT-B/16-sized one, and a small full encoder output."""
 import numpy as np
 
 from .errors import StateError
-from .recipes import SEED_LIMIT, Recipe
-from .state_object import ExplorerState
+from .recipes import Recipe
+from .state import SEED_LIMIT, ExplorerState, check_seed
 
 WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 WORKED_W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
-"""DESIGN.md's worked example: logits [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]."""
+"""The worked example (docs/math.md): logits [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]."""
 
 PRESETS = ("worked", "random", "vit-b16", "encoder")
 
@@ -24,7 +24,7 @@ def _generated(recipes, options):
 def preset(name, seed=0):
     """A ready-made state.
 
-    * ``"worked"``: DESIGN.md's worked example, B = 2, D = 4, C = 3 (the default).
+    * ``"worked"``: the worked example of docs/math.md, B = 2, D = 4, C = 3 (the default).
     * ``"random"``: B = 2, D = 6, C = 4; cls ~ N(0, 1) and W_head ~ N(0, 0.5²), rounded to
       one decimal so they are easy to read and edit.
     * ``"vit-b16"``: B = 2, D = 768, C = 1000 (ImageNet-1k classes), cls mode; cls ~ N(0, 1)
@@ -63,11 +63,7 @@ def preset(name, seed=0):
     """
     if not isinstance(name, str) or name not in PRESETS:
         raise StateError("unknown preset {!r}: choose {}".format(name, ", ".join(PRESETS)))
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) \
-            or not 0 <= seed < SEED_LIMIT:
-        raise StateError("seed must be a whole number from 0 to {}; got {!r}".format(
-            SEED_LIMIT - 1, seed), key="seed")
-    seed = int(seed)
+    seed = check_seed(seed)
     options = {"seed": seed}
     w_seed = (seed + 1) % SEED_LIMIT
     if name == "worked":
@@ -84,7 +80,7 @@ def preset(name, seed=0):
 
 
 def default_state():
-    """The worked example of DESIGN.md (``preset("worked")``).
+    """The worked example (``preset("worked")``; docs/math.md works it out by hand).
 
     Examples
     --------

@@ -1,8 +1,10 @@
-"""The ViT fine-tuning classification head, exactly as specified in DESIGN.md.
+"""The ViT fine-tuning classification head (Dosovitskiy et al. 2020, Sec. 3.1 and Eq. 4).
 
 1. ``h_cls = z_L[:, 0, :]`` -- position 0 is the CLS token;
 2. LayerNorm over the last axis: population variance, ``eps = 1e-6``, no gamma/beta;
 3. ``logits = h_hat @ W_head`` -- no bias, no softmax, no activation.
+
+docs/math.md derives the worked example by hand.
 """
 
 import numpy as np
@@ -181,13 +183,40 @@ def extract_cls(encoder_output):
     return cls_rows_from_encoder(encoder_output)[0]
 
 
-def _head(h_cls, W, check, eps=EPS):
-    h_hat = normalize_rows(h_cls, eps, check, out=_scratch(h_cls.shape))[2]
+def project(h_hat, W):
+    """``h_hat @ W``, the head's last step, with its one check: finite logits.
+
+    Parameters
+    ----------
+    h_hat : numpy.ndarray
+        (B, D) float64, finite (normalized CLS rows).
+    W : numpy.ndarray
+        (D, C) float64.
+
+    Returns
+    -------
+    numpy.ndarray
+        (B, C) float64.
+
+    Raises
+    ------
+    ValueError
+        Naming W_head's first NaN or infinity, or saying that the product overflowed float64.
+
+    Examples
+    --------
+    >>> project(np.array([[1.0, -1.0]]), np.array([[2.0], [1.0]])).tolist()
+    [[1.0]]
+    """
     with np.errstate(all="ignore"):
         logits = h_hat @ W
     if not np.isfinite(logits).all():
         explain_nonfinite_logits(W)
     return logits
+
+
+def _head(h_cls, W, check, eps=EPS):
+    return project(normalize_rows(h_cls, eps, check, out=_scratch(h_cls.shape))[2], W)
 
 
 def head_from_cls(cls, W_head):

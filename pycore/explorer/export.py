@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .json_text import js_json
+from .link import js_json
 from .recipes import sparse_recipe
 from .state_json import COMPACT_MIN, state_to_json
 
@@ -74,7 +74,7 @@ def numpy_code(state):
 
     Examples
     --------
-    >>> from pycore.presets import default_state
+    >>> from pycore.explorer.presets import default_state
     >>> ns = {}
     >>> exec(numpy_code(default_state()).replace("print(logits)", ""), ns)
     >>> ns["logits"].round(4).tolist()
@@ -128,7 +128,7 @@ def state_json_text(state):
 
     Examples
     --------
-    >>> from pycore.presets import default_state
+    >>> from pycore.explorer.presets import default_state
     >>> print(state_json_text(default_state()).splitlines()[1])
       "W_head": [
     """

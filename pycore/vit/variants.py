@@ -1,14 +1,14 @@
 """Heads worth comparing with the fine-tuning head, each from its source.
 
 * :func:`mlp_pretraining_head` -- ViT's pre-training head: an MLP with one hidden
-  layer (Dosovitskiy et al. 2020, Sec. 3.1). The paper's code uses tanh; the problem
-  text says GELU. Both are offered.
+  layer (Dosovitskiy et al. 2020, Sec. 3.1). The paper's released code uses tanh; GELU,
+  the activation of the encoder's own MLP blocks, is a common alternative. Both are offered.
 * :func:`gap_head` -- global average pooling over the patch tokens instead of the CLS
   token (the paper, Appendix D.3, reports it works about as well).
 * :func:`bert_pooler` -- BERT's pooler, ``tanh(W_pool h + b_pool)`` (Devlin et al.
   2019), for comparison: ViT's fine-tuning head has no pooler.
 * :func:`layer_norm_affine` and :func:`head_with_bias` -- LayerNorm with learnable
-  gamma/beta and a linear head with a bias: common elsewhere, not in this spec.
+  gamma/beta and a linear head with a bias: common elsewhere, not in this head.
 
 All take and return float64 arrays with rows as samples; none modifies its inputs.
 """
@@ -74,8 +74,9 @@ def mlp_pretraining_head(h_cls, W1, b1, W2, b2, activation="tanh"):
 
     The paper (Sec. 3.1) says the classification head is "implemented by a MLP with one
     hidden layer at pre-training time and by a single linear layer at fine-tuning time".
-    The paper's released code uses **tanh** for that hidden layer; the problem text
-    describes it with **GELU**. Pass ``activation="tanh"`` or ``"gelu"`` (exact erf GELU).
+    The paper's released code uses **tanh** for that hidden layer; **GELU**, the activation of
+    the encoder's MLP blocks (the paper's Eq. 3), is a common alternative in re-implementations.
+    Pass ``activation="tanh"`` or ``"gelu"`` (exact erf GELU).
 
     No LayerNorm is applied here: in ViT the encoder's final LayerNorm comes first, so
     pass ``h_hat = layer_norm(h_cls)`` to compare like with like (the explorer does).
@@ -111,8 +112,8 @@ def mlp_pretraining_head(h_cls, W1, b1, W2, b2, activation="tanh"):
     array([[2.0232]])
     """
     if activation not in ("tanh", "gelu"):
-        raise ValueError("activation must be 'tanh' (the paper's code) or 'gelu' (the "
-                         "problem text); got {!r}".format(activation))
+        raise ValueError("activation must be 'tanh' (the paper's code) or 'gelu'; got "
+                         "{!r}".format(activation))
     h = cls_rows(h_cls)
     D = h.shape[1]
     W1 = _matrix(W1, "W1", D, "(D, H)")
@@ -146,7 +147,7 @@ def gap_head(encoder_output, W_head):
     Raises
     ------
     TypeError, ValueError
-        As :func:`pycore.head.classification_head`, and when there is no patch token.
+        As :func:`pycore.vit.head.classification_head`, and when there is no patch token.
 
     Examples
     --------
@@ -201,8 +202,8 @@ def bert_pooler(h, W_pool, b_pool):
 def layer_norm_affine(x, gamma, beta, eps=1e-6):
     """LayerNorm with learnable parameters: ``gamma * (x - mean) / sqrt(var + eps) + beta``.
 
-    This is ``torch.nn.LayerNorm``'s default. The spec of this head has **no**
-    gamma/beta (equivalently gamma = 1, beta = 0).
+    This is the default of common LayerNorm layers. The fine-tuning head's LayerNorm, as this
+    explorer teaches it, has **no** gamma/beta (equivalently gamma = 1, beta = 0).
 
     Parameters
     ----------
@@ -230,7 +231,7 @@ def layer_norm_affine(x, gamma, beta, eps=1e-6):
 def head_with_bias(encoder_output, W_head, b):
     """The head plus a bias: ``LayerNorm(z[:, 0, :]) @ W_head + b``.
 
-    A linear layer usually has a bias; the spec of this head does not.
+    A linear layer usually has a bias; ViT's fine-tuning head does not.
 
     Parameters
     ----------

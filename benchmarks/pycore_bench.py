@@ -1,6 +1,6 @@
-"""Benchmark of the head at ViT-B/16 scale: ``python -m pycore.bench``.
+"""Benchmark of the head at ViT-B/16 scale: ``python3 benchmarks/pycore_bench.py``.
 
-Times :func:`pycore.head.classification_head` side by side (interleaved, in one run)
+Times :func:`pycore.vit.head.classification_head` side by side (interleaved, in one run)
 with the minimal NumPy expression of the same math and with the bare matrix product
 ``h_hat @ W_head``, reports the median of each and the ratios, and the peak extra
 memory of one call (tracemalloc). Targets: at most 1.1x the minimal expression, at
@@ -19,7 +19,8 @@ import tracemalloc
 
 import numpy as np
 
-from .head import classification_head
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from pycore.vit.head import classification_head  # noqa: E402  (the checkout's pycore)
 
 
 def minimal_head(encoder_output, W_head):
@@ -112,7 +113,7 @@ def peak_extra_memory(func):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m pycore.bench", description=__doc__.split(
+    parser = argparse.ArgumentParser(prog="python3 benchmarks/pycore_bench.py", description=__doc__.split(
         "\n\n")[0])
     parser.add_argument("--B", type=int, default=64)
     parser.add_argument("--N", type=int, default=196)
@@ -155,7 +156,7 @@ def main(argv=None):
               "wall time" if args.clock == "wall" else "thread CPU time", args.rounds,
               t_head * 1e3, t_min * 1e3, t_bare * 1e3))
     mem_head = peak_extra_memory(lambda: classification_head(z, W))
-    from . import head as head_module     # the workspace the head keeps counts too
+    from pycore.vit import head as head_module     # the workspace the head keeps counts too
     kept = getattr(getattr(head_module, "_workspace", None), "buf", None)
     kept_bytes = kept.nbytes if kept is not None else 0
     mem_head += kept_bytes

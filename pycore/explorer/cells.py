@@ -5,7 +5,7 @@
   Python literal) to rows of floats;
 * :func:`format_number` -- a float for display.
 
-Errors are :class:`~pycore.errors.StateError`.
+Errors are :class:`~pycore.explorer.errors.StateError`.
 """
 
 import math
@@ -82,7 +82,7 @@ def parse_cell(text, where=None):
     >>> parse_cell("1,5", where="cls[0,2]")
     Traceback (most recent call last):
     ...
-    pycore.errors.StateError: cls[0,2]: use a dot for decimals: 1.5 not 1,5
+    pycore.explorer.errors.StateError: cls[0,2]: use a dot for decimals: 1.5 not 1,5
     """
     prefix = "{}: ".format(where) if where else ""
     if isinstance(text, bool) or not isinstance(text, (str, int, float)):
@@ -273,7 +273,7 @@ def parse_block(text):
     >>> parse_block("1 2\\n3")
     Traceback (most recent call last):
     ...
-    pycore.errors.StateError: row 2 has 1 value but row 1 has 2: a pasted block must be rectangular
+    pycore.explorer.errors.StateError: row 2 has 1 value but row 1 has 2: a pasted block must be rectangular
     """
     if not isinstance(text, str):
         raise StateError("expected pasted text, got {}".format(type(text).__name__))

@@ -3,8 +3,8 @@ one CLS row or one column of W_head, recomputing only what that change reaches."
 
 import numpy as np
 
-from .checks import cls_rows, cls_rows_from_encoder, explain_nonfinite_logits, w_head_for
-from .head import EPS, normalize_rows
+from .checks import cls_rows, cls_rows_from_encoder, w_head_for
+from .head import EPS, normalize_rows, project
 from .softmax import softmax
 
 
@@ -74,7 +74,7 @@ def trace_head(W_head, cls=None, encoder_output=None):
     Raises
     ------
     TypeError, ValueError
-        As :func:`pycore.head.classification_head`; ``TypeError`` also when not exactly
+        As :func:`pycore.vit.head.classification_head`; ``TypeError`` also when not exactly
         one of ``cls`` and ``encoder_output`` is given.
 
     Examples
@@ -94,10 +94,7 @@ def trace_head(W_head, cls=None, encoder_output=None):
         h_cls, z_shape = cls_rows_from_encoder(encoder_output)
         W = w_head_for(W_head, h_cls.shape[1], "encoder_output", z_shape)
     mean, var, h_hat = normalize_rows(h_cls, EPS)
-    with np.errstate(all="ignore"):
-        logits = h_hat @ W
-    if not np.isfinite(logits).all():
-        explain_nonfinite_logits(W)
+    logits = project(h_hat, W)
     predicted, probabilities = _predict(logits)
     return HeadTrace(h_cls=h_cls, mean=mean[:, 0], var=var[:, 0],
                      std=np.sqrt(var[:, 0] + EPS), h_hat=h_hat, logits=logits,

@@ -1,9 +1,10 @@
-"""The explorer state to and from JSON (the ``#state=`` format of DESIGN.md).
+"""The explorer state to and from JSON: the format of the page's links (``#state=``, see
+docs/interface.md) and of "State as JSON".
 
 ``{"W_head": M, "cls": M, "options": {...}}`` or the same with ``"encoder_output"``
 instead of ``"cls"``. A matrix ``M`` is a nested list of numbers or, for big matrices,
-the compact form of :mod:`pycore.recipes`. ``options`` holds only the options that
-differ from :data:`~pycore.state_object.DEFAULT_OPTIONS`; unknown top-level keys and
+the compact form of :mod:`pycore.explorer.recipes`. ``options`` holds only the options that
+differ from :data:`~pycore.explorer.state.DEFAULT_OPTIONS`; unknown top-level keys and
 unknown options are ignored (newer pages may add some), known ones are validated.
 """
 
@@ -11,34 +12,17 @@ import math
 
 import numpy as np
 
-from .checks import first_nonfinite
+from ..vit.checks import describe_nonfinite
 from .errors import StateError
-from .limits import check_limits
-from .recipes import SEED_LIMIT, Recipe, sparse_recipe
-from .state_object import (DEFAULT_OPTIONS, PATTERN, _DIMS, ExplorerState, check_fit,
-                           dims_text)
+from .recipes import Recipe, sparse_recipe
+from .state import (_DIMS, DEFAULT_OPTIONS, PATTERN, ExplorerState, check_fit, check_limits,
+                    check_option, check_seed, dims_text, shown)
 
 COMPACT_MIN = 1024
 """Matrices with more elements than this are written in compact form when they came
 from a preset (or are mostly zeros), so a ViT-B/16-sized link stays short."""
 
 _NUMBER_TYPES = (int, float)
-
-
-def _kind(value):
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return "text {!r}".format(value if len(value) <= 20 else value[:20] + "...")
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "a {}".format(type(value).__name__)
 
 
 def _where(key, path):
@@ -54,7 +38,7 @@ def _bad_element(key, path, v):
     if isinstance(v, list):
         return StateError("{} is a list, but {} is {}-D ({})".format(
             _where(key, path), key, len(_DIMS[key]), PATTERN[key]), key=key, index=path)
-    return StateError("{} is {}, not a number".format(_where(key, path), _kind(v)),
+    return StateError("{} is {}, not a number".format(_where(key, path), shown(v)),
                       key=key, index=path)
 
 
@@ -66,7 +50,7 @@ def _lists_to_array(value, key):
         next_level, next_paths = [], []
         for node, path in zip(level, paths):
             if not isinstance(node, list):
-                what = "a number" if _is_number(node) else _kind(node)
+                what = "a number" if _is_number(node) else shown(node)
                 raise StateError("{} is {} where a list was expected: {} is {}-D ({})".format(
                     _where(key, path), what, key, len(dims), PATTERN[key]),
                     key=key, index=path or None)
@@ -111,19 +95,16 @@ def _lists_to_array(value, key):
 
 
 def _check_finite(arr, key):
-    bad = first_nonfinite(arr)
+    bad, message = describe_nonfinite(arr, key)
     if bad is not None:
-        v = float(arr[bad])
-        word = "NaN" if v != v else ("infinite" if math.isinf(v) else str(v))
-        raise StateError("{} is {}: every number must be finite".format(
-            _where(key, bad), word), key=key, index=bad)
+        raise StateError(message, key=key, index=bad)
 
 
 def _int_list(value, key, name, ndim, minimum=1):
     if not isinstance(value, list) or len(value) != ndim or not all(
             type(v) is int and v >= minimum for v in value):
         raise StateError("{}: the compact form's {} must be a list of {} whole numbers >= {}; "
-                         "got {}".format(key, name, ndim, minimum, _kind(value)), key=key)
+                         "got {}".format(key, name, ndim, minimum, shown(value)), key=key)
     return tuple(value)
 
 
@@ -140,7 +121,7 @@ def _recipe_from_json(d, key):
     preset = d.get("preset")
     if preset not in ("random", "zeros"):
         raise StateError("{}: the compact form's preset must be \"random\" or \"zeros\"; "
-                         "got {}".format(key, _kind(preset)), key=key)
+                         "got {}".format(key, shown(preset)), key=key)
     shape = _int_list(d.get("shape"), key, "shape", ndim)
     check_limits(**dict(zip(dims, shape)))
     size = _int_list(d["size"], key, "size", ndim) if "size" in d else shape
@@ -152,15 +133,13 @@ def _recipe_from_json(d, key):
     seed, scale, decimals = 0, 1.0, None
     if preset == "random":
         seed, scale, decimals = d.get("seed"), d.get("scale"), d.get("decimals")
-        if type(seed) is not int or not 0 <= seed < SEED_LIMIT:
-            raise StateError("{}: the compact form's seed must be a whole number from 0 to "
-                             "{}; got {}".format(key, SEED_LIMIT - 1, _kind(seed)), key=key)
+        check_seed(seed, "{}: the compact form's seed".format(key), key=key)
         if type(scale) not in _NUMBER_TYPES or not math.isfinite(scale) or scale < 0:
             raise StateError("{}: the compact form's scale must be a finite number >= 0; got "
-                             "{}".format(key, _kind(scale)), key=key)
+                             "{}".format(key, shown(scale)), key=key)
         if decimals is not None and (type(decimals) is not int or not 0 <= decimals <= 15):
             raise StateError("{}: the compact form's decimals must be a whole number from 0 "
-                             "to 15; got {}".format(key, _kind(decimals)), key=key)
+                             "to 15; got {}".format(key, shown(decimals)), key=key)
     else:
         extra = [k for k in ("seed", "scale", "decimals") if k in d]
         if extra:
@@ -169,7 +148,7 @@ def _recipe_from_json(d, key):
     edits = d.get("edits", [])
     if not isinstance(edits, list):
         raise StateError("{}: the compact form's edits must be a list of [{}, value]; got "
-                         "{}".format(key, ", ".join(dims), _kind(edits)), key=key)
+                         "{}".format(key, ", ".join(dims), shown(edits)), key=key)
     if len(edits) > int(np.prod(size)):
         raise StateError("{}: the compact form has more edits ({}) than cells".format(
             key, len(edits)), key=key)
@@ -179,7 +158,7 @@ def _recipe_from_json(d, key):
                 and all(type(i) is int for i in edit[:ndim])
                 and type(edit[ndim]) in _NUMBER_TYPES):
             raise StateError("{}: edit {} must be [{}, value] with whole-number indices; got "
-                             "{}".format(key, n, ", ".join(dims), _kind(edit) if not
+                             "{}".format(key, n, ", ".join(dims), shown(edit) if not
                                          isinstance(edit, list) else edit[:ndim + 2]), key=key)
         index = tuple(edit[:ndim])
         if not all(0 <= i < s for i, s in zip(index, size)):
@@ -216,7 +195,7 @@ def matrix_from_json(value, key):
     if isinstance(value, list):
         return _lists_to_array(value, key), None
     raise StateError("{} must be a list of rows ({}) or a compact form {{\"preset\": ...}}; "
-                     "got {}".format(key, PATTERN[key], _kind(value)), key=key)
+                     "got {}".format(key, PATTERN[key], shown(value)), key=key)
 
 
 def matrix_to_json(state, key):
@@ -236,50 +215,10 @@ def _options_from_json(value, B, C):
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise StateError("options must be an object; got {}".format(_kind(value)),
+        raise StateError("options must be an object; got {}".format(shown(value)),
                          key="options")
-    out = {}
-    for name, size, what in (("sample", B, "samples (B)"), ("logit_class", C, "classes (C)")):
-        if name in value:
-            v = value[name]
-            if type(v) is not int or not 0 <= v < size:
-                raise StateError("options.{} must be a whole number from 0 to {} (there are "
-                                 "{} {}); got {}".format(name, size - 1, size, what,
-                                                         v if type(v) is int else _kind(v)),
-                                 key="options")
-            out[name] = v
-    if "seed" in value:
-        v = value["seed"]
-        if type(v) is not int or not 0 <= v < SEED_LIMIT:
-            raise StateError("options.seed must be a whole number from 0 to {}; got {}".format(
-                SEED_LIMIT - 1, _kind(v)), key="options")
-        out["seed"] = v
-    if "activation" in value:
-        if value["activation"] not in ("tanh", "gelu"):
-            raise StateError("options.activation must be \"tanh\" or \"gelu\"; got {}".format(
-                _kind(value["activation"])), key="options")
-        out["activation"] = value["activation"]
-    for name, keys in (("pitfall", _pitfall_keys), ("variant", _variant_keys)):
-        if name in value and value[name] is not None:
-            allowed = keys()
-            if value[name] not in allowed:
-                raise StateError("options.{} must be null or one of {}; got {}".format(
-                    name, ", ".join(allowed), _kind(value[name])), key="options")
-            out[name] = value[name]
-    return out
-
-
-def _pitfall_keys():
-    from .pitfalls import PITFALLS
-    return [p.key for p in PITFALLS]
-
-
-def _variant_keys():
-    try:
-        from .comparisons import VARIANTS
-    except ImportError:          # the page's comparison table is optional for pycore
-        return []
-    return [v.key for v in VARIANTS]
+    return dict((name, check_option(name, value[name], B, C))
+                for name in DEFAULT_OPTIONS if name in value)
 
 
 def state_from_json(obj):
@@ -299,7 +238,7 @@ def state_from_json(obj):
     StateError
         The only exception, whatever ``obj`` is: not an object, missing W_head, both or
         neither of cls and encoder_output, ragged or non-numeric lists, NaN/inf, sizes
-        over :data:`~pycore.limits.LIMITS`, shapes that do not fit, bad options.
+        over :data:`~pycore.explorer.state.LIMITS`, shapes that do not fit, bad options.
 
     Examples
     --------
@@ -309,7 +248,7 @@ def state_from_json(obj):
     """
     if not isinstance(obj, dict):
         raise StateError("the state must be a JSON object with W_head and cls or "
-                         "encoder_output; got {}".format(_kind(obj)))
+                         "encoder_output; got {}".format(shown(obj)))
     if obj.get("W_head") is None:
         raise StateError("the state has no W_head (D × C)", key="W_head")
     has_cls, has_z = obj.get("cls") is not None, obj.get("encoder_output") is not None

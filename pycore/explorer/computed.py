@@ -1,18 +1,23 @@
-"""The head's trace of the state being edited, kept current edit by edit, and the arrays the page
-reads (Session's base: pycore/session.py answers the requests, this file keeps the numbers)."""
+"""What the state computes to: the head's trace, kept current edit by edit, and the arrays the
+page reads. pycore/explorer/session.py answers the requests and owns one of these."""
 import numpy as np
 
-from . import view
-from .trace import retrace_column, retrace_row, trace_head
+from ..vit.trace import retrace_column, retrace_row, trace_head
+from . import panels
 
 
-class LiveTrace(object):
-    """`state`, its `trace` (pycore.trace.HeadTrace) and `matrices`, the C-contiguous float64
+class Computed(object):
+    """`state`, its `trace` (pycore.vit.trace.HeadTrace) and `matrices`, the C-contiguous float64
     arrays the page reads by name ("input", "h_cls", "h_hat", "W_head", "logits", "probs").
 
     Parameters
     ----------
     state : ExplorerState
+
+    Raises
+    ------
+    ValueError
+        When the state's logits are not finite (see pycore.vit.head.project).
     """
 
     # An edit recomputes only the row or column it changes once the product has this many
@@ -22,21 +27,22 @@ class LiveTrace(object):
     def __init__(self, state):
         self.state = state
         self.matrices = {}
-        self._traced = None  # the state and arrays self.trace was computed from, see _edited
-        self._exact = False  # whether self.trace is trace_head's, bit for bit
-        self._recompute()
+        self._traced = None  # the state and arrays self.trace was computed from, see after_cell
+        self.exact = False  # whether self.trace is trace_head's, bit for bit
+        self.recompute()
 
-    def _recompute(self):
+    def recompute(self):
+        """Trace the whole head again (after anything but a one-cell edit)."""
         s = self.state
         self._traced = None  # until trace_head returns: it raises for logits that overflow
         if s.mode == "encoder":
             self.trace = trace_head(s.W_head, encoder_output=s.encoder_output)
         else:
             self.trace = trace_head(s.W_head, cls=s.cls)
-        self._exact = True
-        self._publish()
+        self.exact = True
+        self.publish()
 
-    def _edited(self, key, index):
+    def after_cell(self, key, index):
         """Bring the trace and the matrices up to date after set_cell changed one cell.
 
         A patch token never reaches the head. A CLS cell changes one sample's row of the
@@ -60,11 +66,11 @@ class LiveTrace(object):
             The cell, checked by set_cell.
         """
         s = self.state
-        if not self._in_step():
-            self._recompute()
+        if not self.current():
+            self.recompute()
             return
         if key == "encoder_output" and index[1] > 0:
-            self._publish()
+            self.publish()
             return
         trace = changed = None
         if s.options.get("pitfall") is None and s.B * s.D * s.C >= self.INCREMENTAL_FROM:
@@ -74,12 +80,12 @@ class LiveTrace(object):
                 trace = retrace_row(self.trace, s.W_head, s.h_cls, index[0])
                 changed = slice(index[0], index[0] + 1)
         if trace is None or _near_tie(trace.logits[changed], RANKED):
-            self._recompute()
+            self.recompute()
             return
-        self.trace, self._exact = trace, False
-        self._publish()
+        self.trace, self.exact = trace, False
+        self.publish()
 
-    def _publish(self):
+    def publish(self):
         """Point self.matrices at the current state's and trace's arrays (C-contiguous float64)."""
         s, t = self.state, self.trace
         if s.mode == "encoder":
@@ -92,7 +98,7 @@ class LiveTrace(object):
             self.matrices[key] = np.ascontiguousarray(value, dtype=np.float64)
         self._traced = (s, s.W_head, s.inputs)
 
-    def _in_step(self):
+    def current(self):
         """Whether self.trace belongs to the state as it is (the editing helpers change the
         arrays in place, and replace them when the shape changes)."""
         s, traced = self.state, self._traced
@@ -101,7 +107,7 @@ class LiveTrace(object):
 
 # The logits table lists each sample's TABLE_TOP_K largest logits in order; one more rank
 # decides which comes last.
-RANKED = view.TABLE_TOP_K + 1
+RANKED = panels.TABLE_TOP_K + 1
 
 
 def _near_tie(logits, ranks):

@@ -19,12 +19,13 @@ import sys
 
 import numpy as np
 
-from . import comparisons, export, view
+from . import comparisons, export, panels
+from .computed import Computed
+from .editing import paste_block, resize, set_cell, set_mode
 from .errors import StateError
-from .pitfalls import PITFALLS
-from .state import decode_fragment, default_state, encode_fragment, paste_block, preset, \
-    resize, set_cell, set_mode
-from .live_trace import LiveTrace
+from .link import decode_fragment, encode_fragment
+from .presets import default_state, preset
+from .state import check_option, whole_number
 
 ALL = ("input", "norm", "w", "logits", "pitfall", "variant")
 
@@ -38,11 +39,28 @@ AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant")
 AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
 
 
-class Session(LiveTrace):
-    """Holds the state and the arrays the page may fetch; see the module docstring."""
+class Session(object):
+    """Holds the state (through its :class:`~pycore.explorer.computed.Computed`) and answers the
+    page's requests; see the module docstring."""
 
     def __init__(self, state=None):
-        LiveTrace.__init__(self, state if state is not None else default_state())
+        self.computed = Computed(state if state is not None else default_state())
+
+    @property
+    def state(self):
+        return self.computed.state
+
+    @state.setter
+    def state(self, value):
+        self.computed.state = value
+
+    @property
+    def trace(self):
+        return self.computed.trace
+
+    @property
+    def matrices(self):
+        return self.computed.matrices
 
     # ---- requests --------------------------------------------------------------------
 
@@ -72,7 +90,7 @@ class Session(LiveTrace):
         else:
             state = default_state()
         self.state = state
-        self._recompute()
+        self.computed.recompute()
         answer = self._answer(ALL, steps=True)
         answer["error"] = error
         answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
@@ -83,7 +101,7 @@ class Session(LiveTrace):
         instead of resending its whole grid."""
         key, index = request.get("key"), request.get("index")
         self.state = set_cell(self.state, key, index, request.get("text"))
-        self._edited(key, tuple(int(i) for i in index))
+        self.computed.after_cell(key, tuple(int(i) for i in index))
         answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
                               steps=_steps_wanted(request), link=request.get("link") != "separate")
         answer["value"] = float(self._source(key)[tuple(index)])
@@ -93,7 +111,7 @@ class Session(LiveTrace):
     def op_paste(self, request):
         key = request.get("key")
         self.state = paste_block(self.state, key, request.get("index"), request.get("text"))
-        self._recompute()
+        self.computed.recompute()
         return self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
                             steps=_steps_wanted(request), link=request.get("link") != "separate")
 
@@ -101,8 +119,9 @@ class Session(LiveTrace):
         n1 = request.get("N1")
         kwargs = {name: request.get(name) for name in ("B", "D", "C")}
         if n1 is not None:
-            kwargs["N"] = _int(n1, "N+1") - 1
-        self.state = resize(self.state, **{k: _int(v, k) for k, v in kwargs.items()})
+            kwargs["N"] = whole_number(n1, "N+1", floats=True) - 1
+        self.state = resize(self.state, **{k: whole_number(v, k, floats=True)
+                                            for k, v in kwargs.items()})
         return self._reset_view()
 
     def op_mode(self, request):
@@ -110,31 +129,22 @@ class Session(LiveTrace):
         return self._reset_view()
 
     def op_preset(self, request):
-        self.state = preset(request.get("name"), seed=_int(request.get("seed", 0), "seed"))
+        self.state = preset(request.get("name"),
+                            seed=whole_number(request.get("seed", 0), "seed", floats=True))
         return self._reset_view()
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
         options = self.state.options
-        if name == "sample":
-            options["sample"] = _in_range(value, self.state.B, "sample")
+        if name not in ("sample", "logit_class", "pitfall", "variant"):
+            raise StateError("Unknown option %r." % (name,))
+        options[name] = check_option(name, value, self.state.B, self.state.C)
+        if name in ("sample", "logit_class"):
             return self._answer((), steps=True)
-        if name == "logit_class":
-            options["logit_class"] = _in_range(value, self.state.C, "class")
-            return self._answer((), steps=True)
-        if name == "pitfall":
-            if value is not None and comparisons.find(PITFALLS, value) is None:
-                raise StateError("Unknown pitfall %r." % (value,), key="pitfall")
-            options["pitfall"] = value
-            if value is not None and not self._exact and self._in_step():
-                self._recompute()  # see _edited: the difference heatmap needs exact logits
-            return self._answer(("pitfall",))
-        if name == "variant":
-            if value is not None and comparisons.find(comparisons.VARIANTS, value) is None:
-                raise StateError("Unknown variant %r." % (value,), key="variant")
-            options["variant"] = value
-            return self._answer(("variant",))
-        raise StateError("Unknown option %r." % (name,))
+        if name == "pitfall" and value is not None and not self.computed.exact \
+                and self.computed.current():
+            self.computed.recompute()  # see Computed.after_cell: the difference needs exact logits
+        return self._answer((name,))
 
     def op_export(self, request):
         fmt = request.get("format")
@@ -186,7 +196,7 @@ class Session(LiveTrace):
         options = self.state.options
         options["sample"] = min(options.get("sample", 0) or 0, self.state.B - 1)
         options["logit_class"] = min(options.get("logit_class", 0) or 0, self.state.C - 1)
-        self._recompute()
+        self.computed.recompute()
         return self._answer(ALL, steps=True)
 
     def _answer(self, parts, steps=False, link=True):
@@ -208,24 +218,24 @@ class Session(LiveTrace):
                   "heatmaps": {}, "grids": {}, "hide": []}
         heatmaps = answer["heatmaps"]
         if "input" in parts:
-            heatmaps.update(view.input_heatmaps(s, t))
+            heatmaps.update(panels.input_heatmaps(s, t))
             answer["grids"]["input"] = {"matrix": "input"}
             if s.mode != "encoder":
                 answer["hide"].append("heatmap-encoder")
         if "norm" in parts:
-            heatmaps.update(view.normalized_heatmap(t))
-            answer["stats"] = view.stats_table(t)
+            heatmaps.update(panels.normalized_heatmap(t))
+            answer["stats"] = panels.stats_table(t)
         if "w" in parts:
-            heatmaps.update(view.w_heatmap(s))
+            heatmaps.update(panels.w_heatmap(s))
             answer["grids"]["w"] = {"matrix": "W_head"}
         if "logits" in parts:
-            heatmaps.update(view.logits_heatmaps(t))
-            answer["logits_table"] = view.logits_table(t)
-            answer["top_classes"] = view.top_classes(t)
+            heatmaps.update(panels.logits_heatmaps(t))
+            answer["logits_table"] = panels.logits_table(t)
+            answer["top_classes"] = panels.top_classes(t)
         if "pitfall" in parts:
-            self._compare(answer, "pitfall", PITFALLS, comparisons.run_pitfall)
+            self._compare(answer, "pitfall")
         if "variant" in parts:
-            self._compare(answer, "variant", comparisons.VARIANTS, comparisons.run_variant)
+            self._compare(answer, "variant")
         if steps == "later":  # the page asks with a "steps" request once they are in view, or idle
             answer["steps_follow"] = True
         elif steps:
@@ -234,22 +244,23 @@ class Session(LiveTrace):
 
     def _steps(self):
         s = self.state
-        return view.steps(s, self.trace, s.options.get("sample", 0), s.options.get("logit_class", 0))
+        return panels.steps(s, self.trace, s.options.get("sample", 0), s.options.get("logit_class", 0))
 
-    def _compare(self, answer, name, registry, run):
-        """The correct logits beside a pitfall's or variant's output (and, for pitfalls, the difference)."""
+    def _compare(self, answer, name):
+        """The correct logits beside a pitfall's or variant's output (and, for pitfalls, the
+        difference)."""
         key = self.state.options.get(name)
         ids = ["heatmap-%s-correct" % name, "heatmap-%s" % name]
         if name == "pitfall":
             ids.append("heatmap-pitfall-diff")
-        section = {"choices": comparisons.choices(registry), "selected": key, "explanation": "",
+        section = {"choices": comparisons.choices(name), "selected": key, "explanation": "",
                    "error": None}
         answer[name] = section
         output, error, item = None, None, None
         if key is not None:
-            item = comparisons.find(registry, key)
+            item = comparisons.find(key)
             section["explanation"] = item.explanation
-            output, error = run(self.state, key)
+            output, error = comparisons.run(self.state, key)
             section["error"] = error
         if output is None:
             answer["hide"].extend(ids)
@@ -257,16 +268,17 @@ class Session(LiveTrace):
         logits = self.trace.logits
         self.matrices[name] = np.ascontiguousarray(output, dtype=np.float64)
         heatmaps = answer["heatmaps"]
-        heatmaps[ids[0]] = view.heatmap("logits", logits, "Correct head: logits", "class c",
-                                        "sample b", "sample %{y}, class %{x}<br>logit = " + view.EXACT)
-        heatmaps[ids[1]] = view.heatmap(name, output, item.title,
-                                        "class c", "sample b",
-                                        "sample %{y}, class %{x}<br>output = " + view.EXACT)
+        heatmaps[ids[0]] = panels.heatmap("logits", logits, "Correct head: logits", "class c",
+                                          "sample b", "sample %{y}, class %{x}<br>logit = " + panels.EXACT)
+        heatmaps[ids[1]] = panels.heatmap(name, output, item.title,
+                                          "class c", "sample b",
+                                          "sample %{y}, class %{x}<br>output = " + panels.EXACT)
         if name == "pitfall" and output.shape == logits.shape:
-            self.matrices["pitfall_diff"] = np.ascontiguousarray(output - logits)
-            heatmaps[ids[2]] = view.heatmap("pitfall_diff", self.matrices["pitfall_diff"],
-                                            "Difference: mistaken − correct", "class c", "sample b",
-                                            "sample %{y}, class %{x}<br>difference = " + view.EXACT)
+            with np.errstate(all="ignore"):
+                self.matrices["pitfall_diff"] = np.ascontiguousarray(output - logits)
+            heatmaps[ids[2]] = panels.heatmap("pitfall_diff", self.matrices["pitfall_diff"],
+                                              "Difference: mistaken − correct", "class c", "sample b",
+                                              "sample %{y}, class %{x}<br>difference = " + panels.EXACT)
 
 
 def _steps_wanted(request):
@@ -281,17 +293,3 @@ def error_info(err):
 def _index(err):
     index = getattr(err, "index", None)
     return list(index) if index is not None else None
-
-
-def _int(value, name):
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or float(value) != int(value):
-        raise StateError("%s must be a whole number, got %r." % (name, value), key=name)
-    return int(value)
-
-
-def _in_range(value, n, name):
-    value = _int(value, name)
-    if not 0 <= value < n:
-        raise StateError("%s must be between 0 and %d, got %d." % (name, n - 1, value), key=name)
-    return value

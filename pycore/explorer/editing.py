@@ -3,7 +3,7 @@
 Each helper **changes the given state in place and returns it** (so both
 ``set_cell(state, ...)`` and ``state = set_cell(state, ...)`` work). Nothing is copied
 but what changes shape: a keystroke writes one number into the existing array. When a
-helper raises :class:`~pycore.errors.StateError`, the state is left exactly as it
+helper raises :class:`~pycore.explorer.errors.StateError`, the state is left exactly as it
 was, so the page can keep showing the last valid state.
 
 Matrices made by a preset record each edit in their recipe (``state.generated``) so
@@ -14,8 +14,7 @@ import numpy as np
 
 from .cells import parse_block, parse_cell
 from .errors import StateError
-from .limits import check_limits
-from .state_object import PATTERN, dims_text
+from .state import PATTERN, check_limits, dims_text, whole_number
 
 MATRIX_KEYS = ("W_head", "cls", "encoder_output")
 DEFAULT_N = 4
@@ -62,7 +61,7 @@ def set_cell(state, key, index, text):
     index : sequence of int
         0-based, one per dimension, e.g. ``(3, 1)``.
     text : str
-        Parsed with :func:`~pycore.cells.parse_cell`.
+        Parsed with :func:`~pycore.explorer.cells.parse_cell`.
 
     Returns
     -------
@@ -77,7 +76,7 @@ def set_cell(state, key, index, text):
 
     Examples
     --------
-    >>> from pycore.presets import default_state
+    >>> from pycore.explorer.presets import default_state
     >>> s = set_cell(default_state(), "W_head", (3, 1), "\u22120.5")
     >>> float(s.W_head[3, 1])
     -0.5
@@ -110,7 +109,7 @@ def paste_block(state, key, start_index, text):
     key : {"W_head", "cls", "encoder_output"}
     start_index : sequence of int
     text : str
-        Parsed with :func:`~pycore.cells.parse_block`.
+        Parsed with :func:`~pycore.explorer.cells.parse_block`.
 
     Returns
     -------
@@ -125,7 +124,7 @@ def paste_block(state, key, start_index, text):
 
     Examples
     --------
-    >>> from pycore.presets import default_state
+    >>> from pycore.explorer.presets import default_state
     >>> s = paste_block(default_state(), "W_head", (2, 1), "1\\t2\\n3\\t4")
     >>> s.W_head[2:, 1:].tolist()
     [[1.0, 2.0], [3.0, 4.0]]
@@ -159,19 +158,10 @@ def paste_block(state, key, start_index, text):
     return state
 
 
-def _check_size(name, value):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise StateError("{} must be a whole number; got {!r}".format(name, value), key=name)
-    return int(value)
-
-
 def _option_int(state, name):
-    """A non-negative int option (the page sets options directly; anything else is 0)."""
+    """A non-negative int option (checked when it was set; anything else counts as 0)."""
     value = state.options.get(name)
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or \
-            not 0 <= value < 2 ** 32:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         return 0
     return int(value)
 
@@ -198,7 +188,7 @@ def resize(state, B=None, N=None, D=None, C=None):
     ----------
     state : ExplorerState
     B, N, D, C : int, optional
-        Checked against :data:`~pycore.limits.LIMITS` (N+1 against ``N1``).
+        Checked against :data:`~pycore.explorer.state.LIMITS` (N+1 against ``N1``).
 
     Returns
     -------
@@ -213,12 +203,13 @@ def resize(state, B=None, N=None, D=None, C=None):
 
     Examples
     --------
-    >>> from pycore.presets import default_state
+    >>> from pycore.explorer.presets import default_state
     >>> s = resize(default_state(), C=4)
     >>> s.W_head[:, 3].tolist()
     [0.0, 0.0, 0.0, 0.0]
     """
-    B, N, D, C = (_check_size(n, v) for n, v in (("B", B), ("N", N), ("D", D), ("C", C)))
+    B, N, D, C = (None if v is None else whole_number(v, n)
+                  for n, v in (("B", B), ("N", N), ("D", D), ("C", C)))
     if N is not None and state.mode == "cls":
         raise StateError("N (the number of patch tokens) exists in encoder mode only; this "
                          "state holds cls", key="N1")
@@ -272,7 +263,7 @@ def set_mode(state, mode, N=None):
 
     Examples
     --------
-    >>> from pycore.presets import default_state
+    >>> from pycore.explorer.presets import default_state
     >>> s = set_mode(default_state(), "encoder")
     >>> s.encoder_output.shape, s.encoder_output[:, 0, :].tolist()
     ((2, 5, 4), [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
@@ -286,7 +277,7 @@ def set_mode(state, mode, N=None):
         state.encoder_output = None
         state.generated.pop("encoder_output", None)
         return state
-    N = DEFAULT_N if N is None else _check_size("N", N)
+    N = DEFAULT_N if N is None else whole_number(N, "N")
     check_limits(N1=N + 1)
     B, D = state.cls.shape
     rs = np.random.RandomState(_option_int(state, "seed"))

@@ -1,27 +1,23 @@
 """The classic mistakes, each computing what the mistaken head would output.
 
-Every entry of :data:`PITFALLS` has a ``key``, a short ``title``, an ``explanation``
-for a student (what the mistake is and why it is wrong, citing the spec), and
-``compute(W_head, cls=None, encoder_output=None, seed=0)``, which returns the mistaken
-(B, C) output or raises ``ValueError`` with the message to show. Give exactly one of
-``cls`` (B, D) and ``encoder_output`` (B, N+1, D). Random parameters (gamma/beta, the
-bias) come from :func:`pycore.variants.variant_params` with ``seed``, so they are the
-same as the variants'.
-
-The spec (DESIGN.md): ``logits = LayerNorm(z_L[:, 0, :]) @ W_head`` with population
-variance, eps 1e-6, no gamma/beta, no bias, no softmax.
+The head is ``logits = LayerNorm(z_L[:, 0, :]) @ W_head`` with population variance, eps 1e-6,
+no gamma/beta, no bias, no softmax. Each function here computes one way of getting it wrong,
+``f(W_head, cls=None, encoder_output=None, seed=0)`` with exactly one of ``cls`` (B, D) and
+``encoder_output`` (B, N+1, D), and returns the mistaken (B, C) output. The inputs are checked
+as the head checks them; the output is NOT: a mistaken head may overflow where the real one does
+not (no LayerNorm on huge inputs), and its inf is part of what the mistake shows. Random
+parameters (gamma/beta, the bias) come from :func:`pycore.vit.variants.variant_params` with
+``seed``, so they are the variants'. What each mistake teaches, in words, is in
+pycore/explorer/comparisons.py.
 """
 
-import collections
+import numpy as np
 
 from .checks import (as_float64, check_finite, cls_rows, cls_rows_from_encoder,
                      real_array, shape_text, w_head_for)
 from .head import EPS, normalize_rows
 from .softmax import softmax
 from .variants import variant_params
-
-Pitfall = collections.namedtuple("Pitfall", "key title explanation compute")
-
 
 def _rows(W_head, cls, encoder_output):
     """(h_cls, W, name, shape): the CLS rows and W_head, checked, for one input."""
@@ -36,6 +32,12 @@ def _rows(W_head, cls, encoder_output):
 
 def _h_hat(h):
     return normalize_rows(h, EPS)[2]
+
+
+def _times(a, b):
+    """a @ b, overflowing to inf silently (see the module docstring)."""
+    with np.errstate(all="ignore"):
+        return a @ b
 
 
 def last_position(W_head, cls=None, encoder_output=None, seed=0):
@@ -53,11 +55,11 @@ def last_position(W_head, cls=None, encoder_output=None, seed=0):
     """
     if encoder_output is None:
         h, W, _, _ = _rows(W_head, cls, None)
-        return _h_hat(h) @ W
+        return _times(_h_hat(h), W)
     _, W, _, shape = _rows(W_head, None, encoder_output)   # the head's checks and messages
     last = as_float64(real_array(encoder_output, "encoder_output")[:, -1, :])
     check_finite(last, "encoder_output", lambda i: (i[0], shape[1] - 1, i[1]))
-    return _h_hat(last) @ W
+    return _times(_h_hat(last), W)
 
 
 def softmax_inside(W_head, cls=None, encoder_output=None, seed=0):
@@ -69,7 +71,7 @@ def softmax_inside(W_head, cls=None, encoder_output=None, seed=0):
     [[0.8808, 0.1192]]
     """
     h, W, _, _ = _rows(W_head, cls, encoder_output)
-    return softmax(_h_hat(h) @ W)
+    return softmax(_times(_h_hat(h), W))
 
 
 def no_layernorm(W_head, cls=None, encoder_output=None, seed=0):
@@ -81,7 +83,7 @@ def no_layernorm(W_head, cls=None, encoder_output=None, seed=0):
     [[3.0]]
     """
     h, W, _, _ = _rows(W_head, cls, encoder_output)
-    return h @ W
+    return _times(h, W)
 
 
 def affine(W_head, cls=None, encoder_output=None, seed=0):
@@ -96,7 +98,7 @@ def affine(W_head, cls=None, encoder_output=None, seed=0):
     """
     h, W, _, _ = _rows(W_head, cls, encoder_output)
     p = variant_params(W.shape[0], W.shape[1], seed=seed)
-    return (_h_hat(h) * p["gamma"] + p["beta"]) @ W
+    return _times(_h_hat(h) * p["gamma"] + p["beta"], W)
 
 
 def bias(W_head, cls=None, encoder_output=None, seed=0):
@@ -110,7 +112,8 @@ def bias(W_head, cls=None, encoder_output=None, seed=0):
     """
     h, W, _, _ = _rows(W_head, cls, encoder_output)
     p = variant_params(W.shape[0], W.shape[1], seed=seed)
-    return _h_hat(h) @ W + p["b_head"]
+    with np.errstate(all="ignore"):
+        return _times(_h_hat(h), W) + p["b_head"]
 
 
 def transposed(W_head, cls=None, encoder_output=None, seed=0):
@@ -140,50 +143,4 @@ def transposed(W_head, cls=None, encoder_output=None, seed=0):
             "h_hat has shape {} = (B, D) but W_head.T has shape {} = (C, D): h_hat @ "
             "W_head.T needs D = C, and here D = {}, C = {}, so the transposed head cannot "
             "even run".format(shape_text((B, D)), shape_text((C, D)), D, C))
-    return _h_hat(h) @ W.T
-
-
-PITFALLS = (
-    Pitfall(
-        "last_position", "Position -1 instead of 0", (
-            "The head must read the CLS token, which ViT puts at position 0 of the sequence "
-            "(the spec: h_cls = z_L[:, 0, :]). Taking position -1 reads the last patch "
-            "token instead, a vector that describes one corner of the image, not the "
-            "whole image. With only the CLS rows there is a single position, so -1 and 0 "
-            "coincide: switch to the full encoder output to see the difference."),
-        last_position),
-    Pitfall(
-        "softmax_inside", "Softmax inside the head", (
-            "The head returns raw logits: the spec ends at h_hat @ W_head, with no softmax. "
-            "The softmax belongs to the cross-entropy loss, which applies it itself; "
-            "applying it inside the head as well would squash the outputs into "
-            "probabilities and the loss would apply a softmax a second time."),
-        softmax_inside),
-    Pitfall(
-        "no_layernorm", "LayerNorm skipped", (
-            "The spec normalizes the CLS vector before the linear map: (h - mean) / "
-            "sqrt(var + 1e-6), per sample. Skipping it feeds W_head vectors with "
-            "arbitrary offset and scale, so the logits change when a sample's features are "
-            "all shifted or scaled, which the real head ignores."),
-        no_layernorm),
-    Pitfall(
-        "affine", "Learnable gamma/beta added", (
-            "The spec's LayerNorm has no gamma or beta: just (h - mean) / sqrt(var + 1e-6). "
-            "Library LayerNorms add a learnable scale gamma and shift beta by default. "
-            "They start at 1 and 0, but trained values differ, and then the output no "
-            "longer matches the spec; here gamma and beta are seeded random values."),
-        affine),
-    Pitfall(
-        "bias", "A bias term added", (
-            "The spec's head is logits = h_hat @ W_head, with no bias. Most linear layers "
-            "add a bias b by default, which shifts every sample's logit for a class by "
-            "the same amount; here b is a seeded random vector."),
-        bias),
-    Pitfall(
-        "transposed", "W_head transposed to (C, D)", (
-            "W_head must be (D, C): one row per feature, one column per class, so that "
-            "h_hat (B, D) @ W_head gives (B, C). Using it as (C, D) cannot multiply unless "
-            "C equals D; and when it does, the mistake is silent and every logit uses the "
-            "wrong weights."),
-        transposed),
-)
+    return _times(_h_hat(h), W.T)

@@ -18,8 +18,6 @@ outside ``keep`` are zero. The edits (index..., value) are applied last, in orde
 
 import numpy as np
 
-SEED_LIMIT = 2 ** 32
-
 
 class Recipe(object):
     """How a matrix was generated, and the cells edited since.
@@ -30,7 +28,7 @@ class Recipe(object):
     shape : tuple of int
         Shape of the generated matrix.
     seed : int, optional
-        For ``"random"``: 0 <= seed < 2**32.
+        For ``"random"``: 0 <= seed < 2**32 (checked where recipes are read).
     scale : float, optional
         For ``"random"``: the standard deviation.
     decimals : int or None, optional
@@ -96,6 +94,11 @@ class Recipe(object):
                      if all(a < s for a, s in zip(i, size)))
         return Recipe(self.preset, self.shape, self.seed, self.scale, self.decimals, keep,
                       size, edits)
+
+    def copy(self):
+        """An independent copy (its own dict of edits)."""
+        return Recipe(self.preset, self.shape, self.seed, self.scale, self.decimals, self.keep,
+                      self.size, self.edits)
 
     def to_json(self):
         """The compact JSON form (a dict), with only the keys that are needed."""

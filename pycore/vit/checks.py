@@ -156,8 +156,8 @@ def value_word(value):
     return "inf" if value > 0 else "-inf"
 
 
-def check_finite(arr, name, to_index=None):
-    """Raise ``ValueError`` naming the first NaN or infinity of ``arr``.
+def describe_nonfinite(arr, name, to_index=None):
+    """The first NaN or infinity of ``arr`` and the one sentence that names it.
 
     Parameters
     ----------
@@ -168,20 +168,39 @@ def check_finite(arr, name, to_index=None):
         Maps an index of ``arr`` to the index reported (used when ``arr`` is a slice of
         the caller's array, e.g. the CLS rows of ``encoder_output``).
 
+    Returns
+    -------
+    (tuple of int, str) or (None, None)
+        The index as reported, and ``"<name>[i,j] is NaN: every number must be finite"``.
+
+    Examples
+    --------
+    >>> describe_nonfinite(np.array([[1.0, np.inf]]), "W_head")
+    ((0, 1), 'W_head[0,1] is inf: every number must be finite')
+    """
+    index = first_nonfinite(arr)
+    if index is None:
+        return None, None
+    word = value_word(arr[index])
+    shown = tuple(to_index(index)) if to_index is not None else index
+    return shown, "{}[{}] is {}: every number must be finite".format(
+        name, ",".join(str(i) for i in shown), word)
+
+
+def check_finite(arr, name, to_index=None):
+    """Raise ``ValueError`` naming the first NaN or infinity of ``arr`` (see
+    :func:`describe_nonfinite`).
+
     Examples
     --------
     >>> check_finite(np.array([0.0, np.nan]), "cls")
     Traceback (most recent call last):
     ...
-    ValueError: cls has a NaN at index (1,) (its first non-finite entry): the head needs finite numbers
+    ValueError: cls[1] is NaN: every number must be finite
     """
-    index = first_nonfinite(arr)
-    if index is None:
-        return
-    word = value_word(arr[index])
-    shown = to_index(index) if to_index is not None else index
-    raise ValueError("{} has {} at index {} (its first non-finite entry): the head needs "
-                     "finite numbers".format(name, "a NaN" if word == "NaN" else word, shown))
+    index, message = describe_nonfinite(arr, name, to_index)
+    if index is not None:
+        raise ValueError(message)
 
 
 def as_float64(arr):
@@ -256,7 +275,7 @@ def w_head_for(W_head, D, other_name, other_shape):
         if W.shape[1] == D:
             raise ValueError(
                 "W_head looks transposed: it has shape {} = (C, D) but the head needs "
-                "(D, C) = ({}, {}) to match {} of shape {}; use W_head.T".format(
+                "(D, C) = ({}, {}) to match {} of shape {}: transpose it".format(
                     shape_text(W.shape), D, W.shape[0], other_name, shape_text(other_shape)))
         raise ValueError(
             "W_head has shape {} but {} has shape {}: W_head must be (D, C) with D = {} "

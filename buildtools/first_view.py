@@ -1,5 +1,8 @@
 """The page's first view, computed ahead of time: what build.py writes to default-view.json.
 
+Run as a script (`python3 buildtools/first_view.py ROOT`), in a child Python, so that the build's
+own process never imports NumPy: it prints the first view of the checkout at ROOT as JSON.
+
 Booting Python in the browser takes seconds. Meanwhile the page shows the worked example as
 pycore computes it here, with the same code path as the browser (Session's answer to loading
 the default state), and without the two things only the browser's Python may say: the link it
@@ -14,13 +17,15 @@ Examples
 >>> "fragment" in view or "host" in view
 False
 """
-from .session import Session
+import json
+import os
+import sys
 
 
 def matrix_keys(answer):
     """The keys of the matrices an answer shows: its heatmaps' and its grids'.
 
-    The browser side (web/js/answers.js) attaches the same set to every answer it hands over.
+    The browser side attaches the same set to every answer it hands over (web/py/bridge.py).
     """
     keys = set()
     for section in ("heatmaps", "grids"):
@@ -44,7 +49,9 @@ def first_view(session=None):
         key to {"rows", "cols", "data"} with data the row-major list of float64 values (JSON
         keeps every bit: Python writes the shortest text that reads back to the same double).
     """
-    session = session if session is not None else Session()
+    if session is None:
+        from pycore.explorer.session import Session
+        session = Session()
     answer = session.handle({"op": "load", "fragment": ""})
     answer.pop("fragment", None)
     answer.pop("host", None)
@@ -54,3 +61,8 @@ def first_view(session=None):
         matrices[key] = {"rows": m.shape[0], "cols": m.shape[1], "data": m.ravel().tolist()}
     answer["matrices"] = matrices
     return answer
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.abspath(sys.argv[1]))  # that checkout's pycore, not an installed one
+    print(json.dumps(first_view(), allow_nan=False))

@@ -1,0 +1,166 @@
+"""The heads the page shows beside the real one: the classic mistakes and the variants worth
+knowing, in one registry with one convention.
+
+Each :class:`Comparison` has a ``key``, a ``kind`` ("pitfall": a mistake; "variant": another
+head that is right in its own setting), a short ``title``, an ``explanation`` for a student, the
+``source`` it rests on (in words a student has: the ViT paper, BERT), whether it ``needs`` the
+full encoder output, and ``compute(state)``, which returns its (B, C) output on the state's own
+inputs or raises ``ValueError`` with the message to show. The math is in pycore.vit.pitfalls
+and pycore.vit.variants; this module only says what each one is and feeds it the state.
+"""
+import collections
+
+import numpy as np
+
+from ..vit import pitfalls, variants
+from ..vit.head import layer_norm
+
+PAPER = "Dosovitskiy et al. (2020), “An Image is Worth 16x16 Words”"
+BERT = "Devlin et al. (2019), “BERT”"
+
+
+class Comparison(collections.namedtuple(
+        "Comparison", "key kind title explanation source needs compute")):
+    """One head to compare with the real one; see the module docstring."""
+
+
+def _seed(state):
+    return int(state.options.get("seed", 0) or 0)
+
+
+def _mistake(function):
+    def compute(state):
+        inputs = ({"encoder_output": state.encoder_output} if state.mode == "encoder"
+                  else {"cls": state.cls})
+        return function(state.W_head, seed=_seed(state), **inputs)
+    return compute
+
+
+def _params(state):
+    return variants.variant_params(state.D, state.C, seed=_seed(state))
+
+
+def _mlp(activation):
+    def compute(state):
+        p = _params(state)
+        return variants.mlp_pretraining_head(layer_norm(state.h_cls), p["W1"], p["b1"], p["W2"],
+                                             p["b2"], activation=activation)
+    return compute
+
+
+def _gap(state):
+    if state.mode != "encoder":
+        raise ValueError("Global average pooling averages the patch tokens z_L[:, 1:, :], and this "
+                         "state has only the CLS vectors. Switch the mode to 'Edit full encoder "
+                         "output' (or load the 'Full encoder output' example) to compare.")
+    if state.encoder_output.shape[1] < 2:
+        raise ValueError("Global average pooling needs at least one patch token (N+1 >= 2).")
+    return variants.gap_head(state.encoder_output, state.W_head)
+
+
+def _bert(state):
+    p = _params(state)
+    with np.errstate(all="ignore"):
+        return np.dot(variants.bert_pooler(state.h_cls, p["W_pool"], p["b_pool"]), state.W_head)
+
+
+COMPARISONS = (
+    Comparison(
+        "last_position", "pitfall", "Position -1 instead of 0", (
+            "The head must read the CLS token, which ViT puts at position 0 of the sequence: "
+            "h_cls = z_L[:, 0, :]. Taking position -1 reads the last patch token instead, a "
+            "vector that describes one corner of the image, not the whole image. With only the "
+            "CLS rows there is a single position, so -1 and 0 coincide: the mistake shows with "
+            "the full encoder output."),
+        PAPER + ", Eq. 1 and 4: the class token is prepended at position 0, and the head "
+                "reads its output.", "encoder", _mistake(pitfalls.last_position)),
+    Comparison(
+        "softmax_inside", "pitfall", "Softmax inside the head", (
+            "The head returns raw logits: it ends at h_hat @ W_head, with no softmax. The "
+            "softmax belongs to the cross-entropy loss, which applies it itself; applying it "
+            "inside the head as well squashes the outputs into probabilities, and the loss then "
+            "applies a softmax a second time."),
+        PAPER + ", Sec. 3.1: at fine-tuning the head is a single linear layer.", None,
+        _mistake(pitfalls.softmax_inside)),
+    Comparison(
+        "no_layernorm", "pitfall", "LayerNorm skipped", (
+            "The head normalizes the CLS vector before the linear map: (h - mean) / "
+            "sqrt(var + 1e-6), per sample. Skipping it feeds W_head vectors with arbitrary "
+            "offset and scale, so the logits change when a sample's features are all shifted "
+            "or scaled, which the real head ignores."),
+        PAPER + ", Eq. 4: y = LN(z_L⁰), the class token's output after LayerNorm.", None,
+        _mistake(pitfalls.no_layernorm)),
+    Comparison(
+        "affine", "pitfall", "Learnable gamma/beta added", (
+            "The head taught here normalizes with no learnable scale gamma or shift beta: just "
+            "(h - mean) / sqrt(var + 1e-6). Library LayerNorm layers add gamma and beta by "
+            "default. They start at 1 and 0, but trained values differ, and then the outputs no "
+            "longer match a head without them; here gamma and beta are seeded random values."),
+        "Ba et al. (2016), “Layer Normalization”: gamma and beta are the optional gain and "
+        "bias.", None, _mistake(pitfalls.affine)),
+    Comparison(
+        "bias", "pitfall", "A bias term added", (
+            "The head taught here is logits = h_hat @ W_head, with no bias. Most linear layers "
+            "add a bias b by default, which shifts every sample's logit for a class by the same "
+            "amount; here b is a seeded random vector."),
+        "The head as this explorer teaches it (one matrix W_head, D × C).", None,
+        _mistake(pitfalls.bias)),
+    Comparison(
+        "transposed", "pitfall", "W_head transposed to (C, D)", (
+            "W_head must be (D, C): one row per feature, one column per class, so that h_hat "
+            "(B, D) @ W_head gives (B, C). Using it as (C, D) cannot multiply unless C equals "
+            "D; and when it does, the mistake is silent and every logit uses the wrong weights."),
+        "Matrix shapes: (B, D) @ (D, C) = (B, C).", None, _mistake(pitfalls.transposed)),
+    Comparison(
+        "mlp_tanh", "variant", "Pre-training head: MLP, tanh", (
+            "During pre-training ViT classifies with an MLP of one hidden layer; the authors' "
+            "released code uses tanh as its activation. Here: tanh(h_hat W1 + b1) W2 + b2 with "
+            "seeded random W1, b1, W2, b2 (hidden size D). At fine-tuning time this MLP is "
+            "replaced by the single zero-initialized linear layer W_head."),
+        PAPER + ", Sec. 3.1.", None, _mlp("tanh")),
+    Comparison(
+        "mlp_gelu", "variant", "Pre-training head: MLP, GELU", (
+            "The same pre-training MLP with GELU, the activation of the encoder's own MLP "
+            "blocks, instead of tanh; re-implementations use either, so both are shown. Same "
+            "seeded weights as the tanh version."),
+        PAPER + ", Sec. 3.1 and Eq. 3 (GELU in the encoder's MLP).", None, _mlp("gelu")),
+    Comparison(
+        "gap", "variant", "Global average pooling instead of CLS", (
+            "Instead of the CLS token, average the patch tokens z_L[:, 1:, :] and apply the same "
+            "LayerNorm and W_head. The paper reports that this works about as well as the CLS "
+            "token (with a different learning rate)."),
+        PAPER + ", Appendix D.3 (head type and class token).", "encoder", _gap),
+    Comparison(
+        "bert_pooler", "variant", "BERT's pooler", (
+            "BERT passes its CLS vector through a learned pooler, tanh(h W_pool + b_pool), "
+            "before its classifier. ViT's fine-tuning head has no pooler: LayerNorm and one "
+            "matrix. Here the pooler (seeded random W_pool, b_pool) feeds the same W_head."),
+        BERT + ", Sec. 3 and its released code (the pooler).", None, _bert),
+)
+
+
+def of_kind(kind):
+    """The comparisons of one kind, in the page's order."""
+    return [c for c in COMPARISONS if c.kind == kind]
+
+
+def find(key):
+    """The comparison named ``key``, or None."""
+    for c in COMPARISONS:
+        if c.key == key:
+            return c
+    return None
+
+
+def choices(kind):
+    """``[[key, title], ...]`` for the page's select of one kind."""
+    return [[c.key, c.title] for c in of_kind(kind)]
+
+
+def run(state, key):
+    """(output, error message): the comparison's (B, C) output on the state, or why it cannot
+    run (shown in place of the output)."""
+    try:
+        return find(key).compute(state), None
+    except ValueError as err:
+        return None, str(err)

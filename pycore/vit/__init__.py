@@ -1,0 +1,19 @@
+"""The math the page teaches: the Vision Transformer's classification head, the classic
+mistakes and the other heads worth comparing with it, in NumPy.
+
+    checks     input validation with messages that name shapes and indices
+    head       LayerNorm, CLS extraction, the head itself
+    trace      every intermediate of one head computation (what the page draws)
+    softmax    a stable softmax (display only; and the "softmax inside" mistake)
+    pitfalls   what the mistaken heads compute
+    variants   the pre-training MLP head, global average pooling, BERT's pooler
+
+Rule: this package imports NumPy and the standard library only, never pycore.explorer (the
+page's state and answers), so the math can be read, tested and reused alone. A test enforces it.
+Everything here runs on Python 3.8 / NumPy 1.17 (Pyodide 0.17) and Python 3.14 / NumPy 2.x.
+"""
+from .head import EPS, classification_head, extract_cls, head_from_cls, layer_norm
+from .trace import HeadTrace, trace_head
+
+__all__ = ["EPS", "classification_head", "extract_cls", "head_from_cls", "layer_norm",
+           "HeadTrace", "trace_head"]
