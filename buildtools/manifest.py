@@ -54,12 +54,28 @@ class NumpyWheel:
 
 
 @dataclass
+class PypiFile:
+    """One file from PyPI (a wheel the build reads data out of; see buildtools/digits.py)."""
+
+    name: str  # our key, e.g. "scikit-learn"
+    package: str  # the PyPI project name
+    version: str
+    file_name: str
+    sha256: str  # what PyPI publishes for the file
+    member: str = ""  # the file inside the wheel that the build reads
+    license: str = ""
+    index: str = "https://pypi.org/simple/"  # a PEP 691 simple index, asked where the file is
+    extra: dict = field(default_factory=dict)  # "data": what the member holds, its licence
+
+
+@dataclass
 class Manifest:
     npm: dict  # name -> NpmArtifact
     numpy_wheel: NumpyWheel
     cdn: dict  # "pyscript"/"pyodide" -> URL template with {version}
     path: str = ""
     plotly_bundle: dict = None  # see buildtools/plotly_bundle.py
+    pypi: dict = field(default_factory=dict)  # name -> PypiFile
 
     def artifact(self, name):
         return self.npm[name]
@@ -133,7 +149,47 @@ def parse(data, path="artifacts.json"):
                 raise BuildError("%s: %s's integrity is not a sha512 SRI value"
                                  % (where, entry["package"]), "copy it from package-lock.json")
     return Manifest(npm=npm, numpy_wheel=wheel, cdn=data.get("cdn", {}), path=path,
-                    plotly_bundle=bundle)
+                    plotly_bundle=bundle, pypi=_parse_pypi(data.get("pypi", {}), path))
+
+
+def _parse_pypi(section, path):
+    """The optional "pypi" section: {name: {package, version, file_name, sha256, ...}}."""
+    if not isinstance(section, dict):
+        raise BuildError("%s: pypi must be an object of named files" % path, "fix artifacts.json")
+    known = {"package", "version", "file_name", "sha256", "member", "license", "index"}
+    files = {}
+    for name, entry in section.items():
+        if name == "about" and isinstance(entry, str):
+            continue
+        where = "%s: pypi.%s" % (path, name)
+        if not isinstance(entry, dict):
+            raise BuildError("%s: expected an object" % where, "fix artifacts.json")
+        package, version = _need(entry, "package", where), _need(entry, "version", where)
+        file_name, sha256 = _need(entry, "file_name", where), _need(entry, "sha256", where)
+        if not isinstance(sha256, str) or not _SHA256.match(sha256):
+            raise BuildError("%s: sha256 %r must be 64 lowercase hex digits" % (where, sha256),
+                             "copy the file's sha256 from https://pypi.org/project/%s/%s/#files"
+                             % (package, version))
+        # Wheel names spell the project with underscores (PEP 427), in any case.
+        stem = "%s-%s-" % (re.sub(r"[-_.]+", "_", str(package)).lower(), version)
+        if not (str(file_name).lower().startswith(stem) and str(file_name).endswith(".whl")):
+            raise BuildError("%s: file_name %r is not a wheel of %s %s"
+                             % (where, file_name, package, version),
+                             "pin one of the .whl files PyPI lists for that version")
+        member = entry.get("member", "")
+        if not isinstance(member, str) or member.startswith("/") or ".." in member.split("/"):
+            raise BuildError("%s: member %r must be a relative path inside the wheel"
+                             % (where, member), "fix artifacts.json")
+        index = entry.get("index", PypiFile.index)
+        if not (isinstance(index, str) and index.startswith("https://")
+                and index.endswith("/")):
+            raise BuildError("%s: index %r must be an https:// URL ending in /" % (where, index),
+                             "leave it out to use https://pypi.org/simple/")
+        files[name] = PypiFile(
+            name=name, package=package, version=version, file_name=file_name, sha256=sha256,
+            member=member, license=entry.get("license", ""), index=index,
+            extra={k: v for k, v in entry.items() if k not in known})
+    return files
 
 
 def load(path):

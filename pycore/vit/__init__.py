@@ -1,5 +1,5 @@
 """The math the page teaches: the Vision Transformer's classification head, the classic
-mistakes and the other heads worth comparing with it, in NumPy.
+mistakes and the other heads worth comparing with it, and a tiny trained ViT, in NumPy.
 
     checks     input validation with messages that name shapes and indices
     head       LayerNorm, CLS extraction, the head itself
@@ -7,13 +7,15 @@ mistakes and the other heads worth comparing with it, in NumPy.
     softmax    a stable softmax (display only; and the "softmax inside" mistake)
     pitfalls   what the mistaken heads compute
     variants   the pre-training MLP head, global average pooling, BERT's pooler
+    tiny_vit   a small ViT for 8x8 digits whose z_L feeds exactly this head (docs/tiny-vit.md)
 
 Rule: this package imports NumPy and the standard library only, never pycore.explorer (the
 page's state and answers), so the math can be read, tested and reused alone. A test enforces it.
 Everything here runs on Python 3.8 / NumPy 1.17 (Pyodide 0.17) and Python 3.14 / NumPy 2.x.
 """
 from .head import EPS, classification_head, extract_cls, head_from_cls, layer_norm
+from .tiny_vit import TinyViT, load_tiny_vit
 from .trace import HeadTrace, trace_head
 
 __all__ = ["EPS", "classification_head", "extract_cls", "head_from_cls", "layer_norm",
-           "HeadTrace", "trace_head"]
+           "HeadTrace", "trace_head", "TinyViT", "load_tiny_vit"]

@@ -1,0 +1,416 @@
+"""The tiny ViT: its encoder against a loop-by-loop re-implementation, the committed weights'
+held-out accuracy on the real digits, the training script's gradient check, and the digits'
+download from the pinned scikit-learn wheel.
+
+The held-out test reads the digits through buildtools/digits.py, which downloads the pinned
+wheel from PyPI into the build cache the first time (about 8 MB) and reuses it after.
+"""
+import gzip
+import hashlib
+import importlib.util
+import io
+import json
+import math
+import os
+import zipfile
+
+import numpy as np
+import pytest
+
+from buildtools import cache as cache_mod, digits, manifest
+from buildtools.errors import BuildError
+from pycore import classification_head, load_tiny_vit
+from pycore.vit import tiny_vit
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def load_training_script():
+    path = os.path.join(ROOT, "training", "train_tiny_vit.py")
+    spec = importlib.util.spec_from_file_location("train_tiny_vit", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def model():
+    return load_tiny_vit()
+
+
+@pytest.fixture(scope="module")
+def data():
+    return digits.load_digits(log=lambda *a: None)
+
+
+# ---- (a) the encoder against a straightforward re-implementation ----------------------------
+
+def _ln_token(x, gamma=None, beta=None, eps=1e-6):
+    D = len(x)
+    mean = sum(x) / D
+    var = sum((v - mean) ** 2 for v in x) / D
+    out = np.array([(v - mean) / math.sqrt(var + eps) for v in x])
+    return out if gamma is None else out * gamma + beta
+
+
+def reference_encode(params, images, patch_size, heads):
+    """z_L and the last block's attention, one sample, token and head at a time."""
+    P = patch_size
+    grid = 8 // P
+    D = params["E"].shape[1]
+    depth = sum(1 for name in params if name.endswith(".W_qkv"))
+    d_head = D // heads
+    z_all, attn_all = [], []
+    for image in images:
+        x = np.asarray(image, dtype=float) / 16.0
+        tokens = [params["x_class"].copy()]
+        for r in range(grid):
+            for c in range(grid):
+                patch = np.array([x[r * P + i, c * P + j] for i in range(P) for j in range(P)])
+                tokens.append(patch @ params["E"] + params["b_E"])
+        z = [tokens[t] + params["E_pos"][t] for t in range(len(tokens))]
+        T = len(z)
+        for l in range(depth):
+            w = lambda n: params["block%d.%s" % (l, n)]  # noqa: E731
+            y = [_ln_token(z[t], w("ln1_gamma"), w("ln1_beta")) for t in range(T)]
+            qkv = [y[t] @ w("W_qkv") + w("b_qkv") for t in range(T)]
+            attn = np.zeros((heads, T, T))
+            merged = [np.zeros(D) for _ in range(T)]
+            for h in range(heads):
+                cols = slice(h * d_head, (h + 1) * d_head)
+                q = [qkv[t][:D][cols] for t in range(T)]
+                k = [qkv[t][D:2 * D][cols] for t in range(T)]
+                v = [qkv[t][2 * D:][cols] for t in range(T)]
+                for i in range(T):
+                    scores = [float(q[i] @ k[j]) / math.sqrt(d_head) for j in range(T)]
+                    top = max(scores)
+                    e = [math.exp(s - top) for s in scores]
+                    for j in range(T):
+                        attn[h, i, j] = e[j] / sum(e)
+                    merged[i][cols] = sum(attn[h, i, j] * v[j] for j in range(T))
+            z = [z[t] + merged[t] @ w("W_o") + w("b_o") for t in range(T)]
+            out = []
+            for t in range(T):
+                u = _ln_token(z[t], w("ln2_gamma"), w("ln2_beta")) @ w("W_1") + w("b_1")
+                g = np.array([a * 0.5 * (1.0 + math.erf(a / math.sqrt(2.0))) for a in u])
+                out.append(z[t] + g @ w("W_2") + w("b_2"))
+            z = out
+        z_all.append(np.array(z))
+        attn_all.append(attn)
+    return np.array(z_all), np.array(attn_all)
+
+
+def random_params(rs, patch_size, D, depth, mlp_dim):
+    return {name: rs.randn(*shape) * (0.4 if len(shape) == 2 else 0.5)
+            for name, shape in tiny_vit.parameter_shapes(patch_size, D, depth, mlp_dim)}
+
+
+@pytest.mark.parametrize("sizes", ["committed", (4, 12, 1, 3, 24)])
+def test_encoder_matches_a_loop_by_loop_reimplementation(model, sizes):
+    if sizes == "committed":
+        sizes = (model.patch_size, model.D, model.depth, model.heads, model.mlp_dim)
+    P, D, depth, heads, mlp_dim = sizes
+    rs = np.random.RandomState(7)
+    params = random_params(rs, P, D, depth, mlp_dim)
+    vit = tiny_vit.TinyViT(params, heads=heads, patch_size=P)
+    images = rs.randint(0, 17, size=(2, 8, 8)).astype(float)
+    want_z, want_attn = reference_encode(params, images, P, heads)
+    z_L = vit.encode(images)
+    assert z_L.shape == (2, (8 // P) ** 2 + 1, D) and z_L.dtype == np.float64
+    assert np.abs(want_z).max() > 1.0  # not a trivially small output
+    assert np.allclose(z_L, want_z, rtol=1e-12, atol=1e-12)
+    assert np.allclose(vit.cls_attention(images), want_attn[:, :, 0, 1:].mean(axis=1),
+                       rtol=1e-12, atol=1e-13)
+
+
+def test_the_encoder_reads_every_patch_and_position_zero_is_cls():
+    rs = np.random.RandomState(3)
+    params = random_params(rs, 2, 8, 1, 16)
+    vit = tiny_vit.TinyViT(params, heads=2, patch_size=2)
+    image = np.zeros((1, 8, 8))
+    moved = image.copy()
+    moved[0, 7, 7] = 16.0                               # the last pixel: patch 16 only
+    z0, z1 = vit.encode(image), vit.encode(moved)
+    assert not np.allclose(z0[0, 0], z1[0, 0])         # CLS reads it through attention
+    # Without attention (zero W_o, b_o) and MLP, tokens stay where embedding put them.
+    still = dict(params)
+    for name in ("block0.W_o", "block0.b_o", "block0.W_2", "block0.b_2"):
+        still[name] = np.zeros_like(params[name])
+    z = tiny_vit.TinyViT(still, heads=2, patch_size=2).encode(moved)
+    assert np.allclose(z[0, 0], params["x_class"] + params["E_pos"][0], atol=1e-15)
+    patch = moved[0, 6:8, 6:8].reshape(4) / 16.0
+    assert np.allclose(z[0, 16], patch @ params["E"] + params["b_E"] + params["E_pos"][16])
+
+
+def test_gelu_is_the_exact_one():
+    x = np.linspace(-8, 8, 1601)
+    want = [v * 0.5 * math.erfc(-v / math.sqrt(2.0)) for v in x]
+    assert np.allclose(tiny_vit.gelu(x), want, rtol=0, atol=1e-15)
+    assert abs(tiny_vit.gelu(np.array([1.0]))[0] - 0.8413447460685429) < 1e-15
+
+
+@pytest.mark.parametrize("images, words", [
+    (np.zeros((8, 8)), "got shape (8, 8) (one image?"),
+    (np.zeros((2, 8, 7)), "shape (B, 8, 8)"),
+    (np.zeros((0, 8, 8)), "B >= 1"),
+    (np.full((1, 8, 8), np.nan), "images[0, 0, 0] is nan"),
+])
+def test_bad_images_are_named(model, images, words):
+    with pytest.raises(ValueError) as err:
+        model.encode(images)
+    assert words in str(err.value)
+
+
+def test_bad_weights_are_named():
+    rs = np.random.RandomState(0)
+    params = random_params(rs, 4, 8, 1, 16)
+    with pytest.raises(ValueError, match="heads must divide D = 8"):
+        tiny_vit.TinyViT(params, heads=3, patch_size=4)
+    bad = dict(params, **{"block0.W_o": np.zeros((8, 9))})
+    with pytest.raises(ValueError, match=r"block0.W_o must have shape \(8, 8\); got \(8, 9\)"):
+        tiny_vit.TinyViT(bad, heads=2, patch_size=4)
+    with pytest.raises(ValueError, match="W_head .* is missing"):
+        tiny_vit.TinyViT({k: v for k, v in params.items() if k != "W_head"}, 2, 4)
+
+
+# ---- (b), (c) the committed weights on the held-out digits ----------------------------------
+
+def test_committed_weights_reach_their_recorded_held_out_accuracy(model, data):
+    images, labels = data
+    test = model.test_indices
+    assert len(np.unique(test)) == len(test) == model.meta["n_test"]
+    assert test.min() >= 0 and test.max() < len(labels)
+    per_class = np.bincount(labels[test], minlength=10) / np.bincount(labels, minlength=10)
+    assert np.allclose(per_class, 0.2, atol=0.01)      # the stratified 80/20 split
+    logits = classification_head(model.encode(images[test].astype(float)), model.W_head)
+    correct = int((logits.argmax(axis=1) == labels[test]).sum())
+    accuracy = correct / float(len(test))
+    assert accuracy >= 0.95
+    assert correct == model.meta["test_correct"]
+    assert accuracy == model.meta["test_accuracy"]
+    train = np.setdiff1d(np.arange(len(labels)), test)
+    train_correct = int((model.predict(images[train]) == labels[train]).sum())
+    assert train_correct == model.meta["train_correct"]
+
+
+def test_the_head_on_z_L_is_the_models_prediction(model, data):
+    images, labels = data
+    x = images[model.test_indices[:64]].astype(float)
+    z_L = model.encode(x)
+    assert z_L.shape == (64, model.N + 1, model.D) and z_L.dtype == np.float64
+    assert model.N == (8 // model.patch_size) ** 2
+    logits = classification_head(z_L, model.W_head)
+    assert np.array_equal(logits, model.logits(x))
+    assert np.array_equal(logits.argmax(axis=1), model.predict(x))
+    # the head reads position 0 only: the patch tokens can be anything
+    scrambled = z_L.copy()
+    scrambled[:, 1:, :] = np.random.RandomState(0).randn(64, model.N, model.D)
+    assert np.array_equal(classification_head(scrambled, model.W_head), logits)
+    one = model.encode(x[:1])
+    assert np.allclose(one, z_L[:1], rtol=0, atol=1e-12)  # batching changes nothing
+
+
+def test_cls_attention_of_the_trained_model(model, data):
+    images, _ = data
+    a = model.cls_attention(images[:5].astype(float))
+    assert a.shape == (5, model.N) and (a >= 0).all() and (a.sum(axis=1) <= 1 + 1e-12).all()
+
+
+def test_the_weights_file_is_small_and_describes_its_training(model):
+    size = os.path.getsize(tiny_vit.WEIGHTS_PATH)
+    assert size <= 150 * 1024
+    meta = model.meta
+    for key in ("seed", "split_seed", "epochs", "train_accuracy", "test_accuracy", "n_params"):
+        assert key in meta
+    assert meta["n_params"] == sum(v.size for v in model.params.values())
+    assert (meta["D"], meta["depth"], meta["heads"]) == (model.D, model.depth, model.heads)
+    assert 32 <= model.D <= 64 and 2 <= model.depth <= 4
+
+
+# Python 3.8 / NumPy 1.17, the import rule and the docstring examples of tiny_vit.py are checked
+# with every other pycore file by tests/test_pycore_meta.py.
+
+
+# ---- (d) the training script's backward pass ------------------------------------------------
+
+def test_the_training_backward_pass_matches_finite_differences():
+    train = load_training_script()
+    assert train.gradient_check() < 1e-7
+
+
+def test_the_gradient_check_catches_a_wrong_backward_pass(monkeypatch):
+    train = load_training_script()
+    real = train._ln_back
+
+    def no_mean_term(dy, cache, gamma=None):   # forgets that the mean depends on x
+        dx, dg, db = real(dy, cache, gamma)
+        dx_hat = dy if gamma is None else dy * gamma
+        return dx + cache[1] * dx_hat.mean(axis=-1, keepdims=True), dg, db
+
+    monkeypatch.setattr(train, "_ln_back", no_mean_term)
+    assert train.gradient_check() > 1e-3
+
+
+def test_the_split_is_stratified_and_fixed():
+    train = load_training_script()
+    labels = np.repeat(np.arange(10), 50)
+    a_train, a_test = train.stratified_split(labels, 0.2, 0)
+    b_train, b_test = train.stratified_split(labels, 0.2, 0)
+    assert np.array_equal(a_test, b_test) and len(a_test) == 100
+    assert np.array_equal(np.bincount(labels[a_test]), [10] * 10)
+    assert len(np.intersect1d(a_train, a_test)) == 0 and len(a_train) + len(a_test) == 500
+
+
+def test_random_shift_moves_by_at_most_one_pixel():
+    train = load_training_script()
+    image = np.zeros((1, 8, 8))
+    image[0, 3, 4] = 5.0
+    seen = set()
+    rs = np.random.RandomState(0)
+    for _ in range(200):
+        out = train.random_shift(image, 1, rs)
+        (r,), (c,) = np.nonzero(out[0])
+        seen.add((int(r) - 3, int(c) - 4))
+        assert out.sum() == 5.0
+    assert seen == {(dr, dc) for dr in (-1, 0, 1) for dc in (-1, 0, 1)}
+
+
+# ---- (e) the digits, from the pinned wheel ---------------------------------------------------
+
+def test_the_real_digits(data):
+    images, labels = data
+    assert images.shape == (1797, 8, 8) and images.dtype == np.uint8
+    assert labels.shape == (1797,) and labels.dtype == np.int64
+    assert images.min() == 0 and images.max() == 16
+    assert labels[:10].tolist() == list(range(10))
+    assert np.bincount(labels).tolist() == [178, 182, 177, 183, 181, 182, 181, 179, 174, 180]
+
+
+def fake_wheel(rows):
+    csv = "\n".join(",".join(str(v) for v in row) for row in rows).encode("ascii")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("sklearn/__init__.py", b"")
+        z.writestr("sklearn/datasets/data/digits.csv.gz", gzip.compress(csv))
+    return buf.getvalue()
+
+
+def pin_for(data, **change):
+    entry = {"package": "scikit-learn", "version": "9.9", "license": "BSD-3-Clause",
+             "file_name": "scikit_learn-9.9-py3-none-any.whl",
+             "sha256": hashlib.sha256(data).hexdigest(),
+             "member": "sklearn/datasets/data/digits.csv.gz"}
+    entry.update(change)
+    return manifest.parse({"npm": {"lib": {"package": "pyodide", "version": "1", "dest": "v",
+                                           "integrity": "sha512-" + "A" * 86 + "==",
+                                           "files": ["a"]}},
+                           "numpy_wheel": {"for": "lib", "version": "2", "file_name": "n.whl",
+                                           "sha256": "0" * 64, "download": "x"},
+                           "pypi": {"scikit-learn": entry}})
+
+
+ROWS = [[(i + j) % 17 for j in range(64)] + [i % 10] for i in range(12)]
+
+
+def test_a_pinned_wheel_in_the_cache_is_read(tmp_path):
+    data = fake_wheel(ROWS)
+    m = pin_for(data)
+    (tmp_path / "pypi").mkdir()
+    (tmp_path / "pypi" / "scikit_learn-9.9-py3-none-any.whl").write_bytes(data)
+    cache = cache_mod.Cache(str(tmp_path), log=lambda *a: None, offline=True)
+    images, labels = digits.load_digits(cache=cache, manifest=m)
+    assert images.shape == (12, 8, 8) and images.dtype == np.uint8
+    assert labels.dtype == np.int64 and labels.tolist() == [i % 10 for i in range(12)]
+    assert images[3].ravel().tolist() == ROWS[3][:64]
+
+
+def test_a_cached_wheel_with_another_sha256_is_refused(tmp_path):
+    m = pin_for(fake_wheel(ROWS))
+    (tmp_path / "pypi").mkdir()
+    cached = tmp_path / "pypi" / "scikit_learn-9.9-py3-none-any.whl"
+    cached.write_bytes(fake_wheel(ROWS[:5]))            # a different file under the same name
+    cache = cache_mod.Cache(str(tmp_path), log=lambda *a: None, offline=True)
+    with pytest.raises(BuildError) as err:
+        digits.load_digits(cache=cache, manifest=m)
+    assert "scikit_learn-9.9-py3-none-any.whl is not in the cache" in str(err.value)
+    assert not cached.exists()
+
+
+def test_a_download_with_another_sha256_is_rejected(tmp_path, monkeypatch):
+    good = fake_wheel(ROWS)
+    m = pin_for(good)
+    pin = m.pypi["scikit-learn"]
+    monkeypatch.setattr(digits, "index_entry",
+                        lambda p: ("https://files.invalid/" + p.file_name, pin.sha256))
+
+    def tampered(url, dest, label, timeout=60):
+        with open(dest, "wb") as f:
+            f.write(good[:-4] + b"evil")
+
+    monkeypatch.setattr(cache_mod, "download", tampered)
+    with pytest.raises(BuildError) as err:
+        digits.wheel_path(pin, cache=cache_mod.Cache(str(tmp_path), log=lambda *a: None))
+    assert "sha256" in str(err.value) and "rejected" in str(err.value)
+    assert os.listdir(str(tmp_path / "pypi")) == []     # nothing bad stays in the cache
+
+
+def test_an_index_that_disagrees_with_the_pin_stops_before_downloading(tmp_path, monkeypatch):
+    m = pin_for(fake_wheel(ROWS))
+    monkeypatch.setattr(digits, "index_entry", lambda p: ("https://files.invalid/x", "1" * 64))
+    monkeypatch.setattr(cache_mod, "download", lambda *a, **k: pytest.fail("downloaded"))
+    with pytest.raises(BuildError, match="PyPI publishes sha256 1111"):
+        digits.wheel_path(m.pypi["scikit-learn"], cache=cache_mod.Cache(str(tmp_path)))
+
+
+def test_the_mirror_is_checked_like_a_download(tmp_path):
+    data = fake_wheel(ROWS)
+    m = pin_for(data)
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    (mirror / "scikit_learn-9.9-py3-none-any.whl").write_bytes(data + b"x")
+    logged = []
+    cache = cache_mod.Cache(str(tmp_path / "c"), log=logged.append, offline=True,
+                            mirror=str(mirror))
+    with pytest.raises(BuildError):
+        digits.load_digits(cache=cache, manifest=m)
+    assert any("does not match its pin" in line for line in logged)
+    (mirror / "scikit_learn-9.9-py3-none-any.whl").write_bytes(data)
+    assert digits.load_digits(cache=cache, manifest=m)[0].shape == (12, 8, 8)
+
+
+def test_a_wheel_without_the_member_or_with_bad_rows_is_named(tmp_path):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("sklearn/__init__.py", b"")
+    path = tmp_path / "w.whl"
+    path.write_bytes(buf.getvalue())
+    with pytest.raises(BuildError, match="holds no sklearn/datasets/data/digits.csv.gz"):
+        digits.read_member(str(path), "sklearn/datasets/data/digits.csv.gz")
+    with pytest.raises(BuildError, match="line 2 is not 64 pixels and a label"):
+        digits.parse_digits_csv(gzip.compress(b",".join([b"1"] * 65) + b"\n1,2,3\n"))
+    with pytest.raises(BuildError, match="pixels must be 0..16"):
+        digits.parse_digits_csv(gzip.compress(b",".join([b"17"] * 65)))
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"sha256": "ABC"}, "pypi.scikit-learn: sha256"),
+    ({"sha256": None}, "pypi.scikit-learn: sha256 is missing"),
+    ({"file_name": "numpy-9.9-py3-none-any.whl"}, "is not a wheel of scikit-learn 9.9"),
+    ({"file_name": "scikit_learn-9.9.tar.gz"}, "is not a wheel"),
+    ({"member": "../etc/passwd"}, "member"),
+    ({"index": "http://pypi.org/simple/"}, "index"),
+])
+def test_a_broken_pypi_pin_is_named(change, words):
+    with pytest.raises(BuildError) as err:
+        pin_for(b"x", **change)
+    assert words in str(err.value)
+
+
+def test_the_repository_pins_one_scikit_learn_wheel():
+    m = manifest.load(os.path.join(ROOT, "artifacts.json"))
+    pin = m.pypi["scikit-learn"]
+    assert pin.file_name.startswith("scikit_learn-%s-" % pin.version)
+    assert pin.member == "sklearn/datasets/data/digits.csv.gz"
+    assert pin.license == "BSD-3-Clause" and "CC BY 4.0" in pin.extra["data"]
+    with open(os.path.join(ROOT, "artifacts.json"), encoding="utf-8") as f:
+        assert set(json.load(f)["pypi"]) == {"about", "scikit-learn"}
