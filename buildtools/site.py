@@ -225,7 +225,9 @@ def assemble(root, site, host, manifest, cache, log=print):
     with open(index, encoding="utf-8") as f:
         html = substitute_runtime(f.read(), hosts.runtime_tags(host, manifest))
     # Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py)
-    heatmap_only = plotly_bundle.bundle(manifest.plotly_bundle, cache, log)
+    plotly = manifest.artifact("plotly")
+    heatmap_only = plotly_bundle.vendor(manifest.plotly_bundle, cache,
+                                        os.path.join(site, *plotly.dest.split("/")), log)
     if heatmap_only:
         official = "vendor/plotly/plotly-cartesian.min.js"
         if html.count(official) != 1:
@@ -240,23 +242,14 @@ def assemble(root, site, host, manifest, cache, log=print):
         with open(os.path.join(site, "default-view.json"), "w", encoding="utf-8") as f:
             f.write(view + "\n")
 
-    # Third-party files, from the cache.
+    # Third-party files, from the cache, each checked as it is copied (cache.copy_files).
     vendored = []
     for name in hosts.PAGE_ARTIFACTS + host.runtime_artifacts:
         art = manifest.artifact(name)
         if name == "plotly" and heatmap_only:
-            dest = os.path.join(site, *art.dest.split("/"))
-            os.makedirs(dest)
-            for file_name in (plotly_bundle.FILE_NAME, plotly_bundle.LICENSES):
-                shutil.copyfile(os.path.join(heatmap_only, file_name),
-                                os.path.join(dest, file_name))
-            vendored.append({"name": name, "dest": art.dest,
-                             **plotly_bundle.describe(manifest.plotly_bundle)})
+            vendored.append({"name": name, "dest": art.dest, **heatmap_only})
             continue
-        unpacked = cache.unpacked(art)
-        dest = os.path.join(site, *art.dest.split("/"))
-        _copy_tree(unpacked, dest)
-        os.remove(os.path.join(dest, ".complete.json"))
+        cache.copy_unpacked(art, os.path.join(site, *art.dest.split("/")))
         vendored.append({"name": name, "package": art.package, "version": art.version,
                          "integrity": art.integrity, "license": art.license, "dest": art.dest,
                          **art.extra})
@@ -264,14 +257,15 @@ def assemble(root, site, host, manifest, cache, log=print):
         wheel = manifest.numpy_wheel
         dest = manifest.artifact(wheel.for_artifact).dest
         # next to pyodide-lock.json, which names it: loadPackage("numpy") finds it there
-        shutil.copyfile(host.numpy_wheel, os.path.join(site, *dest.split("/"), wheel.file_name))
+        cache.copy_wheel(manifest, host.numpy_wheel,
+                         os.path.join(site, *dest.split("/"), wheel.file_name))
         vendored.append({"name": "numpy-wheel", "package": "numpy", "version": wheel.version,
                          "sha256": wheel.sha256, "license": wheel.license, "dest": dest,
                          "file": wheel.file_name})
 
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(
-            host, manifest, files, sizes=_runtime_sizes(host, manifest, cache)))
+            host, manifest, files, sizes=_runtime_sizes(host, manifest, site)))
 
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
                manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
@@ -287,19 +281,20 @@ def assemble(root, site, host, manifest, cache, log=print):
     return info
 
 
-def _runtime_sizes(host, manifest, cache):
-    """Bytes of each file the PyScript worker counts for its progress bar, by file name: from
-    the unpacked npm package and the checked wheel (a CDN build leaves them to the CDN's
-    Content-Length)."""
+def _runtime_sizes(host, manifest, site):
+    """Bytes of each file the PyScript worker counts for its progress bar, by file name: of the
+    checked copies in the site (a CDN build leaves them to the CDN's Content-Length)."""
     sizes = {}
-    if host.offline:  # a CDN build does not fetch Pyodide from npm just for this
-        unpacked = cache.unpacked(manifest.artifact("pyodide"))
-        for name in hosts.COUNTED_RUNTIME_FILES:
-            path = os.path.join(unpacked, name)
-            if os.path.isfile(path):
-                sizes[name] = os.path.getsize(path)
+    if not host.offline:  # a CDN build does not fetch Pyodide from npm just for this
+        return sizes
+    folder = os.path.join(site, *manifest.artifact("pyodide").dest.split("/"))
+    names = list(hosts.COUNTED_RUNTIME_FILES)
     if host.numpy_wheel:
-        sizes[manifest.numpy_wheel.file_name] = os.path.getsize(host.numpy_wheel)
+        names.append(manifest.numpy_wheel.file_name)
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            sizes[name] = os.path.getsize(path)
     return sizes
 
 
