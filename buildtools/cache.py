@@ -556,7 +556,8 @@ class Cache:
         the option), checking the copy, not the original, against its pin."""
         wheel = manifest.numpy_wheel
         if not os.path.isfile(given):
-            raise BuildError("--numpy-wheel %s: no such file" % given,
+            raise BuildError("--numpy-wheel %s: %s" % (given, "a folder, not the wheel" if
+                                                      os.path.isdir(given) else "no such file"),
                              "pass the path of %s" % wheel.file_name)
         why = copy_checked(given, cached + ".given", wheel.sha256)
         if why:

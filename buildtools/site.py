@@ -378,6 +378,12 @@ def check_output(out, log=print):
         raise BuildError("%s exists and is not a build output (it has no build-info.json); "
                          "refusing to replace it" % out, "choose another --out folder")
     parent = os.path.dirname(out)
+    existing = parent
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise BuildError("the output %s cannot be made: %s is a file" % (out, existing),
+                         "pass an --out whose folders are folders")
     try:
         os.makedirs(parent, exist_ok=True)
         atomic.free_name(parent, _prefixes(out)[0])  # makes and removes a folder: a probe

@@ -75,8 +75,8 @@ def test_an_output_that_is_a_file(checkout, capsys):
 
 def test_an_output_inside_a_file(checkout, capsys):
     (checkout / "afile").write_text("x")
-    failed(capsys, run_main(checkout, out=str(checkout / "afile" / "dist")), "cannot write in",
-           "afile")
+    failed(capsys, run_main(checkout, out=str(checkout / "afile" / "sub" / "dist")),
+           "%s is a file" % (checkout / "afile"), "--out")
 
 
 def test_an_output_folder_that_cannot_be_written(checkout, capsys, monkeypatch):
@@ -108,7 +108,7 @@ def test_a_mirror_that_is_no_folder(checkout, capsys, kind):
 
 def test_a_numpy_wheel_that_is_a_folder(checkout, capsys):
     failed(capsys, run_main(checkout, "--runtime", "pyscript", "--numpy-wheel", str(checkout)),
-           "--numpy-wheel %s: no such file" % checkout)
+           "--numpy-wheel %s: a folder, not the wheel" % checkout)
 
 
 @pytest.mark.parametrize("out, cache", [("cache/dist", "cache"), ("dist", "dist/cache")])
