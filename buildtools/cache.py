@@ -20,6 +20,7 @@ import base64
 import fnmatch
 import gzip
 import hashlib
+import http.client
 import json
 import os
 import re
@@ -78,6 +79,15 @@ def remove(path):
         shutil.rmtree(path)
     elif os.path.lexists(path):
         os.remove(path)
+
+
+def discard(path):
+    """remove(path) for a clean-up, which must not turn a success, or the error being reported,
+    into another error (a leftover is removed later by remove_stale)."""
+    try:
+        remove(path)
+    except OSError:
+        pass
 
 
 def remove_stale(folder, prefixes, age_s=3600):
@@ -253,20 +263,31 @@ class Progress:
 
 
 def download(url, dest, label, timeout=60):
-    """Fetch url into dest (written to a temporary name first), showing progress."""
+    """Fetch url into dest (written to a temporary name first), showing progress.
+
+    Every way a transfer fails is an OSError, which the callers handle: http.client's own
+    exceptions (a body cut off before its Content-Length, a garbled status line) are not.
+    """
     request = urllib.request.Request(url, headers={"User-Agent": USER_AGENT})
     tmp = dest + ".part"
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        total = int(response.headers.get("Content-Length") or 0)
-        progress = Progress(label, total)
-        done = 0
-        with open(tmp, "wb") as out:
-            for block in iter(lambda: response.read(1 << 20), b""):
-                out.write(block)
-                done += len(block)
-                progress.update(done)
-        progress.finish(done)
-    os.replace(tmp, dest)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            length = response.headers.get("Content-Length") or "0"
+            total = int(length) if length.isdigit() else 0
+            progress = Progress(label, total)
+            done = 0
+            with open(tmp, "wb") as out:
+                for block in iter(lambda: response.read(1 << 20), b""):
+                    out.write(block)
+                    done += len(block)
+                    progress.update(done)
+            progress.finish(done)
+        os.replace(tmp, dest)
+    except http.client.HTTPException as exc:
+        raise OSError("the download of %s broke off (%s: %s)" % (url, type(exc).__name__, exc))
+    finally:
+        if os.path.lexists(tmp):
+            os.remove(tmp)
 
 
 def _npm():
@@ -431,9 +452,13 @@ class Cache:
                 self.log("direct download of %s failed (%s); trying `npm pack`" % (art.spec, exc))
         with tempfile.TemporaryDirectory() as tmp:
             self.log("  npm pack %s (no progress shown)" % art.spec)
-            done = subprocess.run([_npm(), "pack", art.spec, "--pack-destination", tmp],
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  universal_newlines=True, timeout=3600)
+            try:
+                done = subprocess.run([_npm(), "pack", art.spec, "--pack-destination", tmp],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                      universal_newlines=True, timeout=3600)
+            except (OSError, subprocess.SubprocessError) as exc:
+                raise BuildError("could not download %s with `npm pack`: %s" % (art.spec, exc),
+                                 "check the network connection to the npm registry and retry")
             packed = [f for f in os.listdir(tmp) if f.endswith(".tgz")]
             if done.returncode != 0 or len(packed) != 1:
                 raise BuildError("could not download %s: %s" % (art.spec, done.stderr.strip()[-400:]),
@@ -476,10 +501,9 @@ class Cache:
             write_stamp(tmp, made_from, files)
             old = atomic.put_in_place(tmp, target, atomic.free_name(parent, ".unpack-old-"))
             if old:
-                shutil.rmtree(old, ignore_errors=True)
+                discard(old)
         finally:
-            if os.path.lexists(tmp):
-                shutil.rmtree(tmp, ignore_errors=True)
+            discard(tmp)
         return target, files
 
     def copy_unpacked(self, art, dest):

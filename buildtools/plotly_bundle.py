@@ -16,14 +16,13 @@ fails, the build says why and uses the official cartesian bundle instead (artifa
 """
 import os
 import platform
-import shutil
 import subprocess
 import tarfile
 import tempfile
 
 from . import atomic
-from .cache import (copy_files, extract_selection, read_stamp, remove_stale, sha256_hex,
-                    write_stamp)
+from .cache import (copy_files, discard, extract_selection, read_stamp, remove_stale,
+                    sha256_hex, write_stamp)
 from .errors import BuildError
 from .manifest import NpmArtifact
 
@@ -116,7 +115,7 @@ def describe(spec):
     """What build-info.json says of the bundle (beside its name and folder)."""
     tool = spec["esbuild"][esbuild_platform()]
     return {"package": "plotly.js (heatmaps only, bundled)", "version": spec["version"],
-            "sha256": spec["sha256"], "license": spec["license"],
+            "sha256": spec["sha256"], "license": spec.get("license", ""),
             "bundled_with": "%s@%s" % (tool["package"], tool["version"])}
 
 
@@ -148,12 +147,12 @@ def _bundle(spec, cache, log, again=None):
         return target, files
     if why:
         log("Plotly.js: bundling again, the cached bundle is not usable: %s" % why)
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    remove_stale(parent, (".bundle-",))
-    tmp = tempfile.mkdtemp(dir=parent, prefix=".bundle-")
-    os.chmod(tmp, 0o755)
+    parent, tmp = os.path.dirname(target), None
     try:
+        os.makedirs(parent, exist_ok=True)
+        remove_stale(parent, (".bundle-",))
+        tmp = tempfile.mkdtemp(dir=parent, prefix=".bundle-")
+        os.chmod(tmp, 0o755)
         _make(spec, cache, tmp, log)
         files = {name: {"sha256": sha256_hex(os.path.join(tmp, name)),
                         "size": os.path.getsize(os.path.join(tmp, name))}
@@ -161,14 +160,14 @@ def _bundle(spec, cache, log, again=None):
         write_stamp(tmp, made_from, files)
         old = atomic.put_in_place(tmp, target, atomic.free_name(parent, ".bundle-old-"))
         if old:
-            shutil.rmtree(old, ignore_errors=True)
+            discard(old)
         return target, files
     except (BuildError, OSError, subprocess.SubprocessError, tarfile.TarError) as exc:
         log("Plotly.js: using the official cartesian bundle (%s)" % exc)
         return None, None
     finally:
-        if os.path.lexists(tmp):
-            shutil.rmtree(tmp, ignore_errors=True)
+        if tmp:
+            discard(tmp)
 
 
 def vendor(spec, cache, dest, log=print):

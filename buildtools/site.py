@@ -17,7 +17,7 @@ import tempfile
 from html.parser import HTMLParser
 
 from . import atomic, hosts, plotly_bundle
-from .cache import remove_stale
+from .cache import discard, remove_stale
 from .errors import BuildError
 
 RUNTIME_MARKER = "<!--RUNTIME-->"
@@ -412,8 +412,8 @@ def replace_atomically(out, fill, log=print):
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; a served site must be readable
         old = atomic.put_in_place(tmp, out, atomic.free_name(parent, aside))
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        discard(tmp)
         raise
     if old:
-        shutil.rmtree(old, ignore_errors=True)
+        discard(old)
     return result
