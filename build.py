@@ -10,6 +10,7 @@ hash-checked third-party files (artifacts.json) from a local download cache. Whi
 is built, and why, is printed and written to <out>/build-info.json. See README.md.
 """
 import argparse
+import errno
 import os
 import sys
 import time
@@ -85,9 +86,19 @@ def build(args, log=print):
     """Build the site; returns build-info. Raises BuildError with what to do on failure."""
     try:
         return _build(args, log)
-    except OSError as exc:  # a full disk, a file system that refuses: said, not a traceback
-        raise BuildError("%s" % exc, "check that %s can be written and its disk has free space, "
-                         "then build again" % (exc.filename or "the output and cache folders"))
+    except OSError as exc:  # a full disk, a missing source file: said, not a traceback
+        raise BuildError("%s" % exc, _os_todo(exc))
+
+
+def _os_todo(exc):
+    """What to do about an OSError that no step of the build turned into a BuildError."""
+    path = exc.filename or "the output and cache folders"
+    if isinstance(exc, FileNotFoundError):
+        return ("%s is missing: build from a full checkout (`git status` shows deleted files)"
+                % path)
+    if exc.errno == errno.ENOSPC:
+        return "free some space on the disk that holds %s, then build again" % path
+    return "check that %s can be read and written, then build again" % path
 
 
 def _build(args, log):

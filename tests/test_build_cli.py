@@ -128,8 +128,13 @@ def test_a_full_disk_is_said_not_a_traceback(checkout, capsys, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device", os.path.join(site_folder, name))
 
     monkeypatch.setattr(site, "write_json", full)
-    failed(capsys, run_main(checkout), "No space left on device", "free space")
+    failed(capsys, run_main(checkout), "No space left on device", "free some space")
     assert sorted(os.listdir(str(checkout))) == ["cache", "numpy.whl", "repo"]
+
+
+def test_a_missing_source_file_is_said_not_a_traceback(checkout, capsys):
+    os.remove(str(checkout / "repo" / "web" / "boot" / "fallback-worker.js"))
+    failed(capsys, run_main(checkout), "fallback-worker.js", "is missing: build from a full")
 
 
 def test_a_good_build_still_says_built(checkout, capsys):
