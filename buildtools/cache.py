@@ -353,8 +353,8 @@ class Cache:
         self.mirror = os.path.abspath(mirror) if mirror else None
         self.wheel_source = None  # how numpy_wheel() found the wheel, for build-info
         if self.mirror and not os.path.isdir(self.mirror):
-            raise BuildError("the mirror folder %s %s" % (self.mirror, "is a file" if os.path.exists(
-                                 self.mirror) else "does not exist"),
+            what = "is a file" if os.path.exists(self.mirror) else "does not exist"
+            raise BuildError("the mirror folder %s %s" % (self.mirror, what),
                              "pass an existing folder with --mirror (or %s), or neither"
                              % MIRROR_ENV)
         if os.path.lexists(self.root) and not os.path.isdir(self.root):
