@@ -10,6 +10,7 @@ hash-checked third-party files (artifacts.json) from a local download cache. Whi
 is built, and why, is printed and written to <out>/build-info.json. See README.md.
 """
 import argparse
+import errno
 import os
 import sys
 import time
@@ -21,8 +22,15 @@ from buildtools.errors import BuildError
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose complaints end like every other failure: build failed / what to do."""
+
+    def error(self, message):
+        raise BuildError(message, "see `python3 build.py --help`")
+
+
 def parse_args(argv):
-    p = argparse.ArgumentParser(
+    p = _Parser(
         description="Build the ViT head explorer into a static site (see README.md).")
     p.add_argument("--runtime", choices=("auto", "pyscript", "fallback", "cdn"), default="auto",
                    help="auto (default): PyScript + Pyodide 314 when its NumPy wheel can be "
@@ -51,15 +59,67 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
+def _inside(path, folder):
+    """True when `path` is `folder` or lies inside it (both real paths)."""
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def check_args(args):
+    """Refuse, before any work, the values argparse lets through that would end in a traceback
+    or undo something: a port that is none, an output that overlaps the cache or the sources."""
+    if not 0 <= args.port <= 65535:
+        raise BuildError("--port %d is not a TCP port (0 to 65535)" % args.port,
+                         "pass a port such as 8000 (0 picks a free one)")
+    out, cache = os.path.realpath(args.out), os.path.realpath(args.cache_dir)
+    if _inside(out, cache) or _inside(cache, out):
+        raise BuildError("the output %s and the cache %s overlap: replacing the output would "
+                         "delete cached files, or ship them" % (out, cache),
+                         "pass separate folders with --out and --cache-dir")
+    for source in ("web", "pycore"):
+        folder = os.path.realpath(os.path.join(args.root, source))
+        if _inside(out, folder):
+            raise BuildError("the output %s is inside %s/, which is copied into it" % (out, source),
+                             "pass an --out outside the sources (the default is dist/)")
+
+
 def build(args, log=print):
     """Build the site; returns build-info. Raises BuildError with what to do on failure."""
+    try:
+        return _build(args, log)
+    except OSError as exc:  # a full disk, a missing source file: said, not a traceback
+        raise BuildError("%s" % exc, _os_todo(exc))
+
+
+def _os_todo(exc):
+    """What to do about an OSError that no step of the build turned into a BuildError."""
+    path = exc.filename or "the output and cache folders"
+    if isinstance(exc, FileNotFoundError):
+        return ("%s is missing: build from a full checkout (`git status` shows deleted files)"
+                % path)
+    if exc.errno == errno.ENOSPC:
+        return "free some space on the disk that holds %s, then build again" % path
+    return "check that %s can be read and written, then build again" % path
+
+
+def _build(args, log):
+    site.check_output(args.out, log)
     manifest = manifest_mod.load(os.path.join(args.root, "artifacts.json"))
     cache = Cache(args.cache_dir, log=log, offline=args.offline, mirror=args.mirror)
     host = hosts.choose(args.runtime, manifest, cache, numpy_wheel=args.numpy_wheel,
                         without_numpy=args.without_numpy, log=log)
     log("host: %s (%s)" % (host.name, host.reason))
     return site.replace_atomically(
-        args.out, lambda folder: site.assemble(args.root, folder, host, manifest, cache, log))
+        args.out, lambda folder: site.assemble(args.root, folder, host, manifest, cache, log),
+        log=log)
+
+
+def bind(args):
+    """The server for --serve, bound before building so a busy port fails in a second."""
+    try:
+        return serve_mod.make_server(os.path.abspath(args.out), port=args.port)
+    except (OSError, OverflowError) as exc:
+        raise BuildError("cannot serve on port %d: %s" % (args.port, exc),
+                         "pass another --port (0 picks a free one), or stop what uses it")
 
 
 def folder_size(path):
@@ -70,31 +130,32 @@ def folder_size(path):
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
-    start = time.monotonic()
+    start, args, server = time.monotonic(), None, None
     try:
+        args = parse_args(sys.argv[1:] if argv is None else argv)
+        check_args(args)
+        server = bind(args) if args.serve else None
         info = build(args)
     except BuildError as exc:
         print("\nbuild failed: %s" % exc.what, file=sys.stderr)
         if exc.todo:
             print("what to do: %s" % exc.todo, file=sys.stderr)
-        if os.path.isdir(args.out):
+        if args and os.path.isdir(args.out):
             print("%s was left as it was." % args.out, file=sys.stderr)
+        if server:
+            server.server_close()
         return 1
     except KeyboardInterrupt:
-        print("\nbuild interrupted; %s was left as it was." % args.out, file=sys.stderr)
+        print("\nbuild interrupted; %s was left as it was." % (args.out if args else "the output"),
+              file=sys.stderr)
+        if server:
+            server.server_close()
         return 130
     rt = info["runtime"]
     print("built %s in %.1f s: %s host, Pyodide %s (Python %s, NumPy %s), %.1f MB"
           % (args.out, time.monotonic() - start, info["host"], rt["pyodide"], rt["python"],
              rt["numpy"] or "missing", folder_size(args.out) / 1e6))
-    if args.serve:
-        try:
-            server = serve_mod.make_server(args.out, port=args.port)
-        except OSError as exc:
-            print("cannot serve on port %d (%s): pass another --port" % (args.port, exc),
-                  file=sys.stderr)
-            return 1
+    if server:
         print("serving %s at http://127.0.0.1:%d/ (Ctrl+C stops)"
               % (args.out, server.server_address[1]), flush=True)
         try:

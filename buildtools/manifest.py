@@ -86,12 +86,30 @@ class Manifest:
             pyodide_version=pyodide.version, file_name=self.numpy_wheel.file_name)
 
 
-def _need(entry, key, where):
+_KINDS = {dict: "an object", list: "a list", str: "a string"}
+
+
+def _of(kind, value, where):
+    """value, when it is of the JSON kind the build reads it as (a hand-edited manifest must
+    fail with the entry's name, not with a traceback deep in the build)."""
+    if not isinstance(value, kind):
+        raise BuildError("%s must be %s, not %s" % (where, _KINDS[kind], json.dumps(value)[:60]),
+                         "fix artifacts.json (or restore it with git checkout)")
+    return value
+
+
+def _need(entry, key, where, kind=str):
     if key not in entry or entry[key] in ("", None):
         raise BuildError("%s: %s is missing" % (where, key),
                          "fix artifacts.json (every entry needs package, version, integrity, "
                          "dest and files)")
-    return entry[key]
+    return _of(kind, entry[key], "%s: %s" % (where, key))
+
+
+def _strings(value, where):
+    for item in _of(list, value, where):
+        _of(str, item, where + " item")
+    return value
 
 
 def parse(data, path="artifacts.json"):
@@ -100,15 +118,16 @@ def parse(data, path="artifacts.json"):
         raise BuildError("%s: expected an object with 'npm' and 'numpy_wheel'" % path,
                          "restore artifacts.json from git")
     npm = {}
-    for name, entry in data["npm"].items():
+    for name, entry in _of(dict, data["npm"], "%s: npm" % path).items():
         where = "%s: npm.%s" % (path, name)
+        _of(dict, entry, where)
         integrity = _need(entry, "integrity", where)
         if not _SRI.match(integrity):
             raise BuildError("%s: integrity %r is not a sha512 SRI value" % (where, integrity),
                              "paste the output of `npm view %s@%s dist.integrity`"
                              % (entry.get("package", "?"), entry.get("version", "?")))
-        files = _need(entry, "files", where)
-        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+        files = entry.get("files")
+        if not isinstance(files, list) or not files or not all(isinstance(f, str) for f in files):
             raise BuildError("%s: files must be a list of globs" % where, "fix artifacts.json")
         dest = _need(entry, "dest", where)
         if dest.startswith("/") or ".." in dest.split("/"):
@@ -119,11 +138,12 @@ def parse(data, path="artifacts.json"):
         npm[name] = NpmArtifact(
             name=name, package=_need(entry, "package", where),
             version=_need(entry, "version", where), integrity=integrity, dest=dest,
-            files=files, exclude=entry.get("exclude", []), strip=entry.get("strip", ""),
+            files=files, exclude=_strings(entry.get("exclude", []), where + ": exclude"),
+            strip=_of(str, entry.get("strip", ""), where + ": strip"),
             license=entry.get("license", ""),
             extra={k: v for k, v in entry.items() if k not in known})
-    w = data["numpy_wheel"]
     where = "%s: numpy_wheel" % path
+    w = _of(dict, data["numpy_wheel"], where)
     wheel = NumpyWheel(
         for_artifact=_need(w, "for", where), version=_need(w, "version", where),
         file_name=_need(w, "file_name", where), sha256=_need(w, "sha256", where),
@@ -137,18 +157,24 @@ def parse(data, path="artifacts.json"):
     bundle = data.get("plotly_bundle")
     if bundle is not None:
         where = "%s: plotly_bundle" % path
+        _of(dict, bundle, where)
+        _need(bundle, "version", where)
         if not _SHA256.match(_need(bundle, "sha256", where)):
             raise BuildError("%s: sha256 must be 64 lowercase hex digits" % where,
                              "paste the sha256 that build.py reports for the bundle")
-        pinned = list(_need(bundle, "packages", where))
-        pinned += list(_need(bundle, "esbuild", where).values())
+        pinned = list(_need(bundle, "packages", where, list))
+        pinned += list(_need(bundle, "esbuild", where, dict).values())
         for entry in pinned:
+            _of(dict, entry, where + ": a package")
             for key in ("package", "version", "integrity"):
                 _need(entry, key, where)
             if not _SRI.match(entry["integrity"]):
                 raise BuildError("%s: %s's integrity is not a sha512 SRI value"
                                  % (where, entry["package"]), "copy it from package-lock.json")
-    return Manifest(npm=npm, numpy_wheel=wheel, cdn=data.get("cdn", {}), path=path,
+    cdn = _of(dict, data.get("cdn", {}), "%s: cdn" % path)
+    for key, url in cdn.items():
+        _of(str, url, "%s: cdn.%s" % (path, key))
+    return Manifest(npm=npm, numpy_wheel=wheel, cdn=cdn, path=path,
                     plotly_bundle=bundle, pypi=_parse_pypi(data.get("pypi", {}), path))
 
 

@@ -8,18 +8,21 @@ each). That evaluation runs on the main thread while Python boots, so it is paid
 The bundle is made with esbuild's native binary (its npm platform package: no Node.js needed)
 from the 21 packages the bundle contains, each pinned by version and sha512 like every other
 artifact. esbuild gives the same bytes every time, so the output is pinned by sha256 too, and is
-kept in the cache: a later build (or an --offline one) reuses it. Where no pinned esbuild binary
-runs (another platform), or anything here fails, the build says why and uses the official
-cartesian bundle instead (artifacts.json "npm.plotly").
+kept in the cache: a later build (or an --offline one) reuses it, with a record (cache.STAMP) of
+each file's sha256, against which every copy into a site is checked; a damaged copy in the cache
+is bundled again. Where no pinned esbuild binary runs (another platform), or anything here
+fails, the build says why and uses the official cartesian bundle instead (artifacts.json
+"npm.plotly").
 """
 import os
 import platform
-import shutil
 import subprocess
 import tarfile
 import tempfile
 
-from .cache import extract_selection, sha256_hex
+from . import atomic
+from .cache import (copy_files, discard, extract_selection, read_stamp, remove_stale,
+                    sha256_hex, write_stamp)
 from .errors import BuildError
 from .manifest import NpmArtifact
 
@@ -112,7 +115,7 @@ def describe(spec):
     """What build-info.json says of the bundle (beside its name and folder)."""
     tool = spec["esbuild"][esbuild_platform()]
     return {"package": "plotly.js (heatmaps only, bundled)", "version": spec["version"],
-            "sha256": spec["sha256"], "license": spec["license"],
+            "sha256": spec["sha256"], "license": spec.get("license", ""),
             "bundled_with": "%s@%s" % (tool["package"], tool["version"])}
 
 
@@ -126,24 +129,68 @@ def bundle(spec, cache, log=print):
         artifacts.json's "plotly_bundle" entry.
     cache : buildtools.cache.Cache
     """
+    return _bundle(spec, cache, log)[0]
+
+
+def _bundle(spec, cache, log, again=None):
+    """(folder, records of its files) as bundle() finds or makes it, or (None, None). `again`:
+    why the cached one must be made anew (a file in it differs from its record)."""
     if not spec:
-        return None
+        return None, None
     target = os.path.join(cache.root, "bundles", "plotly-heatmap-%s" % spec["sha256"][:16])
-    if os.path.isfile(os.path.join(target, FILE_NAME)) and \
-            sha256_hex(os.path.join(target, FILE_NAME)) == spec["sha256"]:
-        return target
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    tmp = tempfile.mkdtemp(dir=os.path.dirname(target), prefix=".bundle-")
-    os.chmod(tmp, 0o755)
+    made_from = {"sha256": spec["sha256"]}
+    files, why = (None, again) if again else read_stamp(target, made_from)
+    if files is not None and (set(files) != {FILE_NAME, LICENSES}
+                              or files[FILE_NAME]["sha256"] != spec["sha256"]):
+        files, why = None, "its record %s does not match the pin" % target
+    if files is not None:
+        return target, files
+    if why:
+        log("Plotly.js: bundling again, the cached bundle is not usable: %s" % why)
+    parent, tmp = os.path.dirname(target), None
     try:
+        os.makedirs(parent, exist_ok=True)
+        remove_stale(parent, (".bundle-",))
+        tmp = tempfile.mkdtemp(dir=parent, prefix=".bundle-")
+        os.chmod(tmp, 0o755)
         _make(spec, cache, tmp, log)
-        if os.path.exists(target):
-            shutil.rmtree(target)
-        os.replace(tmp, target)
-        return target
+        files = {name: {"sha256": sha256_hex(os.path.join(tmp, name)),
+                        "size": os.path.getsize(os.path.join(tmp, name))}
+                 for name in (FILE_NAME, LICENSES)}
+        write_stamp(tmp, made_from, files)
+        old = atomic.put_in_place(tmp, target, atomic.free_name(parent, ".bundle-old-"))
+        if old:
+            discard(old)
+        return target, files
     except (BuildError, OSError, subprocess.SubprocessError, tarfile.TarError) as exc:
         log("Plotly.js: using the official cartesian bundle (%s)" % exc)
-        return None
+        return None, None
     finally:
-        if os.path.exists(tmp):
-            shutil.rmtree(tmp)
+        if tmp:
+            discard(tmp)
+
+
+def vendor(spec, cache, dest, log=print):
+    """Copy the heatmap bundle and its licences into the folder dest, each hashed on its way and
+    compared with its record (the bundle's is its pin); returns what build-info.json says of it,
+    or None (the reason logged) where it cannot be made, so that the official bundle is used.
+
+    A cached bundle whose files differ from their record is made again, once; a second miss stops
+    the build, since the cache's disk or something writing there is at fault.
+    """
+    folder, files = _bundle(spec, cache, log)
+    if folder is None:
+        return None
+    bad = copy_files(folder, files, dest)
+    if bad:
+        where = os.path.join(folder, bad[0])
+        folder, files = _bundle(spec, cache, log, again="%s %s" % (where, bad[1]))
+        if folder is None:
+            return None
+        bad = copy_files(folder, files, dest)
+    if bad:
+        raise BuildError("%s %s, even right after bundling it again"
+                         % (os.path.join(folder, bad[0]), bad[1]),
+                         "something keeps changing the cache folder %s, or its disk is failing: "
+                         "delete it and build again" % folder)
+    return describe(spec)

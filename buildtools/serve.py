@@ -2,10 +2,13 @@
 
 Python's http.server guesses types from the platform's tables, which differ between machines;
 Pyodide needs application/wasm (streaming compilation) and JavaScript modules need a JavaScript
-type, so the types that matter here are set explicitly.
+type, so the types that matter here are set explicitly. Unlike http.server, it never lists a
+folder (a folder without index.html is a 404: a site's layout is not the visitor's business),
+and it tells browsers not to guess types (X-Content-Type-Options: nosniff).
 """
 import functools
 import http.server
+import os
 import sys
 import threading
 
@@ -36,7 +39,23 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     def end_headers(self):
         # Always revalidate: after a rebuild the browser must not mix old and new files.
         self.send_header("Cache-Control", "no-cache")
+        # The types above are the truth: a browser must not run a file as another type.
+        self.send_header("X-Content-Type-Options", "nosniff")
         super().end_headers()
+
+    def send_head(self):
+        # A folder is served only through its index.html (http.server would list it, and first
+        # redirect /folder to /folder/, which also tells that it exists).
+        path = self.translate_path(self.path)
+        if os.path.isdir(path) and not os.path.isfile(os.path.join(path, "index.html")):
+            self.send_error(404, "File not found")
+            return None
+        return super().send_head()
+
+    def list_directory(self, path):
+        # Never reached through send_head above; kept closed for any other caller.
+        self.send_error(404, "File not found")
+        return None
 
     def log_message(self, format, *args):
         if not self.quiet:

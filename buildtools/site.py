@@ -1,8 +1,10 @@
 """Assembling a site folder from web/, pycore/ and the vendored artifacts, atomically.
 
 The output folder is only ever replaced by a complete, checked build: everything is written to
-a temporary sibling folder, which is swapped in at the end. A failure removes the temporary
-folder and leaves the previous output exactly as it was.
+a temporary sibling folder, which is swapped in at the end (buildtools/atomic.py: one atomic
+exchange where the system has it, so the output's name always holds a complete site). A failure
+removes the temporary folder and leaves the previous output exactly as it was. Every vendored
+file is hashed as it is copied in from the cache and compared with its record or pin.
 """
 import datetime
 import json
@@ -12,10 +14,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from html.parser import HTMLParser
 
-from . import hosts, plotly_bundle
+from . import atomic, hosts, plotly_bundle
+from .cache import discard, remove_stale
 from .errors import BuildError
 
 RUNTIME_MARKER = "<!--RUNTIME-->"
@@ -217,7 +219,9 @@ def assemble(root, site, host, manifest, cache, log=print):
     with open(index, encoding="utf-8") as f:
         html = substitute_runtime(f.read(), hosts.runtime_tags(host, manifest))
     # Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py)
-    heatmap_only = plotly_bundle.bundle(manifest.plotly_bundle, cache, log)
+    plotly = manifest.artifact("plotly")
+    heatmap_only = plotly_bundle.vendor(manifest.plotly_bundle, cache,
+                                        os.path.join(site, *plotly.dest.split("/")), log)
     if heatmap_only:
         official = "vendor/plotly/plotly-cartesian.min.js"
         if html.count(official) != 1:
@@ -232,23 +236,14 @@ def assemble(root, site, host, manifest, cache, log=print):
         with open(os.path.join(site, "default-view.json"), "w", encoding="utf-8") as f:
             f.write(view + "\n")
 
-    # Third-party files, from the cache.
+    # Third-party files, from the cache, each checked as it is copied (cache.copy_files).
     vendored = []
     for name in hosts.PAGE_ARTIFACTS + host.runtime_artifacts:
         art = manifest.artifact(name)
         if name == "plotly" and heatmap_only:
-            dest = os.path.join(site, *art.dest.split("/"))
-            os.makedirs(dest)
-            for file_name in (plotly_bundle.FILE_NAME, plotly_bundle.LICENSES):
-                shutil.copyfile(os.path.join(heatmap_only, file_name),
-                                os.path.join(dest, file_name))
-            vendored.append({"name": name, "dest": art.dest,
-                             **plotly_bundle.describe(manifest.plotly_bundle)})
+            vendored.append({"name": name, "dest": art.dest, **heatmap_only})
             continue
-        unpacked = cache.unpacked(art)
-        dest = os.path.join(site, *art.dest.split("/"))
-        _copy_tree(unpacked, dest)
-        os.remove(os.path.join(dest, ".complete.json"))
+        cache.copy_unpacked(art, os.path.join(site, *art.dest.split("/")))
         vendored.append({"name": name, "package": art.package, "version": art.version,
                          "integrity": art.integrity, "license": art.license, "dest": art.dest,
                          **art.extra})
@@ -256,14 +251,15 @@ def assemble(root, site, host, manifest, cache, log=print):
         wheel = manifest.numpy_wheel
         dest = manifest.artifact(wheel.for_artifact).dest
         # next to pyodide-lock.json, which names it: loadPackage("numpy") finds it there
-        shutil.copyfile(host.numpy_wheel, os.path.join(site, *dest.split("/"), wheel.file_name))
+        cache.copy_wheel(manifest, host.numpy_wheel,
+                         os.path.join(site, *dest.split("/"), wheel.file_name))
         vendored.append({"name": "numpy-wheel", "package": "numpy", "version": wheel.version,
                          "sha256": wheel.sha256, "license": wheel.license, "dest": dest,
                          "file": wheel.file_name})
 
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(
-            host, manifest, files, sizes=_runtime_sizes(host, manifest, cache)))
+            host, manifest, files, sizes=_runtime_sizes(host, manifest, site)))
 
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
                manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
@@ -279,19 +275,20 @@ def assemble(root, site, host, manifest, cache, log=print):
     return info
 
 
-def _runtime_sizes(host, manifest, cache):
-    """Bytes of each file the PyScript worker counts for its progress bar, by file name: from
-    the unpacked npm package and the checked wheel (a CDN build leaves them to the CDN's
-    Content-Length)."""
+def _runtime_sizes(host, manifest, site):
+    """Bytes of each file the PyScript worker counts for its progress bar, by file name: of the
+    checked copies in the site (a CDN build leaves them to the CDN's Content-Length)."""
     sizes = {}
-    if host.offline:  # a CDN build does not fetch Pyodide from npm just for this
-        unpacked = cache.unpacked(manifest.artifact("pyodide"))
-        for name in hosts.COUNTED_RUNTIME_FILES:
-            path = os.path.join(unpacked, name)
-            if os.path.isfile(path):
-                sizes[name] = os.path.getsize(path)
+    if not host.offline:  # a CDN build does not fetch Pyodide from npm just for this
+        return sizes
+    folder = os.path.join(site, *manifest.artifact("pyodide").dest.split("/"))
+    names = list(hosts.COUNTED_RUNTIME_FILES)
     if host.numpy_wheel:
-        sizes[manifest.numpy_wheel.file_name] = os.path.getsize(host.numpy_wheel)
+        names.append(manifest.numpy_wheel.file_name)
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            sizes[name] = os.path.getsize(path)
     return sizes
 
 
@@ -323,43 +320,92 @@ def write_json(site, name, data):
         f.write("\n")
 
 
-def _remove_stale(parent, prefix, age_s=3600):
-    """Remove temporary build folders left by a build that was killed (an hour old or more;
-    younger ones may belong to a build running right now)."""
+def _prefixes(out):
+    """The names of the output's temporary siblings: (being built, set aside by a swap)."""
+    base = "." + os.path.basename(out)
+    return base + ".building-", base + ".old-"
+
+
+def restore_interrupted(out, log=print):
+    """Put back an output that the two-rename swap (where no atomic exchange exists) left only
+    under .NAME.old-*, because the build was killed between the renames: the newest such folder
+    that is a build comes back under its name. True when one was restored."""
+    parent = os.path.dirname(out)
+    if os.path.lexists(out) or not os.path.isdir(parent):
+        return False
+    found = []
     for name in os.listdir(parent):
         path = os.path.join(parent, name)
-        if (name.startswith(prefix) and (".building-" in name or ".old-" in name)
-                and time.time() - os.path.getmtime(path) > age_s):
-            shutil.rmtree(path, ignore_errors=True)
+        if name.startswith(_prefixes(out)[1]) and os.path.isfile(
+                os.path.join(path, "build-info.json")):
+            try:
+                found.append((os.stat(path).st_mtime, path))
+            except OSError:
+                pass  # removed meanwhile
+    if not found:
+        return False
+    path = max(found)[1]
+    os.rename(path, out)
+    log("output: %s was missing after a build interrupted while swapping it in; restored it "
+        "from %s" % (out, os.path.basename(path)))
+    return True
 
 
-def replace_atomically(out, fill):
-    """Build into a temporary sibling of `out` with fill(folder); swap it in on success.
+def check_output(out, log=print):
+    """Before anything else: repair an interrupted swap, then make sure `out` may be replaced and
+    its folder written, so that a bad --out fails at once rather than after the downloads.
 
-    If `out` exists it must look like an earlier build (it has build-info.json), so a mistyped
-    --out never deletes someone's folder.
+    If `out` exists it must be a folder that looks like an earlier build (it has
+    build-info.json), so a mistyped --out never deletes someone's folder. Returns the output's
+    real path: for a symlink, its target is the folder that is replaced.
     """
-    out = os.path.abspath(out)
-    if os.path.exists(out) and os.listdir(out) and not os.path.isfile(
+    out = os.path.realpath(out)
+    restore_interrupted(out, log)
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise BuildError("the output %s is a file, not a folder" % out,
+                         "pass a folder with --out (it is created, or replaced when it holds "
+                         "an earlier build)")
+    if os.path.isdir(out) and os.listdir(out) and not os.path.isfile(
             os.path.join(out, "build-info.json")):
         raise BuildError("%s exists and is not a build output (it has no build-info.json); "
                          "refusing to replace it" % out, "choose another --out folder")
     parent = os.path.dirname(out)
-    os.makedirs(parent, exist_ok=True)
-    _remove_stale(parent, "." + os.path.basename(out) + ".")
-    tmp = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(out) + ".building-")
+    existing = parent
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise BuildError("the output %s cannot be made: %s is a file" % (out, existing),
+                         "pass an --out whose folders are folders")
+    try:
+        os.makedirs(parent, exist_ok=True)
+        atomic.free_name(parent, _prefixes(out)[0])  # makes and removes a folder: a probe
+    except OSError as exc:
+        raise BuildError("cannot write in %s, where the output %s goes: %s"
+                         % (parent, os.path.basename(out), exc.strerror or exc),
+                         "pass an --out in a folder you can write to, or fix its permissions")
+    return out
+
+
+def replace_atomically(out, fill, log=print):
+    """Build into a temporary sibling of `out` with fill(folder); swap it in on success.
+
+    The swap is an atomic exchange where the system has one (atomic.put_in_place), so at every
+    instant `out` is the complete old site or the complete new one; the old one is then deleted.
+    Temporary siblings that a killed build left are deleted once they are an hour old (younger
+    ones may belong to a build running right now).
+    """
+    out = check_output(out, log)
+    parent = os.path.dirname(out)
+    building, aside = _prefixes(out)
+    remove_stale(parent, (building, aside))
+    tmp = tempfile.mkdtemp(dir=parent, prefix=building)
     try:
         result = fill(tmp)
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; a served site must be readable
-        old = None
-        if os.path.exists(out):
-            old = tempfile.mkdtemp(dir=parent, prefix="." + os.path.basename(out) + ".old-")
-            os.rmdir(old)
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old:
-            shutil.rmtree(old, ignore_errors=True)
-        return result
+        old = atomic.put_in_place(tmp, out, atomic.free_name(parent, aside))
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        discard(tmp)
         raise
+    if old:
+        discard(old)
+    return result

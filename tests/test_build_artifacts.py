@@ -110,9 +110,10 @@ def test_a_download_is_checked_cached_and_reused(tmp_path, fake_registry):
     art = artifact(data)
     fake_registry.update(served=data, integrity=art.integrity)
     cache = cache_mod.Cache(str(tmp_path), log=lambda *a: None)
-    first = cache.unpacked(art)
+    first, records = cache.unpacked(art)
     assert sorted(os.listdir(first)) == [".complete.json", "lib.js"]
-    again = cache.unpacked(art)  # second build: no look-up, no download
+    assert records == {"lib.js": {"sha256": hashlib.sha256(b"ok()").hexdigest(), "size": 4}}
+    again, _ = cache.unpacked(art)  # second build: no look-up, no download
     assert again == first and fake_registry["views"] == 1 and fake_registry["downloads"] == 1
 
 
@@ -158,7 +159,8 @@ def test_the_selection_must_match_the_package(tmp_path):
     assert "dist/missing.css" in str(err.value) and "@fake/lib@1.0.0" in str(err.value)
     art.files.pop()
     written = cache_mod.extract_selection(str(tgz), art, str(tmp_path / "out2"))
-    assert written == ["fonts/a.woff2", "lib.js"]
+    assert sorted(written) == ["fonts/a.woff2", "lib.js"]
+    assert written["lib.js"] == {"sha256": hashlib.sha256(b"x").hexdigest(), "size": 1}
 
 
 def test_the_numpy_wheel_is_checked_by_sha256(tmp_path):
