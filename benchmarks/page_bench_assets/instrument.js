@@ -81,22 +81,44 @@
 
   bench.pythonMs = 0; // time from each request to its answer, summed since the last reset
   bench.answerAt = null; // when the first answer since the last reset reached the page
-  bench.workerMs = 0;    // of pythonMs, the time the fallback host's worker spent answering
+  bench.workerMs = 0;    // of pythonMs, the time the host's worker spent answering
+  // What crossed between the page and Python since the last reset: requests (each is one message
+  // there and one back), and the answers' size: their JSON and the bytes of their matrices.
+  bench.traffic = { calls: 0, requestBytes: 0, jsonBytes: 0, matrixBytes: 0 };
+  bench.resetTraffic = () => { bench.traffic = { calls: 0, requestBytes: 0, jsonBytes: 0, matrixBytes: 0 }; };
   function timedBridge(bridge) {
     if (!bridge || typeof bridge.call !== "function") return bridge;
     return {
       call(request) {
         const t = now();
+        bench.traffic.calls += 1;
+        bench.traffic.requestBytes += JSON.stringify(request).length;
         return bridge.call(request).then((answer) => {
           const at = now();
           if (bench.answerAt === null) bench.answerAt = at; // the first answer after the reset
           bench.pythonMs += at - t;
           bench.workerMs += (answer && answer.worker_ms) || 0;
+          if (answer) {
+            const matrices = answer.matrices || {};
+            let bytes = 0;
+            for (const m of Object.values(matrices)) bytes += (m && m.data && m.data.byteLength) || 0;
+            bench.traffic.matrixBytes += bytes;
+            bench.traffic.jsonBytes += JSON.stringify(answer, (k, v) => (k === "matrices" ? undefined : v)).length;
+          }
           return answer;
         });
       },
     };
   }
+
+  // Main-thread tasks over 50 ms (the browser's long tasks): what a page that runs Python on
+  // its main thread costs the person waiting (no scrolling, no typing meanwhile).
+  bench.longTasks = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) bench.longTasks.push({ start: e.startTime, duration: e.duration });
+    }).observe({ type: "longtask", buffered: true });
+  } catch (e) { /* no long-task timing in this browser */ }
 
   onAssign("katex", (katex) => {
     mark("katexEvaluated");
