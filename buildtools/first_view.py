@@ -14,24 +14,12 @@ Examples
 >>> view = first_view()
 >>> view["ok"], sorted(view["matrices"]["W_head"])
 (True, ['cols', 'data', 'rows'])
->>> "fragment" in view or "host" in view
+>>> "link" in view or "host" in view
 False
 """
 import json
 import os
 import sys
-
-
-def matrix_keys(answer):
-    """The keys of the matrices an answer shows: its heatmaps' and its grids'.
-
-    The browser side attaches the same set to every answer it hands over (web/py/bridge.py).
-    """
-    keys = set()
-    for section in ("heatmaps", "grids"):
-        for spec in (answer.get(section) or {}).values():
-            keys.add(spec["matrix"])
-    return sorted(keys)
 
 
 def first_view(session=None):
@@ -45,18 +33,19 @@ def first_view(session=None):
     Returns
     -------
     dict
-        JSON-ready: Session's answer without "fragment" and "host", plus "matrices" mapping each
+        JSON-ready: Session's answer without "link" and "host", plus "matrices" mapping each
         key to {"rows", "cols", "data"} with data the row-major list of float64 values (JSON
         keeps every bit: Python writes the shortest text that reads back to the same double).
     """
+    from pycore.explorer.protocol import matrix_names
     if session is None:
         from pycore.explorer.session import Session
         session = Session()
     answer = session.handle({"op": "load", "fragment": ""})
-    answer.pop("fragment", None)
+    answer.pop("link", None)
     answer.pop("host", None)
     matrices = {}
-    for key in matrix_keys(answer):
+    for key in matrix_names(answer):
         m = session.matrix(key)
         matrices[key] = {"rows": m.shape[0], "cols": m.shape[1], "data": m.ravel().tolist()}
     answer["matrices"] = matrices

@@ -88,6 +88,8 @@ def checkout(tmp_path):
     (root / "pycore" / "state.py").write_text("STATE = {'cls': [[1.0]], 'W_head': [[2.0]]}\n")
     (root / "pycore" / "explorer").mkdir()
     (root / "pycore" / "explorer" / "__init__.py").write_text("")
+    (root / "pycore" / "explorer" / "protocol.py").write_text(
+        "def matrix_names(answer):\n    return []\n")
     (root / "pycore" / "explorer" / "session.py").write_text(
         "from ..state import STATE\nclass Session:\n"
         "    def handle(self, request):\n        return {'ok': True, 'state': STATE}\n")
@@ -127,6 +129,7 @@ def test_fallback_site(checkout):
         {"url": "pycore/head.py", "path": "pycore/head.py"},
         {"url": "pycore/state.py", "path": "pycore/state.py"},
         {"url": "pycore/explorer/__init__.py", "path": "pycore/explorer/__init__.py"},
+        {"url": "pycore/explorer/protocol.py", "path": "pycore/explorer/protocol.py"},
         {"url": "pycore/explorer/session.py", "path": "pycore/explorer/session.py"},
         {"url": "py/bridge.py", "path": "bridge.py"}]}
     # the checkout's first view, asked of its pycore by buildtools/first_view.py in a child Python

@@ -23,7 +23,7 @@ def test_parse_cell_accepts(text, value):
     ("-NaN", "cls[0,2]: NaN is not allowed: type a finite number"),
     ("inf", "cls[0,2]: infinity is not allowed: type a finite number"),
     ("-Infinity", "cls[0,2]: infinity is not allowed: type a finite number"),
-    ("1e400", "cls[0,2]: 1e400 is too large (float64 ends near 1.8e308)"),
+    ("1e400", "cls[0,2]: '1e400' is too large (float64 ends near 1.8e308)"),
     ("", "cls[0,2]: empty: type a number"),
     ("   ", "cls[0,2]: empty: type a number"),
     ("1,5", "cls[0,2]: use a dot for decimals: 1.5 not 1,5"),

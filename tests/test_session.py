@@ -41,7 +41,7 @@ def test_load_without_fragment_shows_the_worked_example():
     assert [row["mark"] for row in table["rows"]] == [2, 0]
     assert set(answer["heatmaps"]) >= {"heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits"}
     assert answer["heatmaps"]["heatmap-logits"]["marks"] == [[0, 2], [1, 0]]
-    assert answer["fragment"].startswith("state=")
+    assert answer["link"]["fragment"].startswith("state=")
 
 
 def test_edit_recomputes_only_what_depends_on_the_cell():
@@ -55,7 +55,7 @@ def test_edit_recomputes_only_what_depends_on_the_cell():
     W = s.matrix("W_head").tolist()
     np.testing.assert_allclose(s.matrix("logits"), reference_logits(cls_rows, W), rtol=1e-12, atol=1e-12)
     # The URL fragment carries the edit.
-    assert decode_fragment(answer["fragment"]).cls[1, 3] == 2.5
+    assert decode_fragment(answer["link"]["fragment"]).cls[1, 3] == 2.5
 
     answer = s.handle({"op": "edit", "key": "W_head", "index": [0, 1], "text": "\u22121"})
     assert answer["ok"] and answer["value"] == -1.0
@@ -63,16 +63,79 @@ def test_edit_recomputes_only_what_depends_on_the_cell():
     assert "heatmap-cls" not in answer["heatmaps"] and "heatmap-normalized" not in answer["heatmaps"]
 
 
-@pytest.mark.parametrize("text", ["abc", "nan", "inf", "", "1,5", "--3", "1e400"])
-def test_invalid_cell_is_refused_and_nothing_changes(text):
+@pytest.mark.parametrize("text", ["abc", "nan", "inf", "", "1,5", "--3", "1e400", "3/4", "0x10"])
+def test_an_invalid_cell_is_marked_and_the_state_stays_as_it_was(text):
     s = Session()
     before = s.handle({"op": "load", "fragment": ""})
-    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 2], "text": text})
-    assert answer["ok"] is False
-    assert "cls[0,2]" in answer["error"]["message"]
+    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 2], "text": text, "commit": True})
+    assert answer["ok"] is True and answer["error"]["index"] == [0, 2]
+    assert "cls[0,2]" in answer["error"]["message"] and answer["error"]["incomplete"] is False
+    assert answer["value"] == 0.0  # what cls[0,2] held: the page shows it again
+    assert answer["unchanged"] is True  # nothing to redraw
     np.testing.assert_allclose(s.matrix("logits"), WORKED_LOGITS, atol=5e-5)
-    again = s.handle({"op": "option", "name": "sample", "value": 0})
-    assert again["fragment"] == before["fragment"]
+    assert s.handle({"op": "link"})["link"] == before["link"]
+
+
+def test_a_rejected_entry_never_keeps_its_last_valid_prefix():
+    """Typing 1e999 key by key into cls[0,1] (which holds -1) passes through 1e9 and 1e99, which
+    are numbers; 1e999 is not (too large): the state goes back to -1, not to 1e99."""
+    s = Session()
+    before = s.handle({"op": "load", "fragment": ""})
+    seen = []
+    for text in ("1", "1e", "1e9", "1e99", "1e999"):
+        seen.append(s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": text}))
+    assert [a["value"] for a in seen] == [1.0, -1.0, 1e9, 1e99, -1.0]
+    assert seen[1]["error"]["incomplete"] is True  # "1e" may still become a number
+    assert seen[4]["error"]["incomplete"] is False and "too large" in seen[4]["error"]["message"]
+    assert float(s.state.cls[0, 1]) == -1.0 and seen[4]["link"] == before["link"]
+    np.testing.assert_allclose(s.matrix("logits"), WORKED_LOGITS, atol=5e-5)
+    # leaving the cell with the refused text keeps the value from before typing
+    done = s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "1e999", "commit": True})
+    assert done["value"] == -1.0 and done["error"]
+    # the next entry of the same cell starts from its committed value
+    s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "7", "commit": True})
+    assert s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "x"})["value"] == 7.0
+
+
+@pytest.mark.parametrize("text", ["-", ".", "1e", "-2.5e-", ""])
+def test_text_that_could_become_a_number_is_not_an_error_until_the_cell_is_left(text):
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    typing = s.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": text})
+    assert typing["error"]["incomplete"] is True and typing["value"] == 0.5
+    left = s.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": text, "commit": True})
+    assert left["error"]["incomplete"] is False and left["value"] == 0.5
+
+
+def test_an_edit_that_makes_the_logits_overflow_is_refused_and_changes_nothing():
+    s = Session()
+    before = s.handle({"op": "load", "fragment": ""})
+    # h_hat[0, 3] is 1.2649: 1.7e308 * 1.2649 is beyond float64 (about 1.8e308)
+    s.handle({"op": "edit", "key": "W_head", "index": [3, 0], "text": "2"})
+    answer = s.handle({"op": "edit", "key": "W_head", "index": [3, 0], "text": "1.7e308"})
+    assert "overflow" in answer["error"]["message"] and answer["value"] == 0.7
+    assert "W_head[3,0]" in answer["error"]["message"] and answer["error"]["index"] == [3, 0]
+    assert answer["link"] == before["link"]
+    np.testing.assert_allclose(s.matrix("logits"), WORKED_LOGITS, atol=5e-5)
+    # and the session goes on: a later edit works
+    after = s.handle({"op": "edit", "key": "W_head", "index": [3, 0], "text": "0.25", "commit": True})
+    assert after["error"] is None and after["value"] == 0.25
+
+
+def test_a_paste_that_makes_the_logits_overflow_changes_nothing():
+    """Issue 14's reproduction: six 1e308 pasted at W_head[0,0] used to stay in Python's state."""
+    s = Session()
+    before = s.handle({"op": "load", "fragment": ""})
+    answer = s.handle({"op": "paste", "key": "W_head", "index": [0, 0],
+                       "text": "1e308\t1e308\t1e308\n1e308\t1e308\t1e308"})
+    assert answer["ok"] is False and "overflow" in answer["error"]["message"]
+    np.testing.assert_array_equal(s.state.W_head[:2], [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5]])
+    # choosing a sample afterwards writes the link of the state as it was (not the pasted rows)
+    linked = decode_fragment(s.handle({"op": "option", "name": "sample", "value": 1})["link"]["fragment"])
+    np.testing.assert_array_equal(linked.W_head, decode_fragment(before["link"]["fragment"]).W_head)
+    exported = json.loads(s.handle({"op": "export", "format": "json"})["export"]["text"])
+    assert exported["W_head"][0] == [0.5, -0.2, 0.1]
+    assert s.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": "1"})["error"] is None
 
 
 def test_out_of_range_cell_names_the_shape():
@@ -98,7 +161,7 @@ def test_bad_link_falls_back_to_the_worked_example_with_a_reason(fragment, words
 def test_link_round_trip_reproduces_the_state():
     s = Session()
     s.handle({"op": "preset", "name": "random", "seed": 7})
-    fragment = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1.25"})["fragment"]
+    fragment = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1.25"})["link"]["fragment"]
     other = Session()
     other.handle({"op": "load", "fragment": "#" + fragment})
     np.testing.assert_array_equal(other.matrix("logits"), s.matrix("logits"))
@@ -110,10 +173,10 @@ def test_vit_b16_preset_sizes_and_a_compact_link():
     answer = s.handle({"op": "preset", "name": "vit-b16", "seed": 0})
     assert answer["shape"]["D"] == 768 and answer["shape"]["C"] == 1000
     assert s.matrix("W_head").shape == (768, 1000)
-    assert len(answer["fragment"]) < 4000  # a link, not 768,000 numbers
+    assert len(answer["link"]["fragment"]) < 4000  # a link, not 768,000 numbers
     answer = s.handle({"op": "edit", "key": "W_head", "index": [767, 999], "text": "0.5"})
     assert answer["ok"] and "heatmap-cls" not in answer["heatmaps"]
-    assert decode_fragment(answer["fragment"]).W_head[767, 999] == 0.5
+    assert decode_fragment(answer["link"]["fragment"]).W_head[767, 999] == 0.5
 
 
 def test_resize_keeps_values_and_refuses_beyond_limits():
@@ -155,8 +218,7 @@ def test_paste_block_fills_from_the_focused_cell():
 
 def test_every_pitfall_shows_beside_the_correct_head():
     s = Session()
-    s.handle({"op": "load", "fragment": ""})
-    choices = s.handle({"op": "option", "name": "pitfall", "value": None})["pitfall"]["choices"]
+    choices = s.handle({"op": "load", "fragment": ""})["pitfall"]["choices"]  # sent once
     assert len(choices) == 6
     for key, _title in choices:
         answer = s.handle({"op": "option", "name": "pitfall", "value": key})
@@ -203,7 +265,7 @@ def test_steps_write_one_logit_as_a_sum_of_products():
 def test_exports_reproduce_the_logits():
     s = Session()
     s.handle({"op": "preset", "name": "random", "seed": 3})
-    code = s.handle({"op": "export", "format": "numpy"})["text"]
+    code = s.handle({"op": "export", "format": "numpy"})["export"]["text"]
     out = io.StringIO()
     namespace = {}
     with contextlib.redirect_stdout(out):
@@ -211,12 +273,12 @@ def test_exports_reproduce_the_logits():
     logits = s.matrix("logits")
     np.testing.assert_allclose(namespace["logits"], logits, rtol=1e-12, atol=1e-12)
 
-    text = s.handle({"op": "export", "format": "csv"})["text"]
+    text = s.handle({"op": "export", "format": "csv"})["export"]["text"]
     rows = list(csv.reader(io.StringIO(text)))
     assert rows[0][0] == "sample" and len(rows) == logits.shape[0] + 1
     np.testing.assert_array_equal([[float(x) for x in r[1:]] for r in rows[1:]], logits)
 
-    state = json.loads(s.handle({"op": "export", "format": "json"})["text"])
+    state = json.loads(s.handle({"op": "export", "format": "json"})["export"]["text"])
     assert "W_head" in state and ("cls" in state or "encoder_output" in state)
 
 
@@ -231,43 +293,47 @@ def test_unknown_requests_are_refused_not_raised():
 def test_a_big_typed_in_state_gets_its_link_when_asked():
     s = Session()
     answer = s.handle({"op": "resize", "B": 2, "D": 100, "C": 100})
-    assert answer["ok"] and answer["fragment"] is None and answer["fragment_deferred"] is True
-    link = s.handle({"op": "fragment"})
-    assert link["ok"] and link["link_note"] is None
+    assert answer["ok"] and answer["link"] == {"fragment": None, "pending": True, "note": None}
+    link = s.handle({"op": "link"})["link"]
+    assert link["pending"] is False and link["note"] is None
     state = decode_fragment(link["fragment"])
     assert state.W_head.shape == (100, 100)
     np.testing.assert_array_equal(state.W_head[:4, :3], s.matrix("W_head")[:4, :3])
     # Small states carry their link in every answer.
     small = Session().handle({"op": "load", "fragment": ""})
-    assert small["fragment"] and small["fragment_deferred"] is False
+    assert small["link"]["fragment"] and small["link"]["pending"] is False
 
 
-def test_an_edit_can_leave_its_link_to_a_request_of_its_own():
-    """The page asks for the link while it draws ("link": "separate"); the answer says it follows."""
+def test_one_edit_is_one_answer_with_its_link_and_only_the_cells_that_changed():
+    """One round trip per keystroke: the link is in the answer, and the matrix the page edited
+    comes back as the cell that changed, not whole (6 MB at ViT-B/16 size)."""
+    from pycore.explorer.protocol import matrix_names
     s = Session()
-    s.handle({"op": "load", "fragment": ""})
-    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1.5", "link": "separate"})
-    assert answer["ok"] and answer["fragment"] is None
-    assert answer["fragment_follows"] is True and answer["fragment_deferred"] is False
-    # the edited grid is not resent: the page patches the one value it already shows
-    assert answer["grids"] == {} and answer["value"] == 1.5
-    assert decode_fragment(s.handle({"op": "fragment"})["fragment"]).cls[0, 0] == 1.5
-    # without the flag the link is in the answer
+    s.handle({"op": "preset", "name": "vit-b16", "seed": 0})
     answer = s.handle({"op": "edit", "key": "W_head", "index": [3, 2], "text": "-2"})
-    assert answer["fragment_follows"] is False
-    assert decode_fragment(answer["fragment"]).W_head[3, 2] == -2.0
+    assert decode_fragment("#" + answer["link"]["fragment"]).W_head[3, 2] == -2.0
+    assert "grids" not in answer and answer["value"] == -2.0
+    assert answer["patched"] == {"W_head": [[3, 2, -2.0]]}
+    assert "W_head" not in matrix_names(answer) and "logits" in matrix_names(answer)
+    size = len(json.dumps(answer)) + sum(s.matrix(k).nbytes for k in matrix_names(answer))
+    assert size <= 64000, size
+    # labels and the comparisons' choices were sent with the preset, not again
+    assert "labels" not in answer and "choices" not in answer["pitfall"]
+    answer = s.handle({"op": "edit", "key": "cls", "index": [1, 5], "text": "3"})
+    assert answer["patched"] == {"input": [[1, 5, 3.0]], "h_cls": [[1, 5, 3.0]]}
 
 
 def test_the_build_time_first_view_is_the_load_answer_without_link_and_runtime():
-    from buildtools.first_view import first_view, matrix_keys
+    from buildtools.first_view import first_view
+    from pycore.explorer.protocol import matrix_names
     view = json.loads(json.dumps(first_view()))  # what default-view.json holds
     s = Session()
     answer = s.handle({"op": "load", "fragment": ""})
-    assert set(answer) - set(view) == {"fragment", "host"}
+    assert set(answer) - set(view) == {"link", "host"}
     assert {k: view[k] for k in answer if k in view} == json.loads(json.dumps(
-        {k: v for k, v in answer.items() if k not in ("fragment", "host")}))
-    assert sorted(view["matrices"]) == matrix_keys(answer) == ["W_head", "h_cls", "h_hat", "input",
-                                                                "logits", "probs"]
+        {k: v for k, v in answer.items() if k not in ("link", "host")}))
+    assert sorted(view["matrices"]) == matrix_names(answer) == ["W_head", "h_cls", "h_hat",
+                                                                "input", "logits", "probs"]
     logits = view["matrices"]["logits"]
     assert (logits["rows"], logits["cols"]) == (2, 3)
     np.testing.assert_allclose(np.reshape(logits["data"], (2, 3)), WORKED_LOGITS, atol=5e-5)
@@ -280,6 +346,7 @@ def test_an_edit_can_leave_its_equations_for_later():
     answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "4", "steps": "later"})
     assert "steps" not in answer and answer["steps_follow"] is True
     later = s.handle({"op": "steps"})
+    s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "5", "steps": "later"})
     now = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "4"})
     assert later["ok"] and later["steps"] == now["steps"] and "steps_follow" not in now
     # choosing a pitfall changes no equation, and says nothing about them

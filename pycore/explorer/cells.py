@@ -14,26 +14,64 @@ import re
 from .errors import StateError
 
 _INF = float("inf")
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+# Written so that a regular-expression engine never backtracks more than once per character:
+# the digits before the point are matched by one group only (the point itself separates them
+# from the fraction), so refusing "1111...x" takes linear time, not quadratic.
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
 _DECIMAL_COMMA = re.compile(r"[+-]?[0-9]*,[0-9]+\Z")
+_MANTISSA_SO_FAR = re.compile(r"[0-9]*\.?[0-9]*\Z")
 _MINUS_SIGNS = ("\u2212",)            # MINUS SIGN, as typed on some keyboards and in prose
+CELL_MAX_CHARS = 400
+"""Longer cell texts are refused before any parsing (no float64 needs more than ~30 digits;
+this leaves room for spaces and long zero-padded fractions)."""
 
 
 def _shown(text, limit=24):
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def _cell_problem(text):
-    """Return (value, None) for a good cell, or (None, message)."""
+def _normalized(text):
     s = text.strip()
     for sign in _MINUS_SIGNS:
         s = s.replace(sign, "-")
+    return s
+
+
+def could_become_number(text):
+    """Whether ``text`` is not a number yet but could become one as the person types on:
+    ``""``, ``"-"``, ``"."``, ``"1e"``, ``"-2.5e-"``. The page does not call such a text an
+    error until the cell is left.
+
+    Examples
+    --------
+    >>> [could_become_number(t) for t in ("-", ".", "1e", "1e-", "", "3", "abc", "1e999")]
+    [True, True, True, True, True, False, False, False]
+    """
+    s = _normalized(text) if isinstance(text, str) else None
+    if s is None or len(s) > CELL_MAX_CHARS or _NUMBER.match(s):
+        return False
+    if s[:1] in "+-":
+        s = s[1:]
+    mantissa, e, exponent = s.lower().partition("e")
+    if not _MANTISSA_SO_FAR.match(mantissa):
+        return False
+    if not e:
+        return True  # "", ".", "12." and the like
+    return any(c.isdigit() for c in mantissa) and exponent in ("", "+", "-")
+
+
+def _cell_problem(text):
+    """Return (value, None) for a good cell, or (None, message)."""
+    if len(text) > CELL_MAX_CHARS:
+        return None, "{} is {:,} characters long: too long for a number".format(
+            _shown(text.strip()), len(text))
+    s = _normalized(text)
     if not s:
         return None, "empty: type a number"
     if _NUMBER.match(s):
         value = float(s)
         if math.isinf(value):
-            return None, "{} is too large (float64 ends near 1.8e308)".format(s)
+            return None, "{} is too large (float64 ends near 1.8e308)".format(_shown(s))
         return value, None
     word = s.lstrip("+-").lower()
     if word == "nan":
@@ -42,6 +80,8 @@ def _cell_problem(text):
         return None, "infinity is not allowed: type a finite number"
     if _DECIMAL_COMMA.match(s):
         return None, "use a dot for decimals: {} not {}".format(s.replace(",", "."), s)
+    if could_become_number(s):
+        return None, "{} is not a number yet".format(_shown(s))
     if re.match(r"[+-]{2,}", s):
         return None, "{} has more than one sign: write one, e.g. -3".format(_shown(s))
     if len(s.split()) > 1:

@@ -32,14 +32,17 @@ class Computed(object):
         self.recompute()
 
     def recompute(self):
-        """Trace the whole head again (after anything but a one-cell edit)."""
+        """Trace the whole head again (after anything but a one-cell edit).
+
+        Raises ValueError (logits that overflow) before changing anything here: the caller
+        puts the state back as it was (pycore/explorer/session.py), and this stays its trace.
+        """
         s = self.state
-        self._traced = None  # until trace_head returns: it raises for logits that overflow
         if s.mode == "encoder":
-            self.trace = trace_head(s.W_head, encoder_output=s.encoder_output)
+            trace = trace_head(s.W_head, encoder_output=s.encoder_output)
         else:
-            self.trace = trace_head(s.W_head, cls=s.cls)
-        self.exact = True
+            trace = trace_head(s.W_head, cls=s.cls)
+        self.trace, self.exact = trace, True
         self.publish()
 
     def after_cell(self, key, index):
@@ -48,16 +51,18 @@ class Computed(object):
         A patch token never reaches the head. A CLS cell changes one sample's row of the
         trace, a W_head cell one class's column: in a large head only that part is computed
         (at ViT-B/16 size a row is half the product, a column a thousandth). Anything else, a
-        trace that is not the current state's (the last recompute raised), or new logits that
-        are not finite take the full recompute, so every answer and error is as before.
+        trace that is not the current state's, or new logits that are not finite take the full
+        recompute, so every answer and error is as before. Raises as :meth:`recompute` does.
 
         A row or column product may differ from the batched one in its last bits. That is
-        invisible, except in two places, where the full recompute is kept: near ties among
+        invisible, except in three places, where the full recompute is kept: near ties among
         the classes the page ranks (which one is predicted, marked and listed first would
         depend on the last bits, where a fresh load takes the first of equal logits), and
         beside a pitfall, whose head shares the batched product's rounding: a difference that
         is exactly zero (position -1 with CLS rows alone) would turn into noise, which the
-        difference heatmap stretches over its whole colour range.
+        difference heatmap stretches over its whole colour range; and logits within 1e-12 of
+        zero, where the batched product may give exact zeros (a constant CLS row) and the row
+        product 1e-16: a heatmap of zeros keeps the colour range +-1, one of 1e-16 gets +-1e-16.
 
         Parameters
         ----------
@@ -79,7 +84,8 @@ class Computed(object):
             else:
                 trace = retrace_row(self.trace, s.W_head, s.h_cls, index[0])
                 changed = slice(index[0], index[0] + 1)
-        if trace is None or _near_tie(trace.logits[changed], RANKED):
+        if trace is None or _near_tie(trace.logits[changed], RANKED) \
+                or _near_zero(trace.logits[changed]):
             self.recompute()
             return
         self.trace, self.exact = trace, False
@@ -132,3 +138,8 @@ def _near_tie(logits, ranks):
         return False
     top = np.sort(np.partition(logits, C - k, axis=1)[:, C - k:], axis=1)
     return bool(np.any(top[:, 1:] - top[:, :-1] <= 1e-9 * (1.0 + np.abs(top[:, :-1]))))
+
+
+def _near_zero(logits):
+    """Whether some logit lies within 1e-12 of zero (see Computed.after_cell)."""
+    return bool(np.any(np.abs(logits) <= 1e-12))

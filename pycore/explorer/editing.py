@@ -49,6 +49,25 @@ def _index(key, index, arr):
     return index
 
 
+def cell_index(state, key, index):
+    """The matrix ``key`` of ``state`` and ``index`` checked against it, as a tuple of ints.
+
+    Raises
+    ------
+    StateError
+        Unknown key, a matrix this state does not hold, or an index out of range (naming the
+        shape).
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> cell_index(default_state(), "W_head", [3, 1])[1]
+    (3, 1)
+    """
+    arr = _target(state, key)
+    return arr, _index(key, index, arr)
+
+
 def set_cell(state, key, index, text):
     """Set one cell from the text a person typed.
 
@@ -94,7 +113,7 @@ def set_cell(state, key, index, text):
     return state
 
 
-def paste_block(state, key, start_index, text):
+def paste_block(state, key, start_index, text, undo=None):
     """Paste a block of numbers with its top-left corner at ``start_index``.
 
     For ``encoder_output`` the block's rows go along the tokens and its columns along
@@ -110,6 +129,10 @@ def paste_block(state, key, start_index, text):
     start_index : sequence of int
     text : str
         Parsed with :func:`~pycore.explorer.cells.parse_block`.
+    undo : list, optional
+        If given, a function that puts back what the paste overwrote (the block's old values
+        and the matrix's recipe) is appended to it, for a caller that may have to refuse the
+        result (pycore/explorer/session.py).
 
     Returns
     -------
@@ -149,8 +172,16 @@ def paste_block(state, key, start_index, text):
                 h, w, _where(key, start), fit_h, fit_w, key, dims_text(arr.shape)),
             key=key, index=start)
     region = start[:-2] + (slice(start[-2], start[-2] + h), slice(start[-1], start[-1] + w))
-    arr[region] = block
     recipe = state.generated.get(key)
+    if undo is not None:
+        old, old_edits = arr[region].copy(), dict(recipe.edits) if recipe is not None else None
+
+        def put_back():
+            arr[region] = old
+            if recipe is not None:
+                recipe.edits = old_edits
+        undo.append(put_back)
+    arr[region] = block
     if recipe is not None:
         for r in range(h):
             for c in range(w):

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from . import comparisons
 from .cells import format_number
 
 # Cells get their value printed inside them only while that stays readable.
@@ -87,11 +88,17 @@ def colour_limit(values):
     (2.0, False)
     >>> colour_limit(np.zeros((2, 2)))
     (1.0, False)
+    >>> colour_limit(np.array([1.0, np.inf]))      # non-finite values saturate the scale
+    (1.0, True)
     """
     values = np.asarray(values)
     # float() first: negating an integer minimum could overflow, a float cannot. A NaN
     # anywhere makes both ends NaN, so peak is NaN exactly when max(|x|) was.
     peak = max(float(values.max()), -float(values.min())) if values.size else 0.0
+    if not np.isfinite(peak):  # a mistaken head that overflows: scale by the finite values
+        finite = values[np.isfinite(values)]
+        top, _ = colour_limit(finite) if finite.size else (1.0, False)
+        return top, True
     top = peak
     if values.size > ROBUST_RANGE_FROM:
         step = max(1, values.size // ROBUST_SAMPLE)
@@ -295,5 +302,63 @@ def steps(state, trace, sample, cls, decimals=4):
          "tex": r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d" % (b, int(trace.predicted[b])),
          "note": None},
     ]
-    return {"sample": b, "samples": ["sample %d" % i for i in range(B)],
-            "class": c, "classes": ["class %d" % i for i in range(C)], "items": items}
+    return {"sample": b, "class": c, "items": items}
+
+
+def labels(state):
+    """The names of the samples and the classes (sent to the page when they change).
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> labels(default_state())["classes"]
+    ['class 0', 'class 1', 'class 2']
+    """
+    return {"samples": ["sample %d" % i for i in range(state.B)],
+            "classes": ["class %d" % i for i in range(state.C)]}
+
+
+def comparison_ids(kind):
+    """The heatmaps of one comparison panel ("pitfall" or "variant")."""
+    ids = ["heatmap-%s-correct" % kind, "heatmap-%s" % kind]
+    return ids + ["heatmap-pitfall-diff"] if kind == "pitfall" else ids
+
+
+def comparison(state, trace, kind, key):
+    """What a comparison panel shows: the correct logits beside the output of the comparison
+    ``key`` (and, for a mistake, the difference), or why that head cannot run.
+
+    Returns
+    -------
+    (dict, (dict, dict) or None)
+        The panel's section of the answer ({selected, explanation, source, error, note}), and
+        the arrays it shows by name with their heatmap specs (None when nothing is drawn).
+        An output that overflows float64 is drawn as it is, and the note says so.
+    """
+    section = {"selected": key, "explanation": "", "source": "", "error": None, "note": None}
+    if key is None:
+        return section, None
+    item = comparisons.find(key)
+    section["explanation"], section["source"] = item.explanation, item.source
+    output, section["error"] = comparisons.run(state, key)
+    if output is None:
+        return section, None
+    output = np.ascontiguousarray(output, dtype=np.float64)
+    if not np.isfinite(output).all():
+        section["note"] = ("Some of its outputs are not finite numbers: on these inputs this head "
+                           "overflows float64 (shown as the scale's ends).")
+    ids = comparison_ids(kind)
+    arrays = {kind: output}
+    specs = {
+        ids[0]: heatmap("logits", trace.logits, "Correct head: logits", "class c", "sample b",
+                        "sample %{y}, class %{x}<br>logit = " + EXACT),
+        ids[1]: heatmap(kind, output, item.title, "class c", "sample b",
+                        "sample %{y}, class %{x}<br>output = " + EXACT),
+    }
+    if kind == "pitfall" and output.shape == trace.logits.shape:
+        with np.errstate(all="ignore"):
+            arrays["pitfall_diff"] = np.ascontiguousarray(output - trace.logits)
+        specs[ids[2]] = heatmap("pitfall_diff", arrays["pitfall_diff"],
+                                "Difference: mistaken − correct", "class c", "sample b",
+                                "sample %{y}, class %{x}<br>difference = " + EXACT)
+    return section, (arrays, specs)

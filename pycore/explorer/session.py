@@ -1,9 +1,15 @@
 """One explorer session: the state a person is editing, and the answer to each of their actions.
 
-The page sends one request per action (an edit, a paste, a resize, a preset, an option) and
-gets back only what that action changed: heatmap specs, grids to refresh, tables, equations,
-and the URL fragment of the new state. Refused actions change nothing and say why, so the last
-valid state stays on screen and in the URL.
+The page sends one request per action (pycore/explorer/protocol.py lists them) and gets back only
+what that action changed: heatmap specs, tables, equations, the new link. Every request either
+applies fully or changes nothing: a refused action, or one whose result cannot be computed
+(logits that overflow float64), leaves the state, and so the page, its link and its exports, as
+they were, and says why.
+
+A cell being typed in is previewed: each text that is a number is in effect at once; a text that
+is not puts the cell back to the value it held when the person entered it (never the last valid
+prefix: typing "1e999" never leaves 1e99 behind). A text that could still become a number ("-",
+"1e") is not called an error until the cell is left (``commit``).
 
 Examples
 --------
@@ -11,48 +17,50 @@ Examples
 >>> answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "3"})
 >>> answer["ok"], sorted(answer["heatmaps"])[:2]
 (True, ['heatmap-cls', 'heatmap-logits'])
->>> s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "abc"})["ok"]
-False
+>>> s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "abc"})["error"]["message"]
+"cls[0,0]: 'abc' is not a number"
+>>> float(s.state.cls[0, 0])   # back to the value the cell held when it was entered
+2.0
 """
-import math
 import sys
 
 import numpy as np
 
-from . import comparisons, export, panels
+from . import comparisons, export, panels, protocol
+from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
-from .editing import paste_block, resize, set_cell, set_mode
+from .editing import cell_index, paste_block, resize, set_mode
 from .errors import StateError
 from .link import decode_fragment, encode_fragment
 from .presets import default_state, preset
-from .state import check_option, whole_number
+from .state import check_option, shown, whole_number
 
 ALL = ("input", "norm", "w", "logits", "pitfall", "variant")
-
-# The link is rewritten with every answer while the state is small. A state with many typed-in
-# numbers costs tens of milliseconds to encode (64 ms for 20,000 in CPython), so the page asks
-# for its link separately, once the person pauses ("fragment" request); past LINK_MAX characters
-# no browser keeps the URL, and the page says so instead.
-SYNC_LINK_NUMBERS = 4000
-LINK_MAX = 1500000
 AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant")
 AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
+
+# The link comes with every answer while the state is small. Spelling out many typed-in numbers
+# costs milliseconds per thousand in the browser, too much for every keystroke: past
+# SYNC_LINK_NUMBERS the answer says the link is pending and the page asks for it ("link") once
+# typing pauses; past LINK_MAX characters no browser keeps the URL, and the page says so.
+SYNC_LINK_NUMBERS = 1000
+LINK_MAX = 1500000
 
 
 class Session(object):
     """Holds the state (through its :class:`~pycore.explorer.computed.Computed`) and answers the
     page's requests; see the module docstring."""
 
+    COMPUTED = Computed  # what keeps the trace (tests swap it for a variant)
+
     def __init__(self, state=None):
-        self.computed = Computed(state if state is not None else default_state())
+        self.computed = self.COMPUTED(state if state is not None else default_state())
+        self._cell = None  # the cell being typed in: (key, index, value and recipe edit before)
+        self._sent = {}    # static sections as last sent (labels, comparison choices)
 
     @property
     def state(self):
         return self.computed.state
-
-    @state.setter
-    def state(self, value):
-        self.computed.state = value
 
     @property
     def trace(self):
@@ -62,83 +70,126 @@ class Session(object):
     def matrices(self):
         return self.computed.matrices
 
+    def matrix(self, key):
+        """A C-contiguous float64 2-D array the page reads as a buffer (names from the answers)."""
+        if key not in self.matrices:
+            raise StateError("No matrix named %s." % shown(key))
+        return self.matrices[key]
+
     # ---- requests --------------------------------------------------------------------
 
     def handle(self, request):
-        """Answer one request (a dict with "op"); a refused request gives ok False and a message."""
+        """Answer one request (a dict with "op"); a refused one changes nothing and says why."""
         try:
             if not isinstance(request, dict) or not isinstance(request.get("op"), str):
                 raise StateError("A request must be an object with an 'op' name.")
-            handler = getattr(self, "op_" + request["op"], None)
-            if handler is None:
-                raise StateError("Unknown request %r." % request["op"])
-            return handler(request)
+            op = request["op"]
+            fields = protocol.REQUESTS.get(op)
+            if fields is None:
+                raise StateError("Unknown request %s." % shown(op))
+            unknown = sorted(str(k) for k in request if k != "op" and k not in fields)
+            if unknown:
+                raise StateError("The request %s has no field %s." % (op, shown(unknown[0])))
+            if op != "edit":
+                self._cell = None  # any other action ends the typing in a cell
+            return getattr(self, "op_" + op)(request)
         except StateError as err:
-            return {"ok": False, "error": error_info(err)}
+            return refused(err)
 
     def op_load(self, request):
         fragment = request.get("fragment") or ""
+        if not isinstance(fragment, str):
+            raise StateError("The link's fragment must be text; got %s." % shown(fragment))
         error = None
+        computed = None
         if fragment.lstrip("#"):
             try:
-                state = decode_fragment(fragment)
-            except StateError as err:
-                state = default_state()
-                error = {"message": "The state in this link could not be used: %s. "
-                                    "Showing the worked example instead." % str(err).rstrip("."),
-                         "key": err.key, "index": _index(err)}
-        else:
-            state = default_state()
-        self.state = state
-        self.computed.recompute()
+                computed = self.COMPUTED(decode_fragment(fragment))
+            except (StateError, ValueError) as err:
+                error = error_info(err)
+                error["message"] = ("The state in this link could not be used: %s. Showing the "
+                                    "worked example instead." % str(err).rstrip("."))
+        self.computed = computed or self.COMPUTED(default_state())
+        self._cell, self._sent = None, {}
         answer = self._answer(ALL, steps=True)
         answer["error"] = error
         answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
         return answer
 
     def op_edit(self, request):
-        """One cell. The page already shows what was typed: the answer names the cell's value
-        instead of resending its whole grid."""
-        key, index = request.get("key"), request.get("index")
-        self.state = set_cell(self.state, key, index, request.get("text"))
-        self.computed.after_cell(key, tuple(int(i) for i in index))
+        """One cell, as typed so far (see the module docstring). The page shows what was typed:
+        the answer names the value in use and patches the matrices the page holds."""
+        key, index, text = request.get("key"), request.get("index"), request.get("text")
+        arr, index = cell_index(self.state, key, index)
+        if self._cell is None or self._cell[:2] != (key, index):
+            self._cell = (key, index) + self._remember(key, index)
+        before = self._cell[2]
+        commit = request.get("commit") is True
+        error = None
+        where = "%s[%s]" % (key, ",".join(str(i) for i in index))
+        try:
+            value = parse_cell(text, where=where)
+        except StateError as err:
+            value, error = before, error_info(StateError(str(err), key=key, index=index))
+            error["incomplete"] = not commit and could_become_number(text)
+        old = float(arr[index])
+        if value != old:
+            self._write(key, index, value)
+            try:
+                self.computed.after_cell(key, index)
+            except ValueError:  # the logits overflow: back to the value before typing
+                self._write(key, index, before)
+                if before != old:
+                    self.computed.after_cell(key, index)
+                error = error_info(StateError(
+                    "%s: %s makes the logits overflow float64; the cell keeps %s"
+                    % (where, format_number(value, trim=True), format_number(before, trim=True)),
+                    key=key, index=index))
+        if commit:
+            self._cell = None
+        if value == old:  # nothing to redraw: the page only learns the value in effect
+            return {"ok": True, "unchanged": True, "value": old, "error": error}
         answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
-                              steps=_steps_wanted(request), link=request.get("link") != "separate")
-        answer["value"] = float(self._source(key)[tuple(index)])
-        answer["grids"] = {}
+                              steps=_steps_wanted(request), grids=False)
+        answer["value"] = float(self.state.matrix(key)[index])
+        answer["patched"] = self._patches(key, index, answer["value"])
+        answer["error"] = error
         return answer
 
     def op_paste(self, request):
         key = request.get("key")
-        self.state = paste_block(self.state, key, request.get("index"), request.get("text"))
-        self.computed.recompute()
+        undo = []
+        paste_block(self.state, key, request.get("index"), request.get("text"), undo=undo)
+        try:
+            self.computed.recompute()
+        except ValueError:
+            undo[0]()
+            raise StateError("%s: the pasted block makes the logits overflow float64; nothing was "
+                             "pasted" % key, key=key) from None
         return self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
-                            steps=_steps_wanted(request), link=request.get("link") != "separate")
+                            steps=_steps_wanted(request))
 
     def op_resize(self, request):
-        n1 = request.get("N1")
-        kwargs = {name: request.get(name) for name in ("B", "D", "C")}
-        if n1 is not None:
-            kwargs["N"] = whole_number(n1, "N+1", floats=True) - 1
-        self.state = resize(self.state, **{k: whole_number(v, k, floats=True)
-                                            for k, v in kwargs.items()})
-        return self._reset_view()
+        sizes = {}
+        for name in ("B", "D", "C"):
+            if request.get(name) is not None:
+                sizes[name] = whole_number(request.get(name), name, floats=True)
+        if request.get("N1") is not None:
+            sizes["N"] = whole_number(request.get("N1"), "N+1", floats=True) - 1
+        return self._replace(resize(self.state.copy(), **sizes))
 
     def op_mode(self, request):
-        self.state = set_mode(self.state, request.get("mode"))
-        return self._reset_view()
+        return self._replace(set_mode(self.state.copy(), request.get("mode")))
 
     def op_preset(self, request):
-        self.state = preset(request.get("name"),
-                            seed=whole_number(request.get("seed", 0), "seed", floats=True))
-        return self._reset_view()
+        return self._replace(preset(request.get("name"),
+                                    seed=whole_number(request.get("seed", 0), "seed", floats=True)))
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
-        options = self.state.options
         if name not in ("sample", "logit_class", "pitfall", "variant"):
-            raise StateError("Unknown option %r." % (name,))
-        options[name] = check_option(name, value, self.state.B, self.state.C)
+            raise StateError("Unknown option %s." % shown(name))
+        self.state.options[name] = check_option(name, value, self.state.B, self.state.C)
         if name in ("sample", "logit_class"):
             return self._answer((), steps=True)
         if name == "pitfall" and value is not None and not self.computed.exact \
@@ -149,38 +200,75 @@ class Session(object):
     def op_export(self, request):
         fmt = request.get("format")
         if fmt == "json":
-            return {"ok": True, "text": export.state_json_text(self.state), "mime": "application/json",
-                    "filename": "vit-head-state.json", "title": "The state as JSON"}
-        if fmt == "numpy":
-            return {"ok": True, "text": export.numpy_code(self.state), "mime": "text/x-python",
-                    "filename": "vit_head.py", "title": "NumPy code that reproduces the logits"}
-        if fmt == "csv":
-            return {"ok": True, "text": export.logits_csv(self.trace.logits), "mime": "text/csv",
-                    "filename": "logits.csv", "title": "The logits as CSV"}
-        raise StateError("Unknown export format %r (json, numpy or csv)." % (fmt,))
+            out = {"text": export.state_json_text(self.state), "mime": "application/json",
+                   "filename": "vit-head-state.json", "title": "The state as JSON"}
+        elif fmt == "numpy":
+            out = {"text": export.numpy_code(self.state), "mime": "text/x-python",
+                   "filename": "vit_head.py", "title": "NumPy code that reproduces the logits"}
+        elif fmt == "csv":
+            out = {"text": export.logits_csv(self.trace.logits), "mime": "text/csv",
+                   "filename": "logits.csv", "title": "The logits as CSV"}
+        else:
+            raise StateError("Unknown export format %s (json, numpy or csv)." % shown(fmt))
+        return {"ok": True, "export": out}
 
     def op_steps(self, request):
-        """The step-by-step equations of the current state (after an edit that said "steps": "later")."""
+        """The equations of the current state (after edits that said "steps": "later")."""
         return {"ok": True, "steps": self._steps()}
 
-    def op_fragment(self, request):
-        fragment = encode_fragment(self.state)
-        if len(fragment) > LINK_MAX:
-            return {"ok": True, "fragment": None,
-                    "link_note": "This state holds %d typed-in numbers: too many for a link (it "
-                                 "would be %.1f MB long). Save it with \u201cState as JSON\u201d "
-                                 "instead." % (self._dense_numbers(), len(fragment) / 1e6)}
-        return {"ok": True, "fragment": fragment, "link_note": None}
-
-    # ---- arrays for the page ---------------------------------------------------------
-
-    def matrix(self, key):
-        """A C-contiguous float64 2-D array the page reads as a buffer (names from the answers)."""
-        if key not in self.matrices:
-            raise StateError("No matrix named %r." % (key,))
-        return self.matrices[key]
+    def op_link(self, request):
+        """The link of a state whose answers said it was pending (many typed-in numbers)."""
+        return {"ok": True, "link": self._link(pending_allowed=False)}
 
     # ---- internals -------------------------------------------------------------------
+
+    def _remember(self, key, index):
+        """(value, whether the cell had a recipe edit, that edit): the cell before typing."""
+        recipe = self.state.generated.get(key)
+        had = recipe is not None and index in recipe.edits
+        return (float(self.state.matrix(key)[index]), had, recipe.edits.get(index) if had else None)
+
+    def _write(self, key, index, value):
+        """Set one cell to a checked float, keeping its recipe (if any) in step; writing the value
+        the cell held before typing began restores its recipe entry exactly."""
+        self.state.matrix(key)[index] = value
+        recipe = self.state.generated.get(key)
+        if recipe is None:
+            return
+        cell = self._cell
+        if cell is not None and cell[:2] == (key, index) and value == cell[2]:
+            if cell[3]:
+                recipe.edits[index] = cell[4]
+            else:
+                recipe.edits.pop(index, None)
+        else:
+            recipe.edits[index] = value
+
+    def _patches(self, key, index, value):
+        """The cells of the matrices the page holds that one edit changed (protocol: patched)."""
+        s = self.state
+        if key == "W_head":
+            return {"W_head": [[index[0], index[1], value]]}
+        if key == "cls":
+            return {"input": [[index[0], index[1], value]], "h_cls": [[index[0], index[1], value]]}
+        b, t, d = index
+        patches = {"input": [[b * (s.N + 1) + t, d, value]]}
+        if t == 0:
+            patches["h_cls"] = [[b, d, value]]
+        return patches
+
+    def _replace(self, state):
+        """Make `state` the session's, once its head has been computed (nothing changes if it
+        cannot be)."""
+        options = state.options
+        options["sample"] = min(options.get("sample", 0) or 0, state.B - 1)
+        options["logit_class"] = min(options.get("logit_class", 0) or 0, state.C - 1)
+        try:
+            computed = self.COMPUTED(state)
+        except ValueError as exc:
+            raise StateError("This cannot be computed: %s; nothing was changed." % exc) from None
+        self.computed = computed
+        return self._answer(ALL, steps=True)
 
     def _dense_numbers(self):
         """How many numbers the link must spell out (preset-generated matrices travel as recipes)."""
@@ -188,38 +276,36 @@ class Session(object):
         return sum(getattr(s, key).size for key in ("W_head", "cls", "encoder_output")
                    if getattr(s, key) is not None and key not in s.generated)
 
-    def _source(self, key):
-        return {"cls": self.state.cls, "encoder_output": self.state.encoder_output,
-                "W_head": self.state.W_head}[key]
+    def _link(self, pending_allowed=True):
+        if pending_allowed and self._dense_numbers() > SYNC_LINK_NUMBERS:
+            return {"fragment": None, "pending": True, "note": None}
+        fragment = encode_fragment(self.state)
+        if len(fragment) > LINK_MAX:
+            return {"fragment": None, "pending": False,
+                    "note": "This state holds %d typed-in numbers: too many for a link (it would "
+                            "be %.1f MB long). Save it with \u201cState as JSON\u201d instead."
+                            % (self._dense_numbers(), len(fragment) / 1e6)}
+        return {"fragment": fragment, "pending": False, "note": None}
 
-    def _reset_view(self):
-        options = self.state.options
-        options["sample"] = min(options.get("sample", 0) or 0, self.state.B - 1)
-        options["logit_class"] = min(options.get("logit_class", 0) or 0, self.state.C - 1)
-        self.computed.recompute()
-        return self._answer(ALL, steps=True)
-
-    def _answer(self, parts, steps=False, link=True):
-        """The answer's sections for `parts`.
-
-        The equations come too if `steps`; if it is "later", only a note that they changed (the
-        page's equations are off-screen, so Python spares them). With link False (a request's
-        "link": "separate") the page asks for the link with a "fragment" request of its own,
-        right away, and the answer says so with "fragment_follows": Python then spells the link
-        out while the page draws, instead of before."""
+    def _answer(self, parts, steps=False, grids=True):
+        """The answer's sections for `parts` (see protocol.ANSWER). The equations come too if
+        `steps`; if it is "later", only a note that they changed (the page's equations are out
+        of view, so Python spares them). `grids`: whether the editors are refilled."""
         s, t = self.state, self.trace
-        deferred = self._dense_numbers() > SYNC_LINK_NUMBERS
-        follows = not deferred and not link
-        answer = {"ok": True, "error": None,
-                  "fragment": None if deferred or follows else encode_fragment(s),
-                  "fragment_deferred": deferred, "fragment_follows": follows,
+        answer = {"ok": True, "error": None, "link": self._link(),
                   "shape": {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
                             "N1": (s.N + 1) if s.mode == "encoder" else None},
-                  "heatmaps": {}, "grids": {}, "hide": []}
+                  "heatmaps": {}, "hide": []}
+        labels = panels.labels(s)
+        if self._sent.get("labels") != labels:
+            answer["labels"] = self._sent["labels"] = labels
         heatmaps = answer["heatmaps"]
+        if grids and ("input" in parts or "w" in parts):
+            answer["grids"] = {}
         if "input" in parts:
             heatmaps.update(panels.input_heatmaps(s, t))
-            answer["grids"]["input"] = {"matrix": "input"}
+            if grids:
+                answer["grids"]["input"] = {"matrix": "input"}
             if s.mode != "encoder":
                 answer["hide"].append("heatmap-encoder")
         if "norm" in parts:
@@ -227,16 +313,16 @@ class Session(object):
             answer["stats"] = panels.stats_table(t)
         if "w" in parts:
             heatmaps.update(panels.w_heatmap(s))
-            answer["grids"]["w"] = {"matrix": "W_head"}
+            if grids:
+                answer["grids"]["w"] = {"matrix": "W_head"}
         if "logits" in parts:
             heatmaps.update(panels.logits_heatmaps(t))
             answer["logits_table"] = panels.logits_table(t)
             answer["top_classes"] = panels.top_classes(t)
-        if "pitfall" in parts:
-            self._compare(answer, "pitfall")
-        if "variant" in parts:
-            self._compare(answer, "variant")
-        if steps == "later":  # the page asks with a "steps" request once they are in view, or idle
+        for kind in ("pitfall", "variant"):
+            if kind in parts:
+                self._compare(answer, kind)
+        if steps == "later":  # the page asks with a "steps" request once they are in view
             answer["steps_follow"] = True
         elif steps:
             answer["steps"] = self._steps()
@@ -246,39 +332,20 @@ class Session(object):
         s = self.state
         return panels.steps(s, self.trace, s.options.get("sample", 0), s.options.get("logit_class", 0))
 
-    def _compare(self, answer, name):
+    def _compare(self, answer, kind):
         """The correct logits beside a pitfall's or variant's output (and, for pitfalls, the
         difference)."""
-        key = self.state.options.get(name)
-        ids = ["heatmap-%s-correct" % name, "heatmap-%s" % name]
-        if name == "pitfall":
-            ids.append("heatmap-pitfall-diff")
-        section = {"choices": comparisons.choices(name), "selected": key, "explanation": "",
-                   "error": None}
-        answer[name] = section
-        output, error, item = None, None, None
-        if key is not None:
-            item = comparisons.find(key)
-            section["explanation"] = item.explanation
-            output, error = comparisons.run(self.state, key)
-            section["error"] = error
-        if output is None:
-            answer["hide"].extend(ids)
+        key = self.state.options.get(kind)
+        section, shown_output = panels.comparison(self.state, self.trace, kind, key)
+        if self._sent.get(kind) is None:
+            section["choices"] = self._sent[kind] = comparisons.choices(kind)
+        answer[kind] = section
+        if shown_output is None:
+            answer["hide"].extend(panels.comparison_ids(kind))
             return
-        logits = self.trace.logits
-        self.matrices[name] = np.ascontiguousarray(output, dtype=np.float64)
-        heatmaps = answer["heatmaps"]
-        heatmaps[ids[0]] = panels.heatmap("logits", logits, "Correct head: logits", "class c",
-                                          "sample b", "sample %{y}, class %{x}<br>logit = " + panels.EXACT)
-        heatmaps[ids[1]] = panels.heatmap(name, output, item.title,
-                                          "class c", "sample b",
-                                          "sample %{y}, class %{x}<br>output = " + panels.EXACT)
-        if name == "pitfall" and output.shape == logits.shape:
-            with np.errstate(all="ignore"):
-                self.matrices["pitfall_diff"] = np.ascontiguousarray(output - logits)
-            heatmaps[ids[2]] = panels.heatmap("pitfall_diff", self.matrices["pitfall_diff"],
-                                              "Difference: mistaken − correct", "class c", "sample b",
-                                              "sample %{y}, class %{x}<br>difference = " + panels.EXACT)
+        arrays, specs = shown_output
+        self.matrices.update(arrays)
+        answer["heatmaps"].update(specs)
 
 
 def _steps_wanted(request):
@@ -287,9 +354,11 @@ def _steps_wanted(request):
 
 
 def error_info(err):
-    return {"message": str(err), "key": getattr(err, "key", None), "index": _index(err)}
-
-
-def _index(err):
     index = getattr(err, "index", None)
-    return list(index) if index is not None else None
+    return {"message": str(err), "key": getattr(err, "key", None),
+            "index": list(index) if index is not None else None}
+
+
+def refused(err):
+    """The answer to a refused request: nothing changed."""
+    return {"ok": False, "error": error_info(err)}

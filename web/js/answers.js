@@ -1,6 +1,7 @@
-// Where Python runs (the fallback host's worker, the PyScript host's page), this turns the
-// module web/py/bridge.py into what the page is handed: an object whose call(request) resolves
-// to Python's answer with every matrix it names attached, as {rows, cols, data: Float64Array}.
+// In the fallback host's worker, this turns the module web/py/bridge.py into what the page is
+// handed: an object whose call(request) resolves to Python's answer with the matrices it carries
+// attached, as {rows, cols, data: Float64Array}. (The PyScript host does the same in Python:
+// web/py/worker.py.)
 //
 // A classic script, not a module, because a worker can only importScripts it; it defines
 // self.vitAnswers(bridge). The matrices leave WASM memory with getBuffer (zero-copy) and are
@@ -23,20 +24,12 @@
     }
   }
 
-  // The keys of the matrices an answer shows: its heatmaps' and its grids'.
-  function keys(answer) {
-    var out = {};
-    [answer.heatmaps, answer.grids].forEach(function (specs) {
-      Object.keys(specs || {}).forEach(function (id) { out[specs[id].matrix] = true; });
-    });
-    return Object.keys(out);
-  }
-
-  // One request in, one answer out (synchronously, in the thread that runs Python).
+  // One request in, one answer out (synchronously, in the thread that runs Python), with the
+  // matrices Python says it carries (pycore.explorer.protocol.matrix_names).
   function answer(bridge, request) {
     var res = JSON.parse(bridge.dispatch(JSON.stringify(request)));
     res.matrices = {};
-    keys(res).forEach(function (key) { res.matrices[key] = read(bridge, key); });
+    JSON.parse(bridge.last_matrix_names()).forEach(function (key) { res.matrices[key] = read(bridge, key); });
     return res;
   }
 

@@ -26,18 +26,16 @@ grids.input = new MatrixGrid($("grid-input"), {
   rowHeader: (i) => inputRowHeader(i),
   colHeader: (j) => `d=${j}`,
   rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
-  onEdit: (i, j, text, t0) => editCell(grids.input, i, j, text, t0),
+  onEdit: (i, j, text, t0, commit) => editCell(grids.input, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
-  onRevert: refreshAlert,
 });
 grids.w = new MatrixGrid($("grid-w"), {
   name: "W_head",
   label: (i, j) => `W_head[${i},${j}]`,
   rowHeader: (i) => `d=${i}`,
   colHeader: (j) => `c=${j}`,
-  onEdit: (i, j, text, t0) => editCell(grids.w, i, j, text, t0),
+  onEdit: (i, j, text, t0, commit) => editCell(grids.w, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.w, i, j, text, t0),
-  onRevert: refreshAlert,
 });
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
@@ -79,6 +77,7 @@ async function preview() {
     for (const m of Object.values(view.matrices)) m.data = Float64Array.from(m.data);
     applyShape(view.shape);
     for (const [name, spec] of Object.entries(view.grids)) grids[name].setMatrix(view.matrices[spec.matrix]);
+    panels.render({ labels: view.labels });
     await scriptsLoaded();
     if (!client) await renderer.schedule(view, performance.now(), { preview: true });
   } catch (err) {
@@ -123,26 +122,28 @@ function inputIndex(grid, i, j) {
 
 // ---- requests ----------------------------------------------------------------------------
 
-async function editCell(grid, i, j, text, t0) {
+// One cell, as typed so far (commit: the person has left it). Python answers with the value
+// in effect: a text that is not a number leaves the value the cell had when it was entered.
+async function editCell(grid, i, j, text, t0, commit) {
   const where = inputIndex(grid, i, j);
-  // "link": the link is asked for while the page draws (see pycore/explorer/session.py)
-  const res = await client.call({
-    op: "edit", key: where.key, index: where.index, text, link: "separate", steps: panels.stepsLater(),
-  });
+  const request = { op: "edit", key: where.key, index: where.index, text, steps: panels.stepsLater() };
+  if (commit) request.commit = true;
+  const res = await client.call(request);
   if (!res.ok) {
-    grid.markInvalid(i, j, text, res.error.message);
     showAlert(res.error.message);
     return;
   }
-  grid.setValue(i, j, res.value, res.matrices[grid === grids.w ? "W_head" : "input"]);
-  grid.clearInvalid(i, j);
-  refreshAlert();
-  renderer.schedule(res, t0);
+  const error = res.error;
+  grid.mark(i, j, !error ? "valid" : error.incomplete ? "pending" : "invalid");
+  if (error && !error.incomplete) showAlert(error.message);
+  else if (!commit || !error) clearAlert();
+  if (res.unchanged) grid.refill(i, j); // the value in effect, unless the cell is being typed in
+  else await renderer.schedule(res, t0);
 }
 
 function pasteBlock(grid, i, j, text, t0) {
   const where = inputIndex(grid, i, j);
-  send({ op: "paste", key: where.key, index: where.index, text, link: "separate", steps: panels.stepsLater() }, t0);
+  send({ op: "paste", key: where.key, index: where.index, text, steps: panels.stepsLater() }, t0);
 }
 
 // One request whose answer replaces what it changes; refusals leave everything as it was.
@@ -153,7 +154,7 @@ async function send(request, t0) {
     return res;
   }
   if (res.error) showAlert(res.error.message);
-  else refreshAlert();
+  else clearAlert();
   await renderer.schedule(res, t0);
   return res;
 }
@@ -193,10 +194,15 @@ function bindControls() {
   $("variant").addEventListener("change", (e) => option("variant", e.target.value || null));
 
   $("copy-link").addEventListener("click", () => share.copyLink());
+  const exportAs = async (format) => {
+    const res = await client.call({ op: "export", format });
+    if (res.ok) share.openExport(res.export);
+    else showAlert(res.error.message);
+  };
   for (const format of ["json", "numpy", "csv"]) {
-    $(`export-${format}`).addEventListener("click", async () => share.openExport(await client.call({ op: "export", format })));
+    $(`export-${format}`).addEventListener("click", () => exportAs(format));
   }
-  share.bindDialog();
+  share.bindDialog(exportAs);
 
   // A link pasted into the address bar (or back/forward) replaces the whole state.
   window.addEventListener("hashchange", () => {
@@ -219,12 +225,7 @@ function showAlert(message) {
   box.hidden = false;
 }
 
-// After a fix, keep warning about any other cell that is still invalid.
-function refreshAlert() {
-  const pending = (grids.input && grids.input.pendingMessage()) || (grids.w && grids.w.pendingMessage());
-  if (pending) showAlert(pending);
-  else {
-    setHidden($("alert"), true);
-    setText($("alert"), "");
-  }
+function clearAlert() {
+  setHidden($("alert"), true);
+  setText($("alert"), "");
 }

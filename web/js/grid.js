@@ -1,25 +1,27 @@
 // A spreadsheet-like editor for one matrix, virtualized: only the cells in view are <input>s,
 // so a 768 x 1000 W_head costs a few hundred elements, not 768,000.
 //
-// The grid owns no truth: it shows the values it was given, reports what the person typed
-// (onEdit / onPaste) and shows what it is told is invalid. Keyboard: arrows, Enter / Shift+Enter,
-// PageUp / PageDown, Ctrl+Home / Ctrl+End, Escape to undo an invalid entry. Tab enters and
-// leaves the grid as one stop (a roving tabindex, as WAI-ARIA recommends for grids), so a
-// keyboard user never has to tab through 768,000 cells to reach the next control.
+// The grid owns no truth: it shows the values it was given, reports what the person types
+// (onEdit, for every keystroke, and once more with commit = true when they leave the cell) and
+// pastes (onPaste), and shows what it is told is invalid. The cell being typed in keeps its text;
+// every other cell shows the value in use. Keyboard: arrows, Enter / Shift+Enter, PageUp /
+// PageDown, Ctrl+Home / Ctrl+End, Escape to take the entry back. Tab enters and leaves the grid
+// as one stop (a roving tabindex, as WAI-ARIA recommends for grids), so a keyboard user never has
+// to tab through 768,000 cells to reach the next control.
 
 const CELL_W = 68; // keep in step with .cell and .grid-h in explorer.css
 const CELL_H = 28;
 const OVERSCAN = 2;
 
 export class MatrixGrid {
-  // opts: {name, label(i, j), rowHeader(i), colHeader(j), rowClass(i), onEdit(i, j, text, t0),
-  //        onPaste(i, j, text, t0)}
+  // opts: {name, label(i, j), rowHeader(i), colHeader(j), rowClass(i),
+  //        onEdit(i, j, text, t0, commit), onPaste(i, j, text, t0)}
   constructor(host, opts) {
     this.opts = opts;
     this.rows = 0;
     this.cols = 0;
     this.data = new Float64Array(0);
-    this.drafts = new Map(); // "i,j" -> {text, message}: invalid entries, kept until fixed
+    this.entry = null; // the cell being typed in: {i, j, before (its text on entry), dirty}
     this.cells = new Map(); // "i,j" -> rendered <input>
     this.frame = 0;
     this.readOnly = false;
@@ -44,6 +46,7 @@ export class MatrixGrid {
     this.spacer.addEventListener("keydown", (e) => this.onKey(e));
     this.spacer.addEventListener("paste", (e) => this.onPasteEvent(e));
     this.spacer.addEventListener("focusin", (e) => this.onFocus(e));
+    this.spacer.addEventListener("focusout", (e) => this.onLeave(e));
   }
 
   // m: {rows, cols, data: Float64Array (row-major)}
@@ -53,7 +56,7 @@ export class MatrixGrid {
     this.cols = m.cols;
     this.data = m.data;
     if (reshaped) {
-      this.drafts.clear();
+      this.entry = null;
       for (const input of this.cells.values()) input.remove();
       this.cells.clear();
       this.active = [0, 0];
@@ -69,17 +72,25 @@ export class MatrixGrid {
 
   value(i, j) { return this.data[i * this.cols + j]; }
 
-  // One cell's new value, from the answer to its edit: the cell already shows what was typed,
-  // so nothing is redrawn. `m`, when the answer has it, is the whole new matrix.
-  setValue(i, j, value, m) {
-    if (m && m.rows === this.rows && m.cols === this.cols) {
-      this.data = m.data;
-      return;
+  // The matrix after some of its cells changed (an answer's patches): only those are redrawn,
+  // except the cell being typed in, which keeps the person's text.
+  patch(m, cells) {
+    if (m.rows !== this.rows || m.cols !== this.cols) return this.setMatrix(m);
+    this.data = m.data;
+    for (const [i, j] of cells) {
+      const input = this.cells.get(`${i},${j}`);
+      if (input && !this.typing(i, j)) this.fill(input, i, j);
     }
-    // A copy, not a write: the same array may be a heatmap's z, compared before its next redraw.
-    const data = this.data.slice();
-    data[i * this.cols + j] = value;
-    this.data = data;
+  }
+
+  // Show cell (i, j)'s value again, unless it is being typed in.
+  refill(i, j) {
+    const input = this.cells.get(`${i},${j}`);
+    if (input && !this.typing(i, j)) this.fill(input, i, j);
+  }
+
+  typing(i, j) {
+    return this.entry !== null && this.entry.i === i && this.entry.j === j && this.entry.dirty;
   }
 
   // Read-only while the runtime boots: the numbers are visible before they are editable.
@@ -89,22 +100,14 @@ export class MatrixGrid {
     for (const input of this.cells.values()) input.readOnly = flag;
   }
 
-  markInvalid(i, j, text, message) {
-    this.drafts.set(`${i},${j}`, { text, message });
+  // Whether the text being typed in cell (i, j) is in effect: invalid (not a number) or
+  // pending (it may still become one, e.g. "-" or "1e"). Only the cell being typed in is marked.
+  mark(i, j, how) {
     const input = this.cells.get(`${i},${j}`);
-    if (input) input.setAttribute("aria-invalid", "true");
-  }
-
-  clearInvalid(i, j) {
-    this.drafts.delete(`${i},${j}`);
-    const input = this.cells.get(`${i},${j}`);
-    if (input) input.removeAttribute("aria-invalid");
-  }
-
-  // The message of some invalid cell still waiting to be fixed, or null.
-  pendingMessage() {
-    for (const d of this.drafts.values()) return d.message;
-    return null;
+    if (!input) return;
+    if (how === "invalid" && this.typing(i, j)) input.setAttribute("aria-invalid", "true");
+    else input.removeAttribute("aria-invalid");
+    input.classList.toggle("pending", how === "pending" && this.typing(i, j));
   }
 
   render(refresh = false) {
@@ -141,7 +144,7 @@ export class MatrixGrid {
           input = this.makeCell(i, j);
           this.cells.set(key, input);
           fresh.append(input);
-        } else if (refresh && input !== active) {
+        } else if (refresh && !this.typing(i, j)) {
           this.fill(input, i, j);
         }
       }
@@ -170,14 +173,10 @@ export class MatrixGrid {
   }
 
   fill(input, i, j) {
-    const draft = this.drafts.get(`${i},${j}`);
-    if (draft) {
-      input.value = draft.text;
-      input.setAttribute("aria-invalid", "true");
-    } else {
-      input.value = String(this.value(i, j));
-      input.removeAttribute("aria-invalid");
-    }
+    const text = String(this.value(i, j));
+    if (input.value !== text) input.value = text;
+    input.removeAttribute("aria-invalid");
+    input.classList.remove("pending");
   }
 
   renderHeaders(r0, r1, c0, c1, top, left) {
@@ -232,14 +231,30 @@ export class MatrixGrid {
     e.target.tabIndex = 0;
     this.active = p;
     this.root.dataset.active = `${p[0]},${p[1]}`;
+    this.entry = { i: p[0], j: p[1], before: e.target.value, dirty: false };
     // Like a spreadsheet: entering a cell selects its text, so typing replaces it.
     e.target.select();
   }
 
   onInput(e) {
     const p = this.position(e.target);
-    // Python answers asynchronously: Escape waits for the answer to the last entry (below).
-    if (p) this.inflight = Promise.resolve(this.opts.onEdit(p[0], p[1], e.target.value, performance.now()));
+    if (!p) return;
+    if (!this.entry || this.entry.i !== p[0] || this.entry.j !== p[1]) {
+      this.entry = { i: p[0], j: p[1], before: String(this.value(p[0], p[1])), dirty: false };
+    }
+    this.entry.dirty = true;
+    this.opts.onEdit(p[0], p[1], e.target.value, performance.now(), false);
+  }
+
+  // Leaving a cell (Tab, Enter, an arrow, a click elsewhere) ends its entry: the page is told,
+  // and what is in effect from then on is what the answer says.
+  onLeave(e) {
+    const p = this.position(e.target);
+    const entry = this.entry;
+    if (!p || !entry || entry.i !== p[0] || entry.j !== p[1]) return;
+    this.entry = null;
+    if (entry.dirty) this.opts.onEdit(p[0], p[1], e.target.value, performance.now(), true);
+    else this.fill(e.target, p[0], p[1]);
   }
 
   onPasteEvent(e) {
@@ -271,17 +286,19 @@ export class MatrixGrid {
       case "PageDown": target = [i + page, j]; break;
       case "Home": if (e.ctrlKey) target = [0, 0]; break;
       case "End": if (e.ctrlKey) target = [this.rows - 1, this.cols - 1]; break;
-      case "Escape":
-        // Undo an invalid entry, once Python has said whether the last one was valid.
+      case "Escape": {
+        // Take the entry back: the text the cell had when it was entered, and its value.
         e.preventDefault();
-        (this.inflight || Promise.resolve()).then(() => {
-          if (!this.drafts.has(`${i},${j}`)) return;
-          this.clearInvalid(i, j);
-          input.value = String(this.value(i, j));
-          if (document.activeElement === input) input.select();
-          this.opts.onRevert && this.opts.onRevert();
-        });
+        const entry = this.entry;
+        if (!entry || !entry.dirty || entry.i !== i || entry.j !== j) return;
+        input.value = entry.before;
+        this.entry = { i, j, before: entry.before, dirty: false };
+        input.removeAttribute("aria-invalid");
+        input.classList.remove("pending");
+        input.select();
+        this.opts.onEdit(i, j, entry.before, performance.now(), true);
         return;
+      }
       default: return;
     }
     if (!target) return;

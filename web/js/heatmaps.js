@@ -1,7 +1,14 @@
 // Plotly heatmaps, always updated with Plotly.react and new array objects, axes kept fixed.
 //
-// What each heatmap shows (title, axes, range, marks) is decided in Python (pycore/explorer/panels.py);
-// this file only turns that spec into a Plotly trace and layout.
+// What each heatmap shows (title, axes, range, marks) is decided in Python
+// (pycore/explorer/panels.py; js/protocol.js: HeatmapSpec); this file only draws it.
+//
+// Big matrices (a ViT-B/16 W_head: 768,000 cells) are drawn as a bitmap: the page colours one
+// pixel per cell from the colour scale's table, and Plotly places the picture as a layout image
+// under the same axes. A Plotly heatmap of that size costs 350-450 ms per redraw on a 2-CPU
+// machine; the bitmap about a tenth. The figure keeps an invisible heatmap trace whose z is the
+// matrix, so data[0].z stays the page's interface (docs/interface.md), and hovering a cell still
+// shows its exact value (drawn by this file, from the same hover template).
 
 import { setData, setHidden, setText } from "./dom.js";
 
@@ -14,47 +21,54 @@ const DIVERGING = [
 // Probabilities are not signed: a sequential scale from white.
 const SEQUENTIAL = [[0.0, "#f7f7f7"], [0.5, "#fdae6b"], [1.0, "#a63603"]];
 
+// Matrices with more cells than this are drawn as a bitmap.
+const BITMAP_FROM = 20000;
+
 const CONFIG = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
 
-function axis(title, n, labels) {
+function axis(title, n) {
   const a = { title: { text: title, standoff: 4 }, zeroline: false, showgrid: false, fixedrange: false };
-  if (labels && n <= 24) {
-    a.tickmode = "array";
-    a.tickvals = labels.map((_, i) => i);
-    a.ticktext = labels;
-  } else if (n <= 24) {
-    a.dtick = 1;
-  }
+  if (n <= 24) a.dtick = 1;
   return a;
 }
 
-// What each heatmap shows now: id -> {spec (as JSON), z}. A heatmap asked to show exactly that
+// What each heatmap shows now: id -> {spec (as JSON), m}. A heatmap asked to show exactly that
 // again is left alone; this is how the first view drawn while Python boots costs nothing more
 // once Python's own, identical answer arrives.
 const shown = new Map();
 
-function sameRows(a, b) {
+function sameData(a, b) {
+  if (a === b) return true;
   if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i];
-    const y = b[i];
-    if (x.length !== y.length) return false;
-    for (let j = 0; j < x.length; j++) if (x[j] !== y[j]) return false;
-  }
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 
-// spec: {title, x_title, y_title, x_labels?, y_labels?, zmin, zmax, scale: "diverging"|"sequential",
-//        text: bool, hover: str, marks: [[row, col], ...]}
-export function drawHeatmap(id, spec, z) {
+// Rows of a matrix ({rows, cols, data: Float64Array}) as views: what Plotly takes as heatmap z
+// (typed arrays are accepted as rows, so nothing is converted element by element).
+function rowsOf(m) {
+  const out = new Array(m.rows);
+  for (let i = 0; i < m.rows; i++) out[i] = m.data.subarray(i * m.cols, (i + 1) * m.cols);
+  return out;
+}
+
+/**
+ * Draw (or leave alone, if unchanged) the heatmap `id`.
+ * @param {string} id
+ * @param {import("./protocol.js").HeatmapSpec} spec
+ * @param {import("./protocol.js").Matrix} m
+ */
+export function drawHeatmap(id, spec, m) {
   const el = document.getElementById(id);
   const specText = JSON.stringify(spec);
   const before = shown.get(id);
-  if (before && el.data && before.spec === specText && sameRows(before.z, z)) return Promise.resolve(el);
+  if (before && el.data && before.spec === specText && before.m.rows === m.rows &&
+      before.m.cols === m.cols && sameData(before.m.data, m.data)) return Promise.resolve(el);
   shown.delete(id);
-  const rows = z.length;
-  const cols = rows ? z[0].length : 0;
+  const { rows, cols } = m;
   const compact = document.documentElement.classList.contains("embed");
+  const bitmap = rows * cols > BITMAP_FROM;
+  const z = rowsOf(m);
   const trace = {
     type: "heatmap",
     z,
@@ -69,7 +83,6 @@ export function drawHeatmap(id, spec, z) {
   };
   // In the compact embed view, small matrices print their values; a squeezed key would not help.
   const keyShown = !(compact && rows <= 8);
-  if (spec.zmid !== undefined && spec.zmid !== null) trace.zmid = spec.zmid;
   if (spec.text) {
     trace.texttemplate = spec.text_format || "%{z:.2f}";
     trace.textfont = { size: 11 };
@@ -80,8 +93,8 @@ export function drawHeatmap(id, spec, z) {
     title: { text: spec.title, font: { size: 13 }, x: 0, xanchor: "left" },
     height,
     margin: compact ? { l: 44, r: 6, t: 22, b: 30 } : { l: 64, r: 10, t: 30, b: 40 },
-    xaxis: axis(spec.x_title, cols, spec.x_labels),
-    yaxis: Object.assign(axis(spec.y_title, rows, spec.y_labels), { autorange: "reversed" }),
+    xaxis: axis(spec.x_title, cols),
+    yaxis: Object.assign(axis(spec.y_title, rows), { autorange: "reversed" }),
     shapes: (spec.marks || []).map(([r, c]) => ({
       type: "rect", xref: "x", yref: "y",
       x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5,
@@ -94,6 +107,18 @@ export function drawHeatmap(id, spec, z) {
     plot_bgcolor: "rgba(0,0,0,0)",
     font: { family: "system-ui, sans-serif", size: 11 },
   };
+  if (bitmap) {
+    trace.visible = false; // z for the page's interface; the picture below is what is seen
+    Object.assign(layout.xaxis, { range: [-0.5, cols - 0.5], autorange: false });
+    Object.assign(layout.yaxis, { range: [rows - 0.5, -0.5], autorange: false });
+    layout.images = [{
+      source: picture(m, spec), xref: "x", yref: "y", x: -0.5, y: -0.5, sizex: cols, sizey: rows,
+      sizing: "stretch", xanchor: "left", yanchor: "top", layer: "below",
+    }];
+    hoverOver(el);
+  }
+  el.dataset.bitmap = bitmap ? "true" : "false";
+  el.vitHover = { spec, m };
   const label = `${spec.title}: heatmap of ${rows} by ${cols} values`;
   if (el.getAttribute("aria-label") !== label) {
     el.setAttribute("role", "img");
@@ -102,10 +127,113 @@ export function drawHeatmap(id, spec, z) {
   // The key changes the page's layout: only after Plotly has measured it (the react calls of
   // one render all run before any of them resolves).
   return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
-    shown.set(id, { spec: specText, z });
+    shown.set(id, { spec: specText, m });
     colourKey(el, spec, keyShown);
     return drawn;
   });
+}
+
+// ---- the bitmap ----------------------------------------------------------------------------
+
+const TABLE_SIZE = 512;
+const tables = new Map(); // scale name -> Uint32Array of RGBA pixels (the page's byte order)
+
+function hexRGB(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+// The colour scale as a table of TABLE_SIZE colours, interpolated linearly in RGB between its
+// stops, as Plotly interpolates a heatmap's scale.
+function colourTable(scale) {
+  if (tables.has(scale)) return tables.get(scale);
+  const stops = (scale === "sequential" ? SEQUENTIAL : DIVERGING).map(([at, hex]) => [at, hexRGB(hex)]);
+  const bytes = new Uint8ClampedArray(TABLE_SIZE * 4);
+  for (let k = 0; k < TABLE_SIZE; k++) {
+    const f = k / (TABLE_SIZE - 1);
+    let s = 0;
+    while (s < stops.length - 2 && f > stops[s + 1][0]) s++;
+    const [a0, c0] = stops[s];
+    const [a1, c1] = stops[s + 1];
+    const w = a1 > a0 ? (f - a0) / (a1 - a0) : 0;
+    for (let ch = 0; ch < 3; ch++) bytes[4 * k + ch] = Math.round(c0[ch] + (c1[ch] - c0[ch]) * w);
+    bytes[4 * k + 3] = 255;
+  }
+  const table = new Uint32Array(bytes.buffer);
+  tables.set(scale, table);
+  return table;
+}
+
+let canvas = null;
+
+// One pixel per cell, coloured as the heatmap would colour it; a data: URL of a PNG.
+function picture(m, spec) {
+  const table = colourTable(spec.scale);
+  canvas = canvas || document.createElement("canvas");
+  canvas.width = m.cols;
+  canvas.height = m.rows;
+  const ctx = canvas.getContext("2d");
+  const image = ctx.createImageData(m.cols, m.rows);
+  const pixels = new Uint32Array(image.data.buffer);
+  const low = spec.zmin;
+  const scale = (TABLE_SIZE - 1) / (spec.zmax - spec.zmin || 1);
+  const last = TABLE_SIZE - 1;
+  const nan = table[last >> 1] & 0x00ffffff; // NaN: transparent
+  const data = m.data;
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i];
+    if (v !== v) { pixels[i] = nan; continue; }
+    const k = Math.round((v - low) * scale);
+    pixels[i] = table[k < 0 ? 0 : k > last ? last : k];
+  }
+  ctx.putImageData(image, 0, 0);
+  return canvas.toDataURL("image/png");
+}
+
+// ---- hover over a bitmap: the cell's exact value, from the spec's hover template ------------
+
+const EXACT = /%\{z(?::[^}]*)?\}/g;
+
+function format(value) {
+  if (!Number.isFinite(value)) return String(value);
+  return String(Number(value.toPrecision(12))); // 12 significant digits, trailing zeros trimmed
+}
+
+function hoverOver(el) {
+  if (el.vitHoverBound) return;
+  el.vitHoverBound = true;
+  const label = document.createElement("div");
+  label.className = "hover-value";
+  label.setAttribute("aria-hidden", "true"); // the numbers are in the page's tables for readers
+  label.hidden = true;
+  const box = el.parentElement; // the plot's box (Plotly owns the plot's own children)
+  box.style.position = "relative";
+  box.appendChild(label);
+  el.addEventListener("mousemove", (event) => {
+    const area = el.querySelector(".nsewdrag");
+    const full = el._fullLayout;
+    if (!area || !full || !el.vitHover || el.dataset.bitmap !== "true") return;
+    const box = area.getBoundingClientRect();
+    const fx = (event.clientX - box.left) / box.width;
+    const fy = (event.clientY - box.top) / box.height;
+    const [x0, x1] = full.xaxis.range;
+    const [y0, y1] = full.yaxis.range;
+    const { m, spec } = el.vitHover;
+    const col = Math.round(x0 + fx * (x1 - x0));
+    const row = Math.round(y1 + fy * (y0 - y1)); // the y axis runs top to bottom: reversed
+    if (fx < 0 || fx > 1 || fy < 0 || fy > 1 || col < 0 || row < 0 || col >= m.cols || row >= m.rows) {
+      label.hidden = true;
+      return;
+    }
+    const value = m.data[row * m.cols + col];
+    label.replaceChildren(...spec.hover.replace(/%\{x\}/g, String(col)).replace(/%\{y\}/g, String(row))
+      .replace(EXACT, format(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
+    const own = box.getBoundingClientRect();
+    label.style.left = `${event.clientX - own.left + 12}px`;
+    label.style.top = `${event.clientY - own.top + 12}px`;
+    label.hidden = false;
+  });
+  el.addEventListener("mouseleave", () => { label.hidden = true; });
 }
 
 // The colour key under a heatmap: "low [gradient] high", with the middle value (0 on the

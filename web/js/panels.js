@@ -1,19 +1,21 @@
 // The text panels: statistics, the logits table, the step-by-step equations, the softmax
 // summary, and the pitfall and variant explanations. Everything shown was computed and
-// formatted in Python; this file only places it, always as text (never as HTML).
+// formatted in Python (js/protocol.js: the answer's sections); this file only places it, always
+// as text (never as HTML).
 
 import { setData, setHidden, setText } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 
 // The step-by-step equations sit below the fold; typesetting them costs a few milliseconds per
-// edit, so while they are out of view they are typeset when the browser is idle (or as soon as
-// they scroll into view), not inside the edit's render. Edits made meanwhile do not even ask
-// Python for them ("steps": "later", see stepsLater): they are fetched when they are needed.
+// edit, so while they are out of view edits do not even ask Python for them ("steps": "later",
+// see stepsLater): they are fetched when they scroll into view, so that a keystroke stays one
+// request and one answer.
 let stepsInView = true;
 let pendingSteps = null;
 let stepsStale = false; // an answer said they changed without sending them
 let client = null;
+let labels = { samples: [], classes: [] }; // the answers' names of samples and classes
 const stepsObserver = new IntersectionObserver((entries) => {
   stepsInView = entries[entries.length - 1].isIntersecting;
   if (stepsInView) flushSteps();
@@ -40,17 +42,24 @@ function flushSteps() {
   }
 }
 
+// Once a render cycle has ended: equations that arrived while out of view are typeset when the
+// browser is idle (no request: only the ones an answer brought). While Python boots (the
+// build-time first view), not even then: Python's start is the page's critical path.
+export function afterRender() {
+  if (pendingSteps && client) (window.requestIdleCallback || setTimeout)(typesetPending, { timeout: 300 });
+}
+
+function typesetPending() {
+  if (!pendingSteps) return;
+  const s = pendingSteps;
+  pendingSteps = null;
+  steps(s);
+}
+
 function queueSteps(s) {
   pendingSteps = s;
   stepsStale = false;
   if (stepsInView) flushSteps();
-}
-
-// Called once a render cycle has ended: what was left out of view is typeset when idle. While
-// Python boots (the build-time first view), not even then: Python's start is the page's critical
-// path, and on a machine with few cores the main thread's typesetting would slow it.
-export function afterRender() {
-  if ((pendingSteps || stepsStale) && client) (window.requestIdleCallback || setTimeout)(flushSteps, { timeout: 300 });
 }
 
 // Before any heatmap is drawn: show or hide the comparison plots, so that Plotly measures
@@ -65,6 +74,7 @@ export function prepare(res) {
 }
 
 export function render(res) {
+  if (res.labels) labels = res.labels;
   if (res.stats) table($("stats"), res.stats);
   if (res.logits_table) table($("logits-table"), res.logits_table);
   if (res.steps) queueSteps(res.steps);
@@ -137,10 +147,10 @@ function loadKatex() {
   return katexLoading;
 }
 
-// s: {sample, samples: [str], class, classes: [str], items: [{title, tex, note}]}
+// s: {sample, class, items: [{title, tex, note}]}
 function steps(s) {
-  options($("step-sample"), s.samples, s.sample);
-  options($("step-class"), s.classes, s.class);
+  options($("step-sample"), labels.samples, s.sample);
+  options($("step-class"), labels.classes, s.class);
   if (!window.katex) {
     waitingForKatex = s;
     loadKatex().then(() => { if (waitingForKatex === s) steps(s); }, (err) => console.error(err));
@@ -167,14 +177,19 @@ function steps(s) {
   list.replaceChildren(...items);
 }
 
-// c: {choices: [[key, title]], selected: key|null, explanation: str, error: str|null}
+// c: {choices (sent once): [[key, title]], selected: key|null, explanation, source, error, note}
 function choice(name, c) {
   const select = $(name);
-  if (select.options.length !== c.choices.length + 1) {
+  if (c.choices) {
     select.replaceChildren(new Option("(none)", ""), ...c.choices.map(([key, title]) => new Option(title, key)));
   }
   if (select.value !== (c.selected || "")) select.value = c.selected || "";
-  setText($(`${name}-explanation`), c.explanation || "");
+  setText($(`${name}-explanation`), [c.explanation, c.note].filter(Boolean).join(" "));
+  const source = $(`${name}-source`);
+  if (source) {
+    setText(source, c.source ? `Source: ${c.source}` : "");
+    setHidden(source, !c.source);
+  }
   const box = $(`${name}-error`);
   if (box) {
     setText(box, c.error || "");

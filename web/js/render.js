@@ -1,29 +1,37 @@
-// Turns answers from Python into redraws, one at a time. Answers that arrive while a redraw is
-// running are merged and drawn together once it ends, so fast typing never queues stale frames.
+// Turns answers from Python (js/protocol.js) into redraws, one at a time. Answers that arrive
+// while a redraw is running are merged and drawn together once it ends, so fast typing never
+// queues stale frames.
+//
+// The renderer holds every matrix the page has been sent (the store): an answer attaches the
+// matrices the page lacks, and names the cells that changed in those it holds ("patched"), so a
+// W_head edit at ViT-B/16 size sends one number back, not 768,000.
 //
 // The page reports each completed cycle (redrawn, and its link in the URL) in <html data-renders>
 // and the milliseconds from the newest edit it contains to the end of its last redraw in
-// <html data-last-render-ms> (docs/interface.md: the link is not a redraw). The
-// build-time first view drawn while Python boots (app.js) is not a recompute: it counts in neither.
+// <html data-last-render-ms> (docs/interface.md: the link is not a redraw). The build-time first
+// view drawn while Python boots (app.js) is not a recompute: it counts in neither.
 
 import { drawHeatmap, clearHeatmap } from "./heatmaps.js";
 import * as panels from "./panels.js";
-import { writeUrl, deferLink, followLink } from "./share.js";
+import { writeLink } from "./share.js";
 
 export class Renderer {
   // client: the bridge the host handed over (js/host.js); null until Python is ready.
   constructor(client, { onShape, grids }) {
     this.client = client;
     this.onShape = onShape;
-    this.grids = grids;
+    this.grids = grids; // {input, w}: the editors, and the matrix each shows
+    this.store = new Map(); // matrix name -> {rows, cols, data: Float64Array}
     this.pending = null;
     this.running = null;
+    panels.afterRender();
   }
 
   // Returns a promise that resolves once this answer is on screen and its link in the URL.
   schedule(res, t0, { preview = false } = {}) {
+    this.absorb(res);
     if (!this.pending) {
-      this.pending = { res: {}, heatmaps: {}, hide: new Set(), grids: {}, matrices: {}, t0, counted: false };
+      this.pending = { res: {}, heatmaps: {}, hide: new Set(), grids: {}, patched: {}, t0, counted: false };
       this.pending.done = new Promise((resolve) => { this.pending.resolve = resolve; });
     }
     const job = this.pending;
@@ -32,6 +40,20 @@ export class Renderer {
     merge(job, res);
     if (!this.running) this.running = this.loop();
     return job.done;
+  }
+
+  // The answer's matrices into the store at once (a later answer may patch them): attached
+  // ones replace, patched ones are copied with the new cells (a new array, so that Plotly and
+  // the heatmaps' change check see a new z).
+  absorb(res) {
+    for (const [name, m] of Object.entries(res.matrices || {})) this.store.set(name, m);
+    for (const [name, cells] of Object.entries(res.patched || {})) {
+      const m = this.store.get(name);
+      if (!m) continue;
+      const data = m.data.slice();
+      for (const [i, j, value] of cells) data[i * m.cols + j] = value;
+      this.store.set(name, { rows: m.rows, cols: m.cols, data });
+    }
   }
 
   async loop() {
@@ -58,46 +80,38 @@ export class Renderer {
   async draw(job) {
     const res = job.res;
     if (res.shape) this.onShape(res.shape);
-    // The link: in the answer, asked for now (Python spells it out while Plotly draws; the
-    // cycle ends once it is in the URL), or once typing pauses (a large state).
-    let link = null;
-    if (res.fragment) writeUrl(res.fragment);
-    else if (res.fragment_follows) link = this.client.call({ op: "fragment" }).then(followLink);
-    else if (res.fragment_deferred) deferLink(this.client);
+    if (res.link) writeLink(res.link, this.client);
     // Plotly first: it measures the page as it draws, and every DOM change made before it
     // (grids, tables, equations) would make it lay the whole page out again.
     panels.prepare(res);
     const draws = [];
     for (const id of job.hide) if (!(id in job.heatmaps)) clearHeatmap(id);
     for (const [id, spec] of Object.entries(job.heatmaps)) {
-      draws.push(drawHeatmap(id, spec, rowsOf(job.matrices[spec.matrix])));
+      const m = this.store.get(spec.matrix);
+      if (m) draws.push(drawHeatmap(id, spec, m));
     }
     for (const [name, spec] of Object.entries(job.grids)) {
-      this.grids[name].setMatrix(job.matrices[spec.matrix]);
+      const m = this.store.get(spec.matrix);
+      if (m) this.grids[name].setMatrix(m);
+    }
+    for (const [name, grid] of Object.entries(this.grids)) {
+      const matrix = name === "w" ? "W_head" : "input";
+      const cells = job.patched[matrix];
+      if (cells && !(name in job.grids)) grid.patch(this.store.get(matrix), cells);
     }
     panels.render(res);
     await Promise.all(draws);
-    // The last redraw ends here (lastRenderMs). The cycle ends once the link is in the URL too:
-    // its answer usually waits behind the frame that shows these redraws.
-    const drawnAt = performance.now();
-    if (link) await link;
-    return drawnAt;
+    return performance.now(); // the last redraw ends here (lastRenderMs)
   }
 }
 
-// Later answers win, section by section; heatmaps, grids and their matrices accumulate.
+// Later answers win, section by section; heatmaps, grids and patched cells accumulate.
 function merge(job, res) {
   for (const [key, value] of Object.entries(res)) {
-    if (key === "heatmaps" || key === "grids" || key === "matrices") Object.assign(job[key], value);
-    else if (key === "hide") value.forEach((id) => { job.hide.add(id); delete job.heatmaps[id]; });
-    else job.res[key] = value;
+    if (key === "heatmaps" || key === "grids") Object.assign(job[key], value);
+    else if (key === "patched") {
+      for (const [name, cells] of Object.entries(value)) job.patched[name] = (job.patched[name] || []).concat(cells);
+    } else if (key === "hide") value.forEach((id) => { job.hide.add(id); delete job.heatmaps[id]; });
+    else if (key !== "matrices") job.res[key] = value;
   }
-}
-
-// Rows of a matrix ({rows, cols, data: Float64Array}) as views: what Plotly takes as heatmap z
-// (typed arrays are accepted as rows, so nothing is converted element by element).
-function rowsOf(m) {
-  const out = new Array(m.rows);
-  for (let i = 0; i < m.rows; i++) out[i] = m.data.subarray(i * m.cols, (i + 1) * m.cols);
-  return out;
 }

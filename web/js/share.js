@@ -1,45 +1,43 @@
-// Links and exports. The state's fragment comes from Python (pycore.state.encode_fragment),
-// so a link made here reproduces exactly the state that Python holds.
+// Links and exports. The state's link comes from Python (pycore/explorer/link.py) with every
+// answer (js/protocol.js: answer.link), so a link made here reproduces exactly the state that
+// Python holds. Copy link copies the current state's link, or says why it cannot and offers the
+// state as JSON instead: it never copies an older state's link.
 
 import { setData, setHidden, setText } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
-let fragment = "";
+let fragment = "";   // what the URL holds
+let current = null;  // the current state's link: {fragment, pending, note}
 let exported = null;
 let linkTimer = 0;
+let client = null;
 
 export function lastFragment() { return fragment; }
 
-export function writeUrl(next) {
+// An answer's link: write it, ask for it once typing pauses, or say why there is none.
+export function writeLink(link, bridge) {
+  client = bridge || client;
+  current = link;
   clearTimeout(linkTimer);
   linkTimer = 0;
+  if (link.pending) {
+    setData(document.documentElement, "linkPending", "true");
+    const timer = setTimeout(async () => {
+      const res = await client.call({ op: "link" });
+      if (timer !== linkTimer) return; // the state changed meanwhile: a newer answer decides
+      linkTimer = 0;
+      writeLink(res.link, client);
+    }, 400);
+    linkTimer = timer;
+    return;
+  }
   setData(document.documentElement, "linkPending", "false");
-  linkNote("");
-  if (next === fragment) return;
-  fragment = next;
-  // replaceState: editing a cell should not add a history entry per keystroke.
-  history.replaceState(null, "", `${location.pathname}${location.search}#${next}`);
-}
-
-// A state with many typed-in numbers gets its link once the person pauses (see
-// pycore/explorer/session.py); one too long for any browser's URL is explained instead.
-// <html data-link-pending> is "true" from the answer until its link is written.
-export function deferLink(client) {
-  clearTimeout(linkTimer);
-  document.documentElement.dataset.linkPending = "true";
-  const timer = setTimeout(async () => {
-    const res = await client.call({ op: "fragment" });
-    if (timer !== linkTimer) return; // the state changed meanwhile: a newer answer decides
-    followLink(res);
-    document.documentElement.dataset.linkPending = "false";
-  }, 400);
-  linkTimer = timer;
-}
-
-// The answer to a "fragment" request: the link, or why there is none.
-export function followLink(res) {
-  if (res.fragment) writeUrl(res.fragment);
-  else linkNote(res.link_note || "");
+  linkNote(link.note || "");
+  if (link.fragment && link.fragment !== fragment) {
+    fragment = link.fragment;
+    // replaceState: editing a cell should not add a history entry per keystroke.
+    history.replaceState(null, "", `${location.pathname}${location.search}#${fragment}`);
+  }
 }
 
 function linkNote(text) {
@@ -48,19 +46,39 @@ function linkNote(text) {
   setHidden(el, !text);
 }
 
-export async function copyLink() {
-  const url = new URL(location.href);
-  url.searchParams.delete("embed");
-  await copyText(url.href, "Link copied");
+// The current state's link, asked for if it is still pending; null (with the reason) if the
+// state has none.
+async function currentLink() {
+  if (current && current.pending && client) {
+    clearTimeout(linkTimer);
+    linkTimer = 0;
+    writeLink((await client.call({ op: "link" })).link, client);
+  }
+  return current;
 }
 
-async function copyText(text, done) {
+export async function copyLink() {
+  const link = await currentLink();
+  if (link && !link.fragment) {
+    toast("No link for this state");
+    openExport({ title: "This state is too big for a link", text: link.note || "",
+                 filename: "", mime: "text/plain", offerJson: true });
+    return;
+  }
+  const url = new URL(location.href);
+  url.searchParams.delete("embed");
+  if (link && link.fragment) url.hash = link.fragment;
+  await copyText(url.href, "Link copied", { title: "Copy this link", filename: "link.txt" });
+}
+
+async function copyText(text, done, fallback) {
   try {
     await navigator.clipboard.writeText(text);
     toast(done);
   } catch (err) {
     // No clipboard permission (an iframe, plain http): show the text to copy by hand.
-    openExport({ ok: true, text, filename: "link.txt", mime: "text/plain", title: "Copy this link" });
+    if (fallback) openExport({ text, filename: fallback.filename, mime: "text/plain", title: fallback.title });
+    else toast("Copying was refused by the browser: select the text and copy it");
   }
 }
 
@@ -71,22 +89,24 @@ function toast(text) {
   toast.timer = setTimeout(() => { t.textContent = ""; }, 2500);
 }
 
-// res: {ok, text, filename, mime, title}
-export function openExport(res) {
-  if (!res.ok) return;
-  exported = res;
-  $("export-title").textContent = res.title;
-  $("export-text").value = res.text;
+// out: {text, filename, mime, title, offerJson?}
+export function openExport(out) {
+  exported = out;
+  $("export-title").textContent = out.title;
+  $("export-text").value = out.text;
+  setHidden($("export-download"), !out.filename);
+  setHidden($("export-as-json"), !out.offerJson);
   const dialog = $("export-dialog");
   if (!dialog.open) dialog.showModal();
   $("export-text").select();
 }
 
-export function bindDialog() {
+export function bindDialog(exportState) {
   $("export-close").addEventListener("click", () => $("export-dialog").close());
   $("export-copy").addEventListener("click", () => exported && copyText(exported.text, "Copied"));
+  $("export-as-json").addEventListener("click", () => exportState("json"));
   $("export-download").addEventListener("click", () => {
-    if (!exported) return;
+    if (!exported || !exported.filename) return;
     const url = URL.createObjectURL(new Blob([exported.text], { type: exported.mime }));
     const a = document.createElement("a");
     a.href = url;

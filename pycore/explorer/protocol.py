@@ -1,0 +1,112 @@
+"""The conversation between the page and Python, written down once.
+
+The page sends one request per action and gets one answer. A request is a JSON object with an
+``op`` and the fields below; the answer is a JSON object with the keys below (only those that
+changed), plus the matrices it names, attached by the bridge as ``{rows, cols, data:
+Float64Array}``. web/js/protocol.js declares the same names for the JavaScript side;
+tests/test_protocol.py keeps the two equal, and checks every answer the session gives.
+docs/protocol.md tells the story.
+"""
+
+# op -> {field: what it holds}. Fields not listed are refused; listed ones may be left out
+# where the session has a default.
+REQUESTS = {
+    "load": {"fragment": "the URL's fragment, '#state=...' or '' (the worked example)"},
+    "edit": {"key": "'cls', 'encoder_output' or 'W_head'",
+             "index": "the cell, 0-based: [b, d], [b, t, d] or [d, c]",
+             "text": "what the cell holds now",
+             "commit": "true once the person has finished with the cell (Enter, Tab, leaving it): "
+                       "a refusal then leaves the state as it was before the cell was entered",
+             "steps": "'later' when the equations are out of view (the answer then only says "
+                      "that they changed)"},
+    "paste": {"key": "as for edit", "index": "the block's top-left cell",
+              "text": "the pasted text: a spreadsheet's cells, CSV, or a NumPy literal",
+              "steps": "as for edit"},
+    "resize": {"B": "samples", "D": "features", "C": "classes",
+               "N1": "tokens per sample, N+1 (encoder mode only)"},
+    "mode": {"mode": "'cls' or 'encoder'"},
+    "preset": {"name": "'worked', 'encoder', 'random' or 'vit-b16'", "seed": "for 'random'"},
+    "option": {"name": "'sample', 'logit_class', 'pitfall' or 'variant'",
+               "value": "the new value (null: no comparison)"},
+    "export": {"format": "'json', 'numpy' or 'csv'"},
+    "steps": {},
+    "link": {},
+}
+
+# answer key -> what it holds. Every answer has "ok"; the rest appear when they changed.
+ANSWER = {
+    "ok": "false when the request was refused: nothing changed, 'error' says why",
+    "error": "{message, key, index}: what is wrong and where (a refusal, or a link that could not "
+             "be used), or null",
+    "link": "{fragment, pending, note}: the state's URL fragment, or null with pending true (the "
+            "page asks with a 'link' request once typing pauses) or a note (too long for a URL)",
+    "shape": "{mode, B, D, C, N1}: the state's sizes",
+    "labels": "{samples, classes}: the names of the rows and columns, sent when they change",
+    "heatmaps": "{element id: heatmap spec}: the heatmaps to redraw",
+    "hide": "[element id]: heatmaps to clear",
+    "grids": "{'input' | 'w': {matrix}}: editors to refill from a matrix",
+    "patched": "{matrix name: [[row, col, value], ...]}: cells that changed in matrices the page "
+               "already holds (they are not attached again)",
+    "value": "the number an edited cell now holds",
+    "unchanged": "true when an edit changed nothing (the cell already held that value): "
+                 "nothing to redraw",
+    "stats": "the per-sample statistics table: {caption, header, rows}",
+    "logits_table": "the logits table: {caption, header, rows}",
+    "top_classes": "one line per sample: its most probable classes",
+    "pitfall": "{choices (on load), selected, explanation, source, error, note}: the mistake shown",
+    "variant": "{choices (on load), selected, explanation, source, error, note}: the other head shown",
+    "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's numbers",
+    "steps_follow": "true when the equations changed but were left out (see the edit's 'steps')",
+    "host": "the Python and NumPy the page runs on (in the answer to 'load')",
+    "export": "{text, mime, filename, title}: an export",
+    "matrices": "{name: {rows, cols, data}}: every matrix the heatmaps and grids name and the "
+                "page does not hold (attached by the bridge, not part of the JSON)",
+    "worker_ms": "how long the worker took to answer (attached by the host, for benchmarks)",
+}
+
+# A heatmap spec, as panels.heatmap writes it.
+HEATMAP = {
+    "matrix": "the name of the matrix it shows",
+    "title": "its title",
+    "x_title": "the x axis's title", "y_title": "the y axis's title",
+    "zmin": "the colour scale's low end", "zmax": "the colour scale's high end",
+    "scale": "'diverging' (blue, white at 0, red) or 'sequential' (from white)",
+    "key": "[low, middle, high]: the colour key's three labels",
+    "text": "whether each cell prints its value",
+    "text_format": "how a printed value is formatted (Plotly's d3 format)",
+    "hover": "what hovering a cell shows (Plotly's hovertemplate)",
+    "marks": "[[row, col], ...]: cells outlined (the predicted classes)",
+}
+
+
+def matrix_names(answer):
+    """The matrices an answer must carry: those its heatmaps and grids name, but the ones it
+    patches (the page holds them already).
+
+    Examples
+    --------
+    >>> matrix_names({"heatmaps": {"heatmap-w": {"matrix": "W_head"}, "heatmap-logits":
+    ...     {"matrix": "logits"}}, "patched": {"W_head": [[0, 0, 1.0]]}})
+    ['logits']
+    """
+    names = set()
+    for section in ("heatmaps", "grids"):
+        for spec in (answer.get(section) or {}).values():
+            names.add(spec["matrix"])
+    return sorted(names - set(answer.get("patched") or {}))
+
+
+def check_answer(answer):
+    """Raise AssertionError unless `answer` uses only the protocol's keys (for the tests).
+
+    Examples
+    --------
+    >>> check_answer({"ok": True, "shape": {"mode": "cls", "B": 1, "D": 2, "C": 1, "N1": None}})
+    """
+    unknown = set(answer) - set(ANSWER)
+    assert not unknown, "answer keys outside the protocol: %s" % sorted(unknown)
+    assert isinstance(answer.get("ok"), bool), "every answer says ok"
+    for spec in (answer.get("heatmaps") or {}).values():
+        extra = set(spec) - set(HEATMAP)
+        missing = set(HEATMAP) - set(spec)
+        assert not extra and not missing, "heatmap spec: extra %s, missing %s" % (extra, missing)

@@ -1,0 +1,94 @@
+// The conversation between the page and Python, on the JavaScript side. pycore/explorer/protocol.py
+// defines it; these typedefs name the same fields, and tests/test_protocol.py keeps the two equal.
+// docs/protocol.md tells the story. (Types only: this file exports nothing.)
+
+/**
+ * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
+ * @typedef {Object} Request
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"export"|"steps"|"link"} op
+ * @property {string} [fragment] load: the URL's fragment
+ * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
+ * @property {number[]} [index] edit, paste: the cell, 0-based
+ * @property {string} [text] edit, paste: what the cell holds now, or the pasted text
+ * @property {boolean} [commit] edit: the person has left the cell
+ * @property {"later"} [steps] edit, paste: the equations are out of view
+ * @property {number} [B] resize
+ * @property {number} [D] resize
+ * @property {number} [C] resize
+ * @property {number} [N1] resize
+ * @property {string} [mode] mode
+ * @property {string} [name] preset, option
+ * @property {number} [seed] preset
+ * @property {*} [value] option
+ * @property {string} [format] export
+ */
+
+/**
+ * One answer (pycore.explorer.protocol.ANSWER): "ok", and what changed.
+ * @typedef {Object} Answer
+ * @property {boolean} ok
+ * @property {{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}} [error]
+ * @property {{fragment: ?string, pending: boolean, note: ?string}} [link]
+ * @property {{mode: string, B: number, D: number, C: number, N1: ?number}} [shape]
+ * @property {{samples: string[], classes: string[]}} [labels]
+ * @property {Object<string, HeatmapSpec>} [heatmaps]
+ * @property {string[]} [hide]
+ * @property {Object<string, {matrix: string}>} [grids]
+ * @property {Object<string, number[][]>} [patched]
+ * @property {number} [value]
+ * @property {boolean} [unchanged]
+ * @property {Table} [stats]
+ * @property {Table} [logits_table]
+ * @property {string} [top_classes]
+ * @property {Comparison} [pitfall]
+ * @property {Comparison} [variant]
+ * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
+ * @property {boolean} [steps_follow]
+ * @property {string} [host]
+ * @property {{text: string, mime: string, filename: string, title: string}} [export]
+ * @property {Object<string, Matrix>} [matrices]
+ * @property {number} [worker_ms]
+ */
+
+/**
+ * A heatmap spec (pycore.explorer.protocol.HEATMAP).
+ * @typedef {Object} HeatmapSpec
+ * @property {string} matrix
+ * @property {string} title
+ * @property {string} x_title
+ * @property {string} y_title
+ * @property {number} zmin
+ * @property {number} zmax
+ * @property {"diverging"|"sequential"} scale
+ * @property {string[]} key
+ * @property {boolean} text
+ * @property {string} text_format
+ * @property {string} hover
+ * @property {number[][]} marks
+ */
+
+/**
+ * @typedef {Object} Matrix
+ * @property {number} rows
+ * @property {number} cols
+ * @property {Float64Array} data row-major
+ */
+
+/**
+ * @typedef {Object} Table
+ * @property {string} caption
+ * @property {string[]} header
+ * @property {{label: string, cells: string[], mark: ?number}[]} rows
+ */
+
+/**
+ * @typedef {Object} Comparison
+ * @property {string[][]} [choices] [[key, title], ...], sent once
+ * @property {?string} selected
+ * @property {string} explanation
+ * @property {string} source
+ * @property {?string} error
+ * @property {?string} note
+ */
+
+export {};
