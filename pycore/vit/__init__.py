@@ -4,9 +4,12 @@ mistakes and the other heads worth comparing with it, and a tiny trained ViT, in
     checks     input validation with messages that name shapes and indices
     head       LayerNorm, CLS extraction, the head itself
     trace      every intermediate of one head computation (what the page draws)
-    softmax    a stable softmax (display only; and the "softmax inside" mistake)
+    softmax    a stable softmax and log-softmax (display, the "softmax inside" mistake, the loss)
     pitfalls   what the mistaken heads compute
     variants   the pre-training MLP head, global average pooling, BERT's pooler
+    training   the cross-entropy loss, exact gradients of the head (and of the mistaken
+               heads), SGD / momentum / Adam, a full-batch training loop, the seeded data
+               (docs/training.md)
     tiny_vit   a small ViT for 8x8 digits whose z_L feeds exactly this head (docs/tiny-vit.md)
 
 Rule: this package imports NumPy and the standard library only, never pycore.explorer (the
@@ -16,6 +19,10 @@ Everything here runs on Python 3.8 / NumPy 1.17 (Pyodide 0.17) and Python 3.14 /
 from .head import EPS, classification_head, extract_cls, head_from_cls, layer_norm
 from .tiny_vit import TinyViT, load_tiny_vit
 from .trace import HeadTrace, trace_head
+from .training import (SGD, Adam, HeadGradients, HeadTrainer, Momentum, TrainingRun,
+                       class_means_dataset, cross_entropy, head_backward, train_head)
 
 __all__ = ["EPS", "classification_head", "extract_cls", "head_from_cls", "layer_norm",
-           "HeadTrace", "trace_head", "TinyViT", "load_tiny_vit"]
+           "HeadTrace", "trace_head", "cross_entropy", "head_backward", "HeadGradients",
+           "SGD", "Momentum", "Adam", "HeadTrainer", "TrainingRun", "train_head",
+           "class_means_dataset", "TinyViT", "load_tiny_vit"]

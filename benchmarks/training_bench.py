@@ -1,0 +1,142 @@
+"""Benchmark of one training step's math: ``python3 benchmarks/training_bench.py``.
+
+Times :func:`pycore.vit.training.head_backward` (the correct head: LayerNorm, logits,
+softmax, cross-entropy, dW_head and dh_cls) side by side, interleaved in one run, with the
+minimal NumPy expression of the same math written below, at ViT-B/16 scale (B = 64, D = 768,
+C = 1000), and reports the medians, the ratio (target: at most 1.3x) and the peak extra memory
+of one call of each. Then it times what the page calls per training step at the page's size
+(B = 64, D = 64, C = 10). A script, not a test: ``--strict`` makes it exit 1 on a miss.
+"""
+
+import argparse
+import os
+import platform
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from pycore_bench import blas_report, interleaved_medians, peak_extra_memory  # noqa: E402
+from pycore.vit.training import (SGD, Adam, HeadTrainer, head_backward,  # noqa: E402
+                                 train_head)
+
+TARGET = 1.3
+
+
+def minimal_forward_backward(h, W, y):
+    """The same math in the fewest NumPy calls, with no checks (the yardstick)."""
+    B = h.shape[0]
+    rows = np.arange(B)
+    sigma = np.sqrt(h.var(axis=1, keepdims=True) + 1e-6)
+    h_hat = (h - h.mean(axis=1, keepdims=True)) / sigma
+    logits = h_hat @ W
+    shifted = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    total = e.sum(axis=1, keepdims=True)
+    probs = e / total
+    loss = np.mean(np.log(total[:, 0]) - shifted[rows, y])
+    d_logits = probs.copy()
+    d_logits[rows, y] -= 1.0
+    d_logits /= B
+    dW = h_hat.T @ d_logits
+    d_hat = d_logits @ W.T
+    dh = (d_hat - d_hat.mean(axis=1, keepdims=True)
+          - h_hat * (d_hat * h_hat).mean(axis=1, keepdims=True)) / sigma
+    return loss, logits, probs, dW, dh
+
+
+def _check_same(h, W, y):
+    g = head_backward(h, W, y)
+    loss, logits, probs, dW, dh = minimal_forward_backward(h, W, y)
+    assert abs(g.loss - loss) <= 1e-12 * max(1.0, abs(loss))
+    for ours, theirs in ((g.logits, logits), (g.probs, probs), (g.dW_head, dW),
+                         (g.dh_cls, dh)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12 * np.abs(theirs).max())
+
+
+def _per_call(func, rounds, clock):
+    """Median seconds of ``func`` over ``rounds`` calls (after a warm-up)."""
+    return interleaved_medians([func], rounds, warmup=5, clock=clock)[0]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 benchmarks/training_bench.py",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--B", type=int, default=64)
+    parser.add_argument("--D", type=int, default=768)
+    parser.add_argument("--C", type=int, default=1000)
+    parser.add_argument("--rounds", type=int, default=200)
+    parser.add_argument("--page-rounds", type=int, default=2000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--strict", action="store_true", help="exit 1 if the target is missed")
+    parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                        help="wall time (default), or this thread's CPU time, which other "
+                             "processes do not inflate: use it with OPENBLAS_NUM_THREADS=1")
+    args = parser.parse_args(argv)
+    clock = time.perf_counter if args.clock == "wall" else time.thread_time
+
+    rs = np.random.RandomState(args.seed)
+    h = rs.standard_normal((args.B, args.D))
+    W = rs.standard_normal((args.D, args.C)) * 0.02
+    y = rs.randint(0, args.C, args.B)
+    _check_same(h, W, y)
+
+    print("training step of the ViT head: B={}, D={}, C={}; W_head {:.1f} MB".format(
+        args.B, args.D, args.C, W.nbytes / 1e6))
+    print("Python {}, NumPy {}, {}".format(platform.python_version(), np.__version__,
+                                            platform.machine()))
+    print(blas_report())
+    if hasattr(os, "getloadavg"):
+        load = os.getloadavg()[0]
+        print("load average before timing (other processes share the CPUs): {:.2f}".format(load))
+        if load > 0.5 * (os.cpu_count() or 1):
+            print("WARNING: the machine is busy; the ratio mostly measures waiting for CPUs "
+                  "(try again when idle, or with OPENBLAS_NUM_THREADS=1 --clock thread)")
+    h_hat = (h - h.mean(axis=1, keepdims=True)) / np.sqrt(h.var(axis=1, keepdims=True) + 1e-6)
+    d_logits = rs.standard_normal((args.B, args.C))
+    t_ours, t_min, t_bare = interleaved_medians(
+        [lambda: head_backward(h, W, y), lambda: minimal_forward_backward(h, W, y),
+         lambda: (h_hat @ W, h_hat.T @ d_logits, d_logits @ W.T)],
+        args.rounds, clock=clock)
+    print("median {} of {} interleaved rounds: head_backward {:.3f} ms | minimal NumPy "
+          "expression {:.3f} ms | its three bare matrix products {:.3f} ms".format(
+              "wall time" if args.clock == "wall" else "thread CPU time", args.rounds,
+              t_ours * 1e3, t_min * 1e3, t_bare * 1e3))
+    mem_ours = peak_extra_memory(lambda: head_backward(h, W, y))
+    mem_min = peak_extra_memory(lambda: minimal_forward_backward(h, W, y))
+    returned = (2 * args.B * args.C + args.D * args.C + args.B * args.D) * 8
+    print("peak extra memory of one call: head_backward {:.2f} MB, minimal expression {:.2f} MB "
+          "(each includes the {:.2f} MB of arrays returned: logits, probs, dW_head, "
+          "dh_cls)".format(mem_ours / 1e6, mem_min / 1e6, returned / 1e6))
+    ratio = t_ours / t_min
+    ok = ratio <= TARGET
+    print("{:<36} {:>9}  target <= {:<6} {}".format("time / minimal expression",
+                                                    "{:.3f}x".format(ratio), TARGET,
+                                                    "PASS" if ok else "FAIL"))
+
+    # What the page calls per step, at its size: 64 samples, 64 features, 10 classes.
+    pB, pD, pC = 64, 64, 10
+    ph = rs.standard_normal((pB, pD))
+    py = np.arange(pB) % pC
+    pW = np.zeros((pD, pC))
+    sgd = HeadTrainer(ph, pW, py, SGD(0.1))
+    adam = HeadTrainer(ph, pW, py, Adam(0.01))
+    rounds = args.page_rounds
+    t_backward = _per_call(lambda: head_backward(ph, pW, py), rounds, clock)
+    t_sgd = _per_call(sgd.step, rounds, clock)
+    t_adam = _per_call(adam.step, rounds, clock)
+    start = clock()
+    train_head(ph, pW, py, steps=50, lr=0.1)
+    t_run = (clock() - start) / 50
+    print("page size B={}, D={}, C={}, per step (median of {}): HeadTrainer.step with SGD "
+          "{:.1f} us, with Adam {:.1f} us; head_backward alone {:.1f} us; train_head, 50 steps: "
+          "{:.1f} us per step".format(pB, pD, pC, rounds, t_sgd * 1e6, t_adam * 1e6,
+                                       t_backward * 1e6, t_run * 1e6))
+    return 1 if (not ok and args.strict) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
