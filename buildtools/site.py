@@ -217,7 +217,7 @@ def assemble(root, site, host, manifest, cache, log=print):
     _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
 
     with open(index, encoding="utf-8") as f:
-        html = substitute_runtime(f.read(), hosts.runtime_tags(host, manifest))
+        html = f.read()
     # Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py)
     plotly = manifest.artifact("plotly")
     heatmap_only = plotly_bundle.vendor(manifest.plotly_bundle, cache,
@@ -228,8 +228,6 @@ def assemble(root, site, host, manifest, cache, log=print):
             raise BuildError("web/index.html should load %s exactly once" % official,
                              "restore its <script> tag for Plotly.js")
         html = html.replace(official, "vendor/plotly/" + plotly_bundle.FILE_NAME)
-    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
-        f.write(html)
     write_json(site, "py-files.json", {"files": files})
     view = first_view(root, log)
     if view is not None:
@@ -260,6 +258,10 @@ def assemble(root, site, host, manifest, cache, log=print):
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(
             host, manifest, files, sizes=_runtime_sizes(host, manifest, site)))
+    # The host's boot tags, once the runtime's files are in (their sizes drive the progress bar).
+    sizes = _fallback_sizes(manifest, site) if host.name == "fallback" else None
+    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
+        f.write(substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes)))
 
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
                manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
@@ -290,6 +292,14 @@ def _runtime_sizes(host, manifest, site):
         if os.path.isfile(path):
             sizes[name] = os.path.getsize(path)
     return sizes
+
+
+def _fallback_sizes(manifest, site):
+    """Bytes of the fallback host's large downloads (hosts.FALLBACK_COUNTED_FILES), as copied."""
+    folder = os.path.join(site, *manifest.artifact("pyodide-0.17").dest.split("/"))
+    return dict((name, os.path.getsize(os.path.join(folder, name)))
+                for name in hosts.FALLBACK_COUNTED_FILES
+                if os.path.isfile(os.path.join(folder, name)))
 
 
 def build_info(root, host, manifest, vendored, files):

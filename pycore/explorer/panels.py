@@ -244,6 +244,64 @@ def logits_table(trace, decimals=4):
             "header": [""] + ["#%d" % (k + 1) for k in range(min(TABLE_TOP_K, C))], "rows": rows}
 
 
+def prediction(trace, decimals=4):
+    """What the head predicts, in words: for the page (next to the logits) and for screen
+    readers (a live region, read after each edit). Ties, and the rows LayerNorm flattens, are
+    said as such.
+
+    Returns
+    -------
+    dict
+        ``{"text": one sentence, "notes": [sentences on ties and special rows]}``.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> from pycore.vit.trace import trace_head
+    >>> s = default_state()
+    >>> prediction(trace_head(s.W_head, cls=s.cls))["text"]
+    'Sample 0 predicts class 2 (logit 1.5811); sample 1 predicts class 0 (logit 0.2000).'
+    """
+    logits, B, C = trace.logits, trace.logits.shape[0], trace.logits.shape[1]
+    D = trace.h_cls.shape[1]
+    if C == 0:
+        return {"text": "", "notes": []}
+    predicted = [int(c) for c in trace.predicted]
+    if B <= 6:
+        text = "; ".join("%s %d predicts class %d (logit %s)" % (
+            "Sample" if b == 0 else "sample", b, predicted[b], format_number(logits[b, predicted[b]], decimals))
+            for b in range(B)) + "."
+    else:
+        counts = {}
+        for c in predicted:
+            counts[c] = counts.get(c, 0) + 1
+        common = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:3]
+        text = "The %d samples' predictions: %s%s." % (B, ", ".join(
+            "class %d (%d sample%s)" % (c, n, "" if n == 1 else "s") for c, n in common),
+            ", and others" if len(counts) > 3 else "")
+    notes = []
+    if D == 1:
+        notes.append("With D = 1 every row is constant: LayerNorm makes its one feature 0, so every "
+                     "logit is 0 and all classes tie.")
+    elif D == 2:
+        notes.append("With D = 2, LayerNorm maps every row to (-1, 1) or (1, -1), up to ε: only which "
+                     "of the two features is larger survives.")
+    for b in range(B):
+        if D > 1 and trace.var[b] == 0.0:
+            notes.append("Sample %d's features are all equal: LayerNorm makes them all 0, so every "
+                         "logit is 0." % b)
+        tied = [c for c in range(C) if logits[b, c] == logits[b, predicted[b]]]
+        if len(tied) > 1:
+            shown_tied = ", ".join(str(c) for c in tied[:5]) + (" and %d more" % (len(tied) - 5)
+                                                             if len(tied) > 5 else "")
+            notes.append("Sample %d: classes %s tie at %s; argmax takes the first, class %d." % (
+                b, shown_tied, format_number(logits[b, predicted[b]], decimals), tied[0]))
+        if len(notes) >= 6:
+            notes.append("(and more)")
+            break
+    return {"text": text, "notes": notes}
+
+
 def top_classes(trace, k=3, decimals=3):
     """One line per sample: the k most probable classes under the display-only softmax."""
     lines = []

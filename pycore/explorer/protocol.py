@@ -53,6 +53,8 @@ ANSWER = {
     "stats": "the per-sample statistics table: {caption, header, rows}",
     "logits_table": "the logits table: {caption, header, rows}",
     "top_classes": "one line per sample: its most probable classes",
+    "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
+                  "LayerNorm flattens said as such",
     "pitfall": "{choices (on load), selected, explanation, source, error, note}: the mistake shown",
     "variant": "{choices (on load), selected, explanation, source, error, note}: the other head shown",
     "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's numbers",

@@ -42,9 +42,11 @@ AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
 # The link comes with every answer while the state is small. Spelling out many typed-in numbers
 # costs milliseconds per thousand in the browser, too much for every keystroke: past
 # SYNC_LINK_NUMBERS the answer says the link is pending and the page asks for it ("link") once
-# typing pauses; past LINK_MAX characters no browser keeps the URL, and the page says so.
+# typing pauses. Past LINK_MAX characters a link is not safe to share: browsers accept up to a
+# few MB, but mail, chat and course platforms cut links far shorter; the page then offers the
+# state as JSON instead.
 SYNC_LINK_NUMBERS = 1000
-LINK_MAX = 1500000
+LINK_MAX = 100000
 
 
 class Session(object):
@@ -282,9 +284,10 @@ class Session(object):
         fragment = encode_fragment(self.state)
         if len(fragment) > LINK_MAX:
             return {"fragment": None, "pending": False,
-                    "note": "This state holds %d typed-in numbers: too many for a link (it would "
-                            "be %.1f MB long). Save it with \u201cState as JSON\u201d instead."
-                            % (self._dense_numbers(), len(fragment) / 1e6)}
+                    "note": "This state holds %s typed-in numbers: too many for a link (it would "
+                            "be %s kB long). Save it with \u201cState as JSON\u201d instead."
+                            % ("{:,}".format(self._dense_numbers()),
+                               "{:,}".format(len(fragment) // 1000))}
         return {"fragment": fragment, "pending": False, "note": None}
 
     def _answer(self, parts, steps=False, grids=True):
@@ -319,6 +322,7 @@ class Session(object):
             heatmaps.update(panels.logits_heatmaps(t))
             answer["logits_table"] = panels.logits_table(t)
             answer["top_classes"] = panels.top_classes(t)
+            answer["prediction"] = panels.prediction(t)
         for kind in ("pitfall", "variant"):
             if kind in parts:
                 self._compare(answer, kind)

@@ -9,13 +9,17 @@ import * as panels from "./panels.js";
 import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
+import { redrawAll } from "./heatmaps.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
-const embed = new URLSearchParams(location.search).get("embed") === "1";
+const query = new URLSearchParams(location.search);
+const embed = query.get("embed") === "1";
 if (embed) root.classList.add("embed");
+if (query.get("text") === "large") root.classList.add("large");
 
 let client = null;
+let opened = ""; // the URL's fragment when the page was opened (or a link was pasted)
 let shape = null;
 const grids = {};
 
@@ -28,6 +32,7 @@ grids.input = new MatrixGrid($("grid-input"), {
   rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
   onEdit: (i, j, text, t0, commit) => editCell(grids.input, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
+  onReadOnly: notStartedYet,
 });
 grids.w = new MatrixGrid($("grid-w"), {
   name: "W_head",
@@ -36,10 +41,12 @@ grids.w = new MatrixGrid($("grid-w"), {
   colHeader: (j) => `c=${j}`,
   onEdit: (i, j, text, t0, commit) => editCell(grids.w, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.w, i, j, text, t0),
+  onReadOnly: notStartedYet,
 });
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
 const renderer = new Renderer(null, { onShape: applyShape, grids });
+bindPageControls();
 preview();
 
 window.vitHost.connect((kind, args) => {
@@ -56,7 +63,9 @@ async function start(bridge) {
   renderer.client = bridge;
   panels.connect(bridge);
   bindControls();
-  await send({ op: "load", fragment: location.hash }, performance.now());
+  opened = location.hash;
+  await send({ op: "load", fragment: opened }, performance.now());
+  if (opened.length > 1) $("preset").value = "link";
   grids.input.setReadOnly(false);
   grids.w.setReadOnly(false);
   bootDone();
@@ -68,7 +77,10 @@ async function start(bridge) {
 // Python's own answer then redraws whatever differs. A link's state waits for Python to
 // validate it.
 async function preview() {
-  if (location.hash.length > 1) return;
+  if (location.hash.length > 1) {
+    previewLink();
+    return;
+  }
   try {
     const response = await fetch("default-view.json");
     if (!response.ok || client) return;
@@ -83,6 +95,36 @@ async function preview() {
   } catch (err) {
     // No preview is no loss: the page fills in when Python is ready.
   }
+}
+
+// A link's own numbers from the first paint: its JSON is read here, to show the editors and the
+// sizes read-only while Python boots (Python then checks it, and computes every stage). A link
+// whose matrices are in the compact form (a preset's recipe) waits for Python, which makes them.
+function previewLink() {
+  let state = null;
+  try {
+    const params = new URLSearchParams(location.hash.slice(1));
+    state = JSON.parse(params.get("state") || "null");
+  } catch (err) {
+    return; // Python will say what is wrong with it
+  }
+  const matrix = (value, ndim) => {
+    if (!Array.isArray(value) || !value.length) return null;
+    const rows = ndim === 3 ? value.flat() : value;
+    const cols = Array.isArray(rows[0]) ? rows[0].length : 0;
+    if (!cols || !rows.every((r) => Array.isArray(r) && r.length === cols && r.every((x) => typeof x === "number"))) return null;
+    return { rows: rows.length, cols, data: Float64Array.from(rows.flat()) };
+  };
+  if (!state || typeof state !== "object") return;
+  const W = matrix(state.W_head, 2);
+  const encoder = Array.isArray(state.encoder_output);
+  const X = encoder ? matrix(state.encoder_output, 3) : matrix(state.cls, 2);
+  if (!W || !X || W.rows !== X.cols) return;
+  const N1 = encoder ? state.encoder_output[0].length : null;
+  applyShape({ mode: encoder ? "encoder" : "cls", B: encoder ? X.rows / N1 : X.rows, D: W.rows, C: W.cols, N1 });
+  grids.input.setMatrix(X);
+  grids.w.setMatrix(W);
+  $("preset").value = "link";
 }
 
 // Plotly loads in parallel with the runtime (defer); wait for it only if Python won. (KaTeX
@@ -181,8 +223,12 @@ function bindControls() {
     $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") resize(); });
   }
   $("mode").addEventListener("change", (e) => send({ op: "mode", mode: e.target.value }, now()));
-  $("load-preset").addEventListener("click", () =>
-    send({ op: "preset", name: $("preset").value, seed: Number($("seed").value) || 0 }, now()));
+  $("load-preset").addEventListener("click", () => {
+    const name = $("preset").value;
+    // "From the link": back to the state the page was opened with
+    if (name === "link") send({ op: "load", fragment: opened }, now());
+    else send({ op: "preset", name, seed: Number($("seed").value) || 0 }, now());
+  });
   $("reset").addEventListener("click", () => {
     $("preset").value = "worked";
     send({ op: "preset", name: "worked", seed: 0 }, now());
@@ -206,7 +252,11 @@ function bindControls() {
 
   // A link pasted into the address bar (or back/forward) replaces the whole state.
   window.addEventListener("hashchange", () => {
-    if (location.hash.slice(1) !== share.lastFragment()) send({ op: "load", fragment: location.hash }, now());
+    if (location.hash.slice(1) !== share.lastFragment()) {
+      opened = location.hash;
+      $("preset").value = "link";
+      send({ op: "load", fragment: location.hash }, now());
+    }
   });
 }
 
@@ -223,6 +273,39 @@ function showAlert(message) {
   const box = $("alert");
   box.textContent = message;
   box.hidden = false;
+}
+
+// Typing into a cell before Python is ready: say why nothing happens.
+function notStartedYet() {
+  share.notify("Python is still starting: the numbers can be edited in a moment.");
+}
+
+// Controls that work before Python is ready: large text, and the embed's link to the full page.
+function bindPageControls() {
+  const button = $("text-size");
+  const sync = () => button.setAttribute("aria-pressed", String(root.classList.contains("large")));
+  sync();
+  button.addEventListener("click", () => {
+    root.classList.toggle("large");
+    sync();
+    const url = new URL(location.href);
+    if (root.classList.contains("large")) url.searchParams.set("text", "large");
+    else url.searchParams.delete("text");
+    history.replaceState(null, "", url.href);
+    grids.input.relayout();
+    grids.w.relayout();
+    redrawAll();
+  });
+  const full = $("full-page");
+  const update = () => {
+    const url = new URL(location.href);
+    url.searchParams.delete("embed");
+    full.href = url.href;
+  };
+  update();
+  window.addEventListener("hashchange", update);
+  full.addEventListener("focus", update);
+  full.addEventListener("mouseenter", update);
 }
 
 function clearAlert() {

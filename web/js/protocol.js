@@ -40,6 +40,7 @@
  * @property {Table} [stats]
  * @property {Table} [logits_table]
  * @property {string} [top_classes]
+ * @property {{text: string, notes: string[]}} [prediction]
  * @property {Comparison} [pitfall]
  * @property {Comparison} [variant]
  * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
