@@ -17,6 +17,8 @@ Examples
 >>> image_from_text(text)[0, :3].tolist()
 [16.0, 16.0, 16.0]
 """
+import time
+
 import numpy as np
 
 from ..vit.tiny_vit import IMAGE_SIDE, PIXEL_MAX, load_tiny_vit
@@ -30,7 +32,7 @@ PRESET = "tiny-vit"
 CLASS_NAMES = [str(d) for d in range(10)]
 
 _model = []      # the loaded model, once it is needed (not at import: the page boots faster)
-_encoded = {}    # the last images' (z_L, attention): one stroke asks for both, once
+_encoded = {}    # the last images' (z_L, attention, ms per image): one stroke asks for both
 
 
 def model():
@@ -135,8 +137,12 @@ def encoded(texts):
     texts = tuple(texts)
     if texts not in _encoded:
         images = np.stack([image_from_text(t) for t in texts])
+        m = model()
+        start = time.perf_counter()
+        z_L, attention = m.encode_with_attention(images)
+        ms = (time.perf_counter() - start) * 1000.0 / len(texts)
         _encoded.clear()
-        _encoded[texts] = model().encode_with_attention(images)
+        _encoded[texts] = (z_L, attention, ms)
     return _encoded[texts]
 
 
@@ -228,13 +234,15 @@ def section(state, trace):
         ``images`` (B lists of 64 pixels, row-major) and ``attention`` (B lists of 16
         values: the CLS token's attention to each 2x2 patch in the last block, row-major
         over the 4x4 patch grid) of the drawn images, ``prediction`` (one line per image),
-        ``edits`` (how many cells of z_L and W_head differ from the model's); or
-        ``images`` None when the state is not the model's encoder output.
+        ``edits`` (how many cells of z_L and W_head differ from the model's), ``encode_ms``
+        (milliseconds the encoder took per image, where this Python runs); or ``images``
+        None when the state is not the model's encoder output.
     """
     texts = drawn(state)
     if texts is None:
-        return {"images": None, "attention": None, "prediction": None, "edits": None}
-    attention = encoded(texts)[1]
+        return {"images": None, "attention": None, "prediction": None, "edits": None,
+                "encode_ms": None}
+    _, attention, ms = encoded(texts)
     names = class_names(state) or ["class %d" % c for c in range(state.C)]
     lines = []
     for b, c in enumerate(trace.predicted):
@@ -246,4 +254,5 @@ def section(state, trace):
     return {"images": [[PIXEL_CHARS.index(ch) for ch in t] for t in texts],
             "attention": [[float(a) for a in row] for row in attention],
             "prediction": "; ".join(lines),
-            "edits": {"encoder_output": edits, "W_head": edits_w}}
+            "edits": {"encoder_output": edits, "W_head": edits_w},
+            "encode_ms": round(ms, 2)}

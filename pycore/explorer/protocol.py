@@ -61,11 +61,12 @@ ANSWER = {
     "variant": "{choices (on load), selected, explanation, source, error, note}: the other head shown",
     "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's numbers",
     "steps_follow": "true when the equations changed but were left out (see the edit's 'steps')",
-    "digit": "{images, attention, prediction, edits}: the real-ViT panel, when it changed: the "
-             "drawn images (B lists of 64 pixels 0..16, row-major), the CLS token's attention "
-             "to each of the 16 patches in the last block, the prediction in words, and how "
-             "many cells of encoder_output and W_head differ from the model's; images null "
-             "when the state is not the tiny ViT's encoder output",
+    "digit": "{images, attention, prediction, edits, encode_ms}: the real-ViT panel, when it "
+             "changed: the drawn images (B lists of 64 pixels 0..16, row-major), the CLS token's "
+             "attention to each of the 16 patches in the last block, the prediction in words, "
+             "how many cells of encoder_output and W_head differ from the model's, and the "
+             "encoder's milliseconds per image; images null when the state is not the tiny "
+             "ViT's encoder output",
     "host": "the Python and NumPy the page runs on (in the answer to 'load')",
     "export": "{text, mime, filename, title}: an export",
     "matrices": "{name: {rows, cols, data}}: every matrix the heatmaps and grids name and the "

@@ -77,6 +77,7 @@
  * @property {?number[][]} attention B lists of 16: the CLS token's attention to each patch
  * @property {?string} prediction
  * @property {?{encoder_output: number, W_head: ?number}} edits cells that differ from the model's
+ * @property {?number} encode_ms the encoder's milliseconds per image, in this browser's Python
  */
 
 /**
