@@ -42,7 +42,9 @@ grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
 const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit });
 // The real-ViT panel: every stroke is one "digit" request, at most one per animation frame.
-const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0));
+// <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
+const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
+                              (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
 const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), (pixels, t0) => drawing.push(pixels, t0));
 let lastDigit = null;
 preview();
@@ -270,6 +272,7 @@ function showDigit(d) {
   const z = d.edits.encoder_output;
   if (z) notes.push(`z_L: ${z} value${z === 1 ? "" : "s"} edited (drawing again encodes anew).`);
   notes.push(`Encoded in ${d.encode_ms.toFixed(1)} ms per image by Python in this browser.`);
+  setData(panel, "encodeMs", String(d.encode_ms));
   setText($("digit-edits"), notes.join(" "));
 }
 

@@ -179,15 +179,18 @@ export class DigitPad {
 
 // One request per update, never a queue: a change waits for the next animation frame, and while
 // Python is still answering the previous one, only the newest pixels are kept and sent after it.
+// onSettled(settled): false once a change waits, true once the newest one is on screen.
 export class Debounced {
-  constructor(send) {
+  constructor(send, onSettled) {
     this.send = send; // async (pixels, t0) => void
+    this.onSettled = onSettled || (() => {});
     this.next = null;
     this.frame = 0;
     this.busy = false;
   }
 
   push(pixels, t0) {
+    this.onSettled(false);
     this.next = { pixels, t0: this.next ? this.next.t0 : t0 };
     if (!this.frame && !this.busy) this.frame = requestAnimationFrame(() => this.flush());
   }
@@ -203,6 +206,7 @@ export class Debounced {
     } finally {
       this.busy = false;
       if (this.next) this.frame = requestAnimationFrame(() => this.flush());
+      else this.onSettled(true);
     }
   }
 }
