@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-from . import comparisons, export, panels, protocol
+from . import comparisons, digits, export, panels, protocol
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, paste_block, resize, set_mode
@@ -199,6 +199,12 @@ class Session(object):
             self.computed.recompute()  # see Computed.after_cell: the difference needs exact logits
         return self._answer((name,))
 
+    def op_digit(self, request):
+        """The real-ViT mode: the tiny ViT encodes the drawn images (pycore/explorer/digits.py)
+        and its z_L and W_head become the state; the head keeps its edits unless "trained"."""
+        texts = digits.check_images(request.get("images"))
+        return self._replace(digits.digit_state(self.state, texts, request.get("head")))
+
     def op_export(self, request):
         fmt = request.get("format")
         if fmt == "json":
@@ -319,10 +325,14 @@ class Session(object):
             if grids:
                 answer["grids"]["w"] = {"matrix": "W_head"}
         if "logits" in parts:
-            heatmaps.update(panels.logits_heatmaps(t))
-            answer["logits_table"] = panels.logits_table(t)
-            answer["top_classes"] = panels.top_classes(t)
-            answer["prediction"] = panels.prediction(t)
+            names = digits.class_names(s)
+            heatmaps.update(panels.logits_heatmaps(t, "class c = digit" if names else "class c"))
+            answer["logits_table"] = panels.logits_table(t, classes=names)
+            answer["top_classes"] = panels.top_classes(t, classes=names)
+            answer["prediction"] = panels.prediction(t, classes=names)
+            digit = digits.section(s, t)  # the drawing panel, when it changed
+            if self._sent.get("digit") != digit:
+                answer["digit"] = self._sent["digit"] = digit
         for kind in ("pitfall", "variant"):
             if kind in parts:
                 self._compare(answer, kind)

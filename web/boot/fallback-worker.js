@@ -95,6 +95,14 @@ importScripts("../js/host.js", "../js/answers.js");
     });
   }
 
+  // A data file of pycore (py-files.json marks it "binary": the tiny ViT's weights), as bytes.
+  function fetchBytes(url) {
+    return fetch(url).then(function (response) {
+      if (!response.ok) throw new Error(url + ": HTTP " + response.status);
+      return response.arrayBuffer().then(function (buffer) { return new Uint8Array(buffer); });
+    });
+  }
+
   // Last line of a Python traceback (or the whole message), for the one-sentence summary.
   function summary(error) {
     var text = String((error && error.message) || error).trim();
@@ -136,7 +144,9 @@ importScripts("../js/host.js", "../js/answers.js");
     // The explorer's Python files download while NumPy loads.
     var sources = fetchText(filesURL).then(function (text) {
       var files = JSON.parse(text).files;
-      return Promise.all(files.map(function (f) { return fetchText(new URL(f.url, filesURL).href); }))
+      return Promise.all(files.map(function (f) {
+        return (f.binary ? fetchBytes : fetchText)(new URL(f.url, filesURL).href);
+      }))
         .then(function (texts) { return { list: files, texts: texts }; });
     });
     var problems = [];
@@ -150,13 +160,20 @@ importScripts("../js/host.js", "../js/answers.js");
       "def _vit_write(path, text):",
       "    import os, py_compile",
       "    os.makedirs(os.path.dirname(path), exist_ok=True)",
+      "    if text is None:  # a binary file: its folder only; the bytes are written from JS",
+      "        return",
       "    with open(path, 'w', encoding='utf-8') as f:",
       "        f.write(text)",
       "    if path.endswith('.py'):",
       "        py_compile.compile(path, quiet=2)  # an error shows when the import meets it",
       "_vit_write",
     ].join("\n"));
-    loaded.list.forEach(function (f, i) { write(PYTHON_DIR + "/" + f.path, loaded.texts[i]); });
+    loaded.list.forEach(function (f, i) {
+      var path = PYTHON_DIR + "/" + f.path;
+      write(path, f.binary ? null : loaded.texts[i]);
+      // Pyodide 0.17's file system (Emscripten's FS) takes bytes as they are
+      if (f.binary) pyodide._module.FS.writeFile(path, loaded.texts[i]);
+    });
     write.destroy();
 
     await numpy;

@@ -10,6 +10,7 @@ import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
 import { redrawAll } from "./heatmaps.js";
+import { DigitPad, Debounced, loadGallery } from "./digits.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -45,7 +46,13 @@ grids.w = new MatrixGrid($("grid-w"), {
 });
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
-const renderer = new Renderer(null, { onShape: applyShape, grids });
+const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit });
+// The real-ViT panel: every stroke is one "digit" request, at most one per animation frame.
+// <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
+const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
+                              (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
+const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), (pixels, t0) => drawing.push(pixels, t0));
+let lastDigit = null;
 bindPageControls();
 preview();
 
@@ -239,6 +246,7 @@ function bindControls() {
   $("pitfall").addEventListener("change", (e) => option("pitfall", e.target.value || null));
   $("variant").addEventListener("change", (e) => option("variant", e.target.value || null));
 
+  bindDigits();
   $("copy-link").addEventListener("click", () => share.copyLink());
   const exportAs = async (format) => {
     const res = await client.call({ op: "export", format });
@@ -258,6 +266,64 @@ function bindControls() {
       send({ op: "load", fragment: location.hash }, now());
     }
   });
+}
+
+// ---- the real-ViT panel -------------------------------------------------------------------
+
+const imageRows = (pixels) => Array.from({ length: 8 }, (_, r) => pixels.slice(8 * r, 8 * r + 8));
+
+function sendDigit(pixels, t0, head) {
+  if (!client) return Promise.resolve(); // before Python is ready the pad only draws
+  const request = { op: "digit", images: [imageRows(pixels)] };
+  if (head) request.head = head;
+  return send(request, t0);
+}
+
+function bindDigits() {
+  $("digit-erase").addEventListener("click", (e) => {
+    pad.erasing = !pad.erasing;
+    e.target.setAttribute("aria-pressed", String(pad.erasing));
+  });
+  $("digit-clear").addEventListener("click", () => {
+    pad.set(new Array(64).fill(0));
+    drawing.push(pad.pixels.slice(), performance.now());
+  });
+  $("digit-trained").addEventListener("click", () => sendDigit(pad.pixels.slice(), performance.now(), "trained"));
+  $("digit-show-attention").addEventListener("change", () => showDigit(lastDigit));
+  loadGallery($("digit-gallery"), $("digit-gallery-note"), (d, t0) => {
+    pad.set(d.pixels);
+    drawing.push(pad.pixels.slice(), t0);
+  });
+}
+
+// The answer's "digit" section (js/protocol.js: Digit): what the panel shows.
+function showDigit(d) {
+  lastDigit = d;
+  const panel = $("real-vit");
+  const active = Boolean(d && d.images);
+  setData(panel, "active", active ? "true" : "false");
+  const showAttention = $("digit-show-attention").checked;
+  setData(panel, "showAttention", showAttention && active ? "true" : "false");
+  if (!active) {
+    pad.attention(null);
+    setText($("digit-prediction"), "(draw a digit or pick one)");
+    setText($("digit-edits"), "");
+    return;
+  }
+  // the pixels the state was computed from, unless the person is drawing newer ones
+  if (!drawing.next && !pad.last) pad.set(d.images[0]);
+  pad.attention(d.attention[0]);
+  setText($("digit-prediction"), d.prediction);
+  const notes = [];
+  if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
+  const w = d.edits.W_head;
+  if (w) notes.push(`W_head: ${w} weight${w === 1 ? "" : "s"} edited (Trained W_head puts them back).`);
+  else if (w === null) notes.push("W_head is not the trained one.");
+  const z = d.edits.encoder_output;
+  if (z) notes.push(`z_L: ${z} value${z === 1 ? "" : "s"} edited (drawing again encodes anew).`);
+  notes.push(`Encoded in ${d.encode_ms.toFixed(1)} ms per image by Python in this browser.`);
+  setData(panel, "encodeMs", String(d.encode_ms));
+  setText($("digit-edits"), notes.join(" "));
 }
 
 function resize() {
