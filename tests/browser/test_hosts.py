@@ -279,3 +279,37 @@ def test_the_cdn_build_asks_the_cdns_for_exactly_the_pinned_files(sites, browser
         log.assert_clean(url)
     finally:
         context.close()
+
+
+# Keeps the bridge the host hands the page, so a test can send a request the page has no button
+# for (host.js assigns self.vitHost once; this wraps its ready()).
+KEEP_BRIDGE = """
+(() => {
+  let host;
+  Object.defineProperty(self, "vitHost", { configurable: true, get: () => host, set: (value) => {
+    const ready = value.ready;
+    value.ready = (bridge) => { self.__bridge = bridge; return ready.call(value, bridge); };
+    host = value;
+  }});
+})();
+"""
+
+
+@pytest.mark.parametrize("variant", ["fallback", "pyscript"])
+def test_pycore_examples_pass_inside_each_runtime(variant, sites, page, page_log, wait_ready):
+    """pycore's docstring examples (its core cases), run by the page's own Python: Pyodide 0.17
+    with NumPy 1.17 on the fallback host, Pyodide 314 with NumPy 2.4 on the PyScript host, so
+    the code written for old and new NumPy runs where it is used."""
+    url = sites.url(variant)
+    page.add_init_script(KEEP_BRIDGE)
+    page.goto(url + "index.html")
+    wait_ready(page)
+    result = page.evaluate("self.__bridge.call({op: 'selfcheck'}).then(a => a.selfcheck)")
+    print("\n%s: Python %s, NumPy %s: %d examples in %d modules, %d failed"
+          % (variant, result["python"], result["numpy"], result["attempted"], result["modules"],
+             result["failed"]))
+    expected = {"fallback": ("3.8.", "1.17."), "pyscript": ("3.14.", "2.4.")}[variant]
+    assert result["python"].startswith(expected[0]) and result["numpy"].startswith(expected[1])
+    assert result["attempted"] >= 150 and result["modules"] >= 20
+    assert result["failed"] == 0, "\n\n".join(f["report"] for f in result["failures"])
+    page_log.assert_clean(url)
