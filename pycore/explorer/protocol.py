@@ -67,7 +67,8 @@ ANSWER = {
                "switched to the full encoder output for it",
     "variant": "{choices (on load), selected, explanation, source, error, note, changes, notice}: "
                "the other head shown, as for pitfall",
-    "walk": "{step, count, names, key, sample, class, predicted_class, title, tex, note, notes, "
+    "walk": "{step, count, names, key, sample, class, predicted_class, class_chosen, title, tex, "
+            "note, notes, "
             "highlights}: the walk-through's step with this sample's numbers, highlights "
             "{heatmap id: [[row0, col0, row1, col1], ...]} the cells it uses; null while it is off",
     "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's numbers",

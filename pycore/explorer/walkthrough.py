@@ -97,8 +97,9 @@ def section(state, trace, prediction_notes=(), classes=None):
     Returns
     -------
     dict or None
-        ``{step, count, names, key, sample, class, predicted_class, title, tex, note, notes,
-        highlights}``; ``highlights`` maps a heatmap's element id to the rectangles of cells
+        ``{step, count, names, key, sample, class, predicted_class, class_chosen, title, tex,
+        note, notes, highlights}`` (``class_chosen``: whether the class was chosen, rather than
+        the predicted one taken); ``highlights`` maps a heatmap's element id to the rectangles of cells
         it uses, ``[row0, col0, row1, col1]`` (inclusive).
 
     Examples
@@ -183,6 +184,7 @@ def section(state, trace, prediction_notes=(), classes=None):
         notes = _notes_about(prediction_notes, b)
     return {"step": int(step), "count": len(STEPS), "names": [n for _, n in STEPS], "key": key,
             "sample": b, "class": c, "predicted_class": predicted,
+            "class_chosen": state.options.get("walk_class") is not None,
             "title": "Step %d of %d: %s" % (step + 1, len(STEPS), title), "tex": tex,
             "note": note, "notes": notes,
             "highlights": dict((k, [[int(x) for x in r] for r in v]) for k, v in highlights.items())}

@@ -118,6 +118,7 @@
  * @property {number} sample
  * @property {number} class the class of the dot product
  * @property {number} predicted_class
+ * @property {boolean} class_chosen whether the class was chosen (else: the predicted one)
  * @property {string} title
  * @property {string} tex the step's equation with this sample's numbers
  * @property {string} note
