@@ -22,6 +22,11 @@ def head(cls, W):
     return mu[:, 0], var[:, 0], h_hat, h_hat @ W
 
 
+def tex_of(walk):
+    """The step's TeX without its alignment wrapper, so that it ends with the result."""
+    return walk["tex"].replace(r"\end{aligned}", "").strip()
+
+
 def walk(s, step, **options):
     for name, value in options.items():
         assert s.handle({"op": "option", "name": name, "value": value})["ok"]
@@ -43,25 +48,25 @@ def test_each_step_shows_this_samples_numbers(b):
     s = Session()
     s.handle({"op": "load", "fragment": ""})
     w = walk(s, 1, sample=b)
-    assert w["sample"] == b and w["tex"].endswith("%.4f" % mu[b])
+    assert w["sample"] == b and tex_of(w).endswith("%.4f" % mu[b])
     assert w["highlights"] == {"heatmap-cls": [[b, 0, b, 3]]}
-    assert walk(s, 2)["tex"].endswith("%.4f" % var[b])
+    assert tex_of(walk(s, 2)).endswith("%.4f" % var[b])
     normalize = walk(s, 3)
     for value in h_hat[b]:
-        assert ("%.4f" % value) in normalize["tex"]
+        assert ("%.4f" % value) in tex_of(normalize)
     dot = walk(s, 4)
     c = int(np.argmax(logits[b]))
     assert dot["class"] == c == dot["predicted_class"]  # the predicted class by default
     for d in range(4):
         term = "%.4f" % h_hat[b, d]
-        assert term in dot["tex"] and ("%.4f" % W[d, c]).lstrip("-") in dot["tex"]
-    assert dot["tex"].endswith("%.4f" % logits[b, c])
+        assert term in tex_of(dot) and ("%.4f" % W[d, c]).lstrip("-") in tex_of(dot)
+    assert tex_of(dot).endswith("%.4f" % logits[b, c])
     assert dot["highlights"] == {"heatmap-normalized": [[b, 0, b, 3]], "heatmap-w": [[0, c, 3, c]],
                                  "heatmap-logits": [[b, c, b, c]]}
     every = walk(s, 5)
-    assert all(("%.4f" % v) in every["tex"] for v in logits[b])
+    assert all(("%.4f" % v) in tex_of(every) for v in logits[b])
     prediction = walk(s, 6)
-    assert "= %d" % c in prediction["tex"] and prediction["highlights"]["heatmap-logits"][1] == [b, c, b, c]
+    assert "= %d" % c in tex_of(prediction) and prediction["highlights"]["heatmap-logits"][1] == [b, c, b, c]
 
 
 def test_the_dot_product_of_a_chosen_class_and_back_to_the_predicted_one():
@@ -69,7 +74,7 @@ def test_the_dot_product_of_a_chosen_class_and_back_to_the_predicted_one():
     s = Session()
     s.handle({"op": "load", "fragment": ""})
     dot = walk(s, 4, walk_class=1)
-    assert dot["class"] == 1 and dot["tex"].endswith("%.4f" % logits[0, 1])
+    assert dot["class"] == 1 and tex_of(dot).endswith("%.4f" % logits[0, 1])
     dot = walk(s, 4, walk_class=None)
     assert dot["class"] == 2
 
@@ -114,7 +119,7 @@ def test_edits_redo_the_step_with_the_new_numbers():
     answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "6"})
     cls = CLS.copy()
     cls[0, 0] = 6
-    assert answer["walk"]["tex"].endswith("%.4f" % cls[0].mean())
+    assert tex_of(answer["walk"]).endswith("%.4f" % cls[0].mean())
 
 
 def test_the_prediction_step_explains_ties_and_flat_rows():

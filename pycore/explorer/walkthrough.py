@@ -53,6 +53,18 @@ def _sum(terms, n):
     return " + ".join(r"\cdots" if d is None else terms(d) for d in _shown(n))
 
 
+def _lines(left, *right):
+    r"""TeX of ``left = right[0] = right[1] ...``, one "=" per line, aligned, so that a long sum
+    wraps on a projector or a phone instead of running off the side.
+
+    Examples
+    --------
+    >>> print(_lines("x", "1 + 1", "2"))
+    \begin{aligned} x &= 1 + 1 \\ &= 2 \end{aligned}
+    """
+    return r"\begin{aligned} %s &= %s \end{aligned}" % (left, r" \\ &= ".join(right))
+
+
 def _row(r, cols):
     return [r, 0, r, cols - 1]
 
@@ -141,26 +153,27 @@ def section(state, trace, prediction_notes=(), classes=None):
         tex = r"h = %s = %s" % (source, _vector(h))
         title = "the CLS token of sample %d" % b
     elif key == "mean":
-        tex = r"\mu = \frac{1}{%d}\left(%s\right) = %s" % (D, _sum(lambda d: _paren(h[d]), D), _num(mu))
+        tex = _lines(r"\mu", r"\frac{1}{%d}\left(%s\right)" % (D, _sum(lambda d: _paren(h[d]), D)),
+                     _num(mu))
         title, highlights = "the mean of sample %d" % b, cls_rect
         note = "LayerNorm first averages the D = %d features of this one sample." % D
     elif key == "variance":
-        tex = r"\sigma^2 = \frac{1}{%d}\left(%s\right) = %s" % (
-            D, _sum(lambda d: r"(%s - %s)^2" % (_num(h[d]), _paren(mu)), D), _num(var))
+        tex = _lines(r"\sigma^2", r"\frac{1}{%d}\left(%s\right)" % (
+            D, _sum(lambda d: r"(%s - %s)^2" % (_num(h[d]), _paren(mu)), D)), _num(var))
         title, highlights = "the variance of sample %d" % b, cls_rect
         note = ("Population variance: divide by D = %d, not D - 1. With all features equal it "
                 "is 0, and only ε keeps the division finite." % D)
     elif key == "normalize":
-        tex = (r"\hat h = \frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = \frac{h - %s}{%s} = %s"
-               % (_paren(mu), _num(std), _vector(h_hat)))
+        tex = _lines(r"\hat h", r"\frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = \frac{h - %s}{%s}"
+                     % (_paren(mu), _num(std)), _vector(h_hat))
         title = "normalize sample %d" % b
         highlights = {"heatmap-cls": [_row(b, D)], "heatmap-normalized": [_row(b, D)]}
         note = ("Shift by the mean, divide by the standard deviation: the row now has mean 0 "
                 "and variance (almost) 1. No learnable γ or β in this head.")
     elif key == "dot":
-        tex = r"\mathrm{logit}_{%d,%d} = \sum_d \hat h_d\, W_{d,%d} = %s = %s" % (
-            b, c, c, _sum(lambda d: r"%s \cdot %s" % (_paren(h_hat[d]), _paren(w[d])), D),
-            _num(trace.logits[b, c]))
+        tex = _lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d \hat h_d\, W_{d,%d}" % c,
+                     _sum(lambda d: r"%s \cdot %s" % (_paren(h_hat[d]), _paren(w[d])), D),
+                     _num(trace.logits[b, c]))
         title = "one dot product: sample %d, %s" % (b, name(c))
         highlights = {"heatmap-normalized": [_row(b, D)], "heatmap-w": [_col(c, D)],
                       "heatmap-logits": [[b, c, b, c]]}

@@ -24,8 +24,10 @@ def head(cls, W):
 
 
 def shown_math(page):
-    """The walk-through's equation as it reads on screen (KaTeX's visible text, ASCII minus)."""
-    return page.locator("#walk-math .katex-html").inner_text().replace("\u2212", "-").replace("\n", "")
+    """The walk-through's equation as it reads on screen: KaTeX's visible text, ASCII minus, no
+    white space (nor the zero-width spaces that KaTeX puts between aligned lines)."""
+    text = page.locator("#walk-math .katex-html").inner_text().replace("\u2212", "-")
+    return "".join(ch for ch in text if not ch.isspace() and ch != "\u200b")
 
 
 def outlined(page, element_id):

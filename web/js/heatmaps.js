@@ -164,11 +164,16 @@ const highlights = new Map(); // id -> [[row0, col0, row1, col1]], inclusive
 
 // A thick orange frame with a light wash, visible over both ends of the colour scale and
 // on a projector; drawn above the predicted-class marks. Each has name "highlight".
+// A frame around the whole matrix gets no wash: it would only tint every colour.
 function highlightShapes(id) {
+  const el = document.getElementById(id);
+  const m = el && el.vitHover ? el.vitHover.m : null;
   return (highlights.get(id) || []).map(([r0, c0, r1, c1]) => ({
     type: "rect", xref: "x", yref: "y", name: "highlight",
     x0: c0 - 0.5, x1: c1 + 0.5, y0: r0 - 0.5, y1: r1 + 0.5,
-    line: { color: "#ff8c00", width: 5 }, fillcolor: "rgba(255, 200, 0, 0.18)",
+    line: { color: "#ff8c00", width: 5 },
+    fillcolor: m && r0 === 0 && c0 === 0 && r1 === m.rows - 1 && c1 === m.cols - 1
+      ? "rgba(0, 0, 0, 0)" : "rgba(255, 200, 0, 0.18)",
   }));
 }
 
