@@ -35,10 +35,11 @@ REQUESTS = st.one_of(
                            "name": st.sampled_from(["worked", "encoder", "random", "nope"]),
                            "seed": st.integers(-1, 5)}),
     st.fixed_dictionaries({"op": st.just("option"),
-                           "name": st.sampled_from(["sample", "logit_class", "pitfall", "variant"]),
+                           "name": st.sampled_from(["sample", "logit_class", "pitfall", "variant",
+                                                    "walk", "walk_class"]),
                            "value": st.none() | st.integers(-1, 6) | st.sampled_from(
                                ["no_layernorm", "softmax_inside", "bias", "gap", "mlp_gelu",
-                                "transposed", "x"])}),
+                                "transposed", "last_position", "x"])}),
     st.fixed_dictionaries({"op": st.just("load"), "fragment": st.sampled_from([
         "", "#state=%7Bbroken", "#" + encode_fragment(Session().state),
         # issue 14's reproduction: finite inputs whose mistaken head (no LayerNorm) overflows

@@ -283,11 +283,14 @@ def test_arrays_handed_out_before_an_edit_keep_their_values():
 
 
 def test_a_pitfall_chosen_after_edits_differs_from_exact_logits():
-    """Position -1 with CLS rows alone is the correct head: the difference is exactly zero, not
-    the last-bit noise of a row product, which its heatmap would stretch to full colour."""
+    """Position -1 of a sequence of one token (N+1 = 1) is the correct head: the difference is
+    exactly zero, not the last-bit noise of a row product, which its heatmap would stretch to
+    full colour. (With CLS rows alone, choosing it switches to the encoder output instead.)"""
     s = Session()
     s.handle({"op": "preset", "name": "vit-b16", "seed": 0})
-    s.handle({"op": "edit", "key": "cls", "index": [1, 5], "text": "2.5"})
+    s.handle({"op": "mode", "mode": "encoder"})
+    s.handle({"op": "resize", "N1": 1})
+    s.handle({"op": "edit", "key": "encoder_output", "index": [1, 0, 5], "text": "2.5"})
     s.handle({"op": "edit", "key": "W_head", "index": [5, 9], "text": "-0.75"})
     answer = s.handle({"op": "option", "name": "pitfall", "value": "last_position"})
     assert not s.matrix("pitfall_diff").any()

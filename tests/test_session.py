@@ -233,7 +233,12 @@ def test_variants_compare_on_the_same_inputs():
     s = Session()
     s.handle({"op": "load", "fragment": ""})
     answer = s.handle({"op": "option", "name": "variant", "value": "gap"})
-    assert "encoder output" in answer["variant"]["error"]
+    # with CLS rows alone, pooling the patch tokens switches to the encoder output first
+    assert answer["shape"]["mode"] == "encoder" and answer["variant"]["error"] is None
+    assert "encoder output" in answer["variant"]["notice"]
+    s.handle({"op": "resize", "N1": 1})
+    answer = s.handle({"op": "option", "name": "variant", "value": "gap"})
+    assert "patch token" in answer["variant"]["error"]
     s.handle({"op": "preset", "name": "encoder", "seed": 0})
     answer = s.handle({"op": "option", "name": "variant", "value": "gap"})
     assert answer["variant"]["error"] is None and "heatmap-variant" in answer["heatmaps"]

@@ -69,9 +69,9 @@ COMPARISONS = (
         "last_position", "pitfall", "Position -1 instead of 0", (
             "The head must read the CLS token, which ViT puts at position 0 of the sequence: "
             "h_cls = z_L[:, 0, :]. Taking position -1 reads the last patch token instead, a "
-            "vector that describes one corner of the image, not the whole image. With only the "
-            "CLS rows there is a single position, so -1 and 0 coincide: the mistake shows with "
-            "the full encoder output."),
+            "vector that describes one corner of the image, not the whole image. With the CLS rows "
+            "alone there is a single position, where -1 and 0 coincide, so choosing this mistake "
+            "switches the input to the full encoder output."),
         PAPER + ", Eq. 1 and 4: the class token is prepended at position 0, and the head "
                 "reads its output.", "encoder", _mistake(pitfalls.last_position)),
     Comparison(
@@ -103,14 +103,17 @@ COMPARISONS = (
             "The head taught here is logits = h_hat @ W_head, with no bias. Most linear layers "
             "add a bias b by default, which shifts every sample's logit for a class by the same "
             "amount; here b is a seeded random vector."),
-        "The head as this explorer teaches it (one matrix W_head, D × C).", None,
+        PAPER + ", Sec. 3.1: at fine-tuning the head is one D × K layer (K classes); this "
+                "page writes it without its bias, so that the logits are h_hat @ W_head alone.",
+        None,
         _mistake(pitfalls.bias)),
     Comparison(
         "transposed", "pitfall", "W_head transposed to (C, D)", (
             "W_head must be (D, C): one row per feature, one column per class, so that h_hat "
             "(B, D) @ W_head gives (B, C). Using it as (C, D) cannot multiply unless C equals "
             "D; and when it does, the mistake is silent and every logit uses the wrong weights."),
-        "Matrix shapes: (B, D) @ (D, C) = (B, C).", None, _mistake(pitfalls.transposed)),
+        PAPER + ", Sec. 3.1: the head is a D × K layer (D features in, K classes out); "
+                "matrix shapes: (B, D) @ (D, K) = (B, K).", None, _mistake(pitfalls.transposed)),
     Comparison(
         "mlp_tanh", "variant", "Pre-training head: MLP, tanh", (
             "During pre-training ViT classifies with an MLP of one hidden layer; the authors' "
@@ -164,3 +167,86 @@ def run(state, key):
         return find(key).compute(state), None
     except ValueError as err:
         return None, str(err)
+
+
+def offer(kind):
+    """What a comparison panel offers, said before anything is chosen.
+
+    Examples
+    --------
+    >>> offer("pitfall").split(":")[0]
+    'Choose one of 6 classic mistakes'
+    """
+    titles = [c.title for c in of_kind(kind)]
+    if kind == "pitfall":
+        return ("Choose one of %d classic mistakes: %s. Its output appears beside the correct "
+                "logits, on the same colour scale, with a line saying which predictions it "
+                "changes." % (len(titles), "; ".join(titles)))
+    return ("Choose one of %d other heads: %s. Its output appears beside the correct logits, "
+            "on the same colour scale, computed on the same inputs." % (len(titles), "; ".join(titles)))
+
+
+def predicted(output):
+    """Each row's predicted class: the argmax over its finite values (None for a row with none).
+
+    Parameters
+    ----------
+    output : array_like
+        (B, C), any real numbers (a mistaken head may overflow).
+
+    Returns
+    -------
+    list of int or None
+
+    Examples
+    --------
+    >>> predicted([[0.1, 0.7, 0.7], [float("nan"), -1.0, float("inf")], [float("nan")] * 3])
+    [1, 2, None]
+    """
+    out = []
+    for row in np.asarray(output, dtype=float):
+        numbers = ~np.isnan(row)  # an overflow to inf still ranks; NaN does not
+        out.append(int(np.argmax(np.where(numbers, row, -np.inf))) if numbers.any() else None)
+    return out
+
+
+def prediction_changes(logits, output, classes=None, shown_max=6):
+    """One line: which samples' predictions the other head changes, and how.
+
+    Parameters
+    ----------
+    logits : numpy.ndarray
+        The correct head's (B, C) logits.
+    output : numpy.ndarray
+        The other head's (B, C) output.
+    classes : list of str, optional
+        The classes' names (else "class c").
+    shown_max : int, optional
+        How many changed samples are named before "and N more".
+
+    Returns
+    -------
+    str
+        "Predictions changed: sample 0: class 2 -> class 1." or "No prediction changed: ...".
+
+    Examples
+    --------
+    >>> prediction_changes(np.array([[0.0, 1.0], [2.0, 0.0]]), np.array([[1.0, 0.0], [3.0, 0.0]]))
+    'Prediction changed for 1 of 2 samples: sample 0: class 1 \u2192 class 0.'
+    >>> prediction_changes(np.array([[0.0, 1.0]]), np.array([[0.2, 0.8]]))
+    'No prediction changed: every sample keeps its class (sample 0: class 1).'
+    """
+    name = (lambda c: "no class (no number out)" if c is None else
+            (classes[c] if classes else "class %d" % c))
+    right, wrong = predicted(logits), predicted(output)
+    changed = [(b, r, w) for b, (r, w) in enumerate(zip(right, wrong)) if r != w]
+    B = len(right)
+    if not changed:
+        kept = ", ".join("sample %d: %s" % (b, name(r)) for b, r in enumerate(right[:shown_max]))
+        return "No prediction changed: every sample keeps its class (%s%s)." % (
+            kept, ", …" if B > shown_max else "")
+    text = ", ".join("sample %d: %s \u2192 %s" % (b, name(r), name(w))
+                     for b, r, w in changed[:shown_max])
+    more = " and %d more" % (len(changed) - shown_max) if len(changed) > shown_max else ""
+    return "Prediction changed for %d of %d sample%s: %s%s." % (
+        len(changed), B, "" if B == 1 else "s", text, more)

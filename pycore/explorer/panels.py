@@ -17,11 +17,14 @@ from .digits import class_names
 TEXT_IN_CELLS_MAX = 12
 
 
-def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, marks=None):
+def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, marks=None,
+            limit=None):
     """Spec of one heatmap; `matrix` names the array the page fetches from the bridge.
 
     A diverging scale is symmetric about zero, so zero is always the neutral colour and the
-    same colour means the same magnitude on both sides.
+    same colour means the same magnitude on both sides. ``limit``: the (half-width, saturates)
+    of :func:`colour_limit` to use instead of this matrix's own (heatmaps read side by side
+    share one scale).
 
     Examples
     --------
@@ -33,7 +36,7 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
     rows, cols = values.shape
     title_note = ""
     if diverging:
-        top, saturates = colour_limit(values)
+        top, saturates = limit if limit is not None else colour_limit(values)
         zmin, zmax = -top, top
         beyond = "≤ " if saturates else "", "≥ " if saturates else ""
         key = [beyond[0] + format_number(-top, 3), "0", beyond[1] + format_number(top, 3)]
@@ -301,8 +304,10 @@ def prediction(trace, decimals=4, classes=None):
         if len(tied) > 1:
             shown_tied = ", ".join(str(c) for c in tied[:5]) + (" and %d more" % (len(tied) - 5)
                                                              if len(tied) > 5 else "")
-            notes.append("Sample %d: classes %s tie at %s; argmax takes the first, class %d." % (
-                b, shown_tied, format_number(logits[b, predicted[b]], decimals), tied[0]))
+            notes.append("Sample %d: classes %s tie at %s; argmax takes the first of equal "
+                         "maxima, class %d (NumPy's rule: the lowest index wins)." % (
+                             b, shown_tied, format_number(logits[b, predicted[b]], decimals),
+                             tied[0]))
         if len(notes) >= 6:
             notes.append("(and more)")
             break
@@ -401,11 +406,13 @@ def comparison(state, trace, kind, key):
     Returns
     -------
     (dict, (dict, dict) or None)
-        The panel's section of the answer ({selected, explanation, source, error, note}), and
+        The panel's section of the answer ({selected, explanation, source, error, note,
+        changes, notice}; with nothing chosen, the explanation says what the panel offers), and
         the arrays it shows by name with their heatmap specs (None when nothing is drawn).
         An output that overflows float64 is drawn as it is, and the note says so.
     """
-    section = {"selected": key, "explanation": "", "source": "", "error": None, "note": None}
+    section = {"selected": key, "explanation": comparisons.offer(kind), "source": "",
+               "error": None, "note": None, "changes": None, "notice": None}
     if key is None:
         return section, None
     item = comparisons.find(key)
@@ -419,11 +426,20 @@ def comparison(state, trace, kind, key):
                            "overflows float64 (shown as the scale's ends).")
     ids = comparison_ids(kind)
     arrays = {kind: output}
+    # One colour scale for both, so that equal colours mean equal values side by side.
+    limit = colour_limit(np.concatenate([trace.logits.ravel(), output.ravel()]))
+    names = class_names(state)
+    changes = output.shape == trace.logits.shape
+    if changes:
+        section["changes"] = comparisons.prediction_changes(trace.logits, output, classes=names)
+    marks = [(b, c) for b, c in enumerate(comparisons.predicted(output)) if c is not None]
     specs = {
         ids[0]: heatmap("logits", trace.logits, "Correct head: logits", "class c", "sample b",
-                        "sample %{y}, class %{x}<br>logit = " + EXACT),
+                        "sample %{y}, class %{x}<br>logit = " + EXACT, limit=limit,
+                        marks=list(enumerate(trace.predicted))),
         ids[1]: heatmap(kind, output, item.title, "class c", "sample b",
-                        "sample %{y}, class %{x}<br>output = " + EXACT),
+                        "sample %{y}, class %{x}<br>output = " + EXACT, limit=limit,
+                        marks=marks if changes else None),
     }
     if kind == "pitfall" and output.shape == trace.logits.shape:
         with np.errstate(all="ignore"):

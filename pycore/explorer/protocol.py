@@ -26,8 +26,10 @@ REQUESTS = {
                "N1": "tokens per sample, N+1 (encoder mode only)"},
     "mode": {"mode": "'cls' or 'encoder'"},
     "preset": {"name": "'worked', 'encoder', 'random' or 'vit-b16'", "seed": "for 'random'"},
-    "option": {"name": "'sample', 'logit_class', 'pitfall' or 'variant'",
-               "value": "the new value (null: no comparison)"},
+    "option": {"name": "'sample', 'logit_class', 'pitfall', 'variant', 'walk' (the walk-through's "
+                       "step, 0 to 6) or 'walk_class' (the class of its dot product)",
+               "value": "the new value (null: no comparison; the walk-through off; the "
+                        "predicted class)"},
     "digit": {"images": "the drawn or picked images: a list of B (1 to 16) images, each 8 rows "
                         "of 8 whole numbers from 0 (paper) to 16 (ink)",
               "head": "'keep' (the default: the model's W_head stays, with its edits) or "
@@ -60,8 +62,16 @@ ANSWER = {
     "top_classes": "one line per sample: its most probable classes",
     "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
                   "LayerNorm flattens said as such",
-    "pitfall": "{choices (on load), selected, explanation, source, error, note}: the mistake shown",
-    "variant": "{choices (on load), selected, explanation, source, error, note}: the other head shown",
+    "pitfall": "{choices (on load), selected, explanation, source, error, note, changes, notice}: "
+               "the mistake shown (with none chosen, the explanation says what is offered); "
+               "changes: which samples' predictions it changes, in one line; notice: the input "
+               "switched to the full encoder output for it",
+    "variant": "{choices (on load), selected, explanation, source, error, note, changes, notice}: "
+               "the other head shown, as for pitfall",
+    "walk": "{step, count, names, key, sample, class, predicted_class, class_chosen, title, tex, "
+            "note, notes, "
+            "highlights}: the walk-through's step with this sample's numbers, highlights "
+            "{heatmap id: [[row0, col0, row1, col1], ...]} the cells it uses; null while it is off",
     "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's numbers",
     "steps_follow": "true when the equations changed but were left out (see the edit's 'steps')",
     "digit": "{images, attention, prediction, edits, encode_ms}: the real-ViT panel, when it "

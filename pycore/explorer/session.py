@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-from . import comparisons, digits, export, panels, protocol
+from . import comparisons, digits, export, panels, protocol, walkthrough
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, paste_block, resize, set_mode
@@ -189,15 +189,37 @@ class Session(object):
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
-        if name not in ("sample", "logit_class", "pitfall", "variant"):
+        if name not in ("sample", "logit_class", "pitfall", "variant", "walk", "walk_class"):
             raise StateError("Unknown option %s." % shown(name))
-        self.state.options[name] = check_option(name, value, self.state.B, self.state.C)
+        value = check_option(name, value, self.state.B, self.state.C)
+        if name in ("pitfall", "variant") and value is not None and self.state.mode == "cls" \
+                and comparisons.find(value).needs == "encoder":
+            return self._to_encoder_for(name, value)
+        self.state.options[name] = value
+        if name in ("walk", "walk_class"):
+            return self._answer(())
         if name in ("sample", "logit_class"):
             return self._answer((), steps=True)
         if name == "pitfall" and value is not None and not self.computed.exact \
                 and self.computed.current():
             self.computed.recompute()  # see Computed.after_cell: the difference needs exact logits
         return self._answer((name,))
+
+    def _to_encoder_for(self, kind, key):
+        """Choose a comparison that needs the patch tokens while only the CLS rows are edited:
+        switch to the full encoder output (the CLS rows at position 0, seeded patch tokens
+        after them; pycore.explorer.editing.set_mode), rather than show a difference of zeros,
+        and say so in the panel's notice."""
+        state = set_mode(self.state.copy(), "encoder")
+        state.options[kind] = key
+        answer = self._replace(state)
+        B, N1, D = state.encoder_output.shape
+        answer[kind]["notice"] = (
+            "\u201c%s\u201d needs the patch tokens, which the CLS vectors alone do not have, so "
+            "the input is now the full encoder output (B \u00d7 (N+1) \u00d7 D = %d \u00d7 %d "
+            "\u00d7 %d): your CLS vectors are position 0 and %d seeded random patch tokens follow "
+            "them. The mode menu switches back." % (comparisons.find(key).title, B, N1, D, N1 - 1))
+        return answer
 
     def op_digit(self, request):
         """The real-ViT mode: the tiny ViT encodes the drawn images (pycore/explorer/digits.py)
@@ -276,6 +298,8 @@ class Session(object):
         options = state.options
         options["sample"] = min(options.get("sample", 0) or 0, state.B - 1)
         options["logit_class"] = min(options.get("logit_class", 0) or 0, state.C - 1)
+        if (options.get("walk_class") or 0) >= state.C:
+            options["walk_class"] = None  # the class is gone: back to the predicted one
         try:
             computed = self.COMPUTED(state)
         except ValueError as exc:
@@ -341,6 +365,12 @@ class Session(object):
         for kind in ("pitfall", "variant"):
             if kind in parts:
                 self._compare(answer, kind)
+        # The walk-through's step, redone after every change (its numbers are this state's);
+        # null while it is off.
+        answer["walk"] = walkthrough.section(
+            s, t, panels.prediction(t, classes=digits.class_names(s))["notes"]
+            if s.options.get("walk") == len(walkthrough.STEPS) - 1 else (),
+            classes=digits.class_names(s))
         if steps == "later":  # the page asks with a "steps" request once they are in view
             answer["steps_follow"] = True
         elif steps:

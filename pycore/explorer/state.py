@@ -13,8 +13,10 @@ from .errors import StateError
 LIMITS = {"B": 64, "N1": 257, "D": 1024, "C": 1000}
 SEED_LIMIT = 2 ** 32
 ACTIVATIONS = ("tanh", "gelu")
+# walk: the walk-through's step (None: off); walk_class: the class of its dot product (None:
+# the sample's predicted class). Links made before they existed hold neither: both stay off.
 DEFAULT_OPTIONS = {"sample": 0, "logit_class": 0, "pitfall": None, "variant": None,
-                   "activation": "tanh", "seed": 0}
+                   "activation": "tanh", "seed": 0, "walk": None, "walk_class": None}
 
 _MEANING = {
     "B": "samples (rows of cls)",
@@ -187,6 +189,11 @@ def check_option(name, value, B, C):
         return whole_number(value, where, 0, C - 1, key="options")
     if name == "seed":
         return check_seed(value, where, key="options")
+    if name == "walk":
+        from .walkthrough import checked_step  # the steps are the walk-through's: no cycle
+        return checked_step(value, where)
+    if name == "walk_class":
+        return None if value is None else whole_number(value, where, 0, C - 1, key="options")
     if name == "activation":
         if value not in ACTIVATIONS:
             raise StateError("{} must be \"tanh\" or \"gelu\"; got {}".format(

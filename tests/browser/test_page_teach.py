@@ -87,11 +87,16 @@ def test_each_variant_on_the_same_inputs(page, site_url, key):
     assert page.locator("#variant-explanation").inner_text()
 
 
-def test_gap_needs_the_encoder_output(page, site_url):
+def test_gap_switches_to_the_encoder_output(page, site_url):
     open_explorer(page, site_url)
     act(page, lambda: page.select_option("#variant", "gap"))
-    _, error = run(default_state(), "gap")
-    assert error and page.locator("#variant-error").inner_text() == error
+    assert page.locator("#mode").input_value() == "encoder"
+    assert "full encoder output" in page.locator("#variant-notice").inner_text()
+    z = heatmap_z(page, "heatmap-encoder").reshape(2, 5, 4)
+    state = default_state()
+    pooled = z[:, 1:, :].mean(axis=1)
+    h_hat = (pooled - pooled.mean(1, keepdims=True)) / np.sqrt(pooled.var(1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-variant"), h_hat @ state.W_head, atol=1e-12)
 
 
 def test_comparison_plots_sit_side_by_side(page, site_url):

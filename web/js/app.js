@@ -11,6 +11,7 @@ import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
 import { redrawAll } from "./heatmaps.js";
 import { DigitPad, Debounced, loadGallery } from "./digits.js";
+import { WalkThrough } from "./walkthrough.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -46,7 +47,8 @@ grids.w = new MatrixGrid($("grid-w"), {
 });
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
-const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit });
+const walk = new WalkThrough($("walk"), (name, value) => client && send({ op: "option", name, value }, performance.now()));
+const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit, onWalk: (w) => walk.show(w) });
 // The real-ViT panel: every stroke is one "digit" request, at most one per animation frame.
 // <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
 const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
@@ -245,6 +247,11 @@ function bindControls() {
   $("step-class").addEventListener("change", (e) => option("logit_class", Number(e.target.value)));
   $("pitfall").addEventListener("change", (e) => option("pitfall", e.target.value || null));
   $("variant").addEventListener("change", (e) => option("variant", e.target.value || null));
+  // next to the logits: one click to the mistakes, their select focused
+  $("compare-mistake").addEventListener("click", () => {
+    $("pitfalls").scrollIntoView({ block: "start" });
+    $("pitfall").focus({ preventScroll: true });
+  });
 
   bindDigits();
   $("copy-link").addEventListener("click", () => share.copyLink());

@@ -148,11 +148,7 @@ export function drawHeatmap(id, spec, m) {
     yaxis: Object.assign(axis(compact ? "" : spec.y_title, rows, style.ink), { autorange: "reversed" }),
     // On a touch screen a swipe scrolls the page: no dragging in the plot (explorer.css too).
     dragmode: COARSE.matches ? false : "zoom",
-    shapes: (spec.marks || []).map(([r, c]) => ({
-      type: "rect", xref: "x", yref: "y",
-      x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5,
-      line: { color: "#111", width: 3 },
-    })),
+    shapes: markShapes(spec).concat(highlightShapes(id)),
     // A fixed uirevision keeps the user's zoom across updates; it changes with the shape, so a
     // resize starts from the full view.
     uirevision: `${id}:${rows}x${cols}`,
@@ -186,6 +182,49 @@ export function drawHeatmap(id, spec, m) {
     colourKey(el, spec, keyShown);
     return drawn;
   });
+}
+
+// The predicted-class marks: a dark outline per cell.
+function markShapes(spec) {
+  return (spec.marks || []).map(([r, c]) => ({
+    type: "rect", xref: "x", yref: "y",
+    x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5,
+    line: { color: "#111", width: 3 },
+  }));
+}
+
+// ---- highlights: the cells a walk-through step uses (js/walkthrough.js) -----------------------
+
+const highlights = new Map(); // id -> [[row0, col0, row1, col1]], inclusive
+
+// A thick orange frame with a light wash, visible over both ends of the colour scale and
+// on a projector; drawn above the predicted-class marks. Each has name "highlight".
+// A frame around the whole matrix gets no wash: it would only tint every colour.
+function highlightShapes(id) {
+  const el = document.getElementById(id);
+  const m = el && el.vitHover ? el.vitHover.m : null;
+  return (highlights.get(id) || []).map(([r0, c0, r1, c1]) => ({
+    type: "rect", xref: "x", yref: "y", name: "highlight",
+    x0: c0 - 0.5, x1: c1 + 0.5, y0: r0 - 0.5, y1: r1 + 0.5,
+    line: { color: "#ff8c00", width: 5 },
+    fillcolor: m && r0 === 0 && c0 === 0 && r1 === m.rows - 1 && c1 === m.cols - 1
+      ? "rgba(0, 0, 0, 0)" : "rgba(255, 200, 0, 0.18)",
+  }));
+}
+
+/**
+ * Outline these cells of the heatmap `id` (none: an empty list), keeping its marks.
+ * @param {string} id
+ * @param {number[][]} rects [[row0, col0, row1, col1]], inclusive
+ */
+export function highlight(id, rects) {
+  const before = JSON.stringify(highlights.get(id) || []);
+  if (rects.length) highlights.set(id, rects);
+  else highlights.delete(id);
+  const el = document.getElementById(id);
+  if (!el || !el.data || before === JSON.stringify(rects)) return Promise.resolve();
+  const spec = el.vitHover && el.vitHover.spec;
+  return window.Plotly.relayout(el, { shapes: markShapes(spec || {}).concat(highlightShapes(id)) });
 }
 
 // ---- the bitmap ----------------------------------------------------------------------------

@@ -25,6 +25,9 @@ stepsObserver.observe($("step-list"));
 // The bridge, once Python is ready: for fetching the equations that edits left for later.
 export function connect(bridge) { client = bridge; }
 
+// The names of the samples and classes the answers last sent (for js/walkthrough.js's selects).
+export function labelsNow() { return labels; }
+
 // What an edit request says about the equations: wanted in the answer, or "later".
 export function stepsLater() { return stepsInView ? undefined : "later"; }
 
@@ -149,6 +152,23 @@ function loadKatex() {
   return katexLoading;
 }
 
+/**
+ * Typeset `tex` into `el` with KaTeX (loaded on first use); the newest call per element wins.
+ * @param {HTMLElement} el
+ * @param {string} tex
+ * @returns {Promise<void>}
+ */
+export function typeset(el, tex) {
+  el.vitTex = tex;
+  const draw = () => {
+    if (el.vitTex !== tex) return;
+    window.katex.render(tex, el, { displayMode: true, throwOnError: false, output: "htmlAndMathml" });
+    el.dataset.tex = tex;
+  };
+  if (window.katex) return Promise.resolve(draw());
+  return loadKatex().then(draw, (err) => console.error(err));
+}
+
 // s: {sample, class, items: [{title, tex, note}]}
 function steps(s) {
   options($("step-sample"), labels.samples, s.sample);
@@ -179,11 +199,16 @@ function steps(s) {
   list.replaceChildren(...items);
 }
 
-// c: {choices (sent once): [[key, title]], selected: key|null, explanation, source, error, note}
+// What a comparison's select says while nothing is chosen (its explanation then lists the
+// choices, as Python wrote them).
+const PROMPT = { pitfall: "Choose a mistake…", variant: "Choose another head…" };
+
+// c: {choices (sent once): [[key, title]], selected: key|null, explanation, source, error, note,
+//     changes, notice}
 function choice(name, c) {
   const select = $(name);
   if (c.choices) {
-    select.replaceChildren(new Option("(none)", ""), ...c.choices.map(([key, title]) => new Option(title, key)));
+    select.replaceChildren(new Option(PROMPT[name], ""), ...c.choices.map(([key, title]) => new Option(title, key)));
   }
   if (select.value !== (c.selected || "")) select.value = c.selected || "";
   setText($(`${name}-explanation`), [c.explanation, c.note].filter(Boolean).join(" "));
@@ -191,6 +216,12 @@ function choice(name, c) {
   if (source) {
     setText(source, c.source ? `Source: ${c.source}` : "");
     setHidden(source, !c.source);
+  }
+  for (const part of ["changes", "notice"]) {
+    const el = $(`${name}-${part}`);
+    if (!el) continue;
+    setText(el, c[part] || "");
+    setHidden(el, !c[part]);
   }
   const box = $(`${name}-error`);
   if (box) {

@@ -47,6 +47,7 @@
  * @property {Comparison} [variant]
  * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
  * @property {boolean} [steps_follow]
+ * @property {?Walk} [walk]
  * @property {?Digit} [digit]
  * @property {string} [host]
  * @property {{text: string, mime: string, filename: string, title: string}} [export]
@@ -104,6 +105,26 @@
  * @property {string} source
  * @property {?string} error
  * @property {?string} note
+ * @property {?string} changes which samples' predictions it changes, in one line
+ * @property {?string} notice the input switched to the full encoder output for it
+ */
+
+/**
+ * The walk-through's step (pycore.explorer.walkthrough.section); null while it is off.
+ * @typedef {Object} Walk
+ * @property {number} step 0 to count - 1
+ * @property {number} count
+ * @property {string[]} names the steps' short names
+ * @property {string} key
+ * @property {number} sample
+ * @property {number} class the class of the dot product
+ * @property {number} predicted_class
+ * @property {boolean} class_chosen whether the class was chosen (else: the predicted one)
+ * @property {string} title
+ * @property {string} tex the step's equation with this sample's numbers
+ * @property {string} note
+ * @property {string[]} notes ties and rows LayerNorm flattens (the prediction step)
+ * @property {Object<string, number[][]>} highlights heatmap id -> [[row0, col0, row1, col1]]
  */
 
 export {};

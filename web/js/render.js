@@ -17,10 +17,11 @@ import { writeLink } from "./share.js";
 
 export class Renderer {
   // client: the bridge the host handed over (js/host.js); null until Python is ready.
-  constructor(client, { onShape, grids, onDigit }) {
+  constructor(client, { onShape, grids, onDigit, onWalk }) {
     this.client = client;
     this.onShape = onShape;
     this.onDigit = onDigit; // the real-ViT panel (js/digits.js), given the answer's "digit"
+    this.onWalk = onWalk; // the walk-through (js/walkthrough.js), given the answer's "walk"
     this.grids = grids; // {input, w}: the editors, and the matrix each shows
     this.store = new Map(); // matrix name -> {rows, cols, data: Float64Array}
     this.pending = null;
@@ -103,6 +104,8 @@ export class Renderer {
     panels.render(res);
     if ("digit" in res && this.onDigit) this.onDigit(res.digit);
     await Promise.all(draws);
+    // after the redraws, whose Plotly.react would otherwise race its outlines
+    if ("walk" in res && this.onWalk) await this.onWalk(res.walk);
     return performance.now(); // the last redraw ends here (lastRenderMs)
   }
 }

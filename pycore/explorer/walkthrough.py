@@ -1,0 +1,225 @@
+"""The lecture walk-through: the head, one small step at a time, for one sample.
+
+A lecturer steps through seven stages of one sample's trip through the head: extract the CLS
+token, its mean, its variance, the normalized row, one dot product (one class: the predicted one
+unless a class is chosen), all the logits, and the prediction. Each step is one equation with
+this sample's numbers (TeX, like :func:`pycore.explorer.panels.steps`) and the cells of the
+heatmaps it uses, which the page outlines. The position (step, sample, class) lives in the
+state's options (``walk``, ``sample``, ``walk_class``), so a link reopens the same step.
+"""
+import numpy as np
+
+from .cells import format_number
+
+# (key, short name): the order a lecture takes.
+STEPS = (
+    ("extract", "Extract CLS"),
+    ("mean", "Mean"),
+    ("variance", "Variance"),
+    ("normalize", "Normalize"),
+    ("dot", "One dot product"),
+    ("logits", "All logits"),
+    ("prediction", "Prediction"),
+)
+
+# How many items of a long vector or sum the equations write out (head ... tail).
+HEAD, TAIL = 3, 2
+
+
+def _shown(n):
+    """Indices written out of a length-n sequence; None marks the ellipsis."""
+    if n <= HEAD + TAIL + 1:
+        return list(range(n))
+    return list(range(HEAD)) + [None] + list(range(n - TAIL, n))
+
+
+def _num(x, decimals=4):
+    return format_number(x, decimals)
+
+
+def _paren(x, decimals=4):
+    """A number as a term of a sum: negative ones in parentheses, so signs never run together."""
+    text = _num(x, decimals)
+    return "(%s)" % text if text.startswith("-") else text
+
+
+def _vector(values):
+    return r"\left[" + r",\ ".join(
+        r"\ldots" if d is None else _num(values[d]) for d in _shown(len(values))) + r"\right]"
+
+
+def _sum(terms, n):
+    """TeX of a sum of n terms, abbreviated in the middle: terms(d) gives the d-th term's TeX."""
+    return " + ".join(r"\cdots" if d is None else terms(d) for d in _shown(n))
+
+
+def _lines(left, *right):
+    r"""TeX of ``left = right[0] = right[1] ...``, one "=" per line, aligned, so that a long sum
+    wraps on a projector or a phone instead of running off the side.
+
+    Examples
+    --------
+    >>> print(_lines("x", "1 + 1", "2"))
+    \begin{aligned} x &= 1 + 1 \\ &= 2 \end{aligned}
+    """
+    return r"\begin{aligned} %s &= %s \end{aligned}" % (left, r" \\ &= ".join(right))
+
+
+def _row(r, cols):
+    return [r, 0, r, cols - 1]
+
+
+def _col(c, rows):
+    return [0, c, rows - 1, c]
+
+
+def walk_class(state, trace, sample):
+    """The class the dot-product step shows: ``options["walk_class"]``, or the sample's
+    predicted class when it is None.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> from pycore.vit.trace import trace_head
+    >>> s = default_state()
+    >>> walk_class(s, trace_head(s.W_head, cls=s.cls), 0)
+    2
+    """
+    chosen = state.options.get("walk_class")
+    return int(trace.predicted[sample]) if chosen is None else int(chosen)
+
+
+def section(state, trace, prediction_notes=(), classes=None):
+    """What the walk-through shows at its current position, or None while it is off.
+
+    Parameters
+    ----------
+    state : ExplorerState
+        ``options["walk"]`` is the step (0 to 6) or None; ``options["sample"]`` the sample;
+        ``options["walk_class"]`` the class of the dot product (None: the predicted one).
+    trace : pycore.vit.trace.HeadTrace
+        The state's head.
+    prediction_notes : sequence of str
+        The notes of :func:`pycore.explorer.panels.prediction` (ties, rows LayerNorm
+        flattens); those about this sample, and the ones about every sample, go with the
+        prediction step.
+    classes : list of str, optional
+        The classes' names, when the state has them.
+
+    Returns
+    -------
+    dict or None
+        ``{step, count, names, key, sample, class, predicted_class, class_chosen, title, tex,
+        note, notes, highlights}`` (``class_chosen``: whether the class was chosen, rather than
+        the predicted one taken); ``highlights`` maps a heatmap's element id to the rectangles of cells
+        it uses, ``[row0, col0, row1, col1]`` (inclusive).
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> from pycore.vit.trace import trace_head
+    >>> s = default_state()
+    >>> s.options["walk"] = 1
+    >>> w = section(s, trace_head(s.W_head, cls=s.cls))
+    >>> w["title"], w["highlights"]["heatmap-cls"]
+    ('Step 2 of 7: the mean of sample 0', [[0, 0, 0, 3]])
+    """
+    step = state.options.get("walk")
+    if step is None:
+        return None
+    B, C = trace.logits.shape
+    D = trace.h_cls.shape[1]
+    b = min(max(int(state.options.get("sample", 0) or 0), 0), B - 1)
+    c = min(max(walk_class(state, trace, b), 0), C - 1)
+    predicted = int(trace.predicted[b])
+    name = (lambda k: classes[k]) if classes else (lambda k: "class %d" % k)
+    h, h_hat, w = trace.h_cls[b], trace.h_hat[b], state.W_head[:, c]
+    mu, var, std = trace.mean[b], trace.var[b], trace.std[b]
+    cls_rect = {"heatmap-cls": [_row(b, D)]}
+    key = STEPS[step][0]
+    notes = []
+    if key == "extract":
+        if state.mode == "encoder":
+            N1 = state.encoder_output.shape[1]
+            source = "z_L[%d, 0, :]" % b
+            highlights = {"heatmap-encoder": [_row(b * N1, D)], "heatmap-cls": [_row(b, D)]}
+            note = ("Sample %d has N+1 = %d tokens; the head reads only position 0, the CLS "
+                    "token (row %d of the stacked encoder output)." % (b, N1, b * N1))
+        else:
+            source = r"\text{cls}[%d]" % b
+            highlights = cls_rect
+            note = ("The head reads only the CLS token's output, position 0 of the sequence: "
+                    "never the last token, never a mean over tokens.")
+        tex = r"h = %s = %s" % (source, _vector(h))
+        title = "the CLS token of sample %d" % b
+    elif key == "mean":
+        tex = _lines(r"\mu", r"\frac{1}{%d}\left(%s\right)" % (D, _sum(lambda d: _paren(h[d]), D)),
+                     _num(mu))
+        title, highlights = "the mean of sample %d" % b, cls_rect
+        note = "LayerNorm first averages the D = %d features of this one sample." % D
+    elif key == "variance":
+        tex = _lines(r"\sigma^2", r"\frac{1}{%d}\left(%s\right)" % (
+            D, _sum(lambda d: r"(%s - %s)^2" % (_num(h[d]), _paren(mu)), D)), _num(var))
+        title, highlights = "the variance of sample %d" % b, cls_rect
+        note = ("Population variance: divide by D = %d, not D - 1. With all features equal it "
+                "is 0, and only ε keeps the division finite." % D)
+    elif key == "normalize":
+        tex = _lines(r"\hat h", r"\frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = \frac{h - %s}{%s}"
+                     % (_paren(mu), _num(std)), _vector(h_hat))
+        title = "normalize sample %d" % b
+        highlights = {"heatmap-cls": [_row(b, D)], "heatmap-normalized": [_row(b, D)]}
+        note = ("Shift by the mean, divide by the standard deviation: the row now has mean 0 "
+                "and variance (almost) 1. No learnable γ or β in this head.")
+    elif key == "dot":
+        tex = _lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d \hat h_d\, W_{d,%d}" % c,
+                     _sum(lambda d: r"%s \cdot %s" % (_paren(h_hat[d]), _paren(w[d])), D),
+                     _num(trace.logits[b, c]))
+        title = "one dot product: sample %d, %s" % (b, name(c))
+        highlights = {"heatmap-normalized": [_row(b, D)], "heatmap-w": [_col(c, D)],
+                      "heatmap-logits": [[b, c, b, c]]}
+        note = ("Row %d of h_hat times column %d of W_head, term by term, summed: one logit. "
+                "No bias, no activation." % (b, c)) + (
+                    " This is the predicted class." if c == predicted else "")
+    elif key == "logits":
+        tex = r"\mathrm{logits}_{%d,:} = \hat h\, W_{\mathrm{head}} = %s" % (b, _vector(trace.logits[b]))
+        title = "all %d logits of sample %d" % (C, b)
+        highlights = {"heatmap-normalized": [_row(b, D)], "heatmap-w": [[0, 0, D - 1, C - 1]],
+                      "heatmap-logits": [_row(b, C)]}
+        note = ("The same dot product for every column of W_head: one logit per class. These "
+                "raw logits are what the head returns: no softmax.")
+    else:
+        tex = r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d,\quad \mathrm{logit}_{%d,%d} = %s" % (
+            b, predicted, b, predicted, _num(trace.logits[b, predicted]))
+        title = "the prediction for sample %d: %s" % (b, name(predicted))
+        highlights = {"heatmap-logits": [_row(b, C), [b, predicted, b, predicted]]}
+        note = ("The predicted class is the largest logit. Softmax would not change which one: "
+                "it keeps the order.")
+        notes = _notes_about(prediction_notes, b)
+    return {"step": int(step), "count": len(STEPS), "names": [n for _, n in STEPS], "key": key,
+            "sample": b, "class": c, "predicted_class": predicted,
+            "class_chosen": state.options.get("walk_class") is not None,
+            "title": "Step %d of %d: %s" % (step + 1, len(STEPS), title), "tex": tex,
+            "note": note, "notes": notes,
+            "highlights": dict((k, [[int(x) for x in r] for r in v]) for k, v in highlights.items())}
+
+
+def _notes_about(notes, b):
+    """The prediction notes that concern sample b: its own, and those about every row."""
+    own = "Sample %d" % b
+    return [n for n in notes if n.startswith(own + ":") or n.startswith(own + "'s")
+            or not n.startswith("Sample ")]
+
+
+def checked_step(value, where="options.walk"):
+    """A walk-through step from a link or the page: None (off) or 0 to 6.
+
+    Examples
+    --------
+    >>> checked_step(3), checked_step(None)
+    (3, None)
+    """
+    from .state import whole_number  # the state's checks and messages, written once
+    if value is None:
+        return None
+    return whole_number(value, where, 0, len(STEPS) - 1, key="options")
+

@@ -1,0 +1,151 @@
+// The lecture walk-through: Back / Next (and the arrow keys while it has focus) step one
+// sample through the head: extract CLS, mean, variance, normalize, one dot product, all logits,
+// prediction. Every number, equation and outlined cell comes from Python (the answer's "walk",
+// pycore/explorer/walkthrough.py); this file only places them and asks for another step.
+// Its position is the state's options walk / sample / walk_class, so the link carries it.
+
+import { highlight } from "./heatmaps.js";
+import { labelsNow, typeset } from "./panels.js";
+import { setData, setHidden, setText } from "./dom.js";
+
+// The heatmaps a step may outline: every one of them is cleared or outlined at each step.
+const FIGURES = ["heatmap-encoder", "heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits"];
+// Keys that move the walk while focus is inside it (not in its selects, which use the arrows
+// themselves). PageUp/PageDown are what presentation clickers send.
+const NEXT = new Set(["ArrowRight", "ArrowDown", "PageDown"]);
+const BACK = new Set(["ArrowLeft", "ArrowUp", "PageUp"]);
+
+export class WalkThrough {
+  /**
+   * @param {HTMLElement} root the walk-through's section (#walk)
+   * @param {(name: string, value: *) => Promise<*>} option sends one "option" request
+   */
+  constructor(root, option) {
+    this.root = root;
+    this.option = option;
+    this.walk = null; // the answer's "walk" now shown (null: off)
+    this.moved = false; // the last request was the walk's own: bring its figure into view
+    const $ = (id) => document.getElementById(id);
+    this.el = {
+      start: $("walk-start"), back: $("walk-back"), next: $("walk-next"), position: $("walk-position"),
+      sample: $("walk-sample"), cls: $("walk-class"), progress: $("walk-progress"), title: $("walk-title"),
+      math: $("walk-math"), note: $("walk-note"), notes: $("walk-notes"),
+    };
+    this.bind();
+  }
+
+  bind() {
+    const { start, back, next, sample, cls } = this.el;
+    start.addEventListener("click", () => {
+      if (this.walk) this.go(null);
+      else this.go(0).then(() => this.el.next.focus());
+    });
+    back.addEventListener("click", () => this.step(-1));
+    next.addEventListener("click", () => this.step(1));
+    sample.addEventListener("change", () => this.request("sample", Number(sample.value)));
+    cls.addEventListener("change", () => this.request("walk_class", cls.value === "" ? null : Number(cls.value)));
+    this.root.addEventListener("keydown", (e) => {
+      if (!this.walk || e.altKey || e.ctrlKey || e.metaKey || e.target.closest("select, input, textarea")) return;
+      let to = null;
+      if (NEXT.has(e.key)) to = this.walk.step + 1;
+      else if (BACK.has(e.key)) to = this.walk.step - 1;
+      else if (e.key === "Home") to = 0;
+      else if (e.key === "End") to = this.walk.count - 1;
+      if (to === null) return;
+      e.preventDefault(); // the page does not scroll: the walk does
+      if (to >= 0 && to < this.walk.count && to !== this.walk.step) this.go(to);
+    });
+  }
+
+  step(delta) {
+    if (!this.walk) return;
+    const to = this.walk.step + delta;
+    if (to >= 0 && to < this.walk.count) this.go(to);
+  }
+
+  go(step) { return this.request("walk", step); }
+
+  request(name, value) {
+    this.moved = true;
+    return Promise.resolve(this.option(name, value));
+  }
+
+  /**
+   * Show the answer's "walk" (null: the walk-through is off).
+   * @param {?import("./protocol.js").Walk} w
+   */
+  show(w) {
+    const was = this.walk;
+    this.walk = w;
+    const active = Boolean(w);
+    setData(this.root, "active", active ? "true" : "false");
+    setData(document.documentElement, "walking", active ? "true" : "false");
+    this.el.start.setAttribute("aria-pressed", String(active));
+    setText(this.el.start, active ? "End the walk-through" : "Start the walk-through");
+    const outlined = FIGURES.map((id) => highlight(id, (w && w.highlights[id]) || []));
+    if (!w) {
+      this.moved = false;
+      return Promise.all(outlined);
+    }
+    const { back, next, position, sample, cls, progress, title, math, note, notes } = this.el;
+    // aria-disabled, not disabled: a disabled button loses the focus, and with it the arrow keys
+    back.setAttribute("aria-disabled", String(w.step === 0));
+    next.setAttribute("aria-disabled", String(w.step === w.count - 1));
+    setText(position, `Step ${w.step + 1} of ${w.count}`);
+    setData(this.root, "step", String(w.step));
+    const labels = labelsNow();
+    fill(sample, labels.samples.map((label, i) => [String(i), label]), String(w.sample));
+    fill(cls, [["", `predicted (${labels.classes[w.predicted_class] || "class " + w.predicted_class})`]]
+      .concat(labels.classes.map((label, i) => [String(i), label])),
+    w.class_chosen ? String(w.class) : "");
+    this.progress(progress, w);
+    setText(title, w.title);
+    setText(note, w.note || "");
+    notes.replaceChildren(...w.notes.map((text) => {
+      const li = document.createElement("li");
+      li.textContent = text;
+      return li;
+    }));
+    setHidden(notes, !w.notes.length);
+    const drawn = typeset(math, w.tex);
+    const moved = this.moved || !was || was.step !== w.step;
+    this.moved = false;
+    return Promise.all(outlined.concat([drawn])).then(() => { if (moved) this.reveal(w); });
+  }
+
+  // The step's names as buttons: where the walk is, and a way to jump.
+  progress(list, w) {
+    if (list.children.length !== w.count) {
+      list.replaceChildren(...w.names.map((name, k) => {
+        const li = document.createElement("li");
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = `${k + 1}. ${name}`;
+        button.addEventListener("click", () => this.go(k));
+        li.append(button);
+        return li;
+      }));
+    }
+    [...list.querySelectorAll("button")].forEach((button, k) => {
+      if (k === w.step) button.setAttribute("aria-current", "step");
+      else button.removeAttribute("aria-current");
+    });
+  }
+
+  // Bring the step's result (the last figure it outlines) into view above the panel.
+  reveal(w) {
+    const ids = FIGURES.filter((id) => id in w.highlights);
+    const el = ids.length && document.getElementById(ids[ids.length - 1]);
+    if (el && el.offsetParent !== null) el.closest(".plot-box").scrollIntoView({ block: "nearest" });
+  }
+}
+
+// A select's options from [[value, label]], rebuilt only when they change.
+function fill(select, items, value) {
+  const key = items.map(([v, l]) => `${v}:${l}`).join("|");
+  if (select.dataset.items !== key) {
+    select.replaceChildren(...items.map(([v, l]) => new Option(l, v)));
+    select.dataset.items = key;
+  }
+  select.value = value;
+}
