@@ -11,6 +11,7 @@ import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
 import { redrawAll } from "./heatmaps.js";
 import { DigitPad, Debounced, loadGallery } from "./digits.js";
+import * as linked from "./linked.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -70,6 +71,8 @@ async function start(bridge) {
   renderer.client = bridge;
   panels.connect(bridge);
   bindControls();
+  linked.connect(bridge, grids, (res) => renderer.schedule(res, performance.now()));
+  linked.bindTopK((request) => send(request, performance.now()));
   opened = location.hash;
   await send({ op: "load", fragment: opened }, performance.now());
   if (opened.length > 1) $("preset").value = "link";
