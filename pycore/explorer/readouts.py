@@ -87,7 +87,7 @@ def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):
         bars.append({"label": "the other %d" % rest.size, "d": None, "value": value,
                      "text": format_number(value, decimals)})
     logit = float(trace.logits[b, c])
-    title = "logit[%d, %d] = %s (sample %d, %s): its %d terms h\u0302[%d, d] \u00b7 W_head[d, %d]" % (
+    title = "logit[%d, %d] = %s (sample %d, %s): its %d terms h_hat[%d, d] \u00b7 W_head[d, %d]" % (
         b, c, format_number(logit, decimals), b, class_label(c, classes), D, b, c)
     note = ("The %d largest terms by size, then the other %d summed. Their sum is the logit."
             % (len(named), rest.size) if rest.size else
