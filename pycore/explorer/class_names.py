@@ -11,12 +11,13 @@ the preset's recipe, 1000 classes): any other 1000-class head is just numbered.
 Examples
 --------
 >>> from pycore.explorer.presets import preset
+>>> before = imagenet_names()   # the page's own names, when it runs this example (selfcheck)
 >>> use_imagenet(["n%d" % i for i in range(1000)])
 >>> class_names(preset("vit-b16"))[:2]
 ['class 0 \u00b7 n0', 'class 1 \u00b7 n1']
 >>> class_names(preset("worked")) is None
 True
->>> use_imagenet(None)
+>>> use_imagenet(before)        # back to the names in use (None: numbered)
 """
 import json
 import os
