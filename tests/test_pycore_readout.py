@@ -105,6 +105,15 @@ def test_session_keeps_the_selected_logit_through_edits():
     assert s.handle({"op": "contributions", "b": None, "c": None})["contributions"] is None
 
 
+def test_pointing_at_a_logit_while_typing_keeps_the_cell_being_typed_in():
+    s = Session()
+    s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "12"})
+    s.handle({"op": "contributions", "b": 1, "c": 1})
+    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "12x"})
+    assert answer["error"]["message"] == "cls[0,0]: '12x' is not a number"
+    assert float(s.state.cls[0, 0]) == 2.0  # the value before typing, not the 12 on the way
+
+
 @pytest.mark.parametrize("request_", [
     {"op": "contributions", "b": 2, "c": 0}, {"op": "contributions", "b": 0, "c": 3},
     {"op": "contributions", "b": "0", "c": 0}, {"op": "contributions", "b": True, "c": 0},

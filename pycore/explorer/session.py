@@ -95,8 +95,9 @@ class Session(object):
             unknown = sorted(str(k) for k in request if k != "op" and k not in fields)
             if unknown:
                 raise StateError("The request %s has no field %s." % (op, shown(unknown[0])))
-            if op != "edit":
-                self._cell = None  # any other action ends the typing in a cell
+            if op not in ("edit", "contributions"):
+                self._cell = None  # any other action ends the typing in a cell (pointing at a
+                #                    logit changes nothing, and may happen while typing)
             return getattr(self, "op_" + op)(request)
         except StateError as err:
             return refused(err)
