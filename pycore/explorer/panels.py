@@ -11,15 +11,18 @@ import numpy as np
 
 from . import comparisons
 from .cells import format_number
-from .digits import class_names
+from .readouts import class_label
+from .class_names import class_names
 
 # Cells get their value printed inside them only while that stays readable.
 TEXT_IN_CELLS_MAX = 12
 
 
 def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, marks=None,
-            limit=None):
+            limit=None, x_labels=None):
     """Spec of one heatmap; `matrix` names the array the page fetches from the bridge.
+    ``x_labels`` "classes": the hover's ``%{customdata}`` is the column's class name (the
+    answer's ``labels``).
 
     A diverging scale is symmetric about zero, so zero is always the neutral colour and the
     same colour means the same magnitude on both sides. ``limit``: the (half-width, saturates)
@@ -59,6 +62,7 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
         "text_format": "%{z:.2f}" if diverging else "%{z:.3f}",
         "hover": hover,
         "marks": [[int(r), int(c)] for r, c in (marks or [])],
+        "x_labels": x_labels,
     }
 
 
@@ -191,17 +195,22 @@ def w_heatmap(state):
         "d = %{y}, class %{x}<br>W = " + EXACT)}
 
 
-def logits_heatmaps(trace, x_title="class c"):
+def logits_heatmaps(trace, x_title="class c", named=False):
     """The logits and their display-only softmax; ``x_title`` names the classes' axis
-    ("class c = digit" in the real-ViT mode, where class c is the digit c)."""
+    ("class c = digit" in the real-ViT mode, where class c is the digit c); ``named``: the
+    hover names each class (the answer's labels, e.g. ImageNet-1k's) rather than its index."""
     marks = [(b, c) for b, c in enumerate(trace.predicted)]
+    cls = "%{customdata}" if named else "class %{x}"
+    x_labels = "classes" if named else None
     return {
         "heatmap-logits": heatmap(
             "logits", trace.logits, "logits = h_hat @ W_head  (B × C)",
-            x_title, "sample b", "sample %{y}, class %{x}<br>logit = " + EXACT, marks=marks),
+            x_title, "sample b", "sample %{y}, " + cls + "<br>logit = " + EXACT, marks=marks,
+            x_labels=x_labels),
         "heatmap-probs": heatmap(
             "probs", trace.display_softmax, "softmax(logits), for display only", "class c",
-            "sample b", "sample %{y}, class %{x}<br>p = %{z:.6f}", diverging=False, marks=marks),
+            "sample b", "sample %{y}, " + cls + "<br>p = %{z:.6f}", diverging=False, marks=marks,
+            x_labels=x_labels),
     }
 
 
@@ -321,8 +330,8 @@ def top_classes(trace, k=3, decimals=3, classes=None):
     for b, p in enumerate(trace.display_softmax):
         order = np.argsort(-p, kind="stable")[:k]
         lines.append("sample %d: " % b + ", ".join(
-            "%s (%s)" % ("digit " + classes[c] if classes else "class %d" % c,
-                         format_number(p[c], decimals)) for c in order))
+            "%s (%s)" % (class_label(int(c), classes), format_number(p[c], decimals))
+            for c in order))
     return "; ".join(lines)
 
 

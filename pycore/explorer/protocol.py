@@ -27,9 +27,14 @@ REQUESTS = {
     "mode": {"mode": "'cls' or 'encoder'"},
     "preset": {"name": "'worked', 'encoder', 'random' or 'vit-b16'", "seed": "for 'random'"},
     "option": {"name": "'sample', 'logit_class', 'pitfall', 'variant', 'walk' (the walk-through's "
-                       "step, 0 to 6) or 'walk_class' (the class of its dot product)",
+                       "step, 0 to 6), 'walk_class' (the class of its dot product) or 'top_k' "
+                       "(how many classes the top-k table lists, 1 to 20; not part of the link)",
                "value": "the new value (null: no comparison; the walk-through off; the "
                         "predicted class)"},
+    "contributions": {"b": "the logit's sample (null with c null: nothing selected)",
+                      "c": "the logit's class",
+                      "select": "true when the person chose it (click, keyboard): its terms "
+                                "then follow every edit; otherwise (hover) only this answer"},
     "digit": {"images": "the drawn or picked images: a list of B (1 to 16) images, each 8 rows "
                         "of 8 whole numbers from 0 (paper) to 16 (ink)",
               "head": "'keep' (the default: the model's W_head stays, with its edits) or "
@@ -60,6 +65,11 @@ ANSWER = {
     "stats": "the per-sample statistics table: {caption, header, rows}",
     "logits_table": "the logits table: {caption, header, rows}",
     "top_classes": "one line per sample: its most probable classes",
+    "top_k": "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k largest "
+             "logits, from 21 classes on (null below)",
+    "contributions": "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
+                     "text}], note}: the terms h_hat[b, d] * W_head[d, c] of the selected logit, "
+                     "largest first, the rest summed into one bar (d null); null: none selected",
     "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
                   "LayerNorm flattens said as such",
     "pitfall": "{choices (on load), selected, explanation, source, error, note, changes, notice}: "
@@ -101,6 +111,8 @@ HEATMAP = {
     "text_format": "how a printed value is formatted (Plotly's d3 format)",
     "hover": "what hovering a cell shows (Plotly's hovertemplate)",
     "marks": "[[row, col], ...]: cells outlined (the predicted classes)",
+    "x_labels": "'classes' when the hover's %{customdata} is the column's class name (the "
+                "answer's labels), else null",
 }
 
 

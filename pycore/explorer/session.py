@@ -26,7 +26,8 @@ import sys
 
 import numpy as np
 
-from . import comparisons, digits, export, panels, protocol, walkthrough
+from . import comparisons, digits, export, panels, protocol, readouts, walkthrough
+from .class_names import class_names
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, paste_block, resize, set_mode
@@ -59,6 +60,8 @@ class Session(object):
         self.computed = self.COMPUTED(state if state is not None else default_state())
         self._cell = None  # the cell being typed in: (key, index, value and recipe edit before)
         self._sent = {}    # static sections as last sent (labels, comparison choices)
+        self._logit = None  # the logit the person selected, (b, c): its terms follow every edit
+        self._k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
 
     @property
     def state(self):
@@ -92,8 +95,9 @@ class Session(object):
             unknown = sorted(str(k) for k in request if k != "op" and k not in fields)
             if unknown:
                 raise StateError("The request %s has no field %s." % (op, shown(unknown[0])))
-            if op != "edit":
-                self._cell = None  # any other action ends the typing in a cell
+            if op not in ("edit", "contributions"):
+                self._cell = None  # any other action ends the typing in a cell (pointing at a
+                #                    logit changes nothing, and may happen while typing)
             return getattr(self, "op_" + op)(request)
         except StateError as err:
             return refused(err)
@@ -112,7 +116,7 @@ class Session(object):
                 error["message"] = ("The state in this link could not be used: %s. Showing the "
                                     "worked example instead." % str(err).rstrip("."))
         self.computed = computed or self.COMPUTED(default_state())
-        self._cell, self._sent = None, {}
+        self._cell, self._sent, self._logit = None, {}, None
         answer = self._answer(ALL, steps=True)
         answer["error"] = error
         answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
@@ -189,6 +193,9 @@ class Session(object):
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
+        if name == "top_k":  # how many classes the top-k table lists: the page's view only
+            self._k = readouts.check_k(value)
+            return {"ok": True, "top_k": self._top_k()}
         if name not in ("sample", "logit_class", "pitfall", "variant", "walk", "walk_class"):
             raise StateError("Unknown option %s." % shown(name))
         value = check_option(name, value, self.state.B, self.state.C)
@@ -226,6 +233,20 @@ class Session(object):
         and its z_L and W_head become the state; the head keeps its edits unless "trained"."""
         texts = digits.check_images(request.get("images"))
         return self._replace(digits.digit_state(self.state, texts, request.get("head")))
+
+    def op_contributions(self, request):
+        """The terms of logit (b, c), for the contribution chart; with "select" the session
+        keeps the choice, and every later answer that changes the logits brings its terms
+        again. b null: nothing selected."""
+        b, c = request.get("b"), request.get("c")
+        if b is None and c is None:
+            self._logit = None
+            return {"ok": True, "contributions": None}
+        b, c = readouts.check_logit(b, c, self.state.B, self.state.C)
+        if request.get("select") is True:
+            self._logit = (b, c)
+        return {"ok": True, "contributions": readouts.contribution_chart(
+            self.trace, self.state.W_head, b, c, classes=class_names(self.state))}
 
     def op_export(self, request):
         fmt = request.get("format")
@@ -354,8 +375,18 @@ class Session(object):
             if grids:
                 answer["grids"]["w"] = {"matrix": "W_head"}
         if "logits" in parts:
-            names = digits.class_names(s)
-            heatmaps.update(panels.logits_heatmaps(t, "class c = digit" if names else "class c"))
+            names = class_names(s)
+            by_digit = digits.class_names(s) is not None  # class c is the digit c: no hover names
+            heatmaps.update(panels.logits_heatmaps(
+                t, "class c = digit" if by_digit else "class c", named=bool(names) and not by_digit))
+            answer["top_k"] = self._top_k()
+            if self._logit is not None:
+                b, c = self._logit
+                if b < s.B and c < s.C:
+                    answer["contributions"] = readouts.contribution_chart(
+                        t, s.W_head, b, c, classes=names)
+                else:  # a resize took the selected logit away
+                    self._logit, answer["contributions"] = None, None
             answer["logits_table"] = panels.logits_table(t, classes=names)
             answer["top_classes"] = panels.top_classes(t, classes=names)
             answer["prediction"] = panels.prediction(t, classes=names)
@@ -376,6 +407,9 @@ class Session(object):
         elif steps:
             answer["steps"] = self._steps()
         return answer
+
+    def _top_k(self):
+        return readouts.top_k_table(self.trace, self._k, classes=class_names(self.state))
 
     def _steps(self):
         s = self.state

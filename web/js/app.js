@@ -12,6 +12,7 @@ import { setData, setHidden, setText, setValue } from "./dom.js";
 import { redrawAll } from "./heatmaps.js";
 import { DigitPad, Debounced, loadGallery } from "./digits.js";
 import { WalkThrough } from "./walkthrough.js";
+import * as linked from "./linked.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -72,6 +73,8 @@ async function start(bridge) {
   renderer.client = bridge;
   panels.connect(bridge);
   bindControls();
+  linked.connect(bridge, grids, (res) => renderer.schedule(res, performance.now()));
+  linked.bindTopK((request) => send(request, performance.now()));
   opened = location.hash;
   await send({ op: "load", fragment: opened }, performance.now());
   if (opened.length > 1) $("preset").value = "link";

@@ -75,6 +75,64 @@ function look() {
            cellText: large ? 16 : 11 };
 }
 
+// Shapes laid over a heatmap by the linked views (js/linked.js): id -> Plotly shapes. They are
+// drawn with the heatmap's own marks, and kept across its redraws.
+const overlays = new Map();
+// The classes' names (the answers' labels), for hovers whose spec says x_labels: "classes".
+let classLabels = [];
+
+export function setClassLabels(names) { classLabels = names || []; }
+
+// The predicted-class marks: a dark outline per cell.
+function markShapes(spec) {
+  return (spec.marks || []).map(([r, c]) => ({
+    type: "rect", xref: "x", yref: "y",
+    x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5,
+    line: { color: "#111", width: 3 },
+  }));
+}
+
+// Everything laid over heatmap `id`: its marks, the linked views' overlays, the walk-through's
+// highlights (drawn last, on top). Each setter redraws them all, so none removes another's.
+function allShapes(id, spec) {
+  return markShapes(spec || {}).concat(overlays.get(id) || [], highlightShapes(id));
+}
+
+/**
+ * Lay `shapes` over heatmap `id` (replacing those laid before), now and after its redraws.
+ * @param {string} id
+ * @param {Object[]} shapes Plotly shapes
+ */
+export function setOverlay(id, shapes) {
+  const before = overlays.get(id) || [];
+  if (!shapes.length && !before.length) return Promise.resolve();
+  overlays.set(id, shapes);
+  const el = document.getElementById(id);
+  if (!el || !el.data || !el.vitHover) return Promise.resolve();
+  return window.Plotly.relayout(el, { shapes: allShapes(id, el.vitHover.spec) });
+}
+
+/**
+ * The cell of heatmap `el` under the point (clientX, clientY), or null outside it: from the
+ * axes' ranges, so it works for the bitmaps too (their trace is not hovered by Plotly).
+ * @returns {?number[]} [row, col]
+ */
+export function cellAt(el, clientX, clientY) {
+  const area = el.querySelector(".nsewdrag");
+  const full = el._fullLayout;
+  if (!area || !full || !el.vitHover) return null;
+  const box = area.getBoundingClientRect();
+  const fx = (clientX - box.left) / box.width;
+  const fy = (clientY - box.top) / box.height;
+  const [x0, x1] = full.xaxis.range;
+  const [y0, y1] = full.yaxis.range;
+  const { m } = el.vitHover;
+  const col = Math.round(x0 + fx * (x1 - x0));
+  const row = Math.round(y1 + fy * (y0 - y1)); // the y axis runs top to bottom: reversed
+  if (fx < 0 || fx > 1 || fy < 0 || fy > 1 || col < 0 || row < 0 || col >= m.cols || row >= m.rows) return null;
+  return [row, col];
+}
+
 // What each heatmap shows now: id -> {spec (as JSON), m}. A heatmap asked to show exactly that
 // again is left alone; this is how the first view drawn while Python boots costs nothing more
 // once Python's own, identical answer arrives.
@@ -103,7 +161,8 @@ function rowsOf(m) {
  */
 export function drawHeatmap(id, spec, m) {
   const el = document.getElementById(id);
-  const specText = JSON.stringify(spec);
+  // a hover that names the classes changes with their names
+  const specText = JSON.stringify(spec) + (spec.x_labels ? classLabels.join("\n") : "");
   const before = shown.get(id);
   if (before && el.data && before.spec === specText && before.m.rows === m.rows &&
       before.m.cols === m.cols && sameData(before.m.data, m.data)) return Promise.resolve(el);
@@ -124,6 +183,10 @@ export function drawHeatmap(id, spec, m) {
     showscale: false,
     xgap: 0, ygap: 0,
   };
+  if (spec.x_labels === "classes") {
+    const names = Array.from({ length: cols }, (_, j) => classLabels[j] || `class ${j}`);
+    trace.customdata = Array.from({ length: rows }, () => names);
+  }
   // In the compact embed view, small matrices print their values; a squeezed key would not help.
   const keyShown = !(compact && rows <= 8);
   const style = look();
@@ -148,7 +211,7 @@ export function drawHeatmap(id, spec, m) {
     yaxis: Object.assign(axis(compact ? "" : spec.y_title, rows, style.ink), { autorange: "reversed" }),
     // On a touch screen a swipe scrolls the page: no dragging in the plot (explorer.css too).
     dragmode: COARSE.matches ? false : "zoom",
-    shapes: markShapes(spec).concat(highlightShapes(id)),
+    shapes: allShapes(id, spec),
     // A fixed uirevision keeps the user's zoom across updates; it changes with the shape, so a
     // resize starts from the full view.
     uirevision: `${id}:${rows}x${cols}`,
@@ -184,15 +247,6 @@ export function drawHeatmap(id, spec, m) {
   });
 }
 
-// The predicted-class marks: a dark outline per cell.
-function markShapes(spec) {
-  return (spec.marks || []).map(([r, c]) => ({
-    type: "rect", xref: "x", yref: "y",
-    x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5,
-    line: { color: "#111", width: 3 },
-  }));
-}
-
 // ---- highlights: the cells a walk-through step uses (js/walkthrough.js) -----------------------
 
 const highlights = new Map(); // id -> [[row0, col0, row1, col1]], inclusive
@@ -224,7 +278,7 @@ export function highlight(id, rects) {
   const el = document.getElementById(id);
   if (!el || !el.data || before === JSON.stringify(rects)) return Promise.resolve();
   const spec = el.vitHover && el.vitHover.spec;
-  return window.Plotly.relayout(el, { shapes: markShapes(spec || {}).concat(highlightShapes(id)) });
+  return window.Plotly.relayout(el, { shapes: allShapes(id, spec) });
 }
 
 // ---- the bitmap ----------------------------------------------------------------------------
@@ -304,23 +358,16 @@ function hoverOver(el) {
   box.style.position = "relative";
   box.appendChild(label);
   el.addEventListener("mousemove", (event) => {
-    const area = el.querySelector(".nsewdrag");
-    const full = el._fullLayout;
-    if (!area || !full || !el.vitHover || el.dataset.bitmap !== "true") return;
-    const box = area.getBoundingClientRect();
-    const fx = (event.clientX - box.left) / box.width;
-    const fy = (event.clientY - box.top) / box.height;
-    const [x0, x1] = full.xaxis.range;
-    const [y0, y1] = full.yaxis.range;
-    const { m, spec } = el.vitHover;
-    const col = Math.round(x0 + fx * (x1 - x0));
-    const row = Math.round(y1 + fy * (y0 - y1)); // the y axis runs top to bottom: reversed
-    if (fx < 0 || fx > 1 || fy < 0 || fy > 1 || col < 0 || row < 0 || col >= m.cols || row >= m.rows) {
+    const cell = el.dataset.bitmap === "true" ? cellAt(el, event.clientX, event.clientY) : null;
+    if (!cell) {
       label.hidden = true;
       return;
     }
+    const [row, col] = cell;
+    const { m, spec } = el.vitHover;
     const value = m.data[row * m.cols + col];
     label.replaceChildren(...spec.hover.replace(/%\{x\}/g, String(col)).replace(/%\{y\}/g, String(row))
+      .replace(/%\{customdata\}/g, classLabels[col] || `class ${col}`)
       .replace(EXACT, format(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
     const own = box.getBoundingClientRect();
     label.style.left = `${event.clientX - own.left + 12}px`;

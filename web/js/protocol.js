@@ -5,7 +5,7 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"digit"|"export"|"steps"|"link"|"selfcheck"} op
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"} op
  * @property {string} [fragment] load: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based
@@ -20,6 +20,9 @@
  * @property {string} [name] preset, option
  * @property {number} [seed] preset
  * @property {*} [value] option
+ * @property {?number} [b] contributions: the logit's sample (null: nothing selected)
+ * @property {?number} [c] contributions: the logit's class
+ * @property {boolean} [select] contributions: chosen (click, keyboard), not hovered: follows edits
  * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16
  * @property {"keep"|"trained"} [head] digit: keep W_head's edits, or the trained W_head
  * @property {string} [format] export
@@ -42,6 +45,8 @@
  * @property {Table} [stats]
  * @property {Table} [logits_table]
  * @property {string} [top_classes]
+ * @property {?TopK} [top_k]
+ * @property {?Contributions} [contributions]
  * @property {{text: string, notes: string[]}} [prediction]
  * @property {Comparison} [pitfall]
  * @property {Comparison} [variant]
@@ -71,6 +76,29 @@
  * @property {string} text_format
  * @property {string} hover
  * @property {number[][]} marks
+ * @property {?"classes"} x_labels the hover's %{customdata} is the column's class name
+ */
+
+/**
+ * Each sample's k largest logits (pycore.explorer.readouts.top_k_table).
+ * @typedef {Object} TopK
+ * @property {number} k
+ * @property {string} caption
+ * @property {string[]} header
+ * @property {{label: string, cells: string[], classes: number[], mark: number}[]} rows
+ */
+
+/**
+ * One logit's terms h_hat[b, d] * W_head[d, c] (pycore.explorer.readouts.contribution_chart).
+ * @typedef {Object} Contributions
+ * @property {number} b
+ * @property {number} c
+ * @property {string} title
+ * @property {number} logit
+ * @property {string} logit_text
+ * @property {string} total_text
+ * @property {{label: string, d: ?number, value: number, text: string}[]} bars the rest summed: d null
+ * @property {string} note
  */
 
 /**

@@ -11,7 +11,8 @@
 // <html data-last-render-ms> (docs/interface.md: the link is not a redraw). The build-time first
 // view drawn while Python boots (app.js) is not a recompute: it counts in neither.
 
-import { drawHeatmap, clearHeatmap } from "./heatmaps.js";
+import { drawHeatmap, clearHeatmap, setClassLabels } from "./heatmaps.js";
+import * as linked from "./linked.js";
 import * as panels from "./panels.js";
 import { writeLink } from "./share.js";
 
@@ -86,6 +87,8 @@ export class Renderer {
     // Plotly first: it measures the page as it draws, and every DOM change made before it
     // (grids, tables, equations) would make it lay the whole page out again.
     panels.prepare(res);
+    if (res.labels) setClassLabels(res.labels.classes);
+    linked.prepare(res); // the top-k table opens or closes the logits heatmap's box: before it is drawn
     const draws = [];
     for (const id of job.hide) if (!(id in job.heatmaps)) clearHeatmap(id);
     for (const [id, spec] of Object.entries(job.heatmaps)) {
@@ -102,6 +105,7 @@ export class Renderer {
       if (cells && !(name in job.grids)) grid.patch(this.store.get(matrix), cells);
     }
     panels.render(res);
+    linked.render(res);
     if ("digit" in res && this.onDigit) this.onDigit(res.digit);
     await Promise.all(draws);
     // after the redraws, whose Plotly.react would otherwise race its outlines

@@ -6,11 +6,17 @@ arrays each answer names (pycore.explorer.protocol.matrix_names). It never raise
 an answer that says so, and the page stays alive.
 """
 import json
+import os
 import traceback
 
+from pycore.explorer import class_names
 from pycore.explorer.protocol import matrix_names
 from pycore.explorer.session import Session
 
+# The ViT-B/16 preset's ImageNet-1k class names, which the build wrote beside this file (when
+# it could: else the classes stay numbered).
+class_names.load_imagenet(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                       class_names.FILE_NAME))
 _session = Session()
 _last = []  # the matrix names of the last answer
 

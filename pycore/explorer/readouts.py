@@ -1,0 +1,147 @@
+"""Two readings of the logits the page shows beside the heatmaps: where one logit comes from
+(its D terms, largest first) and, for heads with many classes, each sample's top k classes.
+
+The numbers come from :mod:`pycore.vit.readout`; this module only decides what is shown and
+formats it, so the page's JavaScript places it as it is.
+"""
+import numpy as np
+
+from ..vit.readout import contributions, top_k
+from .cells import format_number
+from .state import whole_number
+
+TERMS_NAMED = 10
+"""The contribution chart names this many features; the rest are summed into one bar."""
+TOP_K_FROM = 21
+"""From this many classes on, the logits panel leads with the top-k table (the heatmap of a
+1000-class head is a barcode)."""
+TOP_K_DEFAULT = 5
+TOP_K_MAX = 20
+
+
+def class_label(c, classes=None):
+    """How class `c` is named in a sentence: its name when the state has names.
+
+    Examples
+    --------
+    >>> class_label(3), class_label(3, ["0", "1", "2", "3"])
+    ('class 3', 'digit 3')
+    """
+    if not classes:
+        return "class %d" % c
+    name = classes[c]
+    return "digit " + name if name.isdigit() else name
+
+
+def check_logit(b, c, B, C):
+    """(b, c) as ints if they name a logit of a (B, C) output, else StateError.
+
+    Examples
+    --------
+    >>> check_logit(1, 2.0, 2, 3)
+    (1, 2)
+    """
+    return (whole_number(b, "b", 0, B - 1, floats=True), whole_number(c, "c", 0, C - 1, floats=True))
+
+
+def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):
+    """The contribution chart of logit (b, c): its terms ``h_hat[b, d] * W_head[d, c]`` as bars.
+
+    The TERMS_NAMED terms of largest magnitude are bars of their own, named "d = 17" (ties
+    to the lower d); the rest are one bar, their sum. So the bars always add up to the logit.
+
+    Parameters
+    ----------
+    trace : pycore.vit.trace.HeadTrace
+    W_head : numpy.ndarray
+        (D, C)
+    b, c : int
+        The logit, already checked (:func:`check_logit`).
+    classes : list of str, optional
+        The classes' names, when the state has them.
+
+    Returns
+    -------
+    dict
+        ``{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, text}], note}``;
+        ``d`` is None for the bar of the rest.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> from pycore.vit.trace import trace_head
+    >>> s = default_state()
+    >>> chart = contribution_chart(trace_head(s.W_head, cls=s.cls), s.W_head, 0, 2)
+    >>> chart["logit_text"], [bar["label"] for bar in chart["bars"]]
+    ('1.5811', ['d = 3', 'd = 1', 'd = 2', 'd = 0'])
+    """
+    terms = contributions(trace.h_hat, W_head, b, c)
+    D = terms.shape[0]
+    order = np.argsort(-np.abs(terms), kind="stable")
+    named = order[:TERMS_NAMED] if D > TERMS_NAMED + 1 else order
+    bars = [{"label": "d = %d" % d, "d": int(d), "value": float(terms[d]),
+             "text": format_number(terms[d], decimals)} for d in named]
+    rest = order[len(named):]
+    if rest.size:
+        value = float(np.sum(terms[rest]))
+        bars.append({"label": "the other %d" % rest.size, "d": None, "value": value,
+                     "text": format_number(value, decimals)})
+    logit = float(trace.logits[b, c])
+    title = "logit[%d, %d] = %s (sample %d, %s): its %d terms h_hat[%d, d] \u00b7 W_head[d, %d]" % (
+        b, c, format_number(logit, decimals), b, class_label(c, classes), D, b, c)
+    note = ("The %d largest terms by size, then the other %d summed. Their sum is the logit."
+            % (len(named), rest.size) if rest.size else
+            "Every term, largest first. Their sum is the logit.")
+    return {"b": int(b), "c": int(c), "title": title, "logit": logit,
+            "logit_text": format_number(logit, decimals),
+            "total_text": format_number(float(np.sum(terms)), decimals), "bars": bars, "note": note}
+
+
+def check_k(k):
+    """The top-k table's k, a whole number 1..TOP_K_MAX, else StateError.
+
+    Examples
+    --------
+    >>> check_k(5), check_k(7.0)
+    (5, 7)
+    """
+    return whole_number(k, "k", 1, TOP_K_MAX, floats=True)
+
+
+def top_k_table(trace, k, classes=None, decimals=4):
+    """The k largest logits of each sample, as a table (None below TOP_K_FROM classes).
+
+    Ranked by :func:`pycore.vit.readout.top_k`: ties to the lower class index, so rank 1 is
+    argmax's prediction.
+
+    Returns
+    -------
+    dict or None
+        ``{k, caption, header, rows: [{label, cells, classes, mark}]}``: one row per sample,
+        cells "name: logit", ``classes`` their indices, rank 1 marked.
+
+    Examples
+    --------
+    >>> from pycore.vit.trace import trace_head
+    >>> t = trace_head(np.eye(2, 30), cls=np.array([[1.0, -1.0]]))
+    >>> table = top_k_table(t, 2)
+    >>> table["rows"][0]["cells"], table["rows"][0]["classes"]
+    (['class 0: 1.0000', 'class 2: 0.0000'], [0, 2])
+    """
+    B, C = trace.logits.shape
+    if C < TOP_K_FROM:
+        return None
+    ranked = top_k(trace.logits, k)
+    rows = []
+    for b in range(B):
+        rows.append({"label": "sample %d" % b,
+                     "cells": ["%s: %s" % (class_label(int(c), classes),
+                                           format_number(trace.logits[b, c], decimals))
+                               for c in ranked[b]],
+                     "classes": [int(c) for c in ranked[b]], "mark": 0})
+    return {"k": int(ranked.shape[1]),
+            "caption": "The %d largest logits of each sample, of C = %d classes (rank 1 is the "
+                       "prediction; ties go to the lower class index, as in argmax)"
+                       % (ranked.shape[1], C),
+            "header": [""] + ["#%d" % (r + 1) for r in range(ranked.shape[1])], "rows": rows}
+
