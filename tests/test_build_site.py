@@ -39,6 +39,8 @@ WHEEL_BYTES = b"a fake numpy wheel"
 
 INDEX_HTML = """<!doctype html>
 <html><head>
+<meta charset="utf-8">
+<!--CSP-->
 <script src="js/host.js"></script>
   <!--RUNTIME-->
 <script src="vendor/plotly/plotly-cartesian.min.js" defer></script>
