@@ -119,7 +119,11 @@ def test_fallback_site(checkout):
     info = run_build(checkout, "--runtime", "fallback")
     html = read(checkout, "index.html")
     assert "<!--RUNTIME-->" not in html
-    assert '  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/">' in html
+    # the worker counts the runtime's large downloads: their sizes, as copied into the site
+    sizes = {n: os.path.getsize(os.path.join(str(checkout / "dist"), "vendor", "pyodide-0.17", n))
+             for n in ("pyodide.asm.wasm", "pyodide.asm.data", "numpy.data")}
+    assert ('  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" '
+            "data-downloads='%s'>" % json.dumps(sizes, separators=(",", ":"), sort_keys=True)) in html
     assert html.index("js/host.js") < html.index("boot/fallback.js") < html.index("plotly-cartesian.min.js")
     got = files_in(str(checkout / "dist"))
     assert "vendor/pyodide-0.17/numpy.data" in got and "vendor/katex/fonts/K.woff2" in got
@@ -251,7 +255,7 @@ def test_a_killed_build_leaves_nothing_that_lasts(checkout):
 
 
 def test_a_failed_build_says_what_to_do(checkout, capsys):
-    (checkout / "repo" / "web" / "index.html").write_text("<html>no marker</html>")
+    (checkout / "repo" / "web" / "index.html").write_text("<html><!--CSP--> no runtime marker</html>")
     code = build.main(["--root", str(checkout / "repo"), "--cache-dir", str(checkout / "cache"),
                        "--out", str(checkout / "dist"), "--offline", "--runtime", "fallback"])
     err = capsys.readouterr().err
