@@ -16,6 +16,7 @@ from pycore import classification_head
 
 from buildtools import manifest, plotly_bundle
 from buildtools.site import absolute_urls
+from reference import WORKED_LOGITS
 
 from .conftest import ROOT
 from .pagekit import heatmap_z, state_fragment
@@ -23,7 +24,6 @@ from .pagekit import heatmap_z, state_fragment
 # The worked example (docs/math.md).
 CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
-WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
 
 # Records every text the boot status shows (the page replaces its text node each time).
 RECORD_STATUS = """
