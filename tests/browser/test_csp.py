@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from buildtools.serve import serve_in_thread
-from pycore.explorer import default_state, preset
-from pycore.vit.trace import trace_head
+from pycore.explorer import preset
+from reference import WORKED_CLS, WORKED_W_HEAD, layer_norm_rows, reference_head
 
 from .pagekit import act, heatmap_z, open_explorer
 
@@ -85,16 +85,18 @@ def test_the_core_session_runs_under_the_sites_policy(page, page_log, sites, sit
     page.add_init_script(RECORD_VIOLATIONS)
     open_explorer(page, url)
 
-    state = default_state()
+    cls = [row[:] for row in WORKED_CLS]
+    W_head = [row[:] for row in WORKED_W_HEAD]
     type_into(page, "cls[0,1]", "4.5").press("Tab")
-    state.cls[0, 1] = 4.5
+    cls[0][1] = 4.5
     wait_shown(page, "heatmap-cls", 0, 1, 4.5)
     type_into(page, "W_head[3,2]", "-2").press("Tab")
-    state.W_head[3, 2] = -2
+    W_head[3][2] = -2.0
     wait_shown(page, "heatmap-w", 3, 2, -2)
-    t = trace_head(state.W_head, cls=state.cls)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), t.h_hat, atol=1e-12)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), t.logits, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), layer_norm_rows(cls),
+                               atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), reference_head(cls, W_head),
+                               atol=1e-12)
 
     # The ViT-B/16 head: W_head (768 x 1000) drawn as a data: PNG layout image.
     page.select_option("#preset", "vit-b16")
@@ -104,7 +106,7 @@ def test_the_core_session_runs_under_the_sites_policy(page, page_log, sites, sit
     assert page.evaluate("document.getElementById('heatmap-w').layout.images[0].source"
                          ).startswith("data:image/png;base64,")
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               trace_head(big.W_head, cls=big.cls).logits, atol=1e-9)
+                               reference_head(big.cls.tolist(), big.W_head.tolist()), atol=1e-9)
     page.wait_for_function("() => Array.from(document.querySelectorAll('#heatmap-w image')).some("
                            "i => /^data:image\\/png/.test(i.getAttribute('href') || "
                            "i.getAttributeNS('http://www.w3.org/1999/xlink', 'href') || ''))")
@@ -190,8 +192,8 @@ def test_a_sandboxed_iframe_that_allows_its_origin_runs(page, page_log, served, 
     before = int(frame.locator("html").get_attribute("data-renders"))
     frame.get_by_label("cls[0,1]", exact=True).fill("4.5")
     frame.locator("html:not([data-renders='%d'])" % before).wait_for(state="attached")
-    state = default_state()
-    state.cls[0, 1] = 4.5
+    cls = [row[:] for row in WORKED_CLS]
+    cls[0][1] = 4.5
     z = frame.locator("#heatmap-logits").evaluate("el => el.data[0].z.map(r => Array.from(r))")
-    np.testing.assert_allclose(z, trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+    np.testing.assert_allclose(z, reference_head(cls, WORKED_W_HEAD), atol=1e-12)
     assert frame.locator("#alert").inner_text() == ""
