@@ -118,3 +118,22 @@ def test_no_request_field_lets_a_huge_int_escape(huge):
                 assert encode_fragment(s.state) == before
                 json.dumps(answer)
     assert time.perf_counter() - start < SECONDS * 5
+
+
+MALFORMED = ["x", {"a": 1}, ["a", "b"], [1, "b"], [[1]], [0, 0, 0, 0], ["0", "0"], {"0": 1},
+             None, True, [], 1.5, -1, 2 ** 63, float("nan"), float("inf"), "1" * 500]
+
+
+@pytest.mark.parametrize("op", sorted(protocol.REQUESTS))
+def test_malformed_fields_are_refused_never_raised(op):
+    """Strings for an index, an object for a text, NaN for a size...: an answer, never an
+    AttributeError, OverflowError, TypeError or ValueError out of Session.handle."""
+    full = {"key": "W_head", "index": [0, 0], "text": "1", "B": 2, "D": 4, "C": 3, "N1": 2,
+            "name": "sample", "value": 0, "mode": "cls", "format": "json"}
+    for field in protocol.REQUESTS[op]:
+        for value in MALFORMED:
+            request = dict({k: v for k, v in full.items() if k in protocol.REQUESTS[op]}, op=op)
+            request[field] = value
+            answer = Session().handle(request)
+            assert answer["ok"] in (True, False), request
+            json.dumps(answer, allow_nan=False)
