@@ -35,6 +35,7 @@ REQUESTS = {
     "export": {"format": "'json', 'numpy' or 'csv'"},
     "steps": {},
     "link": {},
+    "selfcheck": {},
 }
 
 # answer key -> what it holds. Every answer has "ok"; the rest appear when they changed.
@@ -74,6 +75,8 @@ ANSWER = {
     "matrices": "{name: {rows, cols, data}}: every matrix the heatmaps and grids name and the "
                 "page does not hold (attached by the bridge, not part of the JSON)",
     "worker_ms": "how long the worker took to answer (attached by the host, for benchmarks)",
+    "selfcheck": "{python, numpy, modules, attempted, failed, failures}: pycore's docstring "
+                 "examples run in this runtime (pycore/selfcheck.py)",
 }
 
 # A heatmap spec, as panels.heatmap writes it.

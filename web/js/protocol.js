@@ -5,7 +5,7 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"digit"|"export"|"steps"|"link"} op
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"digit"|"export"|"steps"|"link"|"selfcheck"} op
  * @property {string} [fragment] load: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based
@@ -52,6 +52,7 @@
  * @property {{text: string, mime: string, filename: string, title: string}} [export]
  * @property {Object<string, Matrix>} [matrices]
  * @property {number} [worker_ms]
+ * @property {{python: string, numpy: string, modules: number, attempted: number, failed: number, failures: {module: string, report: string}[]}} [selfcheck]
  */
 
 /**
