@@ -81,7 +81,7 @@ def choose(requested, manifest, cache, numpy_wheel=None, without_numpy=False, lo
                 % (pyodide.version, why_not, manifest.wheel_url()))
 
 
-def _pyscript_urls(host, manifest):
+def pyscript_urls(host, manifest):
     """(pyscript dist folder, pyodide index folder) as the page will see them."""
     if host.name == "cdn":
         ps, py = manifest.artifact("pyscript"), manifest.artifact("pyodide")
@@ -114,7 +114,7 @@ def runtime_tags(host, manifest, sizes=None):
         downloads = json.dumps(sizes or {}, separators=(",", ":"), sort_keys=True)
         return ('<script src="boot/fallback.js" data-index-url="%s" data-downloads=\'%s\'></script>'
                 % (index, downloads))
-    core, _ = _pyscript_urls(host, manifest)
+    core, _ = pyscript_urls(host, manifest)
     return "\n".join([
         '<py-config type="json" hidden>{"plugins": [%s]}</py-config>'
         % ", ".join('"!%s"' % p for p in UNUSED_PYSCRIPT_PLUGINS),
@@ -140,7 +140,7 @@ def pyscript_config(host, manifest, python_files, sizes=None):
     ours. `sizes` maps a file name of COUNTED_RUNTIME_FILES (and the wheel's) to its bytes; a file
     without one is counted with the Content-Length its server sends.
     """
-    _, index = _pyscript_urls(host, manifest)
+    _, index = pyscript_urls(host, manifest)
     pyodide = manifest.artifact("pyodide")
     wheel = manifest.numpy_wheel
     has_numpy = host.name == "cdn" or bool(host.numpy_wheel)

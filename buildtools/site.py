@@ -16,11 +16,14 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-from . import atomic, class_names, hosts, page_digits, plotly_bundle
+from . import atomic, class_names, csp, hosts, page_digits, plotly_bundle
 from .cache import discard, remove_stale
 from .errors import BuildError
 
 RUNTIME_MARKER = "<!--RUNTIME-->"
+# Where the page's Content-Security-Policy goes: before anything the page loads, which a
+# <meta>-delivered policy does not cover.
+CSP_MARKER = "<!--CSP-->"
 # web/ entries that are not part of the site, or that only some hosts need.
 NOT_COPIED = {"README.md", "boot"}
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
@@ -110,6 +113,23 @@ def substitute_runtime(html, tags):
             indent = line[:len(line) - len(line.lstrip())]
             lines[i] = "\n".join(indent + t for t in tags.split("\n"))
     return "\n".join(lines)
+
+
+def substitute_policy(html, policy):
+    """Put the policy's <meta http-equiv> where index.html has the line <!--CSP--> (exactly once),
+    which must come before every script, stylesheet and style element."""
+    count = html.count(CSP_MARKER)
+    if count != 1:
+        raise BuildError("web/index.html must contain the line %s exactly once (found %d)"
+                         % (CSP_MARKER, count),
+                         "put %s in <head>, right after <meta charset>" % CSP_MARKER)
+    at = html.index(CSP_MARKER)
+    first = re.search(r"<(script|link|style)\b", html, re.IGNORECASE)
+    if first and first.start() < at:
+        raise BuildError("web/index.html has a <%s> before %s, where the page's Content-"
+                         "Security-Policy would not cover it" % (first.group(1), CSP_MARKER),
+                         "move %s up, right after <meta charset>" % CSP_MARKER)
+    return html.replace(CSP_MARKER, csp.meta_tag(policy))
 
 
 class _Resources(HTMLParser):
@@ -225,8 +245,9 @@ def assemble(root, site, host, manifest, cache, log=print):
         shutil.copy2(os.path.join(web, "boot", name), os.path.join(site, "boot", name))
     _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
 
+    policy = csp.policy(host, manifest)
     with open(index, encoding="utf-8") as f:
-        html = f.read()
+        html = substitute_policy(f.read(), policy)
     # Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py)
     plotly = manifest.artifact("plotly")
     heatmap_only = plotly_bundle.vendor(manifest.plotly_bundle, cache,
@@ -290,7 +311,7 @@ def assemble(root, site, host, manifest, cache, log=print):
             "use relative URLs (no leading '/', no http://) so the site works under any path "
             "and offline")
 
-    info = build_info(root, host, manifest, vendored, files)
+    info = build_info(root, host, manifest, vendored, files, policy)
     info["digits"] = digits_info
     info["class_names"] = names_info
     write_json(site, "build-info.json", info)
@@ -322,7 +343,7 @@ def _fallback_sizes(manifest, site):
                 if os.path.isfile(os.path.join(folder, name)))
 
 
-def build_info(root, host, manifest, vendored, files):
+def build_info(root, host, manifest, vendored, files, policy):
     if host.name == "fallback":
         rt = manifest.artifact("pyodide-0.17")
         runtime = {"pyodide": rt.version, "python": rt.extra.get("python"),
@@ -337,6 +358,8 @@ def build_info(root, host, manifest, vendored, files):
         "reason": host.reason,
         "offline": host.offline,
         "runtime": runtime,
+        # index.html's <meta http-equiv>, which `build.py --serve` also sends as a header
+        "content_security_policy": policy,
         "artifacts": vendored,
         "python_files": [f["url"] for f in files],
         "built_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -2,6 +2,7 @@
 asked with urllib. It never lists a folder, tells browsers not to guess types, and otherwise
 serves as before: its MIME types, no-cache, a folder's index.html.
 """
+import json
 import urllib.error
 import urllib.request
 
@@ -70,3 +71,25 @@ def test_a_path_out_of_the_folder_is_not_served(served, site):
     (site.parent / "secret.txt").write_text("secret")
     status, _, body = get(served + "../secret.txt")
     assert status == 404 and b"secret" not in body
+
+
+def test_the_site_policy_is_sent_as_a_header_and_follows_a_rebuild(tmp_path):
+    (tmp_path / "index.html").write_text("<p>home</p>")
+    info = tmp_path / "build-info.json"
+    server, base = serve.serve_in_thread(str(tmp_path))
+    try:
+        assert get(base)[1]["Content-Security-Policy"] is None      # no build-info.json yet
+        info.write_text(json.dumps({"content_security_policy": "default-src 'none'"}))
+        assert get(base)[1]["Content-Security-Policy"] == "default-src 'none'"
+        info.write_text(json.dumps({"content_security_policy": "default-src 'self'; img-src data:"}))
+        for path in ("", "missing.js"):
+            assert get(base + path)[1]["Content-Security-Policy"] == "default-src 'self'; img-src data:"
+    finally:
+        server.shutdown()
+        server.server_close()
+    server, base = serve.serve_in_thread(str(tmp_path), policy="script-src 'none'")
+    try:  # a test's own, stricter policy
+        assert get(base)[1]["Content-Security-Policy"] == "script-src 'none'"
+    finally:
+        server.shutdown()
+        server.server_close()

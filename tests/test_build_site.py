@@ -39,6 +39,8 @@ WHEEL_BYTES = b"a fake numpy wheel"
 
 INDEX_HTML = """<!doctype html>
 <html><head>
+<meta charset="utf-8">
+<!--CSP-->
 <script src="js/host.js"></script>
   <!--RUNTIME-->
 <script src="vendor/plotly/plotly-cartesian.min.js" defer></script>
@@ -253,7 +255,7 @@ def test_a_killed_build_leaves_nothing_that_lasts(checkout):
 
 
 def test_a_failed_build_says_what_to_do(checkout, capsys):
-    (checkout / "repo" / "web" / "index.html").write_text("<html>no marker</html>")
+    (checkout / "repo" / "web" / "index.html").write_text("<html><!--CSP--> no runtime marker</html>")
     code = build.main(["--root", str(checkout / "repo"), "--cache-dir", str(checkout / "cache"),
                        "--out", str(checkout / "dist"), "--offline", "--runtime", "fallback"])
     err = capsys.readouterr().err
@@ -294,3 +296,33 @@ def test_the_server_sends_the_types_pyodide_needs(tmp_path):
     assert types == {"a.wasm": "application/wasm", "b.mjs": "text/javascript",
                      "c.data": "application/octet-stream", "d.whl": "application/zip",
                      "e.js": "text/javascript", "f.json": "application/json"}
+
+
+@pytest.mark.parametrize("runtime", ["fallback", "pyscript", "cdn"])
+def test_each_site_ships_its_policy_in_the_page_and_in_build_info(checkout, runtime):
+    extra = ["--numpy-wheel", str(checkout / "numpy.whl")] if runtime == "pyscript" else []
+    info = run_build(checkout, "--runtime", runtime, *extra)
+    policy = info["content_security_policy"]
+    html = read(checkout, "index.html")
+    meta = '<meta http-equiv="Content-Security-Policy" content="%s">' % policy.replace('"', "&quot;")
+    assert html.count(meta) == 1 and html.index(meta) < html.index("<script")
+    assert json.loads(read(checkout, "build-info.json"))["content_security_policy"] == policy
+    directives = dict(d.split(" ", 1) for d in policy.split("; "))
+    assert directives["default-src"] == "'none'"
+    assert "'unsafe-eval'" not in policy and "'unsafe-inline'" not in policy
+    scripts = directives["script-src"].split()
+    assert scripts[:2] == ["'self'", "'wasm-unsafe-eval'"]
+    assert directives["worker-src"] == ("'self'" if runtime == "fallback" else "blob:")
+    if runtime == "cdn":  # the CDN's folders, and nothing else from outside
+        assert len(scripts) == 4 and all(s.startswith("https://") for s in scripts[2:])
+        assert directives["connect-src"].split()[1:] == scripts[3:]
+    else:
+        assert "https:" not in policy
+
+
+def test_the_policy_must_come_before_every_script(checkout):
+    index = checkout / "repo" / "web" / "index.html"
+    index.write_text(index.read_text().replace("<!--CSP-->\n", "").replace(
+        "<!--RUNTIME-->", "<!--RUNTIME-->\n<!--CSP-->"))
+    with pytest.raises(BuildError, match="before <!--CSP-->"):
+        run_build(checkout, "--runtime", "fallback")

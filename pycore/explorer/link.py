@@ -7,7 +7,10 @@ Python writes the link, so it must write the very bytes the page's JavaScript wo
   (not ``1e-05``), ``1e+21`` but ``100000000000000000000`` for 1e20, and ``0`` for -0;
 * percent-encoding as ``encodeURIComponent`` does it.
 
-Reading a link (:func:`decode_fragment`) accepts what any page, or a person, may have written.
+Reading a link (:func:`decode_fragment`) accepts what any page, or a person, may have written,
+in time linear in its length and bounded: a fragment longer than :data:`LINK_MAX` is refused
+before it is read, and so is a number spelled with more than :data:`NUMBER_MAX_CHARS`
+characters (Python 3.8 turns any digit string into an int, in time quadratic in its length).
 """
 
 import json
@@ -15,8 +18,16 @@ import math
 import re
 from urllib.parse import quote, unquote
 
+from .cells import CELL_MAX_CHARS
 from .errors import StateError
 from .state_json import state_from_json, state_to_json
+
+LINK_MAX = 100000
+"""The longest fragment (``state=...``) a link may have, written or read. Browsers accept a few
+MB, but mail, chat and course platforms cut links far shorter; the page offers a larger state
+as JSON instead (pycore/explorer/session.py)."""
+NUMBER_MAX_CHARS = CELL_MAX_CHARS
+"""The longest number a link's JSON may spell: no float64 needs more than ~30 characters."""
 
 # ---- JSON text, as JavaScript writes it ------------------------------------------------------
 
@@ -194,7 +205,8 @@ def decode_fragment(fragment):
     Raises
     ------
     StateError
-        The only exception: no state in the fragment, bad percent-encoding, bytes that
+        The only exception: a fragment longer than :data:`LINK_MAX`, a number longer than
+        :data:`NUMBER_MAX_CHARS`, no state in the fragment, bad percent-encoding, bytes that
         are not UTF-8, text that is not JSON, or any problem of
         :func:`~pycore.state_json.state_from_json`.
 
@@ -209,6 +221,9 @@ def decode_fragment(fragment):
     text = fragment.strip()
     if text.startswith("#"):
         text = text[1:]
+    if len(text) > LINK_MAX:
+        raise StateError("the link is {:,} characters long, longer than any link this page "
+                         "writes ({:,} at most)".format(len(text), LINK_MAX))
     encoded = None
     for part in text.split("&"):
         if part.startswith("state="):
@@ -228,10 +243,59 @@ def decode_fragment(fragment):
     except UnicodeDecodeError:
         raise StateError("the link's state is not UTF-8 text once percent-decoded") from None
     try:
-        obj = json.loads(decoded)
+        obj = json_loads(decoded, "the link's state")
     except RecursionError:
         raise StateError("the link's state is not usable JSON: nested too deeply") from None
+    except StateError:
+        raise
     except ValueError as exc:
         raise StateError("the link's state is not valid JSON ({})".format(
             str(exc)[:120])) from None
     return state_from_json(obj)
+
+
+def _number(text, convert, what):
+    if len(text) > NUMBER_MAX_CHARS:
+        raise StateError("{} holds a number {:,} characters long ({}...): no float64 needs more "
+                         "than about 30".format(what, len(text), text[:20]))
+    return convert(text)
+
+
+def json_loads(text, what="the JSON text"):
+    """``json.loads(text)`` in time linear in ``len(text)``: numbers longer than
+    :data:`NUMBER_MAX_CHARS` are refused as they are met, before Python turns their digits into
+    an int (quadratic in their length on Python 3.8, refused past 4,300 digits on 3.11+).
+
+    Parameters
+    ----------
+    text : str
+        JSON text.
+    what : str, optional
+        What the text is, for the message: ``"the link's state"``.
+
+    Returns
+    -------
+    object
+        What ``json.loads`` returns.
+
+    Raises
+    ------
+    StateError
+        For a number longer than :data:`NUMBER_MAX_CHARS`; its message quotes its first 20
+        characters.
+    ValueError
+        For text that is not JSON (``json.JSONDecodeError``).
+    RecursionError
+        For arrays nested too deeply.
+
+    Examples
+    --------
+    >>> json_loads('[1, 2.5]')
+    [1, 2.5]
+    >>> json_loads('[' + '9' * 500 + ']', "the link's state")
+    Traceback (most recent call last):
+    ...
+    pycore.explorer.errors.StateError: the link's state holds a number 500 characters long (99999999999999999999...): no float64 needs more than about 30
+    """
+    return json.loads(text, parse_int=lambda t: _number(t, int, what),
+                      parse_float=lambda t: _number(t, float, what))

@@ -32,7 +32,7 @@ from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, paste_block, resize, set_mode
 from .errors import StateError
-from .link import decode_fragment, encode_fragment
+from .link import LINK_MAX, decode_fragment, encode_fragment
 from .presets import default_state, preset
 from .state import check_option, shown, whole_number
 
@@ -43,11 +43,9 @@ AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
 # The link comes with every answer while the state is small. Spelling out many typed-in numbers
 # costs milliseconds per thousand in the browser, too much for every keystroke: past
 # SYNC_LINK_NUMBERS the answer says the link is pending and the page asks for it ("link") once
-# typing pauses. Past LINK_MAX characters a link is not safe to share: browsers accept up to a
-# few MB, but mail, chat and course platforms cut links far shorter; the page then offers the
-# state as JSON instead.
+# typing pauses. Past LINK_MAX characters (link.py) a link is not safe to share: the page then
+# offers the state as JSON instead.
 SYNC_LINK_NUMBERS = 1000
-LINK_MAX = 100000
 
 
 class Session(object):
@@ -95,6 +93,7 @@ class Session(object):
             unknown = sorted(str(k) for k in request if k != "op" and k not in fields)
             if unknown:
                 raise StateError("The request %s has no field %s." % (op, shown(unknown[0])))
+            _refuse_long_numbers(request)
             if op not in ("edit", "contributions"):
                 self._cell = None  # any other action ends the typing in a cell (pointing at a
                 #                    logit changes nothing, and may happen while typing)
@@ -440,6 +439,35 @@ def error_info(err):
     index = getattr(err, "index", None)
     return {"message": str(err), "key": getattr(err, "key", None),
             "index": list(index) if index is not None else None}
+
+
+def _refuse_long_numbers(request):
+    """Refuse a request holding a whole number longer than ~300 digits, anywhere in it, before it
+    reaches code that would format it (Python 3.11+ refuses to spell out ints past 4,300 digits;
+    3.8 takes time quadratic in their length): no size, index, seed or value needs one.
+
+    Raises
+    ------
+    StateError
+        Naming the field and how long the number is.
+
+    Examples
+    --------
+    >>> _refuse_long_numbers({"op": "resize", "B": 10 ** 500})
+    Traceback (most recent call last):
+    ...
+    pycore.explorer.errors.StateError: The request's B holds a whole number of about 501 digits: far too large.
+    """
+    for field, value in request.items():
+        todo = [value]
+        while todo:  # iterative: nested lists as deep as they come cannot exhaust the stack
+            v = todo.pop()
+            if isinstance(v, (list, tuple)):
+                todo.extend(v)
+            elif isinstance(v, dict):
+                todo.extend(v.values())
+            elif isinstance(v, int) and not isinstance(v, bool) and shown(v).startswith("a whole"):
+                raise StateError("The request's %s holds %s: far too large." % (field, shown(v)))
 
 
 def refused(err):

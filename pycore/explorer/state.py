@@ -32,6 +32,9 @@ def dims_text(shape):
     return " × ".join(str(s) for s in shape)
 
 
+_LONG_INT_BITS = 1000  # about 300 digits: more than any size, index or float64 needs
+
+
 def shown(value, limit=20):
     """How a message quotes a value it refuses: short whatever it is (a long text is cut),
     with JSON's words (null, true, a list, an object), as people meet them in links.
@@ -40,6 +43,8 @@ def shown(value, limit=20):
     --------
     >>> shown(None), shown(True), shown(2.5), shown("abc"), shown([1]), shown({})
     ('null', 'true', '2.5', "text 'abc'", 'a list', 'an object')
+    >>> shown(10 ** 5000)
+    'a whole number of about 5,001 digits'
     """
     if value is None:
         return "null"
@@ -49,6 +54,10 @@ def shown(value, limit=20):
         return "text {!r}".format(value if len(value) <= limit else value[:limit] + "...")
     if isinstance(value, (int, float, np.integer, np.floating)):
         value = value if isinstance(value, (int, float)) else value.item()
+        if isinstance(value, int) and value.bit_length() > _LONG_INT_BITS:
+            # Not spelled out: Python 3.11+ refuses to, and 3.8 takes time quadratic in its length.
+            return "a whole number of about {:,} digits".format(
+                int(value.bit_length() * 0.30103) + 1)
         if isinstance(value, float) and not value - value == 0:  # NaN or an infinity
             return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
         text = repr(value)

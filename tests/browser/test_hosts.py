@@ -78,7 +78,7 @@ def test_pyscript_build_without_numpy_says_so_at_once(sites, page, page_log):
     downloads any of the runtime (about 15 MB that could not be used)."""
     url = sites.url("pyscript-without-numpy")
     boot(page, url)
-    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+    page.wait_for_function("() => document.documentElement.dataset.bootFailed === 'true'",
                            timeout=120000)
     alert = page.get_by_role("alert")
     assert alert.is_visible()
@@ -120,7 +120,7 @@ def test_a_missing_file_is_reported_in_plain_words(sites, page, page_log, varian
     handler, when = fail_with(404)
     page.route("**/" + missing, handler)
     boot(page, url)
-    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+    page.wait_for_function("() => document.documentElement.dataset.bootFailed === 'true'",
                            timeout=120000)
     text = page.get_by_role("alert").inner_text()
     assert text.startswith(words) and missing in text and "python build.py" in text, text
@@ -142,7 +142,7 @@ def test_a_tampered_numpy_wheel_is_refused_and_named(sites, page, page_log):
         route.fulfill(status=200, body=bytes(data), headers={"Content-Type": "application/zip"})
     page.route("**/" + WHEEL, tampered)
     boot(page, url)
-    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+    page.wait_for_function("() => document.documentElement.dataset.bootFailed === 'true'",
                            timeout=120000)
     text = page.get_by_role("alert").inner_text()
     assert text.startswith("NumPy could not be loaded") and WHEEL in text, text
@@ -162,7 +162,7 @@ def test_a_missing_wasm_seen_after_python_began_starting_is_still_a_missing_down
 
     page.route("**/pyodide.asm.wasm", late_404)
     boot(page, url)
-    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+    page.wait_for_function("() => document.documentElement.dataset.bootFailed === 'true'",
                            timeout=120000)
     text = page.get_by_role("alert").inner_text()
     assert text.startswith("The Python runtime could not be downloaded"), text
@@ -177,7 +177,7 @@ def test_the_worked_example_shows_while_python_boots(sites, page):
     page.route(re.compile(r".*/boot/fallback-worker\.js(\?.*)?$"),
                lambda route: route.fulfill(status=404, body="gone"))
     page.goto(url + "index.html")
-    page.wait_for_function("document.documentElement.dataset.bootFailed === 'true'",
+    page.wait_for_function("() => document.documentElement.dataset.bootFailed === 'true'",
                            timeout=120000)
     page.wait_for_function("() => { const el = document.getElementById('heatmap-logits');"
                            " return el.data && el.data.length; }", timeout=60000)

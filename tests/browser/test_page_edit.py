@@ -46,7 +46,7 @@ def test_invalid_cell_is_marked_and_nothing_is_lost(page, site_url, text):
     before_url = page_fragment(page)
     cell = page.get_by_label("cls[1,2]", exact=True)
     cell.fill(text)
-    page.wait_for_function("document.querySelector('[aria-label=\"cls[1,2]\"]')"
+    page.wait_for_function("() => document.querySelector('[aria-label=\"cls[1,2]\"]')"
                            ".getAttribute('aria-invalid') === 'true'")
     assert "cls[1,2]" in alert_text(page)
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before_z)
@@ -67,11 +67,12 @@ def test_an_empty_cell_is_no_error_until_it_is_left(page, site_url):
     cell = page.get_by_label("cls[1,2]", exact=True)
     cell.fill("")
     # not in effect yet, and no error: the cell is marked as pending, nothing is redrawn
-    page.wait_for_function("document.querySelector('[aria-label=\"cls[1,2]\"]')"
+    page.wait_for_function("() => document.querySelector('[aria-label=\"cls[1,2]\"]')"
                            ".classList.contains('pending')")
     assert alert_text(page) == "" and cell.get_attribute("aria-invalid") is None
     cell.press("Tab")
-    page.wait_for_function("document.getElementById('alert').textContent.includes('empty')")
+    page.wait_for_function(
+        "() => document.getElementById('alert').textContent.includes('empty')")
     assert "cls[1,2]" in alert_text(page)
     assert cell.input_value() == "-1" and cell.get_attribute("class") == "cell"
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before_z)
@@ -101,7 +102,7 @@ def test_keyboard_only_editing(page, site_url):
     # Escape undoes an invalid entry, even when pressed before Python has answered the entry.
     page.keyboard.type("x")
     page.keyboard.press("Escape")
-    page.wait_for_function("document.activeElement.value === '-1'", timeout=10000)
+    page.wait_for_function("() => document.activeElement.value === '-1'", timeout=10000)
     assert page.evaluate("document.activeElement.getAttribute('aria-invalid')") is None
     assert alert_text(page) == ""
     # Tab leaves the grid in one step, and Shift+Tab comes back to the cell it left.
@@ -135,7 +136,7 @@ def test_paste_past_the_edge_is_refused(page, site_url):
     open_explorer(page, site_url)
     before = heatmap_z(page, "heatmap-w")
     paste(page, "W_head[3,2]", "1\t2\n3\t4")
-    page.wait_for_function("document.getElementById('alert').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('alert').textContent.length > 0")
     assert "W_head" in alert_text(page)
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), before)
 
@@ -152,7 +153,7 @@ def test_resize_and_limits(page, site_url):
     before = heatmap_z(page, "heatmap-logits")
     page.fill("#dim-B", "65")
     page.click("#apply-dims")
-    page.wait_for_function("document.getElementById('alert').textContent.includes('64')")
+    page.wait_for_function("() => document.getElementById('alert').textContent.includes('64')")
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before)
 
 
@@ -211,6 +212,7 @@ def test_a_big_typed_in_state_reaches_the_url_after_a_pause(page, site_url):
     act(page, lambda: page.click("#apply-dims"))
     edit(page, "W_head[0,0]", "3")
     # The edit's answer carries no link; the page asks for it once typing pauses.
-    page.wait_for_function("document.documentElement.dataset.linkPending === 'false'", timeout=30000)
+    page.wait_for_function("() => document.documentElement.dataset.linkPending === 'false'",
+                           timeout=30000)
     state = decode_fragment(page_fragment(page))
     assert state.W_head.shape == (100, 100) and state.W_head[0, 0] == 3

@@ -32,7 +32,7 @@ def pad_pixels(page):
 def settled(page):
     """Wait until the newest drawing is on screen (docs/interface.md: data-drawing)."""
     page.wait_for_function(
-        "document.getElementById('real-vit').dataset.drawing === 'done'", timeout=30000)
+        "() => document.getElementById('real-vit').dataset.drawing === 'done'", timeout=30000)
 
 
 def attention_shown(page):

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 def exported_text(page, button):
     page.click(button)
-    page.wait_for_function("document.getElementById('export-dialog').open")
+    page.wait_for_function("() => document.getElementById('export-dialog').open")
     text = page.locator("#export-text").input_value()
     page.click("#export-close")
     return text
@@ -42,7 +42,7 @@ def test_copy_link_puts_the_link_on_the_clipboard(page, site_url, context):
     open_explorer(page, site_url)
     edit(page, "cls[0,0]", "5")
     page.click("#copy-link")
-    page.wait_for_function("document.getElementById('toast').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('toast').textContent.length > 0")
     link = page.evaluate("navigator.clipboard.readText()")
     assert link.endswith(page_fragment(page)) and "embed" not in link
 

@@ -66,7 +66,7 @@ def test_an_entry_that_ends_invalid_keeps_nothing_of_it(page, site_url, text):
     settle(page)
     assert "cls[0,1]" in alert_text(page)
     box.press("Enter")
-    page.wait_for_function("document.querySelector('[aria-label=\"cls[0,1]\"]').value === '-1'")
+    page.wait_for_function("() => document.querySelector('[aria-label=\"cls[0,1]\"]').value === '-1'")
     settle(page)
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), CLS)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(CLS, W), atol=1e-12)
@@ -77,9 +77,9 @@ def test_an_entry_that_ends_invalid_keeps_nothing_of_it(page, site_url, text):
 def test_escape_restores_the_text_from_before_the_edit(page, site_url):
     open_explorer(page, site_url)
     box = type_keys(page, "W_head[1,2]", "25")  # valid all the way: previewed while typing
-    page.wait_for_function("document.getElementById('heatmap-w').data[0].z[1][2] === 25")
+    page.wait_for_function("() => document.getElementById('heatmap-w').data[0].z[1][2] === 25")
     box.press("Escape")
-    page.wait_for_function("document.getElementById('heatmap-w').data[0].z[1][2] === -0.5")
+    page.wait_for_function("() => document.getElementById('heatmap-w').data[0].z[1][2] === -0.5")
     assert box.input_value() == "-0.5"
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(CLS, W), atol=1e-12)
 
@@ -167,7 +167,7 @@ def test_copy_link_refuses_a_state_too_big_for_a_link(page, site_url, context):
     assert page.evaluate("navigator.clipboard.readText()") == "left alone"
     assert "copied" not in page.locator("#toast").inner_text().lower()
     page.locator("#export-as-json").click()
-    page.wait_for_function("document.getElementById('export-text').value.startsWith('{')")
+    page.wait_for_function("() => document.getElementById('export-text').value.startsWith('{')")
     shown = json.loads(page.locator("#export-text").input_value())
     np.testing.assert_array_equal(np.array(shown["W_head"], dtype=float), w)
 
@@ -227,7 +227,7 @@ def test_the_embed_fits_its_frame_without_a_scroll_bar(browser, site_url, size):
         # An error does not make it taller, and the full page is one click away.
         box = type_keys(page, "W_head[0,0]", "x")
         box.press("Enter")
-        page.wait_for_function("document.getElementById('alert').textContent.length > 0")
+        page.wait_for_function("() => document.getElementById('alert').textContent.length > 0")
         assert page.evaluate(fits)
         link = page.locator("#full-page")
         assert link.is_visible() and "embed" not in link.get_attribute("href")
@@ -254,10 +254,10 @@ def test_alerts_and_toasts_never_move_the_page(page, site_url, context):
     page.evaluate("window.__shift = 0")
     box = type_keys(page, "cls[0,2]", "-")  # no alert yet
     box.press_sequentially("x", delay=30)  # now an alert
-    page.wait_for_function("document.getElementById('alert').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('alert').textContent.length > 0")
     box.press("Enter")
     page.locator("#copy-link").click()
-    page.wait_for_function("document.getElementById('toast').textContent.includes('copied')")
+    page.wait_for_function("() => document.getElementById('toast').textContent.includes('copied')")
     time.sleep(0.3)
     assert page.evaluate("window.__shift") == 0
 
@@ -362,7 +362,7 @@ def test_the_prediction_is_said_in_words_and_announced(page, site_url):
     type_keys(page, "cls[1,0]", "1").press("Tab")
     for d in (1, 2, 3):
         type_keys(page, "cls[1,%d]" % d, "1").press("Tab")
-    page.wait_for_function("document.getElementById('prediction').textContent.includes('tie')")
+    page.wait_for_function("() => document.getElementById('prediction').textContent.includes('tie')")
     text = region.inner_text()
     assert "Sample 1's features are all equal" in text and "classes 0, 1, 2 tie" in text
 
@@ -409,7 +409,7 @@ def test_axe_finds_nothing_serious(page, site_url, axe_source, state):
         act(page, lambda: page.locator("#pitfall").select_option(index=1))
     elif state == "invalid cell":
         type_keys(page, "cls[0,0]", "abc")
-        page.wait_for_function("document.getElementById('alert').textContent.length > 0")
+        page.wait_for_function("() => document.getElementById('alert').textContent.length > 0")
     serious, found = serious_violations(page, axe_source)
     print("axe, %s state: %s" % (state, found or "no violations"))
     assert serious == []
@@ -432,7 +432,7 @@ def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url
     page.route("**/*.wasm", lambda route: held.append(route))
     state = {"cls": [[1.5, 2, 3, 4], [4, 3, 2, 1]], "W_head": W.tolist()}
     page.goto(site_url + "index.html" + state_fragment(state))
-    page.wait_for_function("document.querySelector('[aria-label=\"cls[0,0]\"]') !== null")
+    page.wait_for_function("() => document.querySelector('[aria-label=\"cls[0,0]\"]') !== null")
     deadline = time.monotonic() + 60
     while not held and time.monotonic() < deadline:
         page.wait_for_timeout(100)
@@ -442,7 +442,7 @@ def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url
     assert page.locator("#dim-D").input_value() == "4"
     box.click()
     box.press("7")
-    page.wait_for_function("document.getElementById('toast').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('toast').textContent.length > 0")
     assert "still starting" in page.locator("#toast").inner_text()
     assert box.input_value() == "1.5"
     texts = page.evaluate("window.__bootTexts")
@@ -479,7 +479,7 @@ def test_dark_mode_print_reduced_motion_and_large_text(browser, site_url):
         assert not page.locator(".toolbar").is_visible()
         page.emulate_media(media="screen")
         page.locator("#text-size").click()
-        page.wait_for_function("document.documentElement.classList.contains('large')")
+        page.wait_for_function("() => document.documentElement.classList.contains('large')")
         page.wait_for_function("s => document.getElementById('heatmap-logits').layout.font.size > s",
                                arg=small)
         assert page.evaluate("document.getElementById('heatmap-logits').layout.font.size") >= 15

@@ -46,7 +46,7 @@ def press(page, key):
 
 def start_walk(page):
     act(page, lambda: page.click("#walk-start"))
-    page.wait_for_function("document.activeElement.id === 'walk-next'")
+    page.wait_for_function("() => document.activeElement.id === 'walk-next'")
 
 
 def test_each_step_shows_the_chosen_samples_numbers_and_outlines_them(page, site_url):

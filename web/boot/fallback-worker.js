@@ -11,9 +11,22 @@
 //   {kind: "started", version}          Python is up (Pyodide's version)
 //   {kind: "ready"}                     NumPy and the explorer are imported; calls are answered
 //   {kind: "fail", message}             the boot failed: one plain sentence for a person
+//   {kind: "blocked", violation}        a Content-Security-Policy violation here (vitHost.blocked)
 //   {kind: "answer", id, answer}        or {kind: "answer", id, error}; the answer's matrices'
 //                                       buffers are transferred, not copied
 importScripts("../js/host.js", "../js/answers.js");
+
+// Pyodide 0.17 makes each callable Python object it hands to JavaScript from `new Function()`:
+// an empty function, but made from text, which a Content-Security-Policy without 'unsafe-eval'
+// refuses (buildtools/csp.py). The same empty function, made without eval, serves it as well.
+self.Function = new Proxy(self.Function, {
+  construct: function (target, args, newTarget) {
+    if (args.length) return Reflect.construct(target, args, newTarget);
+    var empty = function () {};
+    Object.setPrototypeOf(empty, newTarget.prototype);
+    return empty;
+  },
+});
 
 (function () {
   "use strict";
@@ -246,6 +259,11 @@ importScripts("../js/host.js", "../js/answers.js");
     if (stage === "ready") return;
     event.preventDefault();
     report(event.reason);
+  });
+
+  self.addEventListener("securitypolicyviolation", function (event) {
+    if (event.disposition === "report") return; // a report-only policy blocked nothing
+    self.postMessage({ kind: "blocked", violation: boot.violation(event) });
   });
 
   self.onmessage = function (event) {

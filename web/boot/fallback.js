@@ -17,12 +17,9 @@
     index: indexURL, files: new URL("py-files.json", base).href,
     sizes: (script && script.getAttribute("data-downloads")) || "{}" }).toString();
 
-  if (location.protocol === "file:") {
-    host.fail("This page needs a web server: Python cannot start from a file:// address. " +
-              "In the site's folder run `python3 -m http.server`, then open " +
-              "http://localhost:8000/.");
-    return;
-  }
+  // Without an origin (a file:// page, a sandboxed iframe) no worker can start: js/host.js
+  // says why.
+  if (host.unable) return;
   host.status("runtime", "Downloading Python (Pyodide 0.17, about 19 MB)…");
 
   var worker = new Worker(workerURL);
@@ -75,6 +72,8 @@
       document.documentElement.dataset.pyodide = m.version;
     } else if (m.kind === "fail") {
       fail(m.message);
+    } else if (m.kind === "blocked") {
+      host.blocked(m.violation); // the cause of what fails next: said even after a failure
     } else if (m.kind === "ready" && !settled) {
       settled = true;
       host.ready(bridge);

@@ -9,10 +9,18 @@
 //   {vitBoot: {stage: "python" | "numpy", text}};
 // - failures in plain words, at once: a download that fails or returns an HTTP error, and a file
 //   that fails its integrity check, are reported as {vitBoot: {fail: message}};
-// - IndexedDB in memory (see memory-idb.js), so that PyScript starts where storage is denied.
+// - IndexedDB in memory (see memory-idb.js), so that PyScript starts where storage is denied;
+// - Content-Security-Policy violations in this worker, which the page never sees (WebAssembly
+//   refused, say: Pyodide then waits forever), are passed on: {vitBoot: {blocked}}.
 import { installMemoryIndexedDB } from "./memory-idb.js";
 
 installMemoryIndexedDB();
+self.addEventListener("securitypolicyviolation", (event) => {
+  if (event.disposition === "report") return; // a report-only policy blocked nothing
+  const { effectiveDirective, violatedDirective, blockedURI, sourceFile } = event;
+  const blocked = { effectiveDirective, violatedDirective, blockedURI, sourceFile };
+  self.postMessage({ vitBoot: { blocked } });
+});
 
 const FIX = " The site's files may be incomplete: rebuild it with `python build.py` and copy all " +
             "of dist/, then reload the page.";

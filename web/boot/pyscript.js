@@ -47,9 +47,12 @@ function show() {
   }
 }
 
-// The worker's messages about its boot: {vitBoot: {bytes} | {stage, text} | {fail}}.
+// The worker's messages about its boot: {vitBoot: {bytes} | {stage, text} | {fail} | {blocked}}.
 function onBootMessage(event) {
   const m = event.data && event.data.vitBoot;
+  // A Content-Security-Policy violation in the worker (WebAssembly refused, say) is the cause of
+  // whatever fails next, or of a boot that never ends: the page's alert says so, in any case.
+  if (m && m.blocked) host.blocked(host.boot.violation(m.blocked));
   if (!m || settled) return;
   if (m.fail) fail(/Python code/.test(m.fail) || m.fail.endsWith(FIX) ? m.fail : m.fail + FIX);
   else if (m.bytes) { counts.runtime = m.bytes; show(); }
@@ -95,10 +98,6 @@ async function fetchWheel(vit) {
 
 // ---- the worker ----------------------------------------------------------------------------
 async function start() {
-  if (location.protocol === "file:") {
-    throw new BootError("This page needs a web server: Python cannot start from a file:// address. In " +
-                        "the site's folder run `python3 -m http.server`, then open http://localhost:8000/.");
-  }
   host.status("runtime", "Downloading PyScript…");
   installMemoryIndexedDB(); // see memory-idb.js: PyScript opens IndexedDB as core.js loads
   const configURL = new URL("pyscript.json", site).href;
@@ -118,6 +117,13 @@ async function start() {
   // PyScript registers its worker hooks once its plugins have loaded, and defines <py-script>
   // right after; a PyWorker made before then starts without the `pyscript` module.
   await customElements.whenDefined("py-script");
+  // PyScript rebuilds the JavaScript hooks its plugins register for a worker from their text,
+  // with Function(), on this page and in the worker: that needs 'unsafe-eval', which the page's
+  // Content-Security-Policy does not allow (buildtools/csp.py). The only such hook is
+  // pyscript.fs's, which the explorer does not use; without hooks nothing is evaluated.
+  for (const [name, set] of Object.entries(pyscript.hooks.worker)) {
+    if (!name.startsWith("code")) set.clear(); // code* hooks are Python source, run as Python
+  }
   // Keep the worker object: nothing else holds it until its first answer, and a worker whose
   // object was garbage-collected may be stopped while it compiles Python.
   pyscript.hooks.main.onWorker.add((wrap, xworker) => {
@@ -146,4 +152,8 @@ async function start() {
   host.ready({ call });
 }
 
-start().catch((e) => fail(e instanceof BootError ? e.message : `Python could not start (${firstLine(e)}).${FIX}`));
+// Without an origin (a file:// page, a sandboxed iframe) nothing can start: js/host.js says why.
+if (!host.unable) {
+  start().catch((e) => fail(e instanceof BootError ? e.message
+    : `Python could not start (${firstLine(e)}).${FIX}`));
+}

@@ -113,6 +113,8 @@ async function preview() {
 // sizes read-only while Python boots (Python then checks it, and computes every stage). A link
 // whose matrices are in the compact form (a preset's recipe) waits for Python, which makes them.
 function previewLink() {
+  // Longer than any link Python writes (LINK_MAX in pycore/explorer/link.py): Python refuses it.
+  if (location.hash.length > 100001) return;
   let state = null;
   try {
     const params = new URLSearchParams(location.hash.slice(1));
@@ -124,7 +126,7 @@ function previewLink() {
     if (!Array.isArray(value) || !value.length) return null;
     const rows = ndim === 3 ? value.flat() : value;
     const cols = Array.isArray(rows[0]) ? rows[0].length : 0;
-    if (!cols || !rows.every((r) => Array.isArray(r) && r.length === cols && r.every((x) => typeof x === "number"))) return null;
+    if (!cols || !rows.every((r) => Array.isArray(r) && r.length === cols && r.every(Number.isFinite))) return null;
     return { rows: rows.length, cols, data: Float64Array.from(rows.flat()) };
   };
   if (!state || typeof state !== "object") return;

@@ -1,7 +1,7 @@
 // The one meeting point between a runtime host and the page.
 //
 // build.py puts a host's boot glue into index.html (PyScript + Pyodide 314, or the offline
-// Pyodide 0.17 fallback). Whatever the host, its glue reports through three calls:
+// Pyodide 0.17 fallback). Whatever the host, its glue reports through these calls:
 //   vitHost.status(stage, text, fraction)  progress while the runtime boots (stage: "runtime" |
 //                                "python" | "numpy" | "explorer"; fraction, when known: how much
 //                                of the boot's downloads has arrived, 0 to 1), shown in the page
@@ -10,8 +10,16 @@
 //                                matrices it names attached (js/answers.js makes it where
 //                                Python runs: the fallback host's worker, the PyScript page)
 //   vitHost.fail(message)        the runtime could not start; message is plain words for a person
+//   vitHost.blocked(violation)   a Content-Security-Policy violation seen in a worker
+//                                ({directive, blocked, source}, see boot.violation): if it stops
+//                                the boot, the alert says what the policy must allow, and no
+//                                later failure (its consequence) replaces that
 // and finds shared helpers in vitHost.boot (download and missing-file watches, first paint).
+// vitHost.unable is why the page cannot start Python where it is (no origin), or null: the
+// glue then starts nothing.
 // Calls made before the page's own script has loaded are queued, so load order never matters.
+// Where the page's own script cannot run at all (a page without an origin, a module that did
+// not load), this script shows the failure itself.
 (function () {
   "use strict";
   var queue = [];
@@ -71,12 +79,119 @@
       });
     },
   };
+  // ---- the page's Content-Security-Policy -------------------------------------------------
+  // What a policy must allow for Python to start: scripts, workers and downloads. A violation of
+  // another directive (a style, a font) costs looks, not the boot; an inline script or style
+  // blocked is never the page's (it has none), but a browser extension's.
+  var BOOT_DIRECTIVES = /^(script-src|worker-src|child-src|connect-src|default-src)/;
+  var EXTENSION = /^(chrome|moz|safari|safari-web)-extension:/;
+
+  tools.violation = function (event) {
+    return {
+      directive: String(event.effectiveDirective || event.violatedDirective || "")
+        .replace(/-(elem|attr)$/, ""), // script-src-elem: what a policy names script-src
+      blocked: String(event.blockedURI || ""),
+      source: String(event.sourceFile || ""),
+    };
+  };
+
+  tools.stopsBoot = function (v) {
+    return BOOT_DIRECTIVES.test(v.directive) && v.blocked !== "inline" &&
+      !EXTENSION.test(v.blocked) && !EXTENSION.test(v.source);
+  };
+
+  // The alert for a violation that stopped the boot: what was blocked, and what to allow where.
+  tools.policyMessage = function (v) {
+    var blocked = v.blocked;
+    var what;
+    var allow;
+    if (blocked === "wasm-eval") {
+      what = "WebAssembly, which Python runs on";
+      allow = "'wasm-unsafe-eval'";
+    } else if (blocked === "eval") {
+      what = "JavaScript made from text (eval)";
+      allow = "'unsafe-eval'";
+    } else if (/^(blob|data)(:|$)/.test(blocked)) {
+      what = "a " + blocked.split(":")[0] + ": URL";
+      allow = blocked.split(":")[0] + ":";
+    } else {
+      var url = null;
+      try { url = new URL(blocked, location.href); } catch (e) { /* named as it came */ }
+      what = url ? url.href.split("?")[0] : blocked || "a file the page needs";
+      allow = !url ? "it" : url.origin === location.origin ? "'self'" : url.origin;
+    }
+    if (v.directive === "worker-src" || v.directive === "child-src") {
+      what = "the worker that runs Python (" + what + ")";
+    }
+    return "The page's Content-Security-Policy blocked " + what + ": the server or the " +
+      "embedding page must allow " + allow + " in " + v.directive + ".";
+  };
+
+  // ---- where the page cannot start Python at all -----------------------------------------
+  var unable = null;
+  if (self.document) {
+    if (location.protocol === "file:") {
+      unable = "This page needs a web server: Python cannot start from a file:// address. In the " +
+               "site's folder run `python3 -m http.server`, then open http://localhost:8000/.";
+    } else if (self.origin === "null") {
+      // A sandboxed iframe without allow-same-origin: the page has no origin, and without one
+      // the browser refuses its module scripts (they are fetched with CORS) and its workers.
+      unable = "The explorer cannot start in this frame: it is a sandboxed iframe without " +
+               "allow-same-origin, where the browser blocks the scripts and the worker that run " +
+               "Python. The embedding page must allow both: <iframe sandbox=\"allow-scripts " +
+               "allow-same-origin\" …>.";
+    }
+  }
+
+  // The failure, shown by this script when the page's own (js/app.js) cannot run: the same
+  // words and signals as js/boot-status.js.
+  var shownHere = false;
+  function showHere(message) {
+    shownHere = true;
+    function show() {
+      var box = document.getElementById("alert");
+      var status = document.getElementById("boot-status");
+      var boot = document.getElementById("boot");
+      if (box) { box.textContent = message; box.hidden = false; }
+      if (status) status.textContent = "The Python runtime could not start.";
+      if (boot) boot.classList.add("failed");
+      document.documentElement.dataset.bootFailed = "true";
+    }
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", show);
+    else show();
+  }
+
+  var state = "booting"; // "ready" | "failed" | "blocked" (by the policy: said, and final)
+  var failure = null;
+  var pageScriptFailed = false;
+  function failWith(message) {
+    failure = message;
+    send("fail", [message]);
+    if (!sink && (pageScriptFailed || unable)) showHere(message);
+  }
+
   // `self`: the page's window, or the fallback host's worker, which uses only `boot`.
   self.vitHost = {
     boot: tools,
-    status: function (stage, text, fraction) { send("status", [stage, text, fraction]); },
-    ready: function (bridge) { send("ready", [bridge]); },
-    fail: function (message) { send("fail", [String(message)]); },
+    unable: unable,
+    status: function (stage, text, fraction) {
+      if (state === "booting") send("status", [stage, text, fraction]);
+    },
+    ready: function (bridge) {
+      if (state !== "booting") return; // a blocked boot that came through anyway stays said
+      state = "ready";
+      send("ready", [bridge]);
+    },
+    fail: function (message) {
+      if (state === "blocked" || state === "ready") return;
+      state = "failed";
+      failWith(String(message));
+    },
+    blocked: function (violation) {
+      if (state === "blocked" || state === "ready" || !tools.stopsBoot(violation)) return;
+      state = "blocked";
+      failWith(tools.policyMessage(violation));
+    },
     // The page calls this once; queued calls are replayed in order.
     connect: function (handler) {
       sink = handler;
@@ -85,4 +200,23 @@
       pending.forEach(function (item) { handler(item[0], item[1]); });
     },
   };
+
+  if (!self.document) return;
+  if (unable) self.vitHost.fail(unable);
+  // Violations on the page (a worker reports its own through its glue: vitHost.blocked).
+  document.addEventListener("securitypolicyviolation", function (event) {
+    if (event.disposition !== "report") self.vitHost.blocked(tools.violation(event));
+  });
+  // The page's own script not loading (blocked, missing, refused for want of an origin) leaves
+  // nothing to show the boot's progress or failure: this script says so.
+  self.addEventListener("error", function (event) {
+    var el = event.target;
+    if (!el || el.tagName !== "SCRIPT" || !/\/js\/app\.js$/.test(el.src) || sink) return;
+    pageScriptFailed = true;
+    if (state === "booting") {
+      self.vitHost.fail("The page's script could not be loaded (" + el.src + ")." + tools.FIX);
+    } else if (!shownHere && failure) {
+      showHere(failure);
+    }
+  }, true);
 })();
