@@ -27,6 +27,7 @@ import sys
 import numpy as np
 
 from . import comparisons, export, panels, protocol
+from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, paste_block, resize, set_mode
@@ -35,9 +36,10 @@ from .link import decode_fragment, encode_fragment
 from .presets import default_state, preset
 from .state import check_option, shown, whole_number
 
-ALL = ("input", "norm", "w", "logits", "pitfall", "variant")
-AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant")
-AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
+ALL = ("input", "norm", "w", "logits", "pitfall", "variant", "finetune")
+AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant", "finetune")
+AFTER_W_EDIT = ("w", "logits", "pitfall", "variant", "finetune")
+AFTER_TRAIN = ("w", "logits", "pitfall", "variant")  # + the panel's own section (_finetuned)
 
 # The link comes with every answer while the state is small. Spelling out many typed-in numbers
 # costs milliseconds per thousand in the browser, too much for every keystroke: past
@@ -57,6 +59,7 @@ class Session(object):
         self.computed = self.COMPUTED(state if state is not None else default_state())
         self._cell = None  # the cell being typed in: (key, index, value and recipe edit before)
         self._sent = {}    # static sections as last sent (labels, comparison choices)
+        self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune.py)
 
     @property
     def state(self):
@@ -208,9 +211,41 @@ class Session(object):
         elif fmt == "csv":
             out = {"text": export.logits_csv(self.trace.logits), "mime": "text/csv",
                    "filename": "logits.csv", "title": "The logits as CSV"}
+        elif fmt == "training":
+            out = self.finetune.export(self.state)
         else:
-            raise StateError("Unknown export format %s (json, numpy or csv)." % shown(fmt))
+            raise StateError("Unknown export format %s (json, numpy, csv or training)."
+                             % shown(fmt))
         return {"ok": True, "export": out}
+
+    # ---- the "Fine-tune the head" panel (its logic: pycore/explorer/finetune.py) -----------
+
+    def op_train(self, request):
+        """Training steps of the current run (a new run if none describes the state)."""
+        self.finetune.train(self.computed, request.get("n", 1), request.get("run"))
+        return self._finetuned(self._answer(AFTER_TRAIN, steps=_steps_wanted(request)))
+
+    def op_train_reset(self, request):
+        """W_head back to where training starts; the curves are cleared."""
+        changed = self.finetune.reset(self.computed)
+        return self._finetuned(self._answer(AFTER_TRAIN if changed else (), steps=changed))
+
+    def op_train_set(self, request):
+        """One training setting (lr, optimizer, start, compare, input_scale)."""
+        self.finetune.setting(self.state, request.get("name"), request.get("value"))
+        return self._finetuned(self._answer(()))
+
+    def op_label(self, request):
+        """One sample's label, as typed so far (like an edit: see FineTune.label)."""
+        value, error = self.finetune.label(self.state, request.get("index"),
+                                           request.get("text"), request.get("commit") is True)
+        answer = self._finetuned(self._answer(()))
+        answer["value"], answer["error"] = value, error
+        return answer
+
+    def _finetuned(self, answer):
+        self.finetune.add(answer, self.state, self.trace, self.matrices, live=True)
+        return answer
 
     def op_steps(self, request):
         """The equations of the current state (after edits that said "steps": "later")."""
@@ -322,6 +357,8 @@ class Session(object):
         for kind in ("pitfall", "variant"):
             if kind in parts:
                 self._compare(answer, kind)
+        if "finetune" in parts:
+            self.finetune.add(answer, s, t, self.matrices)
         if steps == "later":  # the page asks with a "steps" request once they are in view
             answer["steps_follow"] = True
         elif steps:
