@@ -8,6 +8,7 @@ pyscript  @pyscript/core + Pyodide 314 from npm + the NumPy wheel from Pyodide's
 cdn       like pyscript, but the page loads PyScript, Pyodide and NumPy from public CDNs; only
           Plotly and KaTeX are vendored. A few hundred kB, for course websites.
 """
+import json
 from dataclasses import dataclass
 from typing import Optional
 
@@ -93,14 +94,15 @@ def _pyscript_urls(host, manifest):
     return (manifest.artifact("pyscript").dest + "/", manifest.artifact("pyodide").dest + "/")
 
 
-def runtime_tags(host, manifest):
+def runtime_tags(host, manifest, sizes=None):
     """The HTML that replaces <!--RUNTIME--> in index.html.
 
     host.js is a plain script before this line, so vitHost always exists.
 
     fallback: Python runs in a Web Worker that boot/fallback.js starts as soon as the parser
     reaches it, so Pyodide downloads and compiles off the main thread while Plotly.js and KaTeX
-    load on it. (No preloads: a worker's fetches cannot use the page's preload cache.)
+    load on it. (No preloads: a worker's fetches cannot use the page's preload cache.) `sizes`
+    ({file name: bytes} of FALLBACK_COUNTED_FILES) lets the worker show progress by bytes.
 
     pyscript, cdn: Python runs in a PyScript worker that boot/pyscript.js (a module, so it runs
     once the page is parsed) starts with PyScript's PyWorker; the page calls it with
@@ -109,14 +111,19 @@ def runtime_tags(host, manifest):
     """
     if host.name == "fallback":
         index = manifest.artifact("pyodide-0.17").dest + "/"
-        return '<script src="boot/fallback.js" data-index-url="%s"></script>' % index
+        downloads = json.dumps(sizes or {}, separators=(",", ":"), sort_keys=True)
+        return ('<script src="boot/fallback.js" data-index-url="%s" data-downloads=\'%s\'></script>'
+                % (index, downloads))
     core, _ = _pyscript_urls(host, manifest)
     return "\n".join([
-        '<py-config type="json">{"plugins": [%s]}</py-config>'
+        '<py-config type="json" hidden>{"plugins": [%s]}</py-config>'
         % ", ".join('"!%s"' % p for p in UNUSED_PYSCRIPT_PLUGINS),
         '<script type="module" src="boot/pyscript.js" data-core="%score.js"></script>' % core,
     ])
 
+
+# The fallback host's large downloads, counted by its worker for the progress bar.
+FALLBACK_COUNTED_FILES = ("pyodide.asm.wasm", "pyodide.asm.data", "numpy.data")
 
 # The downloads of a PyScript boot that the worker counts for its progress bar (the NumPy wheel
 # is added when the build has one); pyodide.mjs and pyodide.asm.mjs are imported, not fetched.

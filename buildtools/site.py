@@ -16,7 +16,7 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-from . import atomic, hosts, plotly_bundle
+from . import atomic, hosts, page_digits, plotly_bundle
 from .cache import discard, remove_stale
 from .errors import BuildError
 
@@ -31,11 +31,18 @@ PYSCRIPT_BOOT = ("pyscript.js", "pyodide-worker.mjs", "memory-idb.js")
 FALLBACK_BOOT = ("fallback.js", "fallback-worker.js")
 
 
+# Data files of pycore/ that its Python reads at run time (the tiny ViT's weights): they go
+# into the browser's file system next to the modules, as bytes ("binary": true in py-files.json).
+PYCORE_DATA = (".npz",)
+
+
 def python_files(root):
     """The Python files the boot glue writes into the browser's file system (py-files.json).
 
     pycore/ keeps its package folder; web/py/*.py (the page's Python, except worker.py, which is
     the PyScript host's entry) go to the top of the folder on sys.path, so `import bridge` works.
+    pycore's data files (PYCORE_DATA) go with it, marked "binary": the fallback host's worker
+    fetches them as bytes, not text (PyScript's `files` config fetches every file as bytes).
     """
     files = []
     pycore = os.path.join(root, "pycore")
@@ -44,9 +51,11 @@ def python_files(root):
     for dirpath, dirnames, filenames in os.walk(pycore):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_NAMES)
         for name in sorted(filenames):
-            if name.endswith(".py"):
+            if name.endswith(".py") or name.endswith(PYCORE_DATA):
                 rel = os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/")
                 files.append({"url": rel, "path": rel})
+                if not name.endswith(".py"):
+                    files[-1]["binary"] = True
     web_py = os.path.join(root, "web", "py")
     for name in sorted(os.listdir(web_py)) if os.path.isdir(web_py) else []:
         if name.endswith(".py") and name != HOST_ENTRY:
@@ -217,7 +226,7 @@ def assemble(root, site, host, manifest, cache, log=print):
     _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
 
     with open(index, encoding="utf-8") as f:
-        html = substitute_runtime(f.read(), hosts.runtime_tags(host, manifest))
+        html = f.read()
     # Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py)
     plotly = manifest.artifact("plotly")
     heatmap_only = plotly_bundle.vendor(manifest.plotly_bundle, cache,
@@ -228,13 +237,14 @@ def assemble(root, site, host, manifest, cache, log=print):
             raise BuildError("web/index.html should load %s exactly once" % official,
                              "restore its <script> tag for Plotly.js")
         html = html.replace(official, "vendor/plotly/" + plotly_bundle.FILE_NAME)
-    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
-        f.write(html)
     write_json(site, "py-files.json", {"files": files})
     view = first_view(root, log)
     if view is not None:
         with open(os.path.join(site, "default-view.json"), "w", encoding="utf-8") as f:
             f.write(view + "\n")
+    # the held-out digits of the real-ViT panel, out of the pinned wheel (or why there are none)
+    digits_page, digits_info = page_digits.held_out_digits(root, manifest, cache, log)
+    write_json(site, page_digits.FILE_NAME, digits_page)
 
     # Third-party files, from the cache, each checked as it is copied (cache.copy_files).
     vendored = []
@@ -260,6 +270,10 @@ def assemble(root, site, host, manifest, cache, log=print):
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(
             host, manifest, files, sizes=_runtime_sizes(host, manifest, site)))
+    # The host's boot tags, once the runtime's files are in (their sizes drive the progress bar).
+    sizes = _fallback_sizes(manifest, site) if host.name == "fallback" else None
+    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
+        f.write(substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes)))
 
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
                manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
@@ -271,6 +285,7 @@ def assemble(root, site, host, manifest, cache, log=print):
             "and offline")
 
     info = build_info(root, host, manifest, vendored, files)
+    info["digits"] = digits_info
     write_json(site, "build-info.json", info)
     return info
 
@@ -290,6 +305,14 @@ def _runtime_sizes(host, manifest, site):
         if os.path.isfile(path):
             sizes[name] = os.path.getsize(path)
     return sizes
+
+
+def _fallback_sizes(manifest, site):
+    """Bytes of the fallback host's large downloads (hosts.FALLBACK_COUNTED_FILES), as copied."""
+    folder = os.path.join(site, *manifest.artifact("pyodide-0.17").dest.split("/"))
+    return dict((name, os.path.getsize(os.path.join(folder, name)))
+                for name in hosts.FALLBACK_COUNTED_FILES
+                if os.path.isfile(os.path.join(folder, name)))
 
 
 def build_info(root, host, manifest, vendored, files):

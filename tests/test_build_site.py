@@ -117,7 +117,11 @@ def test_fallback_site(checkout):
     info = run_build(checkout, "--runtime", "fallback")
     html = read(checkout, "index.html")
     assert "<!--RUNTIME-->" not in html
-    assert '  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/">' in html
+    # the worker counts the runtime's large downloads: their sizes, as copied into the site
+    sizes = {n: os.path.getsize(os.path.join(str(checkout / "dist"), "vendor", "pyodide-0.17", n))
+             for n in ("pyodide.asm.wasm", "pyodide.asm.data", "numpy.data")}
+    assert ('  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" '
+            "data-downloads='%s'>" % json.dumps(sizes, separators=(",", ":"), sort_keys=True)) in html
     assert html.index("js/host.js") < html.index("boot/fallback.js") < html.index("plotly-cartesian.min.js")
     got = files_in(str(checkout / "dist"))
     assert "vendor/pyodide-0.17/numpy.data" in got and "vendor/katex/fonts/K.woff2" in got

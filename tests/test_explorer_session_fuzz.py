@@ -45,6 +45,11 @@ REQUESTS = st.one_of(
         "#state=" + json.dumps({"W_head": [[1e200, 1], [0, 1]], "cls": [[1e200, 0], [1, 2]],
                                 "options": {"pitfall": "no_layernorm"}}),
         "#state=" + json.dumps({"W_head": [[1.7e308, 1], [1.7e308, 1]], "cls": [[5, -5], [1, 2]]})])}),
+    # the real-ViT mode: drawn digits, good and bad (a pixel of 17, a row too short, 17 images)
+    st.fixed_dictionaries({"op": st.just("digit"), "images": st.sampled_from([
+        [[[0] * 8] * 8], [[[16] * 8] * 8], [[[(r * c) % 17 for c in range(8)] for r in range(8)]],
+        [[[0] * 8] * 7 + [[0] * 7 + [17]]], [[[0] * 7] * 8], [[[0] * 8] * 8] * 17, [], "x"])},
+        optional={"head": st.sampled_from(["keep", "trained", "new"])}),
     st.fixed_dictionaries({"op": st.sampled_from(["export", "steps", "link", "fly"])},
                           optional={"format": st.sampled_from(["json", "numpy", "csv", "pdf"])}),
 )

@@ -256,7 +256,7 @@ GOOD_W = [[0.5, -0.2], [0.3, 0.4]]
     ({"W_head": {"preset": "random", "seed": -1, "shape": [2, 2], "scale": 1},
       "cls": [[1, 2]]}, "W_head", None, "W_head: the compact form's seed must be a whole number"),
     ({"W_head": {"preset": "gauss", "shape": [2, 2]}, "cls": [[1, 2]]}, "W_head", None,
-     "the compact form's preset must be \"random\" or \"zeros\""),
+     "the compact form's preset must be \"random\", \"zeros\" or \"tiny-vit\""),
     ({"W_head": {"preset": "zeros", "shape": [2, 2], "edits": [[2, 0, 1]]}, "cls": [[1, 2]]},
      "W_head", None, "W_head: edit 0 is at W_head[2,0], outside the 2 × 2 matrix"),
     ({"W_head": {"preset": "zeros", "shape": [2, 2], "colour": 1}, "cls": [[1, 2]]},

@@ -34,7 +34,8 @@ def _literal(arr, indent="    "):
 def _matrix_code(name, arr, recipe):
     if arr.size > COMPACT_MIN and recipe is None and np.count_nonzero(arr) * 4 <= arr.size:
         recipe = sparse_recipe(arr)
-    if arr.size <= COMPACT_MIN or recipe is None:
+    if arr.size <= COMPACT_MIN or recipe is None or recipe.preset == "tiny-vit":
+        # the tiny ViT's matrices as numbers: the code runs without pycore
         return "{} = np.array({})\n".format(name, _literal(arr, " " * (len(name) + 13)))
     lines = []
     shape = tuple(recipe.shape)

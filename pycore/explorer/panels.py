@@ -11,6 +11,7 @@ import numpy as np
 
 from . import comparisons
 from .cells import format_number
+from .digits import class_names
 
 # Cells get their value printed inside them only while that stays readable.
 TEXT_IN_CELLS_MAX = 12
@@ -187,12 +188,14 @@ def w_heatmap(state):
         "d = %{y}, class %{x}<br>W = " + EXACT)}
 
 
-def logits_heatmaps(trace):
+def logits_heatmaps(trace, x_title="class c"):
+    """The logits and their display-only softmax; ``x_title`` names the classes' axis
+    ("class c = digit" in the real-ViT mode, where class c is the digit c)."""
     marks = [(b, c) for b, c in enumerate(trace.predicted)]
     return {
         "heatmap-logits": heatmap(
             "logits", trace.logits, "logits = h_hat @ W_head  (B × C)",
-            "class c", "sample b", "sample %{y}, class %{x}<br>logit = " + EXACT, marks=marks),
+            x_title, "sample b", "sample %{y}, class %{x}<br>logit = " + EXACT, marks=marks),
         "heatmap-probs": heatmap(
             "probs", trace.display_softmax, "softmax(logits), for display only", "class c",
             "sample b", "sample %{y}, class %{x}<br>p = %{z:.6f}", diverging=False, marks=marks),
@@ -218,11 +221,12 @@ TABLE_CLASSES_MAX = 24
 TABLE_TOP_K = 10
 
 
-def logits_table(trace, decimals=4):
+def logits_table(trace, decimals=4, classes=None):
     """The logits as numbers, with each sample's predicted class marked.
 
     With more than TABLE_CLASSES_MAX classes the table lists each sample's TABLE_TOP_K largest
-    logits instead (the CSV export has them all).
+    logits instead (the CSV export has them all). ``classes``: the classes' names, when the
+    state has them (:func:`labels`); else they are numbered.
     """
     B, C = trace.logits.shape
     rows = []
@@ -232,7 +236,8 @@ def logits_table(trace, decimals=4):
                          "cells": [format_number(v, decimals) for v in trace.logits[b]],
                          "mark": int(trace.predicted[b])})
         return {"caption": "Logits (rows: samples; columns: classes; predicted class marked)",
-                "header": [""] + ["class %d" % c for c in range(C)], "rows": rows}
+                "header": [""] + (list(classes) if classes else
+                                  ["class %d" % c for c in range(C)]), "rows": rows}
     for b in range(B):
         order = np.argsort(-trace.logits[b], kind="stable")[:TABLE_TOP_K]
         rows.append({"label": "sample %d" % b,
@@ -244,13 +249,75 @@ def logits_table(trace, decimals=4):
             "header": [""] + ["#%d" % (k + 1) for k in range(min(TABLE_TOP_K, C))], "rows": rows}
 
 
-def top_classes(trace, k=3, decimals=3):
-    """One line per sample: the k most probable classes under the display-only softmax."""
+def prediction(trace, decimals=4, classes=None):
+    """What the head predicts, in words: for the page (next to the logits) and for screen
+    readers (a live region, read after each edit). Ties, and the rows LayerNorm flattens, are
+    said as such.
+
+    Returns
+    -------
+    dict
+        ``{"text": one sentence, "notes": [sentences on ties and special rows]}``; classes are
+        named ``classes[c]`` when the state names them (e.g. "digit 7").
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> from pycore.vit.trace import trace_head
+    >>> s = default_state()
+    >>> prediction(trace_head(s.W_head, cls=s.cls))["text"]
+    'Sample 0 predicts class 2 (logit 1.5811); sample 1 predicts class 0 (logit 0.2000).'
+    """
+    logits, B, C = trace.logits, trace.logits.shape[0], trace.logits.shape[1]
+    D = trace.h_cls.shape[1]
+    if C == 0:
+        return {"text": "", "notes": []}
+    predicted = [int(c) for c in trace.predicted]
+    name = (lambda c: classes[c]) if classes else (lambda c: "class %d" % c)
+    if B <= 6:
+        text = "; ".join("%s %d predicts %s (logit %s)" % (
+            "Sample" if b == 0 else "sample", b, name(predicted[b]), format_number(logits[b, predicted[b]], decimals))
+            for b in range(B)) + "."
+    else:
+        counts = {}
+        for c in predicted:
+            counts[c] = counts.get(c, 0) + 1
+        common = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:3]
+        text = "The %d samples' predictions: %s%s." % (B, ", ".join(
+            "%s (%d sample%s)" % (name(c), n, "" if n == 1 else "s") for c, n in common),
+            ", and others" if len(counts) > 3 else "")
+    notes = []
+    if D == 1:
+        notes.append("With D = 1 every row is constant: LayerNorm makes its one feature 0, so every "
+                     "logit is 0 and all classes tie.")
+    elif D == 2:
+        notes.append("With D = 2, LayerNorm maps every row to (-1, 1) or (1, -1), up to ε: only which "
+                     "of the two features is larger survives.")
+    for b in range(B):
+        if D > 1 and trace.var[b] == 0.0:
+            notes.append("Sample %d's features are all equal: LayerNorm makes them all 0, so every "
+                         "logit is 0." % b)
+        tied = [c for c in range(C) if logits[b, c] == logits[b, predicted[b]]]
+        if len(tied) > 1:
+            shown_tied = ", ".join(str(c) for c in tied[:5]) + (" and %d more" % (len(tied) - 5)
+                                                             if len(tied) > 5 else "")
+            notes.append("Sample %d: classes %s tie at %s; argmax takes the first, class %d." % (
+                b, shown_tied, format_number(logits[b, predicted[b]], decimals), tied[0]))
+        if len(notes) >= 6:
+            notes.append("(and more)")
+            break
+    return {"text": text, "notes": notes}
+
+
+def top_classes(trace, k=3, decimals=3, classes=None):
+    """One line per sample: the k most probable classes under the display-only softmax
+    (named ``classes[c]`` when the state names them, e.g. "digit 7")."""
     lines = []
     for b, p in enumerate(trace.display_softmax):
         order = np.argsort(-p, kind="stable")[:k]
         lines.append("sample %d: " % b + ", ".join(
-            "class %d (%s)" % (c, format_number(p[c], decimals)) for c in order))
+            "%s (%s)" % ("digit " + classes[c] if classes else "class %d" % c,
+                         format_number(p[c], decimals)) for c in order))
     return "; ".join(lines)
 
 
@@ -308,6 +375,9 @@ def steps(state, trace, sample, cls, decimals=4):
 def labels(state):
     """The names of the samples and the classes (sent to the page when they change).
 
+    A state may name its classes: the tiny ViT's W_head (the real-ViT mode) has the digits
+    "0".."9" (pycore/explorer/digits.py); any other is numbered.
+
     Examples
     --------
     >>> from pycore.explorer.presets import default_state
@@ -315,7 +385,7 @@ def labels(state):
     ['class 0', 'class 1', 'class 2']
     """
     return {"samples": ["sample %d" % i for i in range(state.B)],
-            "classes": ["class %d" % i for i in range(state.C)]}
+            "classes": class_names(state) or ["class %d" % i for i in range(state.C)]}
 
 
 def comparison_ids(kind):

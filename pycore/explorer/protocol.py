@@ -29,6 +29,10 @@ REQUESTS = {
                "seed": "for 'random' and 'finetune'"},
     "option": {"name": "'sample', 'logit_class', 'pitfall' or 'variant'",
                "value": "the new value (null: no comparison)"},
+    "digit": {"images": "the drawn or picked images: a list of B (1 to 16) images, each 8 rows "
+                        "of 8 whole numbers from 0 (paper) to 16 (ink)",
+              "head": "'keep' (the default: the model's W_head stays, with its edits) or "
+                      "'trained' (the model's W_head as trained)"},
     "export": {"format": "'json', 'numpy', 'csv' or 'training'"},
     "steps": {},
     "link": {},
@@ -64,10 +68,18 @@ ANSWER = {
     "stats": "the per-sample statistics table: {caption, header, rows}",
     "logits_table": "the logits table: {caption, header, rows}",
     "top_classes": "one line per sample: its most probable classes",
+    "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
+                  "LayerNorm flattens said as such",
     "pitfall": "{choices (on load), selected, explanation, source, error, note}: the mistake shown",
     "variant": "{choices (on load), selected, explanation, source, error, note}: the other head shown",
     "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's numbers",
     "steps_follow": "true when the equations changed but were left out (see the edit's 'steps')",
+    "digit": "{images, attention, prediction, edits, encode_ms}: the real-ViT panel, when it "
+             "changed: the drawn images (B lists of 64 pixels 0..16, row-major), the CLS token's "
+             "attention to each of the 16 patches in the last block, the prediction in words, "
+             "how many cells of encoder_output and W_head differ from the model's, and the "
+             "encoder's milliseconds per image; images null when the state is not the tiny "
+             "ViT's encoder output",
     "host": "the Python and NumPy the page runs on (in the answer to 'load')",
     "export": "{text, mime, filename, title}: an export",
     "finetune": "the 'Fine-tune the head' panel: see FINETUNE",

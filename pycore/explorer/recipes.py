@@ -10,6 +10,10 @@ written to JSON) as its recipe plus the cells the user changed::
 rounded to ``decimals`` places when that key is present (RandomState's stream is the
 same in every NumPy version, so a recipe gives the same array everywhere).
 ``"zeros"`` is an all-zero matrix of ``shape`` (used for big, mostly-zero matrices).
+``"tiny-vit"`` is the tiny trained ViT's (pycore/explorer/digits.py): with ``digits`` (the
+pixels of B images, 64 characters each) its encoder output z_L (B, 17, 32) of them, without
+its trained W_head (32, 10); the page's real-ViT mode writes both matrices this way, whatever
+their size, so its links carry pixels rather than numbers.
 After a resize two optional keys say what is left of the generated values: ``size``,
 the matrix's current shape (default: ``shape``), and ``keep``, the leading block of
 the generated matrix that is still there (default: all that fits in ``size``); cells
@@ -24,7 +28,7 @@ class Recipe(object):
 
     Parameters
     ----------
-    preset : {"random", "zeros"}
+    preset : {"random", "zeros", "tiny-vit"}
     shape : tuple of int
         Shape of the generated matrix.
     seed : int, optional
@@ -37,6 +41,9 @@ class Recipe(object):
         See the module docstring; both default to ``shape``.
     edits : dict, optional
         ``{index tuple: value}``, in the order they were made.
+    digits : tuple of str, optional
+        For ``"tiny-vit"``: the encoded images, in the link form of
+        :func:`pycore.explorer.digits.pixels_text` (None for the model's W_head).
 
     Examples
     --------
@@ -45,10 +52,11 @@ class Recipe(object):
     [[1.8, 0.4, 1.0], [2.2, 1.9, -1.0]]
     """
 
-    __slots__ = ("preset", "shape", "seed", "scale", "decimals", "keep", "size", "edits")
+    __slots__ = ("preset", "shape", "seed", "scale", "decimals", "keep", "size", "edits",
+                 "digits")
 
     def __init__(self, preset, shape, seed=0, scale=1.0, decimals=None, keep=None,
-                 size=None, edits=None):
+                 size=None, edits=None, digits=None):
         self.preset = preset
         self.shape = tuple(int(s) for s in shape)
         self.seed = int(seed)
@@ -57,6 +65,7 @@ class Recipe(object):
         self.size = self.shape if size is None else tuple(int(s) for s in size)
         self.keep = self._full_keep() if keep is None else tuple(int(k) for k in keep)
         self.edits = dict(edits or {})
+        self.digits = None if digits is None else tuple(digits)
 
     def _full_keep(self):
         return tuple(min(a, b) for a, b in zip(self.shape, self.size))
@@ -65,6 +74,9 @@ class Recipe(object):
         """The generated matrix of ``shape``, before resizes and edits."""
         if self.preset == "zeros":
             return np.zeros(self.shape)
+        if self.preset == "tiny-vit":
+            from .digits import generate  # the model loads when a state first needs it
+            return generate(self.digits, self.shape)
         with np.errstate(over="ignore"):          # overflow is reported by the caller
             values = np.random.RandomState(self.seed).standard_normal(self.shape) * self.scale
         if self.decimals is not None:
@@ -93,12 +105,12 @@ class Recipe(object):
         edits = dict((i, v) for i, v in self.edits.items()
                      if all(a < s for a, s in zip(i, size)))
         return Recipe(self.preset, self.shape, self.seed, self.scale, self.decimals, keep,
-                      size, edits)
+                      size, edits, self.digits)
 
     def copy(self):
         """An independent copy (its own dict of edits)."""
         return Recipe(self.preset, self.shape, self.seed, self.scale, self.decimals, self.keep,
-                      self.size, self.edits)
+                      self.size, self.edits, self.digits)
 
     def to_json(self):
         """The compact JSON form (a dict), with only the keys that are needed."""
@@ -106,6 +118,8 @@ class Recipe(object):
         if self.preset == "random":
             out["seed"] = self.seed
         out["shape"] = list(self.shape)
+        if self.digits is not None:
+            out["digits"] = list(self.digits)
         if self.preset == "random":
             out["scale"] = self.scale
             if self.decimals is not None:

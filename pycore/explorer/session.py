@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-from . import comparisons, export, panels, protocol
+from . import comparisons, digits, export, panels, protocol
 from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
@@ -44,9 +44,11 @@ AFTER_TRAIN = ("w", "logits", "pitfall", "variant")  # + the panel's own section
 # The link comes with every answer while the state is small. Spelling out many typed-in numbers
 # costs milliseconds per thousand in the browser, too much for every keystroke: past
 # SYNC_LINK_NUMBERS the answer says the link is pending and the page asks for it ("link") once
-# typing pauses; past LINK_MAX characters no browser keeps the URL, and the page says so.
+# typing pauses. Past LINK_MAX characters a link is not safe to share: browsers accept up to a
+# few MB, but mail, chat and course platforms cut links far shorter; the page then offers the
+# state as JSON instead.
 SYNC_LINK_NUMBERS = 1000
-LINK_MAX = 1500000
+LINK_MAX = 100000
 
 
 class Session(object):
@@ -200,6 +202,12 @@ class Session(object):
             self.computed.recompute()  # see Computed.after_cell: the difference needs exact logits
         return self._answer((name,))
 
+    def op_digit(self, request):
+        """The real-ViT mode: the tiny ViT encodes the drawn images (pycore/explorer/digits.py)
+        and its z_L and W_head become the state; the head keeps its edits unless "trained"."""
+        texts = digits.check_images(request.get("images"))
+        return self._replace(digits.digit_state(self.state, texts, request.get("head")))
+
     def op_export(self, request):
         fmt = request.get("format")
         if fmt == "json":
@@ -317,9 +325,10 @@ class Session(object):
         fragment = encode_fragment(self.state)
         if len(fragment) > LINK_MAX:
             return {"fragment": None, "pending": False,
-                    "note": "This state holds %d typed-in numbers: too many for a link (it would "
-                            "be %.1f MB long). Save it with \u201cState as JSON\u201d instead."
-                            % (self._dense_numbers(), len(fragment) / 1e6)}
+                    "note": "This state holds %s typed-in numbers: too many for a link (it would "
+                            "be %s kB long). Save it with \u201cState as JSON\u201d instead."
+                            % ("{:,}".format(self._dense_numbers()),
+                               "{:,}".format(len(fragment) // 1000))}
         return {"fragment": fragment, "pending": False, "note": None}
 
     def _answer(self, parts, steps=False, grids=True):
@@ -351,9 +360,14 @@ class Session(object):
             if grids:
                 answer["grids"]["w"] = {"matrix": "W_head"}
         if "logits" in parts:
-            heatmaps.update(panels.logits_heatmaps(t))
-            answer["logits_table"] = panels.logits_table(t)
-            answer["top_classes"] = panels.top_classes(t)
+            names = digits.class_names(s)
+            heatmaps.update(panels.logits_heatmaps(t, "class c = digit" if names else "class c"))
+            answer["logits_table"] = panels.logits_table(t, classes=names)
+            answer["top_classes"] = panels.top_classes(t, classes=names)
+            answer["prediction"] = panels.prediction(t, classes=names)
+            digit = digits.section(s, t)  # the drawing panel, when it changed
+            if self._sent.get("digit") != digit:
+                answer["digit"] = self._sent["digit"] = digit
         for kind in ("pitfall", "variant"):
             if kind in parts:
                 self._compare(answer, kind)

@@ -113,7 +113,8 @@ def _int_list(value, key, name, ndim, minimum=1):
     return tuple(value)
 
 
-_RECIPE_KEYS = ("preset", "seed", "shape", "scale", "decimals", "keep", "size", "edits")
+_RECIPE_KEYS = ("preset", "seed", "shape", "scale", "decimals", "keep", "size", "edits",
+                "digits")
 
 
 def _recipe_from_json(d, key):
@@ -124,9 +125,10 @@ def _recipe_from_json(d, key):
         raise StateError("{}: unknown key {!r} in the compact form (it may hold {})".format(
             key, unknown[0], ", ".join(_RECIPE_KEYS)), key=key)
     preset = d.get("preset")
-    if preset not in ("random", "zeros"):
-        raise StateError("{}: the compact form's preset must be \"random\" or \"zeros\"; "
-                         "got {}".format(key, shown(preset)), key=key)
+    if preset not in ("random", "zeros", "tiny-vit"):
+        raise StateError("{}: the compact form's preset must be \"random\", \"zeros\" or "
+                         "\"tiny-vit\"; got {}".format(key, shown(preset)), key=key)
+    digit_texts = _tiny_vit_digits(d, key) if preset == "tiny-vit" else None
     shape = _int_list(d.get("shape"), key, "shape", ndim)
     check_limits(**dict(zip(dims, shape)))
     size = _int_list(d["size"], key, "size", ndim) if "size" in d else shape
@@ -148,8 +150,8 @@ def _recipe_from_json(d, key):
     else:
         extra = [k for k in ("seed", "scale", "decimals") if k in d]
         if extra:
-            raise StateError("{}: {!r} belongs to preset \"random\" only, not \"zeros\"".format(
-                key, extra[0]), key=key)
+            raise StateError("{}: {!r} belongs to preset \"random\" only, not \"{}\"".format(
+                key, extra[0], preset), key=key)
     edits = d.get("edits", [])
     if not isinstance(edits, list):
         raise StateError("{}: the compact form's edits must be a list of [{}, value]; got "
@@ -177,10 +179,25 @@ def _recipe_from_json(d, key):
             raise StateError("{}: edit {} ({}) is not a finite number".format(
                 key, n, _where(key, index)), key=key, index=index)
         parsed[index] = value
-    recipe = Recipe(preset, shape, seed, scale, decimals, keep, size, parsed)
+    recipe = Recipe(preset, shape, seed, scale, decimals, keep, size, parsed, digit_texts)
     arr = recipe.materialize()
     _check_finite(arr, key)
     return arr, recipe
+
+
+def _tiny_vit_digits(d, key):
+    """The images of a "tiny-vit" compact form (its encoder output), or None (its W_head)."""
+    from .digits import check_texts  # the real-ViT mode (pycore/explorer/digits.py)
+    if key == "cls" or (key == "W_head") == ("digits" in d):
+        raise StateError("{}: a \"tiny-vit\" compact form is the model's W_head (no digits) or "
+                         "its encoder_output (with digits)".format(key), key=key)
+    if key == "W_head":
+        return None
+    texts = check_texts(d["digits"], "{}: digits".format(key))
+    if "digits" in d and isinstance(d.get("shape"), list) and d["shape"][:1] != [len(texts)]:
+        raise StateError("{}: the compact form has {} digits but shape {}".format(
+            key, len(texts), shown(d.get("shape"))), key=key)
+    return texts
 
 
 def matrix_from_json(value, key):
@@ -207,8 +224,10 @@ def matrix_to_json(state, key):
     """One matrix of ``state`` as JSON: compact when it came from a preset (or is mostly
     zeros) and has more than :data:`COMPACT_MIN` elements, nested lists otherwise."""
     arr = state.matrix(key)
+    recipe = state.generated.get(key)
+    if recipe is not None and recipe.preset == "tiny-vit":
+        return recipe.to_json()  # pixels, not numbers: a real-ViT link stays short
     if arr.size > COMPACT_MIN:
-        recipe = state.generated.get(key)
         if recipe is not None:
             return recipe.to_json()
         if np.count_nonzero(arr) * 4 <= arr.size:

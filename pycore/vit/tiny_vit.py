@@ -369,8 +369,80 @@ class TinyViT(object):
         >>> a.shape == (1, model.N), bool(0 < a.sum() <= 1)
         (True, True)
         """
-        attn = self._forward(images)[1]
-        return attn[:, :, 0, 1:].mean(axis=1)
+        return self.encode_with_attention(images)[1]
+
+    def encode_with_attention(self, images):
+        """:meth:`encode` and :meth:`cls_attention` from one forward pass.
+
+        The page shows both after every stroke of a drawn digit; one pass costs half of two.
+
+        Returns
+        -------
+        (numpy.ndarray, numpy.ndarray)
+            z_L (B, N+1, D) and the CLS token's attention to the patches (B, N).
+
+        Examples
+        --------
+        >>> model = load_tiny_vit()
+        >>> z_L, attention = model.encode_with_attention(np.zeros((2, 8, 8)))
+        >>> z_L.shape == (2, model.N + 1, model.D), attention.shape == (2, model.N)
+        (True, True)
+        """
+        z, attn = self._forward(images)
+        return z, attn[:, :, 0, 1:].mean(axis=1)
+
+    def features(self, images, batch_size=256):
+        """The frozen CLS features ``z_L[:, 0, :]`` of images, for training a head on them.
+
+        Fine-tuning a new head on a frozen encoder needs only these rows: the head reads
+        nothing else (``classification_head(z_L, W) == head_from_cls(features, W)``).
+
+        Parameters
+        ----------
+        images : array_like
+            As for :meth:`encode`, any number B >= 1 of them.
+        batch_size : int, optional
+            Images encoded at a time, which bounds the memory of the attention maps
+            (B x heads x 17 x 17 values) for the whole training set.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64, shape (B, D), row b the CLS token of image b, bit for bit the rows
+            :meth:`encode` gives.
+
+        Raises
+        ------
+        TypeError, ValueError
+            As for :meth:`encode`; ValueError for a batch_size below 1.
+
+        Examples
+        --------
+        >>> model = load_tiny_vit()
+        >>> images = np.zeros((3, 8, 8))
+        >>> model.features(images, batch_size=2).shape == (3, model.D)
+        True
+        """
+        if int(batch_size) != batch_size or batch_size < 1:
+            raise ValueError("batch_size must be a whole number >= 1; got {!r}".format(batch_size))
+        images = _check_images(images)
+        batch_size = int(batch_size)
+        return np.concatenate([self.encode(images[i:i + batch_size])[:, 0, :]
+                               for i in range(0, images.shape[0], batch_size)], axis=0)
+
+    def training_indices(self, n_images):
+        """The indices of the images the model was trained on: all of ``range(n_images)``
+        (``load_digits()`` order) but :attr:`test_indices`, in increasing order.
+
+        Examples
+        --------
+        >>> model = load_tiny_vit()
+        >>> len(model.training_indices(1797)), len(model.test_indices)
+        (1438, 359)
+        """
+        keep = np.ones(int(n_images), dtype=bool)
+        keep[self.test_indices[self.test_indices < n_images]] = False
+        return np.flatnonzero(keep)
 
 
 def load_tiny_vit(path=None):

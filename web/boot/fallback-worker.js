@@ -3,11 +3,11 @@
 // ever blocks the page's main thread, where Plotly.js, KaTeX and the page load meanwhile (on a
 // 2-CPU machine the boot overlaps instead of queueing). boot/fallback.js starts this worker.
 //
-// Started as fallback-worker.js?index=<Pyodide's folder>&files=<py-files.json> (absolute URLs),
-// it boots at once. Messages, page -> worker:
+// Started as fallback-worker.js?index=<Pyodide's folder>&files=<py-files.json>&sizes=<{file:
+// bytes} of the large downloads> (absolute URLs), it boots at once. Messages, page -> worker:
 //   {kind: "call", id, request}         one request for web/py/bridge.py
 // worker -> page:
-//   {kind: "status", stage, text}       boot progress, as vitHost.status (see js/host.js)
+//   {kind: "status", stage, text, fraction}  boot progress, as vitHost.status (js/host.js)
 //   {kind: "started", version}          Python is up (Pyodide's version)
 //   {kind: "ready"}                     NumPy and the explorer are imported; calls are answered
 //   {kind: "fail", message}             the boot failed: one plain sentence for a person
@@ -35,13 +35,71 @@ importScripts("../js/host.js", "../js/answers.js");
 
   function step(name, text) {
     stage = name;
-    self.postMessage({ kind: "status", stage: name, text: text });
+    self.postMessage({ kind: "status", stage: name, text: text, fraction: fraction() });
+  }
+
+  // Progress by bytes: the large files' sizes come from the build (the worker's URL, "sizes");
+  // their downloads are counted as they arrive (XHR progress events for the .data files, a
+  // counting stream for the .wasm), and the page is told at most every 150 ms.
+  var sizes = JSON.parse(params.get("sizes") || "{}");
+  var loaded = {};
+  var lastSaid = 0;
+  function fraction() {
+    var got = 0, total = 0;
+    Object.keys(sizes).forEach(function (name) {
+      total += sizes[name];
+      got += Math.min(loaded[name] || 0, sizes[name]);
+    });
+    return total ? got / total : undefined;
+  }
+  function arrived(url, bytes) {
+    var name = String(url).split("?")[0].split("/").pop();
+    if (!(name in sizes)) return;
+    loaded[name] = bytes;
+    var now = Date.now();
+    if (now - lastSaid < 150 && bytes < sizes[name]) return;
+    lastSaid = now;
+    var MB = function (n) { return (n / 1e6).toFixed(1); };
+    var group = stage === "numpy" ? ["numpy.data"] : Object.keys(sizes).filter(function (n) { return n !== "numpy.data"; });
+    var got = 0, total = 0;
+    group.forEach(function (n) { total += sizes[n]; got += Math.min(loaded[n] || 0, sizes[n]); });
+    if (got >= total) return; // done: the next stage says what Python is doing
+    var what = stage === "numpy" ? "Loading NumPy 1.17" : "Downloading Python (Pyodide 0.17)";
+    self.postMessage({ kind: "status", stage: stage, text: what + ": " + MB(got) + " of " + MB(total) + " MB",
+                       fraction: fraction() });
+  }
+  function countDownloads() {
+    var realFetch = self.fetch;
+    self.fetch = function (input, init) {
+      return realFetch(input, init).then(function (response) {
+        var url = response.url || String(input);
+        if (!response.ok || !response.body || !/\.wasm$/.test(url.split("?")[0])) return response;
+        var count = 0;
+        var counting = new TransformStream({
+          transform: function (chunk, controller) {
+            count += chunk.byteLength;
+            arrived(url, count);
+            controller.enqueue(chunk);
+          },
+        });
+        return new Response(response.body.pipeThrough(counting),
+                            { status: response.status, statusText: response.statusText, headers: response.headers });
+      });
+    };
   }
 
   function fetchText(url) {
     return fetch(url).then(function (response) {
       if (!response.ok) throw new Error(url + ": HTTP " + response.status);
       return response.text();
+    });
+  }
+
+  // A data file of pycore (py-files.json marks it "binary": the tiny ViT's weights), as bytes.
+  function fetchBytes(url) {
+    return fetch(url).then(function (response) {
+      if (!response.ok) throw new Error(url + ": HTTP " + response.status);
+      return response.arrayBuffer().then(function (buffer) { return new Uint8Array(buffer); });
     });
   }
 
@@ -59,6 +117,12 @@ importScripts("../js/host.js", "../js/answers.js");
     var Request = self.XMLHttpRequest;
     self.XMLHttpRequest = function () {
       var xhr = new Request();
+      var open = xhr.open;
+      xhr.open = function (method, url) {
+        xhr.vitURL = url;
+        return open.apply(xhr, arguments);
+      };
+      xhr.addEventListener("progress", function (event) { arrived(xhr.vitURL, event.loaded); });
       xhr.addEventListener("load", function () {
         if (stage === "runtime" && /pyodide\.asm\.data$/.test(xhr.responseURL)) {
           step("python", "Starting Python 3.8…");
@@ -71,15 +135,18 @@ importScripts("../js/host.js", "../js/answers.js");
 
   async function start(indexURL, filesURL) {
     sayWhenPythonStarts();
+    countDownloads();
     importScripts(indexURL + "pyodide.js");
     var pyodide = await self.loadPyodide({ indexURL: indexURL });
     self.postMessage({ kind: "started", version: pyodide.version });
 
-    step("numpy", "Loading NumPy (9 MB)…");
+    step("numpy", "Loading NumPy 1.17…");
     // The explorer's Python files download while NumPy loads.
     var sources = fetchText(filesURL).then(function (text) {
       var files = JSON.parse(text).files;
-      return Promise.all(files.map(function (f) { return fetchText(new URL(f.url, filesURL).href); }))
+      return Promise.all(files.map(function (f) {
+        return (f.binary ? fetchBytes : fetchText)(new URL(f.url, filesURL).href);
+      }))
         .then(function (texts) { return { list: files, texts: texts }; });
     });
     var problems = [];
@@ -93,13 +160,20 @@ importScripts("../js/host.js", "../js/answers.js");
       "def _vit_write(path, text):",
       "    import os, py_compile",
       "    os.makedirs(os.path.dirname(path), exist_ok=True)",
+      "    if text is None:  # a binary file: its folder only; the bytes are written from JS",
+      "        return",
       "    with open(path, 'w', encoding='utf-8') as f:",
       "        f.write(text)",
       "    if path.endswith('.py'):",
       "        py_compile.compile(path, quiet=2)  # an error shows when the import meets it",
       "_vit_write",
     ].join("\n"));
-    loaded.list.forEach(function (f, i) { write(PYTHON_DIR + "/" + f.path, loaded.texts[i]); });
+    loaded.list.forEach(function (f, i) {
+      var path = PYTHON_DIR + "/" + f.path;
+      write(path, f.binary ? null : loaded.texts[i]);
+      // Pyodide 0.17's file system (Emscripten's FS) takes bytes as they are
+      if (f.binary) pyodide._module.FS.writeFile(path, loaded.texts[i]);
+    });
     write.destroy();
 
     await numpy;

@@ -1,6 +1,6 @@
 // Boot glue of the offline fallback host: Pyodide 0.17 (Python 3.8, NumPy 1.17), all files in
 // the site itself. build.py inserts, after js/host.js (so window.vitHost exists),
-//   <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/"></script>
+//   <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" data-downloads='{file: bytes}'></script>
 // Python runs in a Web Worker (boot/fallback-worker.js, which also says what its messages are):
 // this script starts it at once, passes its progress and failures on to the page, and hands the
 // page a bridge whose call(request) posts the request to the worker and resolves to its answer.
@@ -14,7 +14,8 @@
   // The worker's parameters travel in its URL: it starts booting as soon as its script runs,
   // not when a message from this (by then busy) main thread reaches it.
   var workerURL = scriptURL + "?" + new URLSearchParams({
-    index: indexURL, files: new URL("py-files.json", base).href }).toString();
+    index: indexURL, files: new URL("py-files.json", base).href,
+    sizes: (script && script.getAttribute("data-downloads")) || "{}" }).toString();
 
   if (location.protocol === "file:") {
     host.fail("This page needs a web server: Python cannot start from a file:// address. " +
@@ -69,7 +70,7 @@
       if (m.error) w.reject(new Error(m.error));
       else w.resolve(m.answer);
     } else if (m.kind === "status") {
-      if (!settled) host.status(m.stage, m.text);
+      if (!settled) host.status(m.stage, m.text, m.fraction);
     } else if (m.kind === "started") {
       document.documentElement.dataset.pyodide = m.version;
     } else if (m.kind === "fail") {

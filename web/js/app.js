@@ -9,13 +9,18 @@ import * as panels from "./panels.js";
 import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
+import { redrawAll } from "./heatmaps.js";
+import { DigitPad, Debounced, loadGallery } from "./digits.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
-const embed = new URLSearchParams(location.search).get("embed") === "1";
+const query = new URLSearchParams(location.search);
+const embed = query.get("embed") === "1";
 if (embed) root.classList.add("embed");
+if (query.get("text") === "large") root.classList.add("large");
 
 let client = null;
+let opened = ""; // the URL's fragment when the page was opened (or a link was pasted)
 let shape = null;
 const grids = {};
 
@@ -28,6 +33,7 @@ grids.input = new MatrixGrid($("grid-input"), {
   rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
   onEdit: (i, j, text, t0, commit) => editCell(grids.input, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
+  onReadOnly: notStartedYet,
 });
 grids.w = new MatrixGrid($("grid-w"), {
   name: "W_head",
@@ -36,10 +42,18 @@ grids.w = new MatrixGrid($("grid-w"), {
   colHeader: (j) => `c=${j}`,
   onEdit: (i, j, text, t0, commit) => editCell(grids.w, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.w, i, j, text, t0),
+  onReadOnly: notStartedYet,
 });
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
-const renderer = new Renderer(null, { onShape: applyShape, grids });
+const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit });
+// The real-ViT panel: every stroke is one "digit" request, at most one per animation frame.
+// <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
+const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
+                              (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
+const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), (pixels, t0) => drawing.push(pixels, t0));
+let lastDigit = null;
+bindPageControls();
 preview();
 
 window.vitHost.connect((kind, args) => {
@@ -56,7 +70,9 @@ async function start(bridge) {
   renderer.client = bridge;
   panels.connect(bridge);
   bindControls();
-  await send({ op: "load", fragment: location.hash }, performance.now());
+  opened = location.hash;
+  await send({ op: "load", fragment: opened }, performance.now());
+  if (opened.length > 1) $("preset").value = "link";
   grids.input.setReadOnly(false);
   grids.w.setReadOnly(false);
   bootDone();
@@ -68,7 +84,10 @@ async function start(bridge) {
 // Python's own answer then redraws whatever differs. A link's state waits for Python to
 // validate it.
 async function preview() {
-  if (location.hash.length > 1) return;
+  if (location.hash.length > 1) {
+    previewLink();
+    return;
+  }
   try {
     const response = await fetch("default-view.json");
     if (!response.ok || client) return;
@@ -83,6 +102,36 @@ async function preview() {
   } catch (err) {
     // No preview is no loss: the page fills in when Python is ready.
   }
+}
+
+// A link's own numbers from the first paint: its JSON is read here, to show the editors and the
+// sizes read-only while Python boots (Python then checks it, and computes every stage). A link
+// whose matrices are in the compact form (a preset's recipe) waits for Python, which makes them.
+function previewLink() {
+  let state = null;
+  try {
+    const params = new URLSearchParams(location.hash.slice(1));
+    state = JSON.parse(params.get("state") || "null");
+  } catch (err) {
+    return; // Python will say what is wrong with it
+  }
+  const matrix = (value, ndim) => {
+    if (!Array.isArray(value) || !value.length) return null;
+    const rows = ndim === 3 ? value.flat() : value;
+    const cols = Array.isArray(rows[0]) ? rows[0].length : 0;
+    if (!cols || !rows.every((r) => Array.isArray(r) && r.length === cols && r.every((x) => typeof x === "number"))) return null;
+    return { rows: rows.length, cols, data: Float64Array.from(rows.flat()) };
+  };
+  if (!state || typeof state !== "object") return;
+  const W = matrix(state.W_head, 2);
+  const encoder = Array.isArray(state.encoder_output);
+  const X = encoder ? matrix(state.encoder_output, 3) : matrix(state.cls, 2);
+  if (!W || !X || W.rows !== X.cols) return;
+  const N1 = encoder ? state.encoder_output[0].length : null;
+  applyShape({ mode: encoder ? "encoder" : "cls", B: encoder ? X.rows / N1 : X.rows, D: W.rows, C: W.cols, N1 });
+  grids.input.setMatrix(X);
+  grids.w.setMatrix(W);
+  $("preset").value = "link";
 }
 
 // Plotly loads in parallel with the runtime (defer); wait for it only if Python won. (KaTeX
@@ -181,8 +230,12 @@ function bindControls() {
     $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") resize(); });
   }
   $("mode").addEventListener("change", (e) => send({ op: "mode", mode: e.target.value }, now()));
-  $("load-preset").addEventListener("click", () =>
-    send({ op: "preset", name: $("preset").value, seed: Number($("seed").value) || 0 }, now()));
+  $("load-preset").addEventListener("click", () => {
+    const name = $("preset").value;
+    // "From the link": back to the state the page was opened with
+    if (name === "link") send({ op: "load", fragment: opened }, now());
+    else send({ op: "preset", name, seed: Number($("seed").value) || 0 }, now());
+  });
   $("reset").addEventListener("click", () => {
     $("preset").value = "worked";
     send({ op: "preset", name: "worked", seed: 0 }, now());
@@ -193,6 +246,7 @@ function bindControls() {
   $("pitfall").addEventListener("change", (e) => option("pitfall", e.target.value || null));
   $("variant").addEventListener("change", (e) => option("variant", e.target.value || null));
 
+  bindDigits();
   $("copy-link").addEventListener("click", () => share.copyLink());
   const exportAs = async (format) => {
     const res = await client.call({ op: "export", format });
@@ -206,8 +260,70 @@ function bindControls() {
 
   // A link pasted into the address bar (or back/forward) replaces the whole state.
   window.addEventListener("hashchange", () => {
-    if (location.hash.slice(1) !== share.lastFragment()) send({ op: "load", fragment: location.hash }, now());
+    if (location.hash.slice(1) !== share.lastFragment()) {
+      opened = location.hash;
+      $("preset").value = "link";
+      send({ op: "load", fragment: location.hash }, now());
+    }
   });
+}
+
+// ---- the real-ViT panel -------------------------------------------------------------------
+
+const imageRows = (pixels) => Array.from({ length: 8 }, (_, r) => pixels.slice(8 * r, 8 * r + 8));
+
+function sendDigit(pixels, t0, head) {
+  if (!client) return Promise.resolve(); // before Python is ready the pad only draws
+  const request = { op: "digit", images: [imageRows(pixels)] };
+  if (head) request.head = head;
+  return send(request, t0);
+}
+
+function bindDigits() {
+  $("digit-erase").addEventListener("click", (e) => {
+    pad.erasing = !pad.erasing;
+    e.target.setAttribute("aria-pressed", String(pad.erasing));
+  });
+  $("digit-clear").addEventListener("click", () => {
+    pad.set(new Array(64).fill(0));
+    drawing.push(pad.pixels.slice(), performance.now());
+  });
+  $("digit-trained").addEventListener("click", () => sendDigit(pad.pixels.slice(), performance.now(), "trained"));
+  $("digit-show-attention").addEventListener("change", () => showDigit(lastDigit));
+  loadGallery($("digit-gallery"), $("digit-gallery-note"), (d, t0) => {
+    pad.set(d.pixels);
+    drawing.push(pad.pixels.slice(), t0);
+  });
+}
+
+// The answer's "digit" section (js/protocol.js: Digit): what the panel shows.
+function showDigit(d) {
+  lastDigit = d;
+  const panel = $("real-vit");
+  const active = Boolean(d && d.images);
+  setData(panel, "active", active ? "true" : "false");
+  const showAttention = $("digit-show-attention").checked;
+  setData(panel, "showAttention", showAttention && active ? "true" : "false");
+  if (!active) {
+    pad.attention(null);
+    setText($("digit-prediction"), "(draw a digit or pick one)");
+    setText($("digit-edits"), "");
+    return;
+  }
+  // the pixels the state was computed from, unless the person is drawing newer ones
+  if (!drawing.next && !pad.last) pad.set(d.images[0]);
+  pad.attention(d.attention[0]);
+  setText($("digit-prediction"), d.prediction);
+  const notes = [];
+  if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
+  const w = d.edits.W_head;
+  if (w) notes.push(`W_head: ${w} weight${w === 1 ? "" : "s"} edited (Trained W_head puts them back).`);
+  else if (w === null) notes.push("W_head is not the trained one.");
+  const z = d.edits.encoder_output;
+  if (z) notes.push(`z_L: ${z} value${z === 1 ? "" : "s"} edited (drawing again encodes anew).`);
+  notes.push(`Encoded in ${d.encode_ms.toFixed(1)} ms per image by Python in this browser.`);
+  setData(panel, "encodeMs", String(d.encode_ms));
+  setText($("digit-edits"), notes.join(" "));
 }
 
 function resize() {
@@ -223,6 +339,39 @@ function showAlert(message) {
   const box = $("alert");
   box.textContent = message;
   box.hidden = false;
+}
+
+// Typing into a cell before Python is ready: say why nothing happens.
+function notStartedYet() {
+  share.notify("Python is still starting: the numbers can be edited in a moment.");
+}
+
+// Controls that work before Python is ready: large text, and the embed's link to the full page.
+function bindPageControls() {
+  const button = $("text-size");
+  const sync = () => button.setAttribute("aria-pressed", String(root.classList.contains("large")));
+  sync();
+  button.addEventListener("click", () => {
+    root.classList.toggle("large");
+    sync();
+    const url = new URL(location.href);
+    if (root.classList.contains("large")) url.searchParams.set("text", "large");
+    else url.searchParams.delete("text");
+    history.replaceState(null, "", url.href);
+    grids.input.relayout();
+    grids.w.relayout();
+    redrawAll();
+  });
+  const full = $("full-page");
+  const update = () => {
+    const url = new URL(location.href);
+    url.searchParams.delete("embed");
+    full.href = url.href;
+  };
+  update();
+  window.addEventListener("hashchange", update);
+  full.addEventListener("focus", update);
+  full.addEventListener("mouseenter", update);
 }
 
 function clearAlert() {

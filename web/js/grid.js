@@ -9,13 +9,14 @@
 // as one stop (a roving tabindex, as WAI-ARIA recommends for grids), so a keyboard user never has
 // to tab through 768,000 cells to reach the next control.
 
-const CELL_W = 68; // keep in step with .cell and .grid-h in explorer.css
-const CELL_H = 28;
+// A cell's size comes from the stylesheet (--cell-w, --cell-h: larger on touch screens and with
+// large text), read again whenever the grid is laid out anew (resize()).
+const COARSE = window.matchMedia ? window.matchMedia("(pointer: coarse)") : { matches: false };
 const OVERSCAN = 2;
 
 export class MatrixGrid {
   // opts: {name, label(i, j), rowHeader(i), colHeader(j), rowClass(i),
-  //        onEdit(i, j, text, t0, commit), onPaste(i, j, text, t0)}
+  //        onEdit(i, j, text, t0, commit), onPaste(i, j, text, t0), onReadOnly()}
   constructor(host, opts) {
     this.opts = opts;
     this.rows = 0;
@@ -25,6 +26,8 @@ export class MatrixGrid {
     this.cells = new Map(); // "i,j" -> rendered <input>
     this.frame = 0;
     this.readOnly = false;
+    this.cw = 68;
+    this.ch = 28;
     this.active = [0, 0]; // the one cell in the tab order
 
     this.root = el("div", "grid");
@@ -38,6 +41,7 @@ export class MatrixGrid {
     this.body.append(this.spacer);
     this.root.append(this.corner, this.colHead, this.rowHead, this.body);
     host.replaceChildren(this.root);
+    this.measure();
 
     this.body.addEventListener("scroll", () => {
       if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.render(); });
@@ -47,6 +51,29 @@ export class MatrixGrid {
     this.spacer.addEventListener("paste", (e) => this.onPasteEvent(e));
     this.spacer.addEventListener("focusin", (e) => this.onFocus(e));
     this.spacer.addEventListener("focusout", (e) => this.onLeave(e));
+  }
+
+  // The cell size the stylesheet gives now.
+  measure() {
+    const style = getComputedStyle(this.root);
+    this.cw = parseFloat(style.getPropertyValue("--cell-w")) || 68;
+    this.ch = parseFloat(style.getPropertyValue("--cell-h")) || 28;
+  }
+
+  // Lay every cell out again, at the cell size the stylesheet gives now (large text toggled).
+  relayout() {
+    this.measure();
+    for (const input of this.cells.values()) input.remove();
+    this.cells.clear();
+    this.layout();
+    this.render(true);
+  }
+
+  layout() {
+    this.spacer.style.width = `${this.cols * this.cw}px`;
+    this.spacer.style.height = `${this.rows * this.ch}px`;
+    this.root.style.setProperty("--view-w", `${Math.min(this.cols, 8) * this.cw + 2}px`);
+    this.root.style.setProperty("--view-h", `${Math.min(this.rows, 10) * this.ch + 2}px`);
   }
 
   // m: {rows, cols, data: Float64Array (row-major)}
@@ -62,10 +89,7 @@ export class MatrixGrid {
       this.active = [0, 0];
       this.body.scrollTop = 0;
       this.body.scrollLeft = 0;
-      this.spacer.style.width = `${this.cols * CELL_W}px`;
-      this.spacer.style.height = `${this.rows * CELL_H}px`;
-      this.root.style.setProperty("--view-w", `${Math.min(this.cols, 8) * CELL_W + 2}px`);
-      this.root.style.setProperty("--view-h", `${Math.min(this.rows, 10) * CELL_H + 2}px`);
+      this.layout();
     }
     this.render(true);
   }
@@ -113,12 +137,12 @@ export class MatrixGrid {
   render(refresh = false) {
     const top = this.body.scrollTop;
     const left = this.body.scrollLeft;
-    const h = this.body.clientHeight || CELL_H * 10;
-    const w = this.body.clientWidth || CELL_W * 8;
-    const r0 = Math.max(0, Math.floor(top / CELL_H) - OVERSCAN);
-    const r1 = Math.min(this.rows, Math.ceil((top + h) / CELL_H) + OVERSCAN);
-    const c0 = Math.max(0, Math.floor(left / CELL_W) - OVERSCAN);
-    const c1 = Math.min(this.cols, Math.ceil((left + w) / CELL_W) + OVERSCAN);
+    const h = this.body.clientHeight || this.ch * 10;
+    const w = this.body.clientWidth || this.cw * 8;
+    const r0 = Math.max(0, Math.floor(top / this.ch) - OVERSCAN);
+    const r1 = Math.min(this.rows, Math.ceil((top + h) / this.ch) + OVERSCAN);
+    const c0 = Math.max(0, Math.floor(left / this.cw) - OVERSCAN);
+    const c1 = Math.min(this.cols, Math.ceil((left + w) / this.cw) + OVERSCAN);
     const active = document.activeElement;
 
     for (const [key, input] of this.cells) {
@@ -156,7 +180,8 @@ export class MatrixGrid {
   makeCell(i, j) {
     const input = document.createElement("input");
     input.type = "text";
-    input.inputMode = "decimal";
+    // A phone's decimal keypad may lack the minus sign (iOS): touch screens get the full one.
+    input.inputMode = COARSE.matches ? "text" : "decimal";
     input.autocomplete = "off";
     input.spellcheck = false;
     input.className = "cell";
@@ -167,7 +192,7 @@ export class MatrixGrid {
     input.dataset.i = i;
     input.dataset.j = j;
     input.setAttribute("aria-label", this.opts.label(i, j));
-    input.style.transform = `translate(${j * CELL_W}px, ${i * CELL_H}px)`;
+    input.style.transform = `translate(${j * this.cw}px, ${i * this.ch}px)`;
     this.fill(input, i, j);
     return input;
   }
@@ -184,7 +209,7 @@ export class MatrixGrid {
     for (let j = c0; j < c1; j++) {
       const d = el("div", "grid-h");
       d.textContent = this.opts.colHeader(j);
-      d.style.transform = `translateX(${j * CELL_W - left}px)`;
+      d.style.transform = `translateX(${j * this.cw - left}px)`;
       cols.append(d);
     }
     this.colHead.replaceChildren(cols);
@@ -194,7 +219,7 @@ export class MatrixGrid {
       const cls = this.opts.rowClass && this.opts.rowClass(i);
       if (cls) d.classList.add(cls);
       d.textContent = this.opts.rowHeader(i);
-      d.style.transform = `translateY(${i * CELL_H - top}px)`;
+      d.style.transform = `translateY(${i * this.ch - top}px)`;
       rows.append(d);
     }
     this.rowHead.replaceChildren(rows);
@@ -205,11 +230,11 @@ export class MatrixGrid {
     j = Math.max(0, Math.min(this.cols - 1, j));
     // Scroll just enough to bring the cell into view, then draw it before focusing.
     const b = this.body;
-    const y = i * CELL_H, x = j * CELL_W;
+    const y = i * this.ch, x = j * this.cw;
     if (y < b.scrollTop) b.scrollTop = y;
-    else if (y + CELL_H > b.scrollTop + b.clientHeight) b.scrollTop = y + CELL_H - b.clientHeight;
+    else if (y + this.ch > b.scrollTop + b.clientHeight) b.scrollTop = y + this.ch - b.clientHeight;
     if (x < b.scrollLeft) b.scrollLeft = x;
-    else if (x + CELL_W > b.scrollLeft + b.clientWidth) b.scrollLeft = x + CELL_W - b.clientWidth;
+    else if (x + this.cw > b.scrollLeft + b.clientWidth) b.scrollLeft = x + this.cw - b.clientWidth;
     this.render();
     const input = this.cells.get(`${i},${j}`);
     if (input) {
@@ -271,10 +296,15 @@ export class MatrixGrid {
     if (!p) return;
     const [i, j] = p;
     const input = e.target;
+    // Typing before Python is ready: the cell cannot take it yet, and the page says why.
+    if (this.readOnly && (e.key.length === 1 || e.key === "Backspace" || e.key === "Delete")) {
+      if (this.opts.onReadOnly) this.opts.onReadOnly();
+      return;
+    }
     const atStart = input.selectionStart === 0 && input.selectionEnd === 0;
     const atEnd = input.selectionStart === input.value.length && input.selectionEnd === input.value.length;
     const all = input.selectionStart === 0 && input.selectionEnd === input.value.length;
-    const page = Math.max(1, Math.floor(this.body.clientHeight / CELL_H) - 1);
+    const page = Math.max(1, Math.floor(this.body.clientHeight / this.ch) - 1);
     let target = null;
     switch (e.key) {
       case "ArrowUp": target = [i - 1, j]; break;

@@ -24,12 +24,24 @@ const SEQUENTIAL = [[0.0, "#f7f7f7"], [0.5, "#fdae6b"], [1.0, "#a63603"]];
 // Matrices with more cells than this are drawn as a bitmap.
 const BITMAP_FROM = 20000;
 
-const CONFIG = { displaylogo: false, responsive: true, modeBarButtonsToRemove: ["lasso2d", "select2d"] };
+// No mode bar: its buttons were 42 of the page's 57 Tab stops and sat over the titles on a
+// phone. Zoom stays (drag a box, double-click to zoom out) where a mouse is.
+const CONFIG = { displaylogo: false, responsive: true, displayModeBar: false };
+const COARSE = window.matchMedia ? window.matchMedia("(pointer: coarse)") : { matches: false };
 
-function axis(title, n) {
-  const a = { title: { text: title, standoff: 4 }, zeroline: false, showgrid: false, fixedrange: false };
+function axis(title, n, colour) {
+  const a = { title: { text: title, standoff: 6 }, zeroline: false, showgrid: false, fixedrange: false,
+              automargin: true, color: colour };
   if (n <= 24) a.dtick = 1;
   return a;
+}
+
+// The page's text colour and size now (dark mode, large text), for Plotly's labels.
+function look() {
+  const style = getComputedStyle(document.documentElement);
+  const large = document.documentElement.classList.contains("large");
+  return { ink: style.getPropertyValue("--ink").trim() || "#1d2330", size: large ? 14 : 11, title: large ? 16 : 13,
+           cellText: large ? 15 : 11 };
 }
 
 // What each heatmap shows now: id -> {spec (as JSON), m}. A heatmap asked to show exactly that
@@ -83,18 +95,24 @@ export function drawHeatmap(id, spec, m) {
   };
   // In the compact embed view, small matrices print their values; a squeezed key would not help.
   const keyShown = !(compact && rows <= 8);
+  const style = look();
   if (spec.text) {
     trace.texttemplate = spec.text_format || "%{z:.2f}";
-    trace.textfont = { size: 11 };
+    trace.textfont = { size: style.cellText };
   }
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
-  const height = cell ? Math.max(compact ? 84 : 150, (compact ? 54 : 80) + rows * cell) : (compact ? 200 : 340);
+  const height = cell ? Math.max(compact ? 96 : 150, (compact ? 70 : 90) + rows * cell) : (compact ? 200 : 340);
   const layout = {
-    title: { text: spec.title, font: { size: 13 }, x: 0, xanchor: "left" },
-    height,
-    margin: compact ? { l: 44, r: 6, t: 22, b: 30 } : { l: 64, r: 10, t: 30, b: 40 },
-    xaxis: axis(spec.x_title, cols),
-    yaxis: Object.assign(axis(spec.y_title, rows), { autorange: "reversed" }),
+    title: { text: spec.title, font: { size: style.title, color: style.ink }, x: 0, xanchor: "left",
+             y: 1, yref: "container", yanchor: "top", pad: { t: 4 } },
+    height: Math.round(height * (style.size / 11)),
+    margin: compact ? { l: 8, r: 6, t: 22, b: 8 } : { l: 10, r: 10, t: 30, b: 10 },
+    // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
+    // no room for both, and the plot's title and the hover say what rows and columns are.
+    xaxis: axis(compact ? "" : spec.x_title, cols, style.ink),
+    yaxis: Object.assign(axis(compact ? "" : spec.y_title, rows, style.ink), { autorange: "reversed" }),
+    // On a touch screen a swipe scrolls the page: no dragging in the plot (explorer.css too).
+    dragmode: COARSE.matches ? false : "zoom",
     shapes: (spec.marks || []).map(([r, c]) => ({
       type: "rect", xref: "x", yref: "y",
       x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5,
@@ -105,7 +123,7 @@ export function drawHeatmap(id, spec, m) {
     uirevision: `${id}:${rows}x${cols}`,
     paper_bgcolor: "rgba(0,0,0,0)",
     plot_bgcolor: "rgba(0,0,0,0)",
-    font: { family: "system-ui, sans-serif", size: 11 },
+    font: { family: "system-ui, sans-serif", size: style.size, color: style.ink },
   };
   if (bitmap) {
     trace.visible = false; // z for the page's interface; the picture below is what is seen
@@ -119,11 +137,13 @@ export function drawHeatmap(id, spec, m) {
   }
   el.dataset.bitmap = bitmap ? "true" : "false";
   el.vitHover = { spec, m };
-  const label = `${spec.title}: heatmap of ${rows} by ${cols} values`;
+  const label = `${spec.title}: a heatmap of ${rows} by ${cols} values, colours from ${spec.key[0]} to ` +
+                `${spec.key[2]}. "Show the numbers" below it lists them.`;
   if (el.getAttribute("aria-label") !== label) {
     el.setAttribute("role", "img");
     el.setAttribute("aria-label", label);
   }
+  numbersTable(el, spec, m);
   // The key changes the page's layout: only after Plotly has measured it (the react calls of
   // one render all run before any of them resolves).
   return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
@@ -261,10 +281,87 @@ function colourKey(el, spec, visible) {
   if (key.getAttribute("aria-label") !== label) key.setAttribute("aria-label", label);
 }
 
+// ---- "Show the numbers": the values as a table, built when it is opened -----------------------
+
+const TABLE_MAX = 24; // rows and columns listed (the exports have them all)
+
+function cellText(value) {
+  if (!Number.isFinite(value)) return Number.isNaN(value) ? "NaN" : value > 0 ? "inf" : "-inf";
+  if (Math.abs(value) >= 1e6) return value.toExponential(4);
+  const text = value.toFixed(4);
+  return /^-0\.0+$/.test(text) ? text.slice(1) : text; // never "-0.0000"
+}
+
+function numbersTable(el, spec, m) {
+  let box = el.parentElement.querySelector("details.numbers-toggle");
+  if (!box) {
+    box = document.createElement("details");
+    box.className = "numbers-toggle";
+    const summary = document.createElement("summary");
+    summary.textContent = "Show the numbers";
+    box.append(summary);
+    box.addEventListener("toggle", () => { if (box.open) fillNumbers(box); });
+    el.parentElement.append(box);
+  }
+  box.vitNumbers = { spec, m };
+  if (box.open) fillNumbers(box);
+}
+
+function fillNumbers(box) {
+  const { spec, m } = box.vitNumbers;
+  const rows = Math.min(m.rows, TABLE_MAX);
+  const cols = Math.min(m.cols, TABLE_MAX);
+  const table = document.createElement("table");
+  table.className = "numbers";
+  const caption = document.createElement("caption");
+  caption.textContent = spec.title + (m.rows > rows || m.cols > cols
+    ? ` (the first ${rows} of ${m.rows} rows and ${cols} of ${m.cols} columns; the exports have them all)` : "");
+  const head = document.createElement("tr");
+  head.append(document.createElement("td"));
+  for (let j = 0; j < cols; j++) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = `${spec.x_title} ${j}`;
+    head.append(th);
+  }
+  const thead = document.createElement("thead");
+  thead.append(head);
+  const body = document.createElement("tbody");
+  for (let i = 0; i < rows; i++) {
+    const tr = document.createElement("tr");
+    const th = document.createElement("th");
+    th.scope = "row";
+    th.textContent = `${spec.y_title} ${i}`;
+    tr.append(th);
+    for (let j = 0; j < cols; j++) {
+      const td = document.createElement("td");
+      td.textContent = cellText(m.data[i * m.cols + j]);
+      tr.append(td);
+    }
+    body.append(tr);
+  }
+  table.append(caption, thead, body);
+  const scroll = document.createElement("div");
+  scroll.className = "table-scroll";
+  scroll.append(table);
+  box.querySelector(".table-scroll")?.remove();
+  box.append(scroll);
+}
+
+// Draw every heatmap shown again (the text size changed).
+export function redrawAll() {
+  for (const [id, { spec, m }] of [...shown.entries()]) {
+    shown.delete(id);
+    drawHeatmap(id, JSON.parse(spec), m);
+  }
+}
+
 export function clearHeatmap(id) {
   shown.delete(id);
   const el = document.getElementById(id);
   const key = el && el.nextElementSibling;
   if (key && key.classList.contains("colour-key")) setHidden(key, true);
+  const numbers = el && el.parentElement.querySelector("details.numbers-toggle");
+  if (numbers) numbers.remove();
   if (el && el.data) window.Plotly.purge(el);
 }

@@ -83,6 +83,7 @@ export function render(res) {
     if (stepsInView) flushSteps();
   }
   if ("top_classes" in res) setText($("top-classes"), res.top_classes || "");
+  if (res.prediction) setText($("prediction"), [res.prediction.text, ...res.prediction.notes].join(" "));
   if (res.pitfall) choice("pitfall", res.pitfall);
   if (res.variant) choice("variant", res.variant);
   if (res.host) $("host-info").textContent = res.host;

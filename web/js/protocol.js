@@ -5,7 +5,7 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"export"|"steps"|"link"|"train"|"train_reset"|"train_set"|"label"} op
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"digit"|"export"|"steps"|"link"|"train"|"train_reset"|"train_set"|"label"} op
  * @property {string} [fragment] load: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
@@ -20,6 +20,8 @@
  * @property {string} [name] preset, option, train_set
  * @property {number} [seed] preset
  * @property {*} [value] option, train_set
+ * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16
+ * @property {"keep"|"trained"} [head] digit: keep W_head's edits, or the trained W_head
  * @property {string} [format] export
  * @property {number} [n] train: how many steps
  * @property {number} [run] train: the run being played (refused once it is not the current one)
@@ -42,10 +44,12 @@
  * @property {Table} [stats]
  * @property {Table} [logits_table]
  * @property {string} [top_classes]
+ * @property {{text: string, notes: string[]}} [prediction]
  * @property {Comparison} [pitfall]
  * @property {Comparison} [variant]
  * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
  * @property {boolean} [steps_follow]
+ * @property {?Digit} [digit]
  * @property {string} [host]
  * @property {{text: string, mime: string, filename: string, title: string}} [export]
  * @property {FineTune} [finetune]
@@ -85,6 +89,16 @@
  * @property {string} reading
  * @property {string} why
  * @property {?string} gradient_note
+ */
+
+/**
+ * The real-ViT panel (pycore.explorer.digits.section); images null outside that mode.
+ * @typedef {Object} Digit
+ * @property {?number[][]} images B lists of 64 pixels 0..16, row-major
+ * @property {?number[][]} attention B lists of 16: the CLS token's attention to each patch
+ * @property {?string} prediction
+ * @property {?{encoder_output: number, W_head: ?number}} edits cells that differ from the model's
+ * @property {?number} encode_ms the encoder's milliseconds per image, in this browser's Python
  */
 
 /**

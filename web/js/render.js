@@ -17,9 +17,10 @@ import { writeLink } from "./share.js";
 
 export class Renderer {
   // client: the bridge the host handed over (js/host.js); null until Python is ready.
-  constructor(client, { onShape, grids }) {
+  constructor(client, { onShape, grids, onDigit }) {
     this.client = client;
     this.onShape = onShape;
+    this.onDigit = onDigit; // the real-ViT panel (js/digits.js), given the answer's "digit"
     this.grids = grids; // {input, w}: the editors, and the matrix each shows
     this.store = new Map(); // matrix name -> {rows, cols, data: Float64Array}
     this.pending = null;
@@ -100,6 +101,7 @@ export class Renderer {
       if (cells && !(name in job.grids)) grid.patch(this.store.get(matrix), cells);
     }
     panels.render(res);
+    if ("digit" in res && this.onDigit) this.onDigit(res.digit);
     await Promise.all(draws);
     return performance.now(); // the last redraw ends here (lastRenderMs)
   }

@@ -82,6 +82,9 @@ async function copyText(text, done, fallback) {
   }
 }
 
+// A short message in the toast (a polite status: screen readers say it when idle).
+export function notify(text) { toast(text); }
+
 function toast(text) {
   const t = $("toast");
   t.textContent = text;

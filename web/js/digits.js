@@ -1,0 +1,253 @@
+// The real-ViT panel: an 8 x 8 drawing pad, the held-out digits to pick from, the prediction and
+// the CLS token's attention over the drawing. Python does the work (pycore/explorer/digits.py):
+// this file only collects pixels and shows what the answers say (js/protocol.js: Digit).
+//
+// Pixels are whole numbers from 0 (paper) to 16 (ink), the data set's scale. The pad is a
+// WAI-ARIA grid of 64 cells with one tab stop: arrows move, Space or Enter paints the cell with
+// the brush (ink 16, or 0 when erasing), 0-9 set its ink from none to full (9 is 16), Delete
+// erases it. A mouse, pen or finger paints with a soft brush: the cell under the pointer gets
+// full ink, its neighbours less, falling off with the distance from the pointer.
+
+const SIDE = 8;
+const MAX = 16;
+const PATCH = 2; // the model's 2 x 2 patches: a 4 x 4 grid of 16 patch tokens
+// Ink of a cell whose centre is `d` pixels from the pointer: full within half a pixel, half at
+// one pixel, none past one and a half (the digits' strokes are about two pixels wide).
+const BRUSH = (d) => Math.round(MAX * Math.max(0, Math.min(1, 1.5 - d)));
+// A key 0-9 sets this much ink: 0, 2, 4, 5, 7, 9, 11, 12, 14, 16.
+const KEY_INK = (n) => Math.round((n * MAX) / 9);
+
+export class DigitPad {
+  // host: the pad's element; onChange(pixels: number[64], t0) after every change a person makes
+  constructor(host, overlay, onChange) {
+    this.host = host;
+    this.onChange = onChange;
+    this.pixels = new Array(SIDE * SIDE).fill(0);
+    this.erasing = false;
+    this.active = 0; // the cell in the tab order
+    this.last = null; // the pointer's last position while drawing, in pixels
+    this.cells = [];
+    host.setAttribute("role", "grid");
+    for (let r = 0; r < SIDE; r++) {
+      const row = document.createElement("div");
+      row.setAttribute("role", "row");
+      row.className = "pad-row";
+      for (let c = 0; c < SIDE; c++) {
+        const cell = document.createElement("div");
+        cell.setAttribute("role", "gridcell");
+        cell.className = "pad-cell";
+        cell.tabIndex = r * SIDE + c === this.active ? 0 : -1;
+        cell.dataset.r = r;
+        cell.dataset.c = c;
+        row.append(cell);
+        this.cells.push(cell);
+      }
+      host.append(row);
+    }
+    this.patches = [];
+    for (let p = 0; p < (SIDE / PATCH) ** 2; p++) {
+      const patch = document.createElement("div");
+      patch.className = "pad-patch";
+      overlay.append(patch);
+      this.patches.push(patch);
+    }
+    this.paintAll();
+    host.addEventListener("pointerdown", (e) => this.down(e));
+    host.addEventListener("pointermove", (e) => this.move(e));
+    host.addEventListener("pointerup", () => this.up());
+    host.addEventListener("pointercancel", () => this.up());
+    host.addEventListener("keydown", (e) => this.key(e));
+    host.addEventListener("focusin", (e) => {
+      const i = this.cells.indexOf(e.target);
+      if (i >= 0) this.setActive(i);
+    });
+  }
+
+  // ---- what is shown -----------------------------------------------------------------------
+
+  set(pixels) {
+    this.pixels = Array.from(pixels, (v) => Math.max(0, Math.min(MAX, Math.round(v))));
+    this.paintAll();
+  }
+
+  paintAll() { for (let i = 0; i < this.cells.length; i++) this.paint(i); }
+
+  paint(i) {
+    const v = this.pixels[i];
+    const cell = this.cells[i];
+    const shade = Math.round(255 * (1 - v / MAX));
+    cell.style.backgroundColor = `rgb(${shade}, ${shade}, ${shade})`;
+    cell.dataset.value = String(v);
+    cell.setAttribute("aria-label", `pixel ${cell.dataset.r},${cell.dataset.c}: ${v}`);
+  }
+
+  // The CLS token's attention to each patch (16 values, row-major over the 4 x 4 patches), or
+  // null: drawn as an orange wash whose strength is the share of the largest.
+  attention(values) {
+    const top = values ? Math.max(...values) : 0;
+    this.patches.forEach((patch, p) => {
+      const a = values ? values[p] : 0;
+      patch.dataset.attention = values ? String(a) : "";
+      patch.style.opacity = top > 0 ? String((0.75 * a) / top) : "0";
+      patch.title = values ? `patch ${Math.floor(p / 4)},${p % 4}: attention ${a.toFixed(3)}` : "";
+    });
+  }
+
+  // ---- drawing with a pointer -----------------------------------------------------------------
+
+  at(e) {
+    const box = this.host.getBoundingClientRect();
+    return [((e.clientY - box.top) / box.height) * SIDE, ((e.clientX - box.left) / box.width) * SIDE];
+  }
+
+  down(e) {
+    if (e.button !== undefined && e.button > 0) return;
+    e.preventDefault();
+    this.host.setPointerCapture && this.host.setPointerCapture(e.pointerId);
+    this.last = this.at(e);
+    this.stroke([this.last], performance.now());
+  }
+
+  move(e) {
+    if (!this.last) return;
+    const to = this.at(e);
+    // fast strokes leave gaps between events: paint along the segment, a quarter pixel apart
+    const [y0, x0] = this.last;
+    const steps = Math.max(1, Math.ceil(Math.hypot(to[0] - y0, to[1] - x0) / 0.25));
+    const points = [];
+    for (let s = 1; s <= steps; s++) points.push([y0 + ((to[0] - y0) * s) / steps, x0 + ((to[1] - x0) * s) / steps]);
+    this.last = to;
+    this.stroke(points, performance.now());
+  }
+
+  up() { this.last = null; }
+
+  stroke(points, t0) {
+    let changed = false;
+    for (const [y, x] of points) {
+      for (let r = Math.floor(y) - 2; r <= Math.floor(y) + 2; r++) {
+        for (let c = Math.floor(x) - 2; c <= Math.floor(x) + 2; c++) {
+          if (r < 0 || c < 0 || r >= SIDE || c >= SIDE) continue;
+          const ink = BRUSH(Math.hypot(r + 0.5 - y, c + 0.5 - x));
+          const i = r * SIDE + c;
+          const v = this.erasing ? Math.min(this.pixels[i], MAX - ink) : Math.max(this.pixels[i], ink);
+          if (v !== this.pixels[i]) {
+            this.pixels[i] = v;
+            this.paint(i);
+            changed = true;
+          }
+        }
+      }
+    }
+    if (changed) this.onChange(this.pixels.slice(), t0);
+  }
+
+  // ---- the keyboard ---------------------------------------------------------------------------
+
+  setActive(i) {
+    this.cells[this.active].tabIndex = -1;
+    this.active = i;
+    this.cells[i].tabIndex = 0;
+  }
+
+  key(e) {
+    const i = this.cells.indexOf(e.target);
+    if (i < 0) return;
+    const r = Math.floor(i / SIDE);
+    const c = i % SIDE;
+    const move = { ArrowUp: [r - 1, c], ArrowDown: [r + 1, c], ArrowLeft: [r, c - 1], ArrowRight: [r, c + 1],
+                   Home: [r, 0], End: [r, SIDE - 1] }[e.key];
+    let value = null;
+    if (move) {
+      const [tr, tc] = move;
+      if (tr >= 0 && tc >= 0 && tr < SIDE && tc < SIDE) {
+        this.setActive(tr * SIDE + tc);
+        this.cells[tr * SIDE + tc].focus();
+      }
+    } else if (e.key === " " || e.key === "Enter") value = this.erasing ? 0 : MAX;
+    else if (/^[0-9]$/.test(e.key)) value = KEY_INK(Number(e.key));
+    else if (e.key === "Delete" || e.key === "Backspace") value = 0;
+    else return;
+    e.preventDefault();
+    if (value !== null && value !== this.pixels[i]) {
+      this.pixels[i] = value;
+      this.paint(i);
+      this.onChange(this.pixels.slice(), performance.now());
+    }
+  }
+}
+
+// One request per update, never a queue: a change waits for the next animation frame, and while
+// Python is still answering the previous one, only the newest pixels are kept and sent after it.
+// onSettled(settled): false once a change waits, true once the newest one is on screen.
+export class Debounced {
+  constructor(send, onSettled) {
+    this.send = send; // async (pixels, t0) => void
+    this.onSettled = onSettled || (() => {});
+    this.next = null;
+    this.frame = 0;
+    this.busy = false;
+  }
+
+  push(pixels, t0) {
+    this.onSettled(false);
+    this.next = { pixels, t0: this.next ? this.next.t0 : t0 };
+    if (!this.frame && !this.busy) this.frame = requestAnimationFrame(() => this.flush());
+  }
+
+  async flush() {
+    this.frame = 0;
+    if (!this.next || this.busy) return;
+    const { pixels, t0 } = this.next;
+    this.next = null;
+    this.busy = true;
+    try {
+      await this.send(pixels, t0);
+    } finally {
+      this.busy = false;
+      if (this.next) this.frame = requestAnimationFrame(() => this.flush());
+      else this.onSettled(true);
+    }
+  }
+}
+
+// The held-out digits the build wrote (digits.json), as buttons with a picture of each.
+export async function loadGallery(host, note, onPick) {
+  let data;
+  try {
+    const response = await fetch("digits.json");
+    data = response.ok ? await response.json() : { available: false, reason: `digits.json: HTTP ${response.status}` };
+  } catch (err) {
+    data = { available: false, reason: String(err.message || err) };
+  }
+  if (!data.available) {
+    note.textContent = `No held-out digits in this build (${data.reason}): draw your own.`;
+    return;
+  }
+  note.textContent = `${data.digits.length} digits the model never saw in training (the first of each `
+    + "digit in its held-out set). Pick one to see how the model reads it.";
+  const buttons = data.digits.map((d) => {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "digit-thumb";
+    button.setAttribute("aria-label", `Held-out digit ${d.label} (image ${d.index} of the data set)`);
+    button.dataset.index = String(d.index);
+    button.dataset.label = String(d.label);
+    const canvas = document.createElement("canvas");
+    canvas.width = SIDE;
+    canvas.height = SIDE;
+    const ctx = canvas.getContext("2d");
+    const image = ctx.createImageData(SIDE, SIDE);
+    d.pixels.forEach((v, i) => {
+      const shade = Math.round(255 * (1 - v / MAX));
+      image.data.set([shade, shade, shade, 255], 4 * i);
+    });
+    ctx.putImageData(image, 0, 0);
+    const label = document.createElement("span");
+    label.textContent = String(d.label);
+    button.append(canvas, label);
+    button.addEventListener("click", () => onPick(d, performance.now()));
+    return button;
+  });
+  host.replaceChildren(...buttons);
+}
