@@ -59,6 +59,7 @@ class FineTune(object):
         self.active = False   # the panel has been used: its gradient follows every edit
         self._runs = 0
         self._entry = None    # the label being typed: (state, b, the label when entered)
+        self.held_out = None  # the held-out digits of preset "finetune-digits" (HeldOut)
 
     def current_run(self, state):
         """The run, if it still describes ``state`` (else it is dropped)."""
@@ -110,6 +111,11 @@ class FineTune(object):
                              "smaller learning rate." % (str(exc).rstrip("."), format_number(
                                  state.train["lr"], 8, trim=True)), key="train") from None
         run.W_after = state.W_head.copy()
+        held = self.held_out
+        if held is not None and held.applies(state):   # at the run's start, then per request
+            if fresh:
+                run.held_out.append([0, held.accuracy(run.W0)])
+            run.held_out.append([run.steps, held.accuracy(state.W_head)])
         if fresh:
             self._runs += 1
         self.run, self.active = run, True
@@ -203,6 +209,19 @@ class FineTune(object):
 
     # -- the answer
 
+    def _held_out(self, state, run):
+        """The answer's "held_out": the held-out digits' accuracy under this W_head."""
+        held = self.held_out
+        if held is None or not held.applies(state):
+            return None
+        accuracy = held.accuracy(state.W_head)
+        right = int(round(accuracy * held.count))
+        return {"count": held.count, "accuracy": accuracy,
+                "curve": list(run.held_out) if run is not None else [],
+                "text": "Held-out digits (never trained on): %s %% right (%d of %d), with "
+                        "this W_head." % (format_number(100.0 * accuracy, 1), right,
+                                          held.count)}
+
     def add(self, answer, state, trace, matrices, live=False):
         """Put the panel's section (protocol.FINETUNE) into ``answer``, with dW_head as a
         heatmap when the panel is in use (``live``: the answer to one of its own actions)."""
@@ -230,6 +249,7 @@ class FineTune(object):
             "start_note": start_note(state.C),
             "run": run.curves_json() if run is not None else None,
             "reading": line, "why": why, "gradient_note": None,
+            "held_out": self._held_out(state, run),
         }
         answer["finetune"] = section
         # In use: this session's actions, or a state that carries fine-tuning (a link, the preset)

@@ -185,6 +185,7 @@ class Run(object):
         recipe = None if zero else state.generated.get("W_head")
         self.W0_recipe = recipe.copy() if recipe is not None else None
         self.W_after = None
+        self.held_out = []   # [step, held-out accuracy] (FineTune.train, preset finetune-digits)
         y = np.array(self.labels, dtype=np.int64)
         opt, lr, scale = self.train["optimizer"], self.train["lr"], self.train["input_scale"]
         self.main = Curve("correct", self.h_cls, self.W0, y, opt, lr)

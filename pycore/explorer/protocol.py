@@ -25,8 +25,12 @@ REQUESTS = {
     "resize": {"B": "samples", "D": "features", "C": "classes",
                "N1": "tokens per sample, N+1 (encoder mode only)"},
     "mode": {"mode": "'cls' or 'encoder'"},
-    "preset": {"name": "'worked', 'encoder', 'random', 'vit-b16' or 'finetune'",
-               "seed": "for 'random' and 'finetune'"},
+    "preset": {"name": "'worked', 'encoder', 'random', 'vit-b16', 'finetune' or "
+                       "'finetune-digits'",
+               "seed": "for 'random' and 'finetune'",
+               "digits": "for 'finetune-digits' (and only it): {train: [[pixels, label], ...], "
+                         "held_out: [...]} from digits.json, pixels in the link form (64 "
+                         "characters 0-9a-g)"},
     "option": {"name": "'sample', 'logit_class', 'pitfall' or 'variant'",
                "value": "the new value (null: no comparison)"},
     "digit": {"images": "the drawn or picked images: a list of B (1 to 16) images, each 8 rows "
@@ -118,6 +122,9 @@ FINETUNE = {
     "reading": "one line: what the side-by-side curves show at the run's last step",
     "why": "why, when the numbers show what the math predicts ('' otherwise)",
     "gradient_note": "why the heatmap of dW_head is hidden, or null when it is drawn",
+    "held_out": "null, or {count, accuracy, curve: [[step, accuracy], ...], text}: the held-out "
+                "digits' accuracy under this W_head (preset 'finetune-digits'), the curve at "
+                "the end of each train request of the run",
 }
 
 

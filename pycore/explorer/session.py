@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-from . import comparisons, digits, export, panels, protocol
+from . import comparisons, digits, export, finetune_digits, panels, protocol
 from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
@@ -187,8 +187,20 @@ class Session(object):
         return self._replace(set_mode(self.state.copy(), request.get("mode")))
 
     def op_preset(self, request):
-        return self._replace(preset(request.get("name"),
-                                    seed=whole_number(request.get("seed", 0), "seed", floats=True)))
+        name = request.get("name")
+        seed = whole_number(request.get("seed", 0), "seed", floats=True)
+        if (name == finetune_digits.PRESET) != ("digits" in request):
+            raise StateError("digits belong to the preset %s, and it needs them (from "
+                             "digits.json)." % finetune_digits.PRESET)
+        if name != finetune_digits.PRESET:
+            return self._replace(preset(name, seed=seed))
+        state, held_out = finetune_digits.digits_preset(request["digits"], seed)
+        before, self.finetune.held_out = self.finetune.held_out, held_out
+        try:
+            return self._replace(state)
+        except StateError:   # refused: nothing changed, the held-out set neither
+            self.finetune.held_out = before
+            raise
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")

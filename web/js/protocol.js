@@ -19,6 +19,7 @@
  * @property {string} [mode] mode
  * @property {string} [name] preset, option, train_set
  * @property {number} [seed] preset
+ * @property {{train: Array<[string, number]>, held_out: Array<[string, number]>}} [digits] preset "finetune-digits": labelled pixels from digits.json
  * @property {*} [value] option, train_set
  * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16
  * @property {"keep"|"trained"} [head] digit: keep W_head's edits, or the trained W_head
@@ -89,6 +90,7 @@
  * @property {string} reading
  * @property {string} why
  * @property {?string} gradient_note
+ * @property {?{count: number, accuracy: number, curve: number[][], text: string}} held_out
  */
 
 /**
