@@ -11,6 +11,7 @@ import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
 import { redrawAll } from "./heatmaps.js";
 import { DigitPad, Debounced, loadGallery } from "./digits.js";
+import { FineTunePanel } from "./finetune.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -46,7 +47,10 @@ grids.w = new MatrixGrid($("grid-w"), {
 });
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
-const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit });
+const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit,
+                                     onFinetune: (s) => finetune.show(s) });
+const finetune = new FineTunePanel({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
+                                     alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
 // The real-ViT panel: every stroke is one "digit" request, at most one per animation frame.
 // <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
 const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
@@ -247,6 +251,7 @@ function bindControls() {
   $("variant").addEventListener("change", (e) => option("variant", e.target.value || null));
 
   bindDigits();
+  finetune.bind();
   $("copy-link").addEventListener("click", () => share.copyLink());
   const exportAs = async (format) => {
     const res = await client.call({ op: "export", format });

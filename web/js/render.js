@@ -17,10 +17,11 @@ import { writeLink } from "./share.js";
 
 export class Renderer {
   // client: the bridge the host handed over (js/host.js); null until Python is ready.
-  constructor(client, { onShape, grids, onDigit }) {
+  constructor(client, { onShape, grids, onDigit, onFinetune }) {
     this.client = client;
     this.onShape = onShape;
     this.onDigit = onDigit; // the real-ViT panel (js/digits.js), given the answer's "digit"
+    this.onFinetune = onFinetune; // the fine-tuning panel (js/finetune.js): draws its curves
     this.grids = grids; // {input, w}: the editors, and the matrix each shows
     this.store = new Map(); // matrix name -> {rows, cols, data: Float64Array}
     this.pending = null;
@@ -102,6 +103,7 @@ export class Renderer {
     }
     panels.render(res);
     if ("digit" in res && this.onDigit) this.onDigit(res.digit);
+    if (res.finetune && this.onFinetune) draws.push(this.onFinetune(res.finetune));
     await Promise.all(draws);
     return performance.now(); // the last redraw ends here (lastRenderMs)
   }
