@@ -255,6 +255,9 @@ def test_refused_inputs_change_nothing_and_say_where(page, site_url):
     step(page)                               # still lr 0.1, from the W_head shown
     expected, _ = sgd(WORKED_CLS, [2, 0], WORKED_W, 0.1, 1)
     np.testing.assert_allclose(curve(page)[1], expected, rtol=1e-9)
+    click_and_wait(page, "#ft-reset")         # back to the W_head the run started from
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), np.array(WORKED_W))
+    assert curve(page)[1] == [] and page_fragment(page) == fragment
 
 
 def test_the_real_vit_features_preset_reports_held_out_accuracy(page, site_url):
