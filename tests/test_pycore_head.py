@@ -9,6 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 
 from pycore import classification_head, extract_cls, head_from_cls, layer_norm  # noqa: E402
+from reference import reference_head as plain_head  # noqa: E402
 
 CLS = [[2, -1, 0, 3], [1, 1, -1, -1]]
 W = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
@@ -16,18 +17,8 @@ EXPECTED = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
 
 
 def reference_head(encoder_output, W_head, eps=1e-6):
-    """Independent reference: plain Python lists, math.fsum, variance by definition."""
-    logits = []
-    for sample in encoder_output:
-        h = [float(v) for v in sample[0]]
-        d = len(h)
-        mu = math.fsum(h) / d
-        var = math.fsum((v - mu) ** 2 for v in h) / d
-        denom = math.sqrt(var + eps)
-        h_hat = [(v - mu) / denom for v in h]
-        logits.append([math.fsum(h_hat[i] * float(W_head[i][c]) for i in range(d))
-                       for c in range(len(W_head[0]))])
-    return logits
+    """Independent reference (tests/reference.py) on each sample's token 0."""
+    return plain_head([sample[0] for sample in encoder_output], W_head, eps)
 
 
 def encoder_from_cls(cls, n_patches=3, seed=0):

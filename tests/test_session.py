@@ -13,20 +13,12 @@ import numpy as np
 import pytest
 
 from pycore.explorer.session import Session
+from reference import WORKED_LOGITS, reference_head
 from pycore.explorer import decode_fragment
 
-WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
 
 
-def reference_logits(cls_rows, W):
-    """The head in plain Python, written independently of pycore."""
-    out = []
-    for h in cls_rows:
-        mu = math.fsum(h) / len(h)
-        var = math.fsum((x - mu) ** 2 for x in h) / len(h)
-        h_hat = [(x - mu) / math.sqrt(var + 1e-6) for x in h]
-        out.append([math.fsum(h_hat[d] * W[d][c] for d in range(len(h))) for c in range(len(W[0]))])
-    return out
+reference_logits = reference_head  # plain Python, independent of pycore (tests/reference.py)
 
 
 def test_load_without_fragment_shows_the_worked_example():

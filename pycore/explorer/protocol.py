@@ -40,6 +40,7 @@ REQUESTS = {
     "export": {"format": "'json', 'numpy', 'csv' or 'training'"},
     "steps": {},
     "link": {},
+    "selfcheck": {},
     # the "Fine-tune the head" panel (pycore/explorer/finetune.py, docs/training.md)
     "train": {"n": "how many training steps to take (1 to 500; default 1)",
               "run": "the id of the run the page is playing: refused (error key 'run') once "
@@ -90,6 +91,8 @@ ANSWER = {
     "matrices": "{name: {rows, cols, data}}: every matrix the heatmaps and grids name and the "
                 "page does not hold (attached by the bridge, not part of the JSON)",
     "worker_ms": "how long the worker took to answer (attached by the host, for benchmarks)",
+    "selfcheck": "{python, numpy, modules, attempted, failed, failures}: pycore's docstring "
+                 "examples run in this runtime (pycore/selfcheck.py)",
 }
 
 # A heatmap spec, as panels.heatmap writes it.

@@ -275,6 +275,11 @@ class Session(object):
         """The link of a state whose answers said it was pending (many typed-in numbers)."""
         return {"ok": True, "link": self._link(pending_allowed=False)}
 
+    def op_selfcheck(self, request):
+        """pycore's docstring examples, run in the runtime the page uses (about a second)."""
+        from ..selfcheck import run_examples  # above both subpackages: imported only here
+        return {"ok": True, "selfcheck": run_examples()}
+
     # ---- internals -------------------------------------------------------------------
 
     def _remember(self, key, index):

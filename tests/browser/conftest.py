@@ -50,6 +50,8 @@ VARIANTS = {
     "pyscript": (["--runtime", "pyscript"], False),
     "fallback": (["--runtime", "fallback"], False),
     "pyscript-without-numpy": (["--runtime", "pyscript", "--without-numpy"], False),
+    # PyScript, Pyodide and NumPy from the public CDNs; its test routes them to the pinned files.
+    "cdn": (["--runtime", "cdn"], False),
 }
 
 

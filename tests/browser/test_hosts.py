@@ -16,14 +16,14 @@ from pycore import classification_head
 
 from buildtools import manifest, plotly_bundle
 from buildtools.site import absolute_urls
+from reference import WORKED_LOGITS
 
-from .conftest import ROOT
-from .pagekit import heatmap_z, state_fragment
+from .conftest import ROOT, PageLog
+from .pagekit import heatmap_z, state_fragment, wait_ready
 
 # The worked example (docs/math.md).
 CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
-WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
 
 # Records every text the boot status shows (the page replaces its text node each time).
 RECORD_STATUS = """
@@ -225,3 +225,91 @@ def test_built_sites_say_what_they_are(sites, variant, host, numpy):
             "numpy.data", "pyodide.asm.data"]
         size = sum(os.path.getsize(os.path.join(runtime, f)) for f in os.listdir(runtime))
         assert size < 30e6
+
+
+CONTENT_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "text/css",
+                 ".wasm": "application/wasm", ".json": "application/json"}
+
+
+def test_the_cdn_build_asks_the_cdns_for_exactly_the_pinned_files(sites, browser):
+    """`--runtime cdn` makes a page that loads PyScript, Pyodide and NumPy from jsDelivr. These
+    machines cannot reach it, so every request to the CDN is answered here from the pinned files
+    the PyScript build vendored (the same versions, checked against artifacts.json by the build):
+    a wrong URL, version or file name in the CDN build asks for a file that is not there and fails
+    this test; so does a page that does not compute the worked example with what it got."""
+    m = manifest.load(os.path.join(ROOT, "artifacts.json"))
+    vendored = os.path.join(ROOT, "build", "test-pyscript")
+    sites.url("pyscript")  # builds the vendored files if this session has not yet
+    url = sites.url("cdn")
+    folders = {
+        m.cdn["pyscript"].format(version=m.artifact("pyscript").version):
+            os.path.join(vendored, m.artifact("pyscript").dest),
+        m.cdn["pyodide"].format(version=m.artifact("pyodide").version):
+            os.path.join(vendored, m.artifact("pyodide").dest),
+    }
+    served, unpinned = [], []
+
+    def answer(route):
+        asked = route.request.url.split("?")[0].split("#")[0]
+        for prefix, folder in folders.items():
+            path = os.path.join(folder, asked[len(prefix):]) if asked.startswith(prefix) else None
+            if path and os.path.isfile(path):
+                served.append(asked[len(prefix):])
+                route.fulfill(path=path, headers={
+                    "Access-Control-Allow-Origin": "*",
+                    "Content-Type": CONTENT_TYPES.get(os.path.splitext(path)[1],
+                                                      "application/octet-stream")})
+                return
+        unpinned.append(asked)
+        route.fulfill(status=404, body="not a pinned file")
+
+    context = browser.new_context()
+    try:
+        context.route("https://**/*", answer)
+        page = context.new_page()
+        log = PageLog(page)
+        page.goto(url + "index.html" + state_fragment({"cls": CLS, "W_head": W_HEAD}))
+        wait_ready(page)
+        assert unpinned == [], "the CDN build asked for files that are not pinned: %s" % unpinned
+        for name in ("core.js", "pyodide.mjs", "pyodide.asm.wasm", "python_stdlib.zip", WHEEL):
+            assert name in served, "%s never came from the CDN: %s" % (name, served)
+        np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), WORKED_LOGITS, atol=5e-5)
+        assert page.locator("#host-info").inner_text().count("NumPy 2.4.3") == 1
+        log.other_origins.append("https://cdn.jsdelivr.net")
+        log.assert_clean(url)
+    finally:
+        context.close()
+
+
+# Keeps the bridge the host hands the page, so a test can send a request the page has no button
+# for (host.js assigns self.vitHost once; this wraps its ready()).
+KEEP_BRIDGE = """
+(() => {
+  let host;
+  Object.defineProperty(self, "vitHost", { configurable: true, get: () => host, set: (value) => {
+    const ready = value.ready;
+    value.ready = (bridge) => { self.__bridge = bridge; return ready.call(value, bridge); };
+    host = value;
+  }});
+})();
+"""
+
+
+@pytest.mark.parametrize("variant", ["fallback", "pyscript"])
+def test_pycore_examples_pass_inside_each_runtime(variant, sites, page, page_log, wait_ready):
+    """pycore's docstring examples (its core cases), run by the page's own Python: Pyodide 0.17
+    with NumPy 1.17 on the fallback host, Pyodide 314 with NumPy 2.4 on the PyScript host, so
+    the code written for old and new NumPy runs where it is used."""
+    url = sites.url(variant)
+    page.add_init_script(KEEP_BRIDGE)
+    page.goto(url + "index.html")
+    wait_ready(page)
+    result = page.evaluate("self.__bridge.call({op: 'selfcheck'}).then(a => a.selfcheck)")
+    print("\n%s: Python %s, NumPy %s: %d examples in %d modules, %d failed"
+          % (variant, result["python"], result["numpy"], result["attempted"], result["modules"],
+             result["failed"]))
+    expected = {"fallback": ("3.8.", "1.17."), "pyscript": ("3.14.", "2.4.")}[variant]
+    assert result["python"].startswith(expected[0]) and result["numpy"].startswith(expected[1])
+    assert result["attempted"] >= 150 and result["modules"] >= 20
+    assert result["failed"] == 0, "\n\n".join(f["report"] for f in result["failures"])
+    page_log.assert_clean(url)

@@ -4,13 +4,13 @@ import pytest
 
 from pycore.explorer import default_state, preset, state_from_json, state_to_json
 from pycore.vit.trace import trace_head
+from reference import WORKED_LOGITS
 
 from .pagekit import alert_text, edit, heatmap_z, logits_table, open_explorer, page_fragment, state_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 # The worked example, rounded to 4 decimals (docs/math.md).
-WORKED_LOGITS = [[0.8854, -1.3914, 1.5811], [0.2000, -0.1000, -1.4000]]
 
 
 def expected(state):

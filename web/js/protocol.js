@@ -5,7 +5,7 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"digit"|"export"|"steps"|"link"|"train"|"train_reset"|"train_set"|"label"} op
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
  * @property {string} [fragment] load: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
@@ -56,6 +56,7 @@
  * @property {FineTune} [finetune]
  * @property {Object<string, Matrix>} [matrices]
  * @property {number} [worker_ms]
+ * @property {{python: string, numpy: string, modules: number, attempted: number, failed: number, failures: {module: string, report: string}[]}} [selfcheck]
  */
 
 /**
