@@ -89,7 +89,7 @@ def test_a_vertical_stroke_is_read_as_a_one(page, site_url, model):
     assert page.inner_text("#digit-prediction").startswith("1 (softmax ")
     assert page.evaluate("document.documentElement.dataset.mode") == "encoder"
     # the logits table names the classes by their digits
-    header = page.evaluate("Array.from(document.querySelectorAll('#logits-table thead th'))"
+    header = page.evaluate("Array.from(document.querySelectorAll('#logits-table thead tr > *'))"
                            ".map(th => th.textContent)")
     assert header == [""] + [str(d) for d in range(10)]
     # the encoder runs well within a frame's budget of this browser's Python

@@ -37,11 +37,42 @@ function axis(title, n, colour) {
 }
 
 // The page's text colour and size now (dark mode, large text), for Plotly's labels.
+// Plotly never wraps a title: break a long one at spaces so that it fits the plot's width
+// (about 0.6 em per character), and redraw when the window's width changes.
+function wrapTitle(text, width, size) {
+  const perLine = Math.max(16, Math.floor((width - 12) / (size * 0.6)));
+  const lines = [];
+  let line = "";
+  for (const word of text.split(/ +/)) {
+    if (line && line.length + 1 + word.length > perLine) {
+      lines.push(line);
+      line = word;
+    } else {
+      line = line ? `${line} ${word}` : word;
+    }
+  }
+  lines.push(line);
+  return { text: lines.join("<br>"), lines: lines.length };
+}
+
+let lastWidth = window.innerWidth;
+let resizeTimer = 0;
+window.addEventListener("resize", () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    if (window.innerWidth !== lastWidth) {
+      lastWidth = window.innerWidth;
+      redrawAll();
+    }
+  }, 250);
+});
+
 function look() {
   const style = getComputedStyle(document.documentElement);
   const large = document.documentElement.classList.contains("large");
-  return { ink: style.getPropertyValue("--ink").trim() || "#1d2330", size: large ? 14 : 11, title: large ? 16 : 13,
-           cellText: large ? 15 : 11 };
+  // Large text (a projector): about 1.4x every text of the figure.
+  return { ink: style.getPropertyValue("--ink").trim() || "#1d2330", size: large ? 15 : 11, title: large ? 18 : 13,
+           cellText: large ? 16 : 11 };
 }
 
 // What each heatmap shows now: id -> {spec (as JSON), m}. A heatmap asked to show exactly that
@@ -102,11 +133,15 @@ export function drawHeatmap(id, spec, m) {
   }
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
   const height = cell ? Math.max(compact ? 96 : 150, (compact ? 70 : 90) + rows * cell) : (compact ? 200 : 340);
+  const title = wrapTitle(spec.title, el.clientWidth || 600, style.title);
+  // Plotly sets lines 1.3 em apart and centres a multi-line title on its first line's place:
+  // half of the extra lines go above it unless the pad makes room.
+  const extra = (title.lines - 1) * Math.ceil(style.title * 1.3);
   const layout = {
-    title: { text: spec.title, font: { size: style.title, color: style.ink }, x: 0, xanchor: "left",
-             y: 1, yref: "container", yanchor: "top", pad: { t: 4 } },
-    height: Math.round(height * (style.size / 11)),
-    margin: compact ? { l: 8, r: 6, t: 22, b: 8 } : { l: 10, r: 10, t: 30, b: 10 },
+    title: { text: title.text, font: { size: style.title, color: style.ink }, x: 0, xanchor: "left",
+             y: 1, yref: "container", yanchor: "top", pad: { t: 4 + Math.ceil(extra / 2) } },
+    height: Math.round(height * (style.size / 11)) + extra,
+    margin: compact ? { l: 8, r: 6, t: 22 + extra, b: 8 } : { l: 10, r: 10, t: 30 + extra, b: 10 },
     // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
     // no room for both, and the plot's title and the hover say what rows and columns are.
     xaxis: axis(compact ? "" : spec.x_title, cols, style.ink),
@@ -343,6 +378,10 @@ function fillNumbers(box) {
   table.append(caption, thead, body);
   const scroll = document.createElement("div");
   scroll.className = "table-scroll";
+  // A region that may scroll must be reachable by keyboard (arrow keys then scroll it).
+  scroll.tabIndex = 0;
+  scroll.setAttribute("role", "region");
+  scroll.setAttribute("aria-label", `${spec.title}: the numbers`);
   scroll.append(table);
   box.querySelector(".table-scroll")?.remove();
   box.append(scroll);

@@ -96,8 +96,9 @@ function table(el, t) {
   const head = document.createElement("thead");
   const hr = document.createElement("tr");
   for (const h of t.header) {
-    const th = document.createElement("th");
-    th.scope = "col";
+    // The corner above the row labels is no column's header: an empty <th> would be announced.
+    const th = document.createElement(h ? "th" : "td");
+    if (h) th.scope = "col";
     th.textContent = h;
     hr.append(th);
   }

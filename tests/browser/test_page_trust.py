@@ -1,0 +1,488 @@
+"""A page a teacher can trust on every screen (issue 11): an edit keeps only what was meant,
+sharing never lies, nothing is cut off or jumps, and phones, keyboards and screen readers get
+the same page. Expected numbers come from NumPy written out here, never from pycore.
+"""
+import json
+import os
+import re
+import time
+
+import numpy as np
+import pytest
+from reference import WORKED_CLS, WORKED_W_HEAD
+
+from .pagekit import (BOOT_TIMEOUT_MS, act, alert_text, heatmap_z, open_explorer, page_fragment,
+                      renders, state_fragment, wait_ready, wait_render_after)
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+with open(os.path.join(HERE, "layout_check.js"), encoding="utf-8") as f:
+    LAYOUT_CHECK = f.read()
+
+CLS, W = np.array(WORKED_CLS), np.array(WORKED_W_HEAD)  # the worked example (docs/math.md)
+
+
+def head(cls, w):
+    """LayerNorm without gamma/beta (population variance, eps 1e-6 inside the root), times W."""
+    mu = cls.mean(axis=1, keepdims=True)
+    var = ((cls - mu) ** 2).mean(axis=1, keepdims=True)
+    return (cls - mu) / np.sqrt(var + 1e-6) @ w
+
+
+def cell(page, label):
+    return page.get_by_label(label, exact=True)
+
+
+def type_keys(page, label, text):
+    """Click a cell and type `text` key by key (the cell selects its text on focus)."""
+    box = cell(page, label)
+    box.click()
+    box.press_sequentially(text, delay=30)
+    return box
+
+
+def settle(page, quiet_ms=400):
+    """Wait until the page has had no new render for quiet_ms (typing may cause several)."""
+    last, since = renders(page), time.monotonic()
+    while time.monotonic() - since < quiet_ms / 1000.0:
+        time.sleep(0.05)
+        now = renders(page)
+        if now != last:
+            last, since = now, time.monotonic()
+
+
+# ---- edits commit what was meant ----------------------------------------------------------
+
+@pytest.mark.hosts("pyscript", "fallback")
+@pytest.mark.parametrize("text", ["1e999", "3/4", "1,5", "0x10"])
+def test_an_entry_that_ends_invalid_keeps_nothing_of_it(page, site_url, text):
+    """Typing previews valid prefixes (1, 1e9, 3, 0), but Enter on the whole, invalid entry
+    leaves every stage and the link as before the edit, and the cell shows its old value."""
+    open_explorer(page, site_url)
+    before_url, before_logits = page_fragment(page), heatmap_z(page, "heatmap-logits")
+    np.testing.assert_allclose(before_logits, head(CLS, W), atol=1e-12)
+    box = type_keys(page, "cls[0,1]", text)
+    settle(page)
+    assert "cls[0,1]" in alert_text(page)
+    box.press("Enter")
+    page.wait_for_function("document.querySelector('[aria-label=\"cls[0,1]\"]').value === '-1'")
+    settle(page)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), CLS)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(CLS, W), atol=1e-12)
+    assert page_fragment(page) == before_url
+    assert box.get_attribute("aria-invalid") is None
+
+
+def test_escape_restores_the_text_from_before_the_edit(page, site_url):
+    open_explorer(page, site_url)
+    box = type_keys(page, "W_head[1,2]", "25")  # valid all the way: previewed while typing
+    page.wait_for_function("document.getElementById('heatmap-w').data[0].z[1][2] === 25")
+    box.press("Escape")
+    page.wait_for_function("document.getElementById('heatmap-w').data[0].z[1][2] === -0.5")
+    assert box.input_value() == "-0.5"
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(CLS, W), atol=1e-12)
+
+
+@pytest.mark.parametrize("start", ["-", "1e", ".", "-."])
+def test_text_that_can_still_become_a_number_raises_no_alert(page, site_url, start):
+    open_explorer(page, site_url)
+    box = type_keys(page, "cls[1,0]", start)
+    settle(page)
+    assert alert_text(page) == "" and box.get_attribute("aria-invalid") is None
+    assert page.locator("[role=alert]:visible").count() == 0
+    box.press_sequentially("5", delay=30)
+    number = float(start + "5") if start != "1e" else 1e5
+    page.wait_for_function("v => document.getElementById('heatmap-cls').data[0].z[1][0] === v", arg=number)
+    expected = CLS.copy()
+    expected[1, 0] = number
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(expected, W), atol=1e-9)
+
+
+def test_the_focused_cell_shows_what_a_real_paste_put_there(page, site_url, context):
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    open_explorer(page, site_url)
+    page.evaluate("navigator.clipboard.writeText('9\\t8\\n7\\t6')")
+    box = cell(page, "cls[0,1]")
+    box.click()
+    before = renders(page)
+    page.keyboard.press("Control+V")
+    wait_render_after(page, before)
+    expected = CLS.copy()
+    expected[0:2, 1:3] = [[9, 8], [7, 6]]
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), expected)
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[0,1]"
+    assert box.input_value() == "9"  # the focused cell too, not only its neighbours
+    assert cell(page, "cls[1,2]").input_value() == "6"
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowUp")
+    assert box.input_value() == "9"
+
+
+def test_a_new_link_redraws_the_focused_cell(page, site_url):
+    open_explorer(page, site_url)
+    box = cell(page, "cls[0,0]")
+    box.click()
+    state = {"cls": [[5, 1, 2, 3], [0, 1, 0, 1]], "W_head": W.tolist()}
+    before = renders(page)
+    page.evaluate("f => { location.hash = f; }", state_fragment(state)[1:])
+    wait_render_after(page, before)
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[0,0]"
+    assert box.input_value() == "5"
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               head(np.array(state["cls"], float), W), atol=1e-12)
+
+
+# ---- sharing never lies ----------------------------------------------------------------------
+
+def set_dims(page, **dims):
+    for name, value in dims.items():
+        box = page.locator("#dim-" + name)
+        box.click()
+        box.press("Control+A")
+        box.press_sequentially(str(value), delay=20)
+    act(page, lambda: page.locator("#apply-dims").click())
+
+
+def test_copy_link_refuses_a_state_too_big_for_a_link(page, site_url, context):
+    """6,528 typed-in numbers at full precision make a link of more than 100 kB: Copy link
+    leaves the clipboard alone, says why with the right count, and offers the JSON instead."""
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    open_explorer(page, site_url)
+    set_dims(page, D=64, C=100)
+    w = np.random.default_rng(7).standard_normal((64, 100))
+    text = "\n".join("\t".join(repr(float(x)) for x in row) for row in w)
+    page.evaluate("t => navigator.clipboard.writeText(t)", text)
+    cell(page, "W_head[0,0]").click()
+    before = renders(page)
+    page.keyboard.press("Control+V")
+    wait_render_after(page, before, timeout=60000)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), w)
+    page.evaluate("navigator.clipboard.writeText('left alone')")
+    page.locator("#copy-link").click()
+    page.wait_for_selector("#export-dialog[open]")
+    note = page.locator("#export-text").input_value()
+    assert "{:,}".format(2 * 64 + 64 * 100) in note and "too many for a link" in note
+    assert page_fragment(page) == ""  # the address bar no longer holds the state before the paste
+    assert page.evaluate("navigator.clipboard.readText()") == "left alone"
+    assert "copied" not in page.locator("#toast").inner_text().lower()
+    page.locator("#export-as-json").click()
+    page.wait_for_function("document.getElementById('export-text').value.startsWith('{')")
+    shown = json.loads(page.locator("#export-text").input_value())
+    np.testing.assert_array_equal(np.array(shown["W_head"], dtype=float), w)
+
+
+# ---- nothing cut off, nothing jumps ------------------------------------------------------------
+
+VIEWPORTS = {"narrow phone": (360, 740), "phone": (390, 844), "desktop": (1280, 900),
+             "wide": (1920, 1080), "very wide": (2560, 1440)}
+
+
+def load_preset(page, name):
+    page.select_option("#preset", name)
+    act(page, lambda: page.locator("#load-preset").click())
+
+
+def layout_problems(page):
+    return page.evaluate(LAYOUT_CHECK)
+
+
+@pytest.mark.parametrize("name", list(VIEWPORTS))
+def test_nothing_is_cut_off_or_overlapping(browser, site_url, name):
+    width, height = VIEWPORTS[name]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        open_explorer(page, site_url)
+        for details in page.locator("details.numbers-toggle").all()[:2]:
+            details.locator("summary").click()  # open tables are checked too
+        assert layout_problems(page) == []
+        load_preset(page, "vit-b16")
+        assert layout_problems(page) == []
+    finally:
+        context.close()
+
+
+def test_nothing_is_cut_off_at_150_percent_zoom(browser, site_url):
+    """Browser zoom 150% on a 1280 px window: a 853 px wide CSS viewport at 1.5 device pixels."""
+    context = browser.new_context(viewport={"width": 853, "height": 600}, device_scale_factor=1.5)
+    try:
+        page = context.new_page()
+        open_explorer(page, site_url)
+        assert layout_problems(page) == []
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("size", [(800, 600), (640, 480)])
+def test_the_embed_fits_its_frame_without_a_scroll_bar(browser, site_url, size):
+    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
+    try:
+        page = context.new_page()
+        open_explorer(page, site_url, query="?embed=1")
+        fits = "document.scrollingElement.scrollHeight <= innerHeight && " \
+               "document.scrollingElement.scrollWidth <= innerWidth"
+        assert page.evaluate(fits)
+        assert layout_problems(page) == []
+        # An error does not make it taller, and the full page is one click away.
+        box = type_keys(page, "W_head[0,0]", "x")
+        box.press("Enter")
+        page.wait_for_function("document.getElementById('alert').textContent.length > 0")
+        assert page.evaluate(fits)
+        link = page.locator("#full-page")
+        assert link.is_visible() and "embed" not in link.get_attribute("href")
+    finally:
+        context.close()
+
+
+def test_alerts_and_toasts_never_move_the_page(page, site_url, context):
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.add_init_script("""
+        // Every layout shift whose sources moved on screen. (Chromium also reports the text
+        // scrolling inside the input being typed in, a shift of about 6e-6 whose box stays put.)
+        window.__shift = 0;
+        new PerformanceObserver((list) => {
+          for (const e of list.getEntries()) {
+            const moved = e.sources.some((s) =>
+              JSON.stringify(s.previousRect) !== JSON.stringify(s.currentRect));
+            if (moved) window.__shift += e.value;
+          }
+        }).observe({type: "layout-shift", buffered: true});
+    """)
+    open_explorer(page, site_url)
+    settle(page)
+    page.evaluate("window.__shift = 0")
+    box = type_keys(page, "cls[0,2]", "-")  # no alert yet
+    box.press_sequentially("x", delay=30)  # now an alert
+    page.wait_for_function("document.getElementById('alert').textContent.length > 0")
+    box.press("Enter")
+    page.locator("#copy-link").click()
+    page.wait_for_function("document.getElementById('toast').textContent.includes('copied')")
+    time.sleep(0.3)
+    assert page.evaluate("window.__shift") == 0
+
+
+# ---- phone and touch -------------------------------------------------------------------------
+
+def test_a_phone_scrolls_over_heatmaps_and_has_big_targets(browser, site_url):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True,
+                                  is_mobile=True, device_scale_factor=2)
+    try:
+        page = context.new_page()
+        open_explorer(page, site_url)
+        assert page.locator(".modebar").count() == 0  # no Plotly toolbar over the titles
+        small = page.evaluate("""() => [...document.querySelectorAll(
+              '.toolbar button, .toolbar select, .toolbar input, .dims input, .dims button, .grid-body input')]
+            .filter(e => e.offsetParent && e.getBoundingClientRect().height < 44)
+            .map(e => e.id || e.getAttribute('aria-label') || e.textContent)""")
+        assert small == []
+        # a keypad that can type a minus sign: iOS's decimal pad has none
+        modes = set(page.evaluate("[...document.querySelectorAll('.grid-body input')].map(e => e.inputMode)"))
+        assert modes == {"text"}
+        plot = page.locator("#heatmap-logits")
+        plot.scroll_into_view_if_needed()
+        range_before = page.evaluate("document.getElementById('heatmap-logits').layout.yaxis.range")
+        y_before = page.evaluate("scrollY")
+        box = plot.bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        cdp = context.new_cdp_session(page)  # a finger: touch start, ten moves up, lift
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+        for k in range(1, 11):
+            cdp.send("Input.dispatchTouchEvent", {"type": "touchMove",
+                                                  "touchPoints": [{"x": x, "y": y - 20 * k}]})
+        cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+        page.wait_for_function("y => scrollY > y + 100", arg=y_before, timeout=10000)
+        assert page.evaluate("document.getElementById('heatmap-logits').layout.yaxis.range") == range_before
+    finally:
+        context.close()
+
+
+# ---- keyboard and screen readers ---------------------------------------------------------------
+
+def luminance(rgb):
+    def channel(c):
+        c = c / 255.0
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a, b):
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def rgb(css):
+    return [int(float(x)) for x in css[css.index("(") + 1:css.index(")")].split(",")[:3]]
+
+
+def test_tab_never_stops_in_a_chart_toolbar_and_focus_is_visible(page, site_url):
+    open_explorer(page, site_url)
+    page.locator("body").click(position={"x": 1, "y": 1})
+    stops = []
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate("""() => { const e = document.activeElement;
+            return [e.closest('.modebar') ? 'modebar' : '', e.tagName, e.id || e.getAttribute('aria-label') || ''] }"""))
+    assert not [s for s in stops if s[0] == "modebar"]
+    assert any(s[2].startswith("cls[") for s in stops) and any(s[2].startswith("W_head[") for s in stops)
+    cell(page, "cls[0,0]").focus()
+    ring = page.evaluate("getComputedStyle(document.activeElement).outlineColor")
+    paper = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert contrast(rgb(ring), rgb(paper)) >= 3
+    border = page.evaluate("getComputedStyle(document.getElementById('copy-link')).borderTopColor")
+    assert contrast(rgb(border), rgb(paper)) >= 3
+
+
+def test_every_heatmap_has_its_numbers_as_a_table(page, site_url):
+    open_explorer(page, site_url)
+    expected = {"heatmap-cls": CLS, "heatmap-w": W, "heatmap-logits": head(CLS, W)}
+    mu = CLS.mean(axis=1, keepdims=True)
+    expected["heatmap-normalized"] = (CLS - mu) / np.sqrt(((CLS - mu) ** 2).mean(1, keepdims=True) + 1e-6)
+    for plot_id, matrix in expected.items():
+        toggle = page.locator("#%s ~ details.numbers-toggle" % plot_id)
+        toggle.locator("summary").click()
+        rows = toggle.evaluate("""d => [...d.querySelectorAll('tbody tr')].map(
+            tr => [...tr.querySelectorAll('td')].map(td => td.textContent))""")
+        shown = np.array([[float(x) for x in row] for row in rows])
+        np.testing.assert_allclose(shown, matrix, atol=5e-5, err_msg=plot_id)
+        assert toggle.locator("th[scope=col]").count() == matrix.shape[1]
+
+
+def test_the_prediction_is_said_in_words_and_announced(page, site_url):
+    open_explorer(page, site_url)
+    region = page.locator("#prediction")
+    assert region.get_attribute("aria-live") == "polite"
+    logits = head(CLS, W)
+    words = "; ".join("%s %d predicts class %d (logit %.4f)" % ("Sample" if b == 0 else "sample", b,
+                                                                 int(np.argmax(row)), row.max())
+                      for b, row in enumerate(logits)) + "."
+    assert region.inner_text().startswith(words)
+    # A constant row: every logit 0, a tie of all three classes, said as such.
+    type_keys(page, "cls[1,0]", "1").press("Tab")
+    for d in (1, 2, 3):
+        type_keys(page, "cls[1,%d]" % d, "1").press("Tab")
+    page.wait_for_function("document.getElementById('prediction').textContent.includes('tie')")
+    text = region.inner_text()
+    assert "Sample 1's features are all equal" in text and "classes 0, 1, 2 tie" in text
+
+
+def test_dimension_labels_are_words(page, site_url):
+    open_explorer(page, site_url)
+    for dim, word in (("B", "samples"), ("D", "features"), ("C", "classes")):
+        name = page.locator("#dim-" + dim).evaluate(
+            "e => (e.labels && e.labels[0] ? e.labels[0].textContent : e.getAttribute('aria-label') || '')")
+        assert word in name.lower(), (dim, name)
+
+
+@pytest.fixture(scope="session")
+def axe_source():
+    """axe-core's script, pinned in artifacts.json (npm) and fetched by the build's cache."""
+    from buildtools import manifest
+    from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
+    root = os.path.dirname(os.path.dirname(HERE))
+    art = manifest.load(os.path.join(root, "artifacts.json")).artifact("axe-core")
+    folder, _ = Cache(default_cache_dir(), log=lambda m: None,
+                      mirror=os.environ.get(MIRROR_ENV) or None).unpacked(art)
+    with open(os.path.join(folder, "axe.min.js"), encoding="utf-8") as f:
+        return f.read()
+
+
+def serious_violations(page, axe_source):
+    page.add_script_tag(content=axe_source)
+    found = page.evaluate("""async () => {
+        const r = await axe.run(document, {resultTypes: ['violations']});
+        return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.length}));
+    }""")
+    return [v for v in found if v["impact"] in ("serious", "critical")], found
+
+
+STATES = ["default", "encoder", "pitfall", "invalid cell", "vit-b16", "embed"]
+
+
+@pytest.mark.parametrize("state", STATES)
+def test_axe_finds_nothing_serious(page, site_url, axe_source, state):
+    open_explorer(page, site_url, query="?embed=1" if state == "embed" else "")
+    if state in ("encoder", "vit-b16"):
+        load_preset(page, state)
+    elif state == "pitfall":
+        act(page, lambda: page.locator("#pitfall").select_option(index=1))
+    elif state == "invalid cell":
+        type_keys(page, "cls[0,0]", "abc")
+        page.wait_for_function("document.getElementById('alert').textContent.length > 0")
+    serious, found = serious_violations(page, axe_source)
+    print("axe, %s state: %s" % (state, found or "no violations"))
+    assert serious == []
+
+
+# ---- the boot tells the truth ------------------------------------------------------------------
+
+@pytest.mark.hosts("pyscript", "fallback")
+def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url, site_host):
+    """Hold the runtime's biggest download: meanwhile the grids show the link's own numbers,
+    read-only, typing there says why, and the progress counts megabytes."""
+    held = []
+    page.add_init_script("""
+        window.__bootTexts = [];
+        new MutationObserver(() => {
+          const el = document.getElementById("boot-status");
+          if (el) window.__bootTexts.push(el.textContent);
+        }).observe(document, {subtree: true, childList: true, characterData: true});
+    """)
+    page.route("**/*.wasm", lambda route: held.append(route))
+    state = {"cls": [[1.5, 2, 3, 4], [4, 3, 2, 1]], "W_head": W.tolist()}
+    page.goto(site_url + "index.html" + state_fragment(state))
+    page.wait_for_function("document.querySelector('[aria-label=\"cls[0,0]\"]') !== null")
+    deadline = time.monotonic() + 60
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert held, "the runtime's .wasm was never requested"
+    box = cell(page, "cls[0,0]")
+    assert box.input_value() == "1.5" and box.evaluate("e => e.readOnly")
+    assert page.locator("#dim-D").input_value() == "4"
+    box.click()
+    box.press("7")
+    page.wait_for_function("document.getElementById('toast').textContent.length > 0")
+    assert "still starting" in page.locator("#toast").inner_text()
+    assert box.input_value() == "1.5"
+    texts = page.evaluate("window.__bootTexts")
+    assert any(re.search(r"\d+\.\d of \d+\.\d MB", t) for t in texts), texts
+    for route in held:
+        route.continue_()
+    page.unroute("**/*.wasm")
+    wait_ready(page, BOOT_TIMEOUT_MS)
+    assert not box.evaluate("e => e.readOnly")
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               head(np.array(state["cls"]), W), atol=1e-12)
+
+
+# ---- dark, print, reduced motion, large text --------------------------------------------------
+
+def test_dark_mode_print_reduced_motion_and_large_text(browser, site_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark",
+                                  reduced_motion="reduce")
+    try:
+        page = context.new_page()
+        open_explorer(page, site_url)
+        paper = rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
+        ink = rgb(page.evaluate("getComputedStyle(document.body).color"))
+        assert luminance(paper) < 0.05 and contrast(ink, paper) >= 7
+        plot_ink = page.evaluate("document.getElementById('heatmap-logits').layout.font.color")
+        assert contrast(rgb(plot_ink) if plot_ink.startswith("rgb") else
+                        [int(plot_ink[i:i + 2], 16) for i in (1, 3, 5)], paper) >= 4.5
+        assert layout_problems(page) == []
+        durations = page.evaluate("""[...document.querySelectorAll('button, .cell, .toast, #toast')]
+            .map(e => getComputedStyle(e).transitionDuration)""")
+        assert set(durations) <= {"0s"}
+        small = page.evaluate("document.getElementById('heatmap-logits').layout.font.size")
+        page.emulate_media(media="print")
+        assert not page.locator(".toolbar").is_visible()
+        page.emulate_media(media="screen")
+        page.locator("#text-size").click()
+        page.wait_for_function("document.documentElement.classList.contains('large')")
+        page.wait_for_function("s => document.getElementById('heatmap-logits').layout.font.size > s",
+                               arg=small)
+        assert page.evaluate("document.getElementById('heatmap-logits').layout.font.size") >= 15
+        assert layout_problems(page) == []
+    finally:
+        context.close()
