@@ -290,7 +290,7 @@ export class FineTunePanel {
       traces.push({ x: s.held_out.curve.map((p) => p[0]), y: s.held_out.curve.map((p) => 100 * p[1]),
                     name: "held-out accuracy (%)", mode: "lines+markers", yaxis: "y2", line: { color: "#15803d" } });
     }
-    const layout = this.layout("Loss of the head being trained, step by step", "loss");
+    const layout = this.layout("Loss, step by step", "loss", !run);
     layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
                       color: layout.font.color };
     return window.Plotly.react("loss-curve", traces, layout, { displayModeBar: false, responsive: true });
@@ -302,18 +302,20 @@ export class FineTunePanel {
       x: c.loss.map((_, i) => i), y: c.loss.slice(), name: c.name, mode: "lines",
       line: { color: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" },
     })) : [];
-    const layout = this.layout("Same start, data and learning rate: four heads", "loss (softmax once)");
+    const layout = this.layout("Four heads, one start", "loss (softmax once)", !run);
     return window.Plotly.react("compare-curves", traces, layout, { displayModeBar: false, responsive: true });
   }
 
-  layout(title, yTitle) {
+  // An empty chart (no run yet) shows its axes without numbers: two tick labels would meet
+  // in its corner.
+  layout(title, yTitle, empty) {
     const style = getComputedStyle(document.documentElement);
     const ink = style.getPropertyValue("--ink").trim() || "#1d2330";
     return {
       title: { text: title, x: 0, xanchor: "left", font: { size: 13 } },
       height: 320, margin: { l: 50, r: 50, t: 34, b: 80 },
-      xaxis: { title: { text: "step" }, rangemode: "tozero", color: ink },
-      yaxis: { title: { text: yTitle }, rangemode: "tozero", color: ink },
+      xaxis: { title: { text: "step" }, color: ink, showticklabels: !empty },
+      yaxis: { title: { text: yTitle }, color: ink, showticklabels: !empty },
       legend: { orientation: "h", y: -0.3 },
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
       font: { family: "system-ui, sans-serif", size: 11, color: ink },
