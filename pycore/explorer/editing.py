@@ -15,6 +15,7 @@ import numpy as np
 from .cells import parse_block, parse_cell
 from .errors import StateError
 from .state import PATTERN, check_limits, dims_text, whole_number
+from .train_state import resized_labels
 
 MATRIX_KEYS = ("W_head", "cls", "encoder_output")
 DEFAULT_N = 4
@@ -212,8 +213,9 @@ def resize(state, B=None, N=None, D=None, C=None):
     Zeros are a neutral choice: a new feature row of W_head contributes nothing to the
     logits, and a new class column gives logit 0. Sizes left as None are unchanged.
     ``N`` (patch tokens) applies to encoder mode only. ``options["sample"]`` and
-    ``options["logit_class"]`` are clamped into the new ranges. Arrays whose shape does
-    not change are not copied.
+    ``options["logit_class"]`` are clamped into the new ranges. The labels keep in step
+    (:func:`~pycore.explorer.train_state.resized_labels`: new samples get label 0, as does a
+    sample whose class was removed). Arrays whose shape does not change are not copied.
 
     Parameters
     ----------
@@ -264,6 +266,7 @@ def resize(state, B=None, N=None, D=None, C=None):
         setattr(state, key, _resized(arr, shape))
     state.options["sample"] = min(_option_int(state, "sample"), B - 1)
     state.options["logit_class"] = min(_option_int(state, "logit_class"), C - 1)
+    state.labels = resized_labels(state.labels, B, C)
     return state
 
 

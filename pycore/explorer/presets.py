@@ -1,7 +1,9 @@
 """Ready-made states: the worked example (the default), seeded random ones, a
-ViT-B/16-sized one, and a small full encoder output."""
+ViT-B/16-sized one, a small full encoder output, and labelled data to fine-tune the head on."""
 
 import numpy as np
+
+from ..vit.training import FINE_TUNING_PRESET, class_means_dataset
 
 from .errors import StateError
 from .recipes import Recipe
@@ -11,7 +13,7 @@ WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 WORKED_W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
 """The worked example (docs/math.md): logits [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]."""
 
-PRESETS = ("worked", "random", "vit-b16", "encoder")
+PRESETS = ("worked", "random", "vit-b16", "encoder", "finetune")
 
 
 def _generated(recipes, options):
@@ -34,6 +36,10 @@ def preset(name, seed=0):
     * ``"encoder"``: a full encoder output, B = 2, N+1 = 5, D = 4, C = 3, whose position 0 is
       the worked example's CLS rows (same W_head, same logits) and whose patch tokens are
       seeded N(0, 1) values with one decimal.
+    * ``"finetune"``: labelled data for the "Fine-tune the head" panel (docs/training.md):
+      K = 10 classes of CLS vectors (B = 60, D = 64) drawn around 10 class means by
+      :func:`pycore.vit.training.class_means_dataset` (spread 2, from ``seed``), with their
+      labels, and W_head = 0, the paper's start.
 
     Random values come from ``np.random.RandomState``: the cls (or patch tokens) from
     ``seed``, W_head from ``seed + 1``, identical in every NumPy version. ``seed`` is also
@@ -74,6 +80,12 @@ def preset(name, seed=0):
     if name == "vit-b16":
         return _generated({"cls": Recipe("random", (2, 768), seed, 1.0),
                            "W_head": Recipe("random", (768, 1000), w_seed, 0.02)}, options)
+    if name == "finetune":
+        p = FINE_TUNING_PRESET
+        h_cls, labels = class_means_dataset(p["K"], p["D"], p["per_class"], seed=seed,
+                                            spread=p["spread"])
+        return ExplorerState(np.zeros((p["D"], p["K"])), cls=h_cls, options=options, copy=False,
+                             labels=labels)
     z = Recipe("random", (2, 5, 4), seed, 1.0, 1).materialize()
     z[:, 0, :] = WORKED_CLS
     return ExplorerState(WORKED_W_HEAD, encoder_output=z, options=options, copy=False)

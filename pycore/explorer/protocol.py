@@ -25,7 +25,12 @@ REQUESTS = {
     "resize": {"B": "samples", "D": "features", "C": "classes",
                "N1": "tokens per sample, N+1 (encoder mode only)"},
     "mode": {"mode": "'cls' or 'encoder'"},
-    "preset": {"name": "'worked', 'encoder', 'random' or 'vit-b16'", "seed": "for 'random'"},
+    "preset": {"name": "'worked', 'encoder', 'random', 'vit-b16', 'finetune' or "
+                       "'finetune-digits'",
+               "seed": "for 'random' and 'finetune'",
+               "digits": "for 'finetune-digits' (and only it): {train: [[pixels, label], ...], "
+                         "held_out: [...]} from digits.json, pixels in the link form (64 "
+                         "characters 0-9a-g)"},
     "option": {"name": "'sample', 'logit_class', 'pitfall', 'variant', 'walk' (the walk-through's "
                        "step, 0 to 6), 'walk_class' (the class of its dot product) or 'top_k' "
                        "(how many classes the top-k table lists, 1 to 20; not part of the link)",
@@ -39,10 +44,20 @@ REQUESTS = {
                         "of 8 whole numbers from 0 (paper) to 16 (ink)",
               "head": "'keep' (the default: the model's W_head stays, with its edits) or "
                       "'trained' (the model's W_head as trained)"},
-    "export": {"format": "'json', 'numpy' or 'csv'"},
+    "export": {"format": "'json', 'numpy', 'csv' or 'training'"},
     "steps": {},
     "link": {},
     "selfcheck": {},
+    # the "Fine-tune the head" panel (pycore/explorer/finetune.py, docs/training.md)
+    "train": {"n": "how many training steps to take (1 to 500; default 1)",
+              "run": "the id of the run the page is playing: refused (error key 'run') once "
+                     "it is no longer the current run",
+              "steps": "as for edit"},
+    "train_reset": {},
+    "train_set": {"name": "'lr', 'optimizer', 'start', 'compare' or 'input_scale'",
+                  "value": "the new value (lr and input_scale may be text as typed)"},
+    "label": {"index": "[b]: the sample", "text": "its class index, as typed so far",
+              "commit": "as for edit"},
 }
 
 # answer key -> what it holds. Every answer has "ok"; the rest appear when they changed.
@@ -92,6 +107,7 @@ ANSWER = {
              "ViT's encoder output",
     "host": "the Python and NumPy the page runs on (in the answer to 'load')",
     "export": "{text, mime, filename, title}: an export",
+    "finetune": "the 'Fine-tune the head' panel: see FINETUNE",
     "matrices": "{name: {rows, cols, data}}: every matrix the heatmaps and grids name and the "
                 "page does not hold (attached by the bridge, not part of the JSON)",
     "worker_ms": "how long the worker took to answer (attached by the host, for benchmarks)",
@@ -113,6 +129,27 @@ HEATMAP = {
     "marks": "[[row, col], ...]: cells outlined (the predicted classes)",
     "x_labels": "'classes' when the hover's %{customdata} is the column's class name (the "
                 "answer's labels), else null",
+}
+
+
+# The "finetune" section of an answer (pycore/explorer/finetune.py: FineTune.add).
+FINETUNE = {
+    "labels": "[int]: the state's label of each sample",
+    "predicted": "[int]: each sample's predicted class (arg-max logit)",
+    "classes": "C, the number of classes (labels are 0 to C - 1)",
+    "settings": "{lr, optimizer, start, compare, input_scale}: the training settings",
+    "loss": "the correct head's cross-entropy now (null beyond float64)",
+    "accuracy": "its accuracy now (0 to 1)",
+    "status": "the line that says both, and the run's step",
+    "start_note": "what a zero start does, with this C",
+    "run": "null (no run: the curves are empty) or {id, steps, loss: [step 0 first, then after "
+           "each update], accuracy: [...], compare: [{head, name, loss, own, stopped}]}",
+    "reading": "one line: what the side-by-side curves show at the run's last step",
+    "why": "why, when the numbers show what the math predicts ('' otherwise)",
+    "gradient_note": "why the heatmap of dW_head is hidden, or null when it is drawn",
+    "held_out": "null, or {count, accuracy, curve: [[step, accuracy], ...], text}: the held-out "
+                "digits' accuracy under this W_head (preset 'finetune-digits'), the curve at "
+                "the end of each train request of the run",
 }
 
 
@@ -147,3 +184,6 @@ def check_answer(answer):
         extra = set(spec) - set(HEATMAP)
         missing = set(HEATMAP) - set(spec)
         assert not extra and not missing, "heatmap spec: extra %s, missing %s" % (extra, missing)
+    if "finetune" in answer:
+        keys = set(answer["finetune"])
+        assert keys == set(FINETUNE), "finetune section: %s" % sorted(keys ^ set(FINETUNE))

@@ -26,8 +26,10 @@ import sys
 
 import numpy as np
 
-from . import comparisons, digits, export, panels, protocol, readouts, walkthrough
+from . import (comparisons, digits, export, finetune_digits, panels, protocol, readouts,
+               walkthrough)
 from .class_names import class_names
+from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, paste_block, resize, set_mode
@@ -36,9 +38,10 @@ from .link import LINK_MAX, decode_fragment, encode_fragment
 from .presets import default_state, preset
 from .state import check_option, shown, whole_number
 
-ALL = ("input", "norm", "w", "logits", "pitfall", "variant")
-AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant")
-AFTER_W_EDIT = ("w", "logits", "pitfall", "variant")
+ALL = ("input", "norm", "w", "logits", "pitfall", "variant", "finetune")
+AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant", "finetune")
+AFTER_W_EDIT = ("w", "logits", "pitfall", "variant", "finetune")
+AFTER_TRAIN = ("w", "logits", "pitfall", "variant")  # + the panel's own section (_finetuned)
 
 # The link comes with every answer while the state is small. Spelling out many typed-in numbers
 # costs milliseconds per thousand in the browser, too much for every keystroke: past
@@ -60,6 +63,7 @@ class Session(object):
         self._sent = {}    # static sections as last sent (labels, comparison choices)
         self._logit = None  # the logit the person selected, (b, c): its terms follow every edit
         self._k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
+        self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune.py)
 
     @property
     def state(self):
@@ -187,8 +191,20 @@ class Session(object):
         return self._replace(set_mode(self.state.copy(), request.get("mode")))
 
     def op_preset(self, request):
-        return self._replace(preset(request.get("name"),
-                                    seed=whole_number(request.get("seed", 0), "seed", floats=True)))
+        name = request.get("name")
+        seed = whole_number(request.get("seed", 0), "seed", floats=True)
+        if (name == finetune_digits.PRESET) != ("digits" in request):
+            raise StateError("digits belong to the preset %s, and it needs them (from "
+                             "digits.json)." % finetune_digits.PRESET)
+        if name != finetune_digits.PRESET:
+            return self._replace(preset(name, seed=seed))
+        state, held_out = finetune_digits.digits_preset(request["digits"], seed)
+        before, self.finetune.held_out = self.finetune.held_out, held_out
+        try:
+            return self._replace(state)
+        except StateError:   # refused: nothing changed, the held-out set neither
+            self.finetune.held_out = before
+            raise
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
@@ -258,9 +274,41 @@ class Session(object):
         elif fmt == "csv":
             out = {"text": export.logits_csv(self.trace.logits), "mime": "text/csv",
                    "filename": "logits.csv", "title": "The logits as CSV"}
+        elif fmt == "training":
+            out = self.finetune.export(self.state)
         else:
-            raise StateError("Unknown export format %s (json, numpy or csv)." % shown(fmt))
+            raise StateError("Unknown export format %s (json, numpy, csv or training)."
+                             % shown(fmt))
         return {"ok": True, "export": out}
+
+    # ---- the "Fine-tune the head" panel (its logic: pycore/explorer/finetune.py) -----------
+
+    def op_train(self, request):
+        """Training steps of the current run (a new run if none describes the state)."""
+        self.finetune.train(self.computed, request.get("n", 1), request.get("run"))
+        return self._finetuned(self._answer(AFTER_TRAIN, steps=_steps_wanted(request)))
+
+    def op_train_reset(self, request):
+        """W_head back to where training starts; the curves are cleared."""
+        changed = self.finetune.reset(self.computed)
+        return self._finetuned(self._answer(AFTER_TRAIN if changed else (), steps=changed))
+
+    def op_train_set(self, request):
+        """One training setting (lr, optimizer, start, compare, input_scale)."""
+        self.finetune.setting(self.state, request.get("name"), request.get("value"))
+        return self._finetuned(self._answer(()))
+
+    def op_label(self, request):
+        """One sample's label, as typed so far (like an edit: see FineTune.label)."""
+        value, error = self.finetune.label(self.state, request.get("index"),
+                                           request.get("text"), request.get("commit") is True)
+        answer = self._finetuned(self._answer(()))
+        answer["value"], answer["error"] = value, error
+        return answer
+
+    def _finetuned(self, answer):
+        self.finetune.add(answer, self.state, self.trace, self.matrices, live=True)
+        return answer
 
     def op_steps(self, request):
         """The equations of the current state (after edits that said "steps": "later")."""
@@ -401,6 +449,8 @@ class Session(object):
             s, t, panels.prediction(t, classes=digits.class_names(s))["notes"]
             if s.options.get("walk") == len(walkthrough.STEPS) - 1 else (),
             classes=digits.class_names(s))
+        if "finetune" in parts:
+            self.finetune.add(answer, s, t, self.matrices)
         if steps == "later":  # the page asks with a "steps" request once they are in view
             answer["steps_follow"] = True
         elif steps:

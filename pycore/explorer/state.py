@@ -250,7 +250,8 @@ def check_fit(W_head, inputs, input_key):
 
 class ExplorerState(object):
     """What a person can edit: ``W_head`` (D, C), exactly one of ``cls`` (B, D) or
-    ``encoder_output`` (B, N+1, D), and view ``options``.
+    ``encoder_output`` (B, N+1, D), view ``options``, and for fine-tuning one class label per
+    sample (``labels``) and the training settings (``train``).
 
     The arrays are float64, C-contiguous, finite and owned by the state (the
     constructor copies its inputs unless ``copy=False``). ``generated`` maps the keys of
@@ -267,23 +268,29 @@ class ExplorerState(object):
         ``variant``, ``activation``, ``seed``). A plain dict the page may update.
     generated : dict, optional
     copy : bool, optional
+    labels : sequence of int, optional
+        One class index in [0, C) per sample; None labels every sample 0
+        (:func:`~pycore.explorer.train_state.check_labels`). Held as a tuple.
+    train : dict, optional
+        Training settings, merged over
+        :data:`~pycore.explorer.train_state.TRAIN_DEFAULTS` and checked.
 
     Raises
     ------
     StateError
-        For anything that is not a valid state (shapes, limits, NaN/inf).
+        For anything that is not a valid state (shapes, limits, NaN/inf, labels, settings).
 
     Examples
     --------
     >>> s = ExplorerState([[1.0], [2.0]], cls=[[0.5, 0.25]])
-    >>> s.mode, s.B, s.D, s.C, s.N
-    ('cls', 1, 2, 1, None)
+    >>> s.mode, s.B, s.D, s.C, s.N, s.labels
+    ('cls', 1, 2, 1, None, (0,))
     """
 
-    __slots__ = ("W_head", "cls", "encoder_output", "options", "generated")
+    __slots__ = ("W_head", "cls", "encoder_output", "options", "generated", "labels", "train")
 
     def __init__(self, W_head, cls=None, encoder_output=None, options=None, generated=None,
-                 copy=True):
+                 copy=True, labels=None, train=None):
         if (cls is None) == (encoder_output is None):
             raise StateError("a state needs exactly one of cls (B × D) or encoder_output "
                              "(B × (N+1) × D)", key="cls" if cls is None else None)
@@ -300,6 +307,9 @@ class ExplorerState(object):
         merged.update(options or {})
         self.options = merged
         self.generated = dict(generated or {})
+        from .train_state import check_labels, train_settings  # it uses this module's checks
+        self.labels = check_labels(labels, self.B, self.C)
+        self.train = train_settings(train)
 
     @property
     def mode(self):
@@ -346,12 +356,14 @@ class ExplorerState(object):
         """A deep copy (arrays, options and recipes)."""
         generated = dict((k, r.copy()) for k, r in self.generated.items())
         return ExplorerState(self.W_head, self.cls, self.encoder_output,
-                             dict(self.options), generated)
+                             dict(self.options), generated, labels=self.labels,
+                             train=dict(self.train))
 
     def __eq__(self, other):
         if not isinstance(other, ExplorerState):
             return NotImplemented
         return (self.mode == other.mode and self.options == other.options
+                and self.labels == other.labels and self.train == other.train
                 and np.array_equal(self.W_head, other.W_head)
                 and np.array_equal(self.inputs, other.inputs))
 

@@ -6,6 +6,10 @@ instead of ``"cls"``. A matrix ``M`` is a nested list of numbers or, for big mat
 the compact form of :mod:`pycore.explorer.recipes`. ``options`` holds only the options that
 differ from :data:`~pycore.explorer.state.DEFAULT_OPTIONS`; unknown top-level keys and
 unknown options are ignored (newer pages may add some), known ones are validated.
+
+Fine-tuning adds two top-level keys, each written only when it differs from its default
+(pycore/explorer/train_state.py): ``labels`` (B class indices; absent: every sample 0) and
+``train`` (the training settings that differ from their defaults).
 """
 
 import math
@@ -17,6 +21,7 @@ from .errors import StateError
 from .recipes import Recipe, sparse_recipe
 from .state import (_DIMS, DEFAULT_OPTIONS, PATTERN, ExplorerState, check_fit, check_limits,
                     check_option, check_seed, dims_text, shown)
+from .train_state import check_labels, labels_to_json, train_from_json, train_to_json
 
 COMPACT_MIN = 1024
 """Matrices with more elements than this are written in compact form when they came
@@ -282,13 +287,15 @@ def state_from_json(obj):
     X, X_recipe = matrix_from_json(obj[input_key], input_key)
     check_fit(W, X, input_key)
     options = _options_from_json(obj.get("options"), X.shape[0], W.shape[1])
+    labels = check_labels(obj.get("labels"), X.shape[0], W.shape[1])
+    train = train_from_json(obj.get("train"))
     generated = {}
     if W_recipe is not None:
         generated["W_head"] = W_recipe
     if X_recipe is not None:
         generated[input_key] = X_recipe
     return ExplorerState(W, X if has_cls else None, None if has_cls else X, options,
-                         generated, copy=False)
+                         generated, copy=False, labels=labels, train=train)
 
 
 def state_to_json(state):
@@ -306,4 +313,9 @@ def state_to_json(state):
                    if k in state.options and state.options[k] != DEFAULT_OPTIONS[k])
     if options:
         out["options"] = options
+    labels, train = labels_to_json(state.labels), train_to_json(state.train)
+    if labels is not None:
+        out["labels"] = labels
+    if train is not None:
+        out["train"] = train
     return out

@@ -13,6 +13,7 @@ import { redrawAll } from "./heatmaps.js";
 import { DigitPad, Debounced, loadGallery } from "./digits.js";
 import { WalkThrough } from "./walkthrough.js";
 import * as linked from "./linked.js";
+import { FineTunePanel } from "./finetune.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -49,7 +50,10 @@ grids.w = new MatrixGrid($("grid-w"), {
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
 const walk = new WalkThrough($("walk"), (name, value) => client && send({ op: "option", name, value }, performance.now()));
-const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit, onWalk: (w) => walk.show(w) });
+const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit, onWalk: (w) => walk.show(w),
+                                     onFinetune: (s) => finetune.show(s) });
+const finetune = new FineTunePanel({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
+                                     alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
 // The real-ViT panel: every stroke is one "digit" request, at most one per animation frame.
 // <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
 const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
@@ -259,6 +263,7 @@ function bindControls() {
   });
 
   bindDigits();
+  finetune.bind();
   $("copy-link").addEventListener("click", () => share.copyLink());
   const exportAs = async (format) => {
     const res = await client.call({ op: "export", format });

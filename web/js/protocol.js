@@ -5,27 +5,30 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"} op
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
  * @property {string} [fragment] load: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
- * @property {number[]} [index] edit, paste: the cell, 0-based
- * @property {string} [text] edit, paste: what the cell holds now, or the pasted text
- * @property {boolean} [commit] edit: the person has left the cell
- * @property {"later"} [steps] edit, paste: the equations are out of view
+ * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
+ * @property {string} [text] edit, paste: what the cell holds now, or the pasted text; label: the class index as typed
+ * @property {boolean} [commit] edit, label: the person has left the cell
+ * @property {"later"} [steps] edit, paste, train: the equations are out of view
  * @property {number} [B] resize
  * @property {number} [D] resize
  * @property {number} [C] resize
  * @property {number} [N1] resize
  * @property {string} [mode] mode
- * @property {string} [name] preset, option
+ * @property {string} [name] preset, option, train_set
  * @property {number} [seed] preset
- * @property {*} [value] option
+ * @property {{train: Array<[string, number]>, held_out: Array<[string, number]>}} [digits] preset "finetune-digits": labelled pixels from digits.json
+ * @property {*} [value] option, train_set
  * @property {?number} [b] contributions: the logit's sample (null: nothing selected)
  * @property {?number} [c] contributions: the logit's class
  * @property {boolean} [select] contributions: chosen (click, keyboard), not hovered: follows edits
  * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16
  * @property {"keep"|"trained"} [head] digit: keep W_head's edits, or the trained W_head
  * @property {string} [format] export
+ * @property {number} [n] train: how many steps
+ * @property {number} [run] train: the run being played (refused once it is not the current one)
  */
 
 /**
@@ -56,6 +59,7 @@
  * @property {?Digit} [digit]
  * @property {string} [host]
  * @property {{text: string, mime: string, filename: string, title: string}} [export]
+ * @property {FineTune} [finetune]
  * @property {Object<string, Matrix>} [matrices]
  * @property {number} [worker_ms]
  * @property {{python: string, numpy: string, modules: number, attempted: number, failed: number, failures: {module: string, report: string}[]}} [selfcheck]
@@ -99,6 +103,24 @@
  * @property {string} total_text
  * @property {{label: string, d: ?number, value: number, text: string}[]} bars the rest summed: d null
  * @property {string} note
+ */
+
+/**
+ * The "Fine-tune the head" panel's section (pycore.explorer.protocol.FINETUNE).
+ * @typedef {Object} FineTune
+ * @property {number[]} labels
+ * @property {number[]} predicted
+ * @property {number} classes
+ * @property {{lr: number, optimizer: string, start: string, compare: string[], input_scale: number}} settings
+ * @property {?number} loss
+ * @property {number} accuracy
+ * @property {string} status
+ * @property {string} start_note
+ * @property {?{id: number, steps: number, loss: number[], accuracy: number[], compare: {head: string, name: string, loss: number[], own: ?number[], stopped: ?string}[]}} run
+ * @property {string} reading
+ * @property {string} why
+ * @property {?string} gradient_note
+ * @property {?{count: number, accuracy: number, curve: number[][], text: string}} held_out
  */
 
 /**

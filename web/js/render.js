@@ -18,11 +18,12 @@ import { writeLink } from "./share.js";
 
 export class Renderer {
   // client: the bridge the host handed over (js/host.js); null until Python is ready.
-  constructor(client, { onShape, grids, onDigit, onWalk }) {
+  constructor(client, { onShape, grids, onDigit, onWalk, onFinetune }) {
     this.client = client;
     this.onShape = onShape;
     this.onDigit = onDigit; // the real-ViT panel (js/digits.js), given the answer's "digit"
     this.onWalk = onWalk; // the walk-through (js/walkthrough.js), given the answer's "walk"
+    this.onFinetune = onFinetune; // the fine-tuning panel (js/finetune.js): draws its curves
     this.grids = grids; // {input, w}: the editors, and the matrix each shows
     this.store = new Map(); // matrix name -> {rows, cols, data: Float64Array}
     this.pending = null;
@@ -107,6 +108,7 @@ export class Renderer {
     panels.render(res);
     linked.render(res);
     if ("digit" in res && this.onDigit) this.onDigit(res.digit);
+    if (res.finetune && this.onFinetune) draws.push(this.onFinetune(res.finetune));
     await Promise.all(draws);
     // after the redraws, whose Plotly.react would otherwise race its outlines
     if ("walk" in res && this.onWalk) await this.onWalk(res.walk);

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""Training speed of the "Fine-tune the head" panel in the page, on each runtime host.
+
+    python benchmarks/finetune_bench.py                    # build both hosts into a temp dir
+    python benchmarks/finetune_bench.py --site dist --hosts pyscript
+    python benchmarks/finetune_bench.py --seconds 20
+
+On a built site in headless Chromium at 1280 x 900: load the class-means preset, resize it to
+B = 64 (D = 64, C = 10, the size issue 13 names), scroll the panel into view, press Play for
+--seconds, press Pause. Printed per host: the steps per second the page itself reports
+(<section id="finetune" data-steps-per-second>: steps taken / time since Play, every step
+drawn: the loss curve, the side-by-side curves, the W_head, logits, probabilities and dW_head
+heatmaps), how many redraws that was (render cycles), and the last round's split between
+Python's answer and the redraw. Target (issue 13): at least 20 steps per second on each host.
+This is a benchmark, not a test: the exit status is 0 unless --strict is given and a host
+misses the target.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from buildtools.serve import serve_in_thread  # noqa: E402
+
+TARGET = 20.0
+CHROMIUMS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
+
+
+def build(host, out):
+    subprocess.run([sys.executable, os.path.join(ROOT, "build.py"), "--runtime", host,
+                    "--out", out], check=True, stdout=subprocess.DEVNULL)
+    return out
+
+
+def measure(browser, url, seconds):
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(url + "index.html")
+        page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=180000)
+        idle = """() => { const s = document.getElementById('finetune').dataset;
+                          return s.busy === 'false' && s.playing === 'false'; }"""
+        page.click("#ft-load-means")
+        page.wait_for_function("document.querySelectorAll('#ft-labels input').length === 60",
+                               timeout=60000)
+        page.fill("#dim-B", "64")
+        page.click("#apply-dims")
+        page.wait_for_function("document.querySelectorAll('#ft-labels input').length === 64",
+                               timeout=60000)
+        page.locator("#finetune").scroll_into_view_if_needed()
+        renders = int(page.evaluate("document.documentElement.dataset.renders"))
+        page.click("#ft-play")
+        time.sleep(seconds)
+        page.click("#ft-play")
+        page.wait_for_function(idle, timeout=60000)
+        data = page.evaluate("Object.assign({}, document.getElementById('finetune').dataset)")
+        data["renders"] = int(page.evaluate("document.documentElement.dataset.renders")) - renders
+        return data
+    finally:
+        page.close()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", help="an already built site (one host)")
+    parser.add_argument("--hosts", default="pyscript,fallback")
+    parser.add_argument("--seconds", type=float, default=15.0)
+    parser.add_argument("--strict", action="store_true")
+    args = parser.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+    chromium = next((p for p in CHROMIUMS if os.path.exists(p)), None)
+    missed = False
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        for host in args.hosts.split(","):
+            site = args.site or build(host, os.path.join(tmp, host))
+            server, url = serve_in_thread(site)
+            try:
+                d = measure(browser, url, args.seconds)
+            finally:
+                server.shutdown()
+            rate = float(d.get("stepsPerSecond") or 0)
+            ok = rate >= TARGET
+            missed = missed or not ok
+            print("%-9s %6.1f steps/s over %.0f s (%s steps, %d redraws); last round: answer %s "
+                  "ms, redraw %s ms  %s" % (host, rate, args.seconds, d.get("runSteps"),
+                                            d["renders"], d.get("lastAnswerMs"),
+                                            d.get("lastRedrawMs"), "ok" if ok else "FAIL"))
+        browser.close()
+    with open("/proc/loadavg") if os.path.exists("/proc/loadavg") else open(os.devnull) as f:
+        print("machine: %d CPUs, load average %s" % (os.cpu_count(), " ".join(f.read().split()[:3])))
+    return 1 if (missed and args.strict) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

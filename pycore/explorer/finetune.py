@@ -1,0 +1,303 @@
+"""Fine-tuning the head on the page: the training run behind the "Fine-tune the head" panel,
+what the panel shows, and the run as NumPy code (docs/training.md, "The panel").
+
+A run (:mod:`pycore.explorer.finetune_run`) trains the correct head and the mistaken heads
+beside it; its NumPy code comes from :mod:`pycore.explorer.finetune_export`. Each
+``train`` request takes steps of all of them; the correct head's W_head becomes the state's, so
+the link and every export carry it. A run lasts while nothing it depends on changes: an edit of
+W_head or of the inputs, a label, a setting, or another state ends it, and the next step starts
+a new one (the page clears its curves).
+
+Every curve is a list of losses, step 0 first: entry t is the loss after t updates, i.e.
+before update t, and the last entry is the loss of the parameters now (as
+:func:`pycore.vit.training.train_head` reports them). On the side-by-side chart each head's
+curve is the cross-entropy of its logits, the softmax applied once, by the loss: for the
+softmax-inside head that scores the W_head it learns as the correct head would use it; its own
+(double-softmax) training loss is kept beside it.
+
+Examples
+--------
+>>> from pycore.explorer.computed import Computed
+>>> from pycore.explorer.presets import preset
+>>> ft, computed = FineTune(), Computed(preset("finetune"))
+>>> ft.train(computed, 3)
+>>> [round(x, 4) for x in ft.run.main.losses]    # from W_head = 0: log 10 first
+[2.3026, 2.1111, 1.9323, 1.7666]
+"""
+import math
+
+import numpy as np
+
+from ..vit.training import cross_entropy
+from . import panels
+from .cells import format_number, parse_cell
+from .errors import StateError
+from .finetune_export import training_code
+from .finetune_run import Run, reading
+from .state import shown, whole_number
+from .train_state import TRAIN_DEFAULTS, check_train_setting, parse_label
+
+MAX_STEPS_PER_REQUEST = 500
+"""Steps one ``train`` request may ask for (the page asks for a few per frame while playing)."""
+
+MAX_RUN_STEPS = 1000
+"""Steps in one run; the curves travel whole in each answer, so they stay short."""
+
+GRADIENT_LIVE_MAX = 20000
+"""Up to this many weights (D * C), dW_head is redrawn with every edit once the panel is in
+use; a larger gradient comes only with the panel's own actions (an edit hides it)."""
+
+
+# ---- the panel, request by request ---------------------------------------------------------
+
+class FineTune(object):
+    """The fine-tuning side of a session: the current run, the label being typed, and the
+    panel's section of each answer (protocol.FINETUNE)."""
+
+    def __init__(self):
+        self.run = None
+        self.active = False   # the panel has been used: its gradient follows every edit
+        self._runs = 0
+        self._entry = None    # the label being typed: (state, b, the label when entered)
+        self.held_out = None  # the held-out digits of preset "finetune-digits" (HeldOut)
+
+    def current_run(self, state):
+        """The run, if it still describes ``state`` (else it is dropped)."""
+        if self.run is not None and not self.run.current(state):
+            self.run = None
+        return self.run
+
+    # -- requests
+
+    def train(self, computed, n, run_id=None):
+        """Take n steps of the run (a new one if none describes the state): the correct
+        head's W_head becomes the state's. Changes nothing if it cannot be done.
+
+        Raises
+        ------
+        StateError
+            A bad n; ``key="run"`` when ``run_id`` is not the current run (something changed
+            it: the page stops playing); a run at :data:`MAX_RUN_STEPS`; W_head or the logits
+            overflowing float64.
+        """
+        state = computed.state
+        n = whole_number(n, "n", 1, MAX_STEPS_PER_REQUEST, floats=True)
+        run = self.current_run(state)
+        if run_id is not None and (run is None or run.id != run_id):
+            raise StateError("The training run changed (an edit, a label, a setting or new "
+                             "data): this step was not taken.", key="run")
+        fresh = run is None
+        if fresh:
+            try:
+                run = Run(self._runs + 1, state)
+            except ValueError as exc:
+                raise StateError("Training cannot start: %s; nothing was changed." % exc,
+                                 key="train") from None
+        n = min(n, MAX_RUN_STEPS - run.steps)
+        if n <= 0:
+            raise StateError("This run has taken its %d steps: press Reset, or change a "
+                             "setting, to start another." % MAX_RUN_STEPS, key="run")
+        W_before, recipe = state.W_head.copy(), state.generated.get("W_head")
+        try:
+            run.advance(n)
+            state.W_head[...] = run.main.trainer.params["W_head"]
+            state.generated.pop("W_head", None)   # trained: no longer the preset's matrix
+            computed.recompute()
+        except ValueError as exc:
+            state.W_head[...] = W_before
+            if recipe is not None:
+                state.generated["W_head"] = recipe
+            raise StateError("Training stopped: %s at lr = %s; nothing was changed. Try a "
+                             "smaller learning rate." % (str(exc).rstrip("."), format_number(
+                                 state.train["lr"], 8, trim=True)), key="train") from None
+        run.W_after = state.W_head.copy()
+        held = self.held_out
+        if held is not None and held.applies(state):   # at the run's start, then per request
+            if fresh:
+                run.held_out.append([0, held.accuracy(run.W0)])
+            run.held_out.append([run.steps, held.accuracy(state.W_head)])
+        if fresh:
+            self._runs += 1
+        self.run, self.active = run, True
+
+    def reset(self, computed):
+        """W_head back to where training starts: the current run's start, or zero when the
+        settings say so; the curves are cleared. Returns whether W_head changed."""
+        state = computed.state
+        self.active = True
+        run = self.current_run(state)
+        self.run = None
+        if run is not None:
+            W, recipe = run.W0, run.W0_recipe
+        elif state.train["start"] == "zero":
+            W, recipe = np.zeros_like(state.W_head), None
+        else:
+            return False
+        if np.array_equal(W, state.W_head):
+            return False
+        before, old_recipe = state.W_head.copy(), state.generated.get("W_head")
+        state.W_head[...] = W
+        state.generated.pop("W_head", None)
+        if recipe is not None:
+            state.generated["W_head"] = recipe.copy()
+        try:
+            computed.recompute()
+        except ValueError as exc:  # cannot happen for a start that was computed: kept honest
+            state.W_head[...] = before
+            state.generated.pop("W_head", None)
+            if old_recipe is not None:
+                state.generated["W_head"] = old_recipe
+            raise StateError("This cannot be computed: %s; nothing was changed." % exc) from None
+        return True
+
+    def setting(self, state, name, value):
+        """Change one training setting (text from the page is read as a number for ``lr``
+        and ``input_scale``). Raises StateError, changing nothing, for a bad value."""
+        typed = isinstance(value, str) and name in ("lr", "input_scale")
+        try:
+            if typed:
+                value = parse_cell(value, where="train." + name)
+            checked = check_train_setting(name, value)
+        except StateError as err:
+            message = str(err)
+            if typed and "; got " in message:  # as the person typed it: -1, not -1.0
+                message = message[:message.rindex("; got ")] + "; got " + \
+                    format_number(value, 8, trim=True)
+            if isinstance(name, str) and name in state.train:  # a malformed name is no key
+                message += "; it stays %s" % _setting_text(state.train[name])
+            raise StateError(message, key="train") from None
+        state.train[name] = checked
+        self.active = True
+
+    def label(self, state, index, text, commit=False):
+        """One label as typed so far, as a cell is edited: a class index is in effect at
+        once; anything else puts the label back to what it was when the person began typing
+        in it, and is returned as the error ({message, key, index, incomplete}: an empty
+        field is no error until it is left)."""
+        B, C = state.B, state.C
+        if not isinstance(index, list) or len(index) != 1:
+            raise StateError("A label's index is [b], one sample; got %s." % shown(index),
+                             key="labels")
+        b = whole_number(index[0], "labels index", 0, B - 1, key="labels")
+        entry = self._entry
+        if entry is None or entry[0] is not state or entry[1] != b:
+            entry = self._entry = (state, b, state.labels[b])
+        error = None
+        try:
+            value = parse_label(text, b, C)
+        except StateError as err:
+            value = entry[2]
+            error = {"message": str(err), "key": "labels", "index": [b],
+                     "incomplete": not commit and isinstance(text, str) and not text.strip()}
+        labels = list(state.labels)
+        labels[b] = value
+        state.labels = tuple(labels)
+        if commit:
+            self._entry = None
+        self.active = True
+        return value, error
+
+    def export(self, state):
+        """The run as runnable NumPy code (export format "training")."""
+        run = self.current_run(state)
+        if run is None:
+            raise StateError("There is no training run to export: press Step or Play in "
+                             "\u201cFine-tune the head\u201d first.")
+        return {"text": training_code(run), "mime": "text/x-python",
+                "filename": "vit_head_training.py",
+                "title": "NumPy code that reproduces the training run's losses"}
+
+    # -- the answer
+
+    def _held_out(self, state, run):
+        """The answer's "held_out": the held-out digits' accuracy under this W_head."""
+        held = self.held_out
+        if held is None or not held.applies(state):
+            return None
+        accuracy = held.accuracy(state.W_head)
+        right = int(round(accuracy * held.count))
+        return {"count": held.count, "accuracy": accuracy,
+                "curve": list(run.held_out) if run is not None else [],
+                "text": "Held-out digits (never trained on): %s %% right (%d of %d), with "
+                        "this W_head." % (format_number(100.0 * accuracy, 1), right,
+                                          held.count)}
+
+    def add(self, answer, state, trace, matrices, live=False):
+        """Put the panel's section (protocol.FINETUNE) into ``answer``, with dW_head as a
+        heatmap when the panel is in use (``live``: the answer to one of its own actions)."""
+        run = self.current_run(state)
+        y = np.array(state.labels, dtype=np.int64)
+        predicted = [int(c) for c in trace.predicted]
+        if run is not None:
+            loss, accuracy = run.main.losses[-1], run.main.accuracies[-1]
+        else:
+            with np.errstate(over="ignore"):
+                loss = cross_entropy(trace.logits, y)
+            accuracy = sum(p == t for p, t in zip(predicted, state.labels)) / float(state.B)
+        correct = int(round(accuracy * state.B))
+        finite = math.isfinite(loss)
+        status = "%s · loss %s · accuracy %s %% (%d of %d)" % (
+            "Step %d of this run" % run.steps if run is not None else "No steps yet",
+            format_number(loss, 4) if finite else "beyond float64 (logits more than ~1e308 "
+            "apart)", format_number(100.0 * accuracy, 1), correct, state.B)
+        line, why = reading(run) if run is not None else ("", "")
+        section = {
+            "labels": list(state.labels), "predicted": predicted, "classes": state.C,
+            "settings": dict(state.train, compare=list(state.train["compare"])),
+            "loss": float(loss) if finite else None, "accuracy": float(accuracy),
+            "status": status,
+            "start_note": start_note(state.C),
+            "run": run.curves_json() if run is not None else None,
+            "reading": line, "why": why, "gradient_note": None,
+            "held_out": self._held_out(state, run),
+        }
+        answer["finetune"] = section
+        # In use: this session's actions, or a state that carries fine-tuning (a link, the preset)
+        active = self.active or any(state.labels) or state.train != TRAIN_DEFAULTS
+        if not active or (not live and state.D * state.C > GRADIENT_LIVE_MAX):
+            answer["hide"].append("heatmap-dw")
+            section["gradient_note"] = (
+                "The gradient dW_head appears here once you use this panel (Step, a label, a "
+                "setting)." if not active else
+                "dW_head (%d weights) is recomputed at each step, not at each edit." %
+                (state.D * state.C))
+            return
+        matrices["dW_head"] = gradient(trace, y)
+        answer["heatmaps"]["heatmap-dw"] = panels.heatmap(
+            "dW_head", matrices["dW_head"],
+            "dW_head = ∂loss/∂W_head at this W_head (D × C)", "class c", "feature d",
+            "d = %{y}, class %{x}<br>dW = " + panels.EXACT)
+
+
+def _setting_text(value):
+    """A training setting as a message quotes it: 0.1, sgd, "bias, no_layernorm" or none."""
+    if isinstance(value, float):
+        return format_number(value, 8, trim=True)
+    if isinstance(value, tuple):
+        return ", ".join(value) or "none"
+    return str(value)
+
+
+def gradient(trace, labels):
+    """dW_head of the correct head at the trace's W_head: h_hatᵀ (softmax(logits) − Y) / B.
+
+    Examples
+    --------
+    >>> from pycore.vit.trace import trace_head
+    >>> t = trace_head(np.zeros((2, 2)), cls=[[1.0, -1.0], [-1.0, 1.0]])
+    >>> gradient(t, np.array([0, 1])).round(4).tolist()   # each class toward its own rows
+    [[-0.5, 0.5], [0.5, -0.5]]
+    """
+    B = trace.logits.shape[0]
+    delta = np.array(trace.display_softmax, dtype=np.float64)
+    delta[np.arange(B), labels] -= 1.0
+    delta /= B
+    return np.ascontiguousarray(np.dot(trace.h_hat.T, delta))
+
+
+def start_note(C):
+    """What a zero start does, with this state's C (the panel says it beside the start)."""
+    return ("From W_head = 0 (the paper's start) every logit is 0: the softmax is uniform, the "
+            "loss is exactly log C = log %d = %s, and every sample predicts class 0 (ties go to "
+            "the first class). The first SGD step then moves each column of W_head toward the "
+            "mean normalized CLS row of its class." % (C, format_number(math.log(C), 4)))

@@ -1,0 +1,306 @@
+"""A training run of the "Fine-tune the head" panel: the correct head and the mistaken heads
+beside it, trained from the same start, and the one line that reads their curves.
+
+A **run** trains W_head on the state's CLS rows and labels, full batch, with the state's
+optimizer and learning rate, from where the settings say (the W_head shown, or zero). Beside
+the correct head it trains the mistaken heads of the settings (``compare``) from the same start,
+on the same rows scaled by ``input_scale``, with the same optimizer and learning rate.
+
+Every curve is a list of losses, step 0 first: entry t is the loss after t updates, i.e.
+before update t, and the last entry is the loss of the parameters now (as
+:func:`pycore.vit.training.train_head` reports them). On the side-by-side chart each head's
+curve is the cross-entropy of its logits, the softmax applied once, by the loss: for the
+softmax-inside head that scores the W_head it learns as the correct head would use it; its own
+(double-softmax) training loss is kept beside it.
+
+Examples
+--------
+>>> from pycore.explorer.presets import preset
+>>> run = Run(1, preset("finetune")); run.advance(3)
+>>> [round(x, 4) for x in run.main.losses]    # from W_head = 0: log 10 first
+[2.3026, 2.1111, 1.9323, 1.7666]
+"""
+import math
+
+import numpy as np
+
+from ..vit.training import HeadTrainer, cross_entropy, make_optimizer
+from .cells import format_number
+
+HEAD_NAMES = {"correct": "correct head", "softmax_inside": "softmax inside the head",
+              "no_layernorm": "no LayerNorm", "bias": "with bias"}
+OPTIMIZER_NAMES = {"sgd": "SGD", "momentum": "momentum 0.9", "adam": "Adam"}
+
+
+def _g(x):
+    """A loss as the panel's text writes it: three significant digits."""
+    return "%.3g" % x
+
+
+# ---- one head, trained ---------------------------------------------------------------------
+
+class Curve(object):
+    """One head trained from a run's start, and its curve.
+
+    Parameters
+    ----------
+    head : str
+        ``"correct"`` or one of the mistaken heads.
+    h_cls, W0, labels : numpy.ndarray
+        The run's CLS rows (B, D), start (D, C) and labels (B,).
+    optimizer : str
+        ``"sgd"``, ``"momentum"`` or ``"adam"``.
+    lr, input_scale : float
+
+    Attributes
+    ----------
+    losses : list of float
+        The loss of the head's logits (softmax applied once), step 0 first.
+    accuracies : list of float
+        Share of samples whose arg-max logit is their label, step by step.
+    own : list of float
+        The softmax-inside head's own training loss (double softmax); empty for other heads.
+    stopped : str or None
+        Why the curve stopped early (its logits overflowed float64).
+
+    Examples
+    --------
+    >>> c = Curve("correct", np.array([[1.0, -1.0], [-1.0, 1.0]]), np.zeros((2, 2)),
+    ...           np.array([0, 1]), "sgd", 1.0)
+    >>> c.advance(1)
+    >>> [round(x, 4) for x in c.losses], c.accuracies
+    ([0.6931, 0.1269], [0.5, 1.0])
+    """
+
+    __slots__ = ("head", "trainer", "losses", "accuracies", "own", "stopped")
+
+    def __init__(self, head, h_cls, W0, labels, optimizer, lr, input_scale=1.0):
+        self.head = head
+        self.trainer = None
+        self.losses, self.accuracies, self.own = [], [], []
+        self.stopped = None
+        try:
+            self.trainer = HeadTrainer(h_cls, W0, labels, make_optimizer(optimizer, lr),
+                                       head=head, input_scale=input_scale)
+            with np.errstate(over="ignore", invalid="ignore"):   # an overflow stops it here
+                self._record(*self.trainer.evaluate(), scored=self._scored())
+        except ValueError:
+            if head == "correct" and input_scale == 1.0:
+                raise
+            self.stopped = "could not start: at this input scale its logits overflow float64"
+
+    @property
+    def steps(self):
+        return len(self.losses) - 1
+
+    def _scored(self):
+        """The cross-entropy of the softmax-inside head's logits, before its own softmax
+        (None for the other heads, whose training loss is that already)."""
+        t = self.trainer
+        if self.head != "softmax_inside":
+            return None
+        return cross_entropy(np.dot(t.features, t.params["W_head"]), t.labels)
+
+    def _record(self, loss, accuracy, scored=None):
+        # Finite logits that span more than float64 can subtract (about ±1e308) give an
+        # infinite loss: that is an overflow too, and JSON could not carry it.
+        if not (math.isfinite(loss) and (scored is None or math.isfinite(scored))):
+            raise ValueError("the loss overflowed float64")
+        if scored is not None:
+            self.own.append(loss)
+            loss = scored
+        self.losses.append(loss)
+        self.accuracies.append(accuracy)
+
+    def advance(self, n):
+        """Take n steps of this head.
+
+        Raises
+        ------
+        ValueError
+            From the trainer, when the logits overflow float64 (see :meth:`advance_or_stop`);
+            the entries recorded until then stay.
+        """
+        for i in range(n):
+            scored = self._scored() if i else None       # of the W_head this step starts from
+            loss, accuracy = self.trainer.step()          # the same W_head's, before the update
+            if i:                                         # (step 0's are recorded already)
+                self._record(loss, accuracy, scored)
+        scored = self._scored()
+        self._record(*self.trainer.evaluate(), scored=scored)
+
+    def advance_or_stop(self, n):
+        """:meth:`advance`, but a head whose logits overflow stops where it was."""
+        if self.stopped is not None:
+            return
+        try:
+            self.advance(n)
+        except ValueError:
+            self.stopped = ("stopped at step %d: its logits overflowed float64"
+                            % len(self.losses))
+
+    def snapshot(self):
+        """What :meth:`restore` needs to undo the next steps."""
+        t = self.trainer
+        if t is None:
+            return None
+        opt = t.optimizer
+        return (dict((k, v.copy()) for k, v in t.params.items()), opt.t,
+                dict((k, tuple(a.copy() for a in v)) for k, v in opt.state.items()),
+                t.steps_taken, len(self.losses), len(self.own), self.stopped)
+
+    def restore(self, snap):
+        if snap is None:
+            return
+        params, opt_t, opt_state, steps_taken, n, n_own, stopped = snap
+        t = self.trainer
+        for name, value in params.items():
+            t.params[name][...] = value
+        t.optimizer.t, t.optimizer.state, t.steps_taken = opt_t, opt_state, steps_taken
+        del self.losses[n:], self.accuracies[n:], self.own[n_own:]
+        self.stopped = stopped
+
+
+# ---- a run: the correct head, and the mistaken ones beside it ------------------------------
+
+class Run(object):
+    """A training run of a state: see the module docstring.
+
+    Parameters
+    ----------
+    run_id : int
+    state : ExplorerState
+        Its CLS rows, labels and settings are copied; its W_head is the start unless the
+        settings say ``start: "zero"``.
+    """
+
+    def __init__(self, run_id, state):
+        self.id = run_id
+        self.state = state
+        self.labels = state.labels
+        self.train = dict(state.train)
+        self.h_cls = np.array(state.h_cls, dtype=np.float64)
+        zero = self.train["start"] == "zero"
+        self.W0 = np.zeros_like(state.W_head) if zero else state.W_head.copy()
+        recipe = None if zero else state.generated.get("W_head")
+        self.W0_recipe = recipe.copy() if recipe is not None else None
+        self.W_after = None
+        self.held_out = []   # [step, held-out accuracy] (FineTune.train, preset finetune-digits)
+        y = np.array(self.labels, dtype=np.int64)
+        opt, lr, scale = self.train["optimizer"], self.train["lr"], self.train["input_scale"]
+        self.main = Curve("correct", self.h_cls, self.W0, y, opt, lr)
+        self.side = []
+        for head in ("correct",) + tuple(self.train["compare"]):
+            if head == "correct" and scale == 1.0:
+                self.side.append(self.main)   # the same run, bit for bit
+            else:
+                self.side.append(Curve(head, self.h_cls, self.W0, y, opt, lr, scale))
+
+    @property
+    def steps(self):
+        return self.main.steps
+
+    def current(self, state):
+        """Whether this run still describes ``state`` (nothing it depends on has changed)."""
+        return (state is self.state and self.W_after is not None
+                and state.labels == self.labels and state.train == self.train
+                and state.W_head.shape == self.W_after.shape
+                and np.array_equal(state.W_head, self.W_after)
+                and np.array_equal(state.h_cls, self.h_cls))
+
+    def advance(self, n):
+        """n steps of every head. A mistaken head that overflows stops alone; the correct
+        head's overflow raises ValueError after putting every head back as it was."""
+        curves = [self.main] + [c for c in self.side if c is not self.main]
+        snaps = [c.snapshot() for c in curves]
+        with np.errstate(over="ignore", invalid="ignore"):   # overflow is found and said here
+            try:
+                self.main.advance(n)
+                if not np.isfinite(self.main.trainer.params["W_head"]).all():
+                    raise ValueError("W_head overflowed float64")
+            except ValueError:
+                for c, snap in zip(curves, snaps):
+                    c.restore(snap)
+                raise
+            for c in curves[1:]:
+                c.advance_or_stop(n)
+
+    def curves_json(self):
+        """The run as the answer carries it (protocol.FINETUNE "run")."""
+        scale = self.train["input_scale"]
+        compare = []
+        for c in self.side:
+            name = HEAD_NAMES[c.head]
+            if scale != 1.0 and c.head in ("correct", "no_layernorm"):
+                name += " (inputs × %s)" % format_number(scale, 6, trim=True)
+            compare.append({"head": c.head, "name": name, "loss": list(c.losses),
+                            "own": list(c.own) or None, "stopped": c.stopped})
+        return {"id": self.id, "steps": self.steps, "loss": list(self.main.losses),
+                "accuracy": list(self.main.accuracies), "compare": compare}
+
+
+# ---- what the side-by-side curves show, in words ------------------------------------------
+
+def _order(loss, correct):
+    """How a head's loss compares with the correct head's: equal within 2% (or 5e-4)."""
+    if abs(loss - correct) <= max(0.02 * max(loss, correct), 5e-4):
+        return "about the same"
+    return "higher" if loss > correct else "lower"
+
+
+def reading(run):
+    """One line that reads the side-by-side curves at the run's last step, and one that says
+    why, when the numbers show what the math predicts. Both come from the curves' numbers.
+
+    Returns
+    -------
+    (str, str)
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import preset
+    >>> run = Run(1, preset("finetune")); run.advance(50)
+    >>> line, why = reading(run)
+    >>> line[line.index("softmax"):line.index(";", line.index("softmax"))]
+    'softmax inside the head: 0.998 vs 0.165 for the correct head (higher'
+    """
+    k = run.steps
+    if k == 0:
+        return "", ""
+    t = run.train
+    correct = run.side[0]
+    c_loss = correct.losses[-1]
+    parts = ["After %d step%s (%s, lr %s): correct head %s" % (
+        k, "" if k == 1 else "s", OPTIMIZER_NAMES[t["optimizer"]],
+        format_number(t["lr"], 8, trim=True), _g(c_loss))]
+    orders = {}
+    C = run.W0.shape[1]
+    floor = math.log(math.e + C - 1) - 1
+    for c in run.side[1:]:
+        name = HEAD_NAMES[c.head]
+        if c.stopped:
+            parts.append("%s %s" % (name, c.stopped))
+            continue
+        orders[c.head] = _order(c.losses[-1], c_loss)
+        text = "%s: %s vs %s for the correct head (%s" % (
+            name, _g(c.losses[-1]), _g(c_loss), orders[c.head])
+        if c.head == "softmax_inside":
+            text += "; its own, double-softmax loss is %s and can never go below %s" % (
+                _g(c.own[-1]), _g(floor))
+        parts.append(text + ")")
+    why = []
+    soft = orders.get("softmax_inside")
+    if soft == "higher" and t["optimizer"] != "adam":
+        why.append("The second softmax flattens the softmax-inside head's gradient (from "
+                   "W_head = 0 it is exactly 1/C = 1/%d of the correct head's), so the same "
+                   "learning rate moves it less." % C)
+    elif soft in ("lower", "about the same") and t["optimizer"] == "adam":
+        why.append("Adam divides each step by the gradient's own running size, which cancels "
+                   "the softmax-inside head's factor 1/C = 1/%d." % C)
+    if "no_layernorm" in orders and orders["no_layernorm"] != "about the same":
+        rms = t["input_scale"] * math.sqrt(float(np.mean(run.h_cls * run.h_cls)))
+        why.append("Without LayerNorm the head sees the rows as they come: here their root mean "
+                   "square is %s (LayerNorm makes it 1), and a step moves the logits roughly in "
+                   "proportion to %s." % (_g(rms), "it" if t["optimizer"] == "adam" else
+                                          "its square"))
+    return "; ".join(parts) + ".", " ".join(why)

@@ -1,0 +1,284 @@
+"""The "Fine-tune the head" panel, used as a person uses it: load a data set, type labels key by
+key, press Step and Play, share the link, export the run.
+
+What the page shows (the loss curve's data[0].y, the heatmaps' z, the panel's text, the URL) is
+checked against training written out here in plain NumPy from the formulas (LayerNorm without
+gamma/beta, logits = h_hat @ W_head, softmax cross-entropy, the SGD update), on the CLS rows
+and labels the page itself shows; nothing of pycore computes the expected numbers."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+from buildtools import digits as wheel_digits
+from pycore import load_tiny_vit
+
+from .pagekit import heatmap_z, open_explorer, page_fragment, state_fragment
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
+
+WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
+WORKED_W = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
+
+
+# ---- the math, written out here ------------------------------------------------------------
+
+def layer_norm(x):
+    mean = x.mean(axis=1, keepdims=True)
+    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
+    return (x - mean) / np.sqrt(var + 1e-6)
+
+
+def softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def loss_of(h_hat, W, y):
+    p = softmax(h_hat @ W)
+    return float(-np.mean(np.log(p[np.arange(len(y)), y])))
+
+
+def sgd(h_cls, y, W0, lr, steps):
+    """(losses: step 0 first, then after each update; the W_head after `steps` updates)."""
+    h_hat, W, y = layer_norm(np.asarray(h_cls, float)), np.array(W0, float), np.asarray(y)
+    losses = []
+    for _ in range(steps):
+        losses.append(loss_of(h_hat, W, y))
+        delta = softmax(h_hat @ W)
+        delta[np.arange(len(y)), y] -= 1.0
+        W = W - lr * (h_hat.T @ delta) / len(y)
+    losses.append(loss_of(h_hat, W, y))
+    return losses, W
+
+
+# ---- what the page shows -------------------------------------------------------------------
+
+def idle(page):
+    """Wait until the panel's requests are answered and drawn (data-busy, data-playing)."""
+    page.wait_for_function("""() => { const s = document.getElementById('finetune').dataset;
+        return s.busy === 'false' && s.playing === 'false'; }""", timeout=60000)
+
+
+def run_steps(page):
+    return int(page.evaluate("document.getElementById('finetune').dataset.runSteps || '0'"))
+
+
+def curve(page, element_id="loss-curve"):
+    """{trace name: y} of a chart, and data[0].y."""
+    traces = page.evaluate("""id => (document.getElementById(id).data || [])
+        .map(t => [t.name, Array.from(t.y)])""", element_id)
+    return dict(traces), (traces[0][1] if traces else [])
+
+
+def labels_shown(page):
+    return [int(v) for v in page.evaluate(
+        "() => Array.from(document.querySelectorAll('#ft-labels input')).map(i => i.value)")]
+
+
+def click_and_wait(page, selector):
+    page.click(selector)
+    idle(page)
+
+
+def step(page, times=1):
+    for _ in range(times):
+        before = run_steps(page)
+        page.click("#ft-step")
+        page.wait_for_function("n => Number(document.getElementById('finetune').dataset.runSteps) > n",
+                               arg=before, timeout=60000)
+        idle(page)
+
+
+def play_until(page, steps):
+    page.click("#ft-play")
+    page.wait_for_function("n => Number(document.getElementById('finetune').dataset.runSteps) >= n",
+                           arg=steps, timeout=120000)
+    page.click("#ft-play")  # Pause
+    idle(page)
+
+
+def type_label(page, b, text):
+    box = page.get_by_label(re.compile(r"^Label of sample %d " % b))
+    box.click()
+    box.press("Control+A")
+    box.press("Backspace")
+    box.press_sequentially(text)
+    return box
+
+
+def load_means(page):
+    click_and_wait(page, "#ft-load-means")
+    page.wait_for_function("() => document.querySelectorAll('#ft-labels input').length === 60")
+
+
+# ---- the tests -----------------------------------------------------------------------------
+
+@pytest.mark.hosts("pyscript", "fallback")
+def test_step_and_play_train_the_head_exactly_as_sgd_written_here(page, site_url):
+    open_explorer(page, site_url)
+    load_means(page)
+    h_cls, y = heatmap_z(page, "heatmap-cls"), labels_shown(page)
+    assert h_cls.shape == (60, 64) and sorted(set(y)) == list(range(10))
+    assert not heatmap_z(page, "heatmap-w").any()                   # the paper's start
+    step(page, 3)
+    expected, W = sgd(h_cls, y, np.zeros((64, 10)), 0.1, 3)
+    assert expected[0] == pytest.approx(math.log(10), abs=1e-12)     # every logit 0: log C
+    _, shown = curve(page)
+    np.testing.assert_allclose(shown, expected, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-w"), W, rtol=1e-9, atol=1e-12)
+
+    play_until(page, 20)
+    n = run_steps(page)
+    expected, W = sgd(h_cls, y, np.zeros((64, 10)), 0.1, n)
+    traces, shown = curve(page)
+    np.testing.assert_allclose(shown, expected, rtol=1e-9, atol=1e-12)
+    assert shown[-1] < 0.6 * shown[0] and all(b < a for a, b in zip(shown, shown[1:]))
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-w"), W, rtol=1e-9, atol=1e-12)
+    logits = layer_norm(h_cls) @ W
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), logits, rtol=1e-9, atol=1e-12)
+    delta = softmax(logits)
+    delta[np.arange(60), y] -= 1.0
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-dw"), layer_norm(h_cls).T @ delta / 60,
+                               rtol=1e-8, atol=1e-12)
+    right = int(np.sum(np.argmax(logits, axis=1) == y))
+    status = page.locator("#ft-status").inner_text()
+    assert "Step %d of this run" % n in status and "(%d of 60)" % right in status
+    assert "loss %.4f" % expected[-1] in status
+    assert traces["accuracy (%)"][-1] == pytest.approx(100.0 * right / 60)
+
+    # the run as NumPy code reproduces the same losses in CPython
+    page.click("#ft-export")
+    page.wait_for_function("() => document.getElementById('export-dialog').open", timeout=30000)
+    assert "reproduces the training run" in page.locator("#export-title").inner_text()
+    code = page.locator("#export-text").input_value()
+    namespace = {}
+    exec(compile(code.replace("print(losses)", ""), "exported", "exec"), namespace)
+    np.testing.assert_allclose(namespace["losses"], shown, rtol=1e-12, atol=1e-14)
+
+
+def test_the_side_by_side_curves_show_the_orderings_the_text_claims(page, site_url):
+    open_explorer(page, site_url)
+    load_means(page)
+    play_until(page, 50)
+    traces, _ = curve(page, "compare-curves")
+    assert list(traces) == ["correct head", "softmax inside the head", "no LayerNorm",
+                            "with bias"]
+    n = run_steps(page)
+    assert all(len(y) == n + 1 for y in traces.values())
+    h_cls, y = heatmap_z(page, "heatmap-cls"), labels_shown(page)
+    np.testing.assert_allclose(traces["correct head"], sgd(h_cls, y, np.zeros((64, 10)), 0.1, n)[0],
+                               rtol=1e-9)
+    reading = page.locator("#ft-reading").inner_text()
+    correct = traces["correct head"][-1]
+    assert reading.startswith("After %d steps (SGD, lr 0.1): correct head %.3g" % (n, correct))
+    claims = dict(re.findall(r"(softmax inside the head|no LayerNorm|with bias): [^(]*\((higher|lower|"
+                             r"about the same)", reading))
+    assert set(claims) == {"softmax inside the head", "no LayerNorm", "with bias"}
+    for name, claim in claims.items():
+        last = traces[name][-1]
+        assert "%s: %.3g vs %.3g" % (name, last, correct) in reading
+        if claim == "higher":
+            assert last > correct * 1.02
+        elif claim == "lower":
+            assert last < correct * 0.98
+        else:
+            assert abs(last - correct) <= max(0.02 * max(last, correct), 5e-4)
+    # what the math predicts at lr 0.1 with SGD: the second softmax slows the head down
+    assert claims["softmax inside the head"] == "higher"
+    assert "flattens the softmax-inside head's gradient" in page.locator("#ft-why").inner_text()
+
+
+def test_a_label_typed_key_by_key_changes_the_run_and_the_link_carries_the_trained_head(
+        page, site_url, browser):
+    open_explorer(page, site_url)            # the worked example: B = 2, C = 3, labels 0, 0
+    assert labels_shown(page) == [0, 0]
+    page.select_option("#ft-start", "zero")
+    idle(page)
+    assert "log C = log 3 = %.4f" % math.log(3) in page.locator("#ft-start-note").inner_text()
+    box = type_label(page, 0, "2")
+    box.press("Tab")
+    idle(page)
+    type_label(page, 1, "1").press("Tab")
+    idle(page)
+    assert labels_shown(page) == [2, 1]
+    status = page.locator("#ft-status").inner_text()
+    # before any step the panel reads the loss of the W_head shown, with the new labels
+    assert "loss %.4f" % loss_of(layer_norm(np.array(WORKED_CLS)), np.array(WORKED_W), [2, 1]) \
+        in status
+    step(page, 4)                            # a run from zero, as the start says
+    expected, W = sgd(WORKED_CLS, [2, 1], np.zeros((4, 3)), 0.1, 4)
+    _, shown = curve(page)
+    np.testing.assert_allclose(shown, expected, rtol=1e-9, atol=1e-12)
+
+    trained = heatmap_z(page, "heatmap-w")
+    np.testing.assert_allclose(trained, W, rtol=1e-12, atol=1e-15)
+    fragment = page_fragment(page)
+    fresh = browser.new_page()
+    try:
+        open_explorer(fresh, site_url, fragment)
+        np.testing.assert_array_equal(heatmap_z(fresh, "heatmap-w"), trained)   # bit for bit
+        np.testing.assert_allclose(heatmap_z(fresh, "heatmap-logits"),
+                                   layer_norm(np.array(WORKED_CLS)) @ W, rtol=1e-12, atol=1e-14)
+        assert labels_shown(fresh) == [2, 1]
+        assert fresh.locator("#ft-start").input_value() == "zero"
+    finally:
+        fresh.close()
+
+
+def test_refused_inputs_change_nothing_and_say_where(page, site_url):
+    open_explorer(page, site_url, state_fragment({"W_head": WORKED_W, "cls": WORKED_CLS,
+                                                  "labels": [2, 0]}))
+    idle(page)
+    status, fragment = page.locator("#ft-status").inner_text(), page_fragment(page)
+    box = type_label(page, 1, "7")
+    page.wait_for_function("() => document.querySelector('#ft-labels input[data-b=\"1\"]')"
+                           ".getAttribute('aria-invalid') === 'true'")
+    idle(page)
+    message = page.locator("#ft-error").inner_text()
+    assert "labels[1] = 7 is out of range: a class index from 0 to 2" in message
+    assert page.locator("#ft-status").inner_text() == status and page_fragment(page) == fragment
+    box.press("Tab")                         # left with a bad label: the one in effect again
+    idle(page)
+    assert labels_shown(page) == [2, 0] and page_fragment(page) == fragment
+
+    lr = page.locator("#ft-lr")
+    lr.fill("")
+    lr.press_sequentially("abc")
+    lr.press("Enter")
+    idle(page)
+    assert "train.lr" in page.locator("#ft-error").inner_text()
+    assert "it stays 0.1" in page.locator("#alert").inner_text()
+    assert lr.input_value() == "0.1" and lr.get_attribute("aria-invalid") == "true"
+    assert page_fragment(page) == fragment
+    step(page)                               # still lr 0.1, from the W_head shown
+    expected, _ = sgd(WORKED_CLS, [2, 0], WORKED_W, 0.1, 1)
+    np.testing.assert_allclose(curve(page)[1], expected, rtol=1e-9)
+    click_and_wait(page, "#ft-reset")         # back to the W_head the run started from
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), np.array(WORKED_W))
+    assert curve(page)[1] == [] and page_fragment(page) == fragment
+
+
+def test_the_real_vit_features_preset_reports_held_out_accuracy(page, site_url):
+    open_explorer(page, site_url)
+    page.wait_for_function("() => !document.getElementById('ft-load-digits').disabled", timeout=30000)
+    click_and_wait(page, "#ft-load-digits")
+    page.wait_for_function("() => document.querySelectorAll('#ft-labels input').length === 60")
+    h_cls, y = heatmap_z(page, "heatmap-cls"), labels_shown(page)
+    assert h_cls.shape == (60, 32) and [y.count(d) for d in range(10)] == [6] * 10
+    assert page.locator("#ft-start").input_value() == "zero"
+    assert page.locator("#ft-lr").input_value() == "0.5"
+    step(page, 5)
+    expected, W = sgd(h_cls, y, np.zeros((32, 10)), 0.5, 5)
+    np.testing.assert_allclose(curve(page)[1], expected, rtol=1e-9, atol=1e-12)
+    # the held-out digits: read out of the pinned wheel here, encoded by the tiny ViT
+    images, labels = wheel_digits.load_digits()
+    model = load_tiny_vit()
+    test = np.array(model.test_indices)
+    held = layer_norm(model.features(images[test].astype(float)))
+    right = int(np.sum(np.argmax(held @ W, axis=1) == labels[test]))
+    text = page.locator("#ft-held-out").inner_text()
+    assert "(%d of %d)" % (right, len(test)) in text and right > 0.9 * len(test)
+    traces, _ = curve(page)
+    assert traces["held-out accuracy (%)"][-1] == pytest.approx(100.0 * right / len(test))

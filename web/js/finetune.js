@@ -1,0 +1,325 @@
+// The "Fine-tune the head" panel: labels, training settings, Step / Play / Reset, the loss
+// curve (#loss-curve, data[0].y = the correct head's loss per step, step 0 first), the
+// side-by-side curves of the mistaken heads (#compare-curves) and their reading. Every number
+// and sentence comes from Python (pycore/explorer/finetune.py; js/protocol.js: FineTune); this
+// file binds the controls and draws the curves.
+//
+// Play sends "train" requests of several steps each, one after the other, each drawn before the
+// next is sent. A round's time is mostly the redraw (every heatmap of the page), whatever the
+// number of steps, so the batch is sized from the last round to keep about STEPS_PER_SECOND:
+// on a fast machine a few steps per redraw, on a slow or busy one more steps per redraw. The
+// section reports the rate reached in data-steps-per-second (benchmarks/finetune_bench.py).
+
+import { setData, setHidden, setText, setValue } from "./dom.js";
+import * as share from "./share.js";
+
+const STEPS_PER_SECOND = 30; // issue 13 asks for at least 20
+const MAX_BATCH = 100;
+const MAX_RUN_STEPS = 1000; // pycore.explorer.finetune.MAX_RUN_STEPS
+const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "#7c3aed", bias: "#15803d" };
+const $ = (id) => document.getElementById(id);
+
+export class FineTunePanel {
+  // io: {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(), stepsLater()}
+  constructor(io) {
+    this.io = io;
+    this.section = null; // the last FineTune section (js/protocol.js)
+    this.playing = false;
+    this.typing = null; // the label input being typed in, and its text when entered
+    this.root = $("finetune");
+  }
+
+  bind() {
+    $("ft-step").addEventListener("click", () => this.step());
+    $("ft-play").addEventListener("click", () => (this.playing ? this.pause() : this.play()));
+    $("ft-reset").addEventListener("click", () => { this.pause(); this.request({ op: "train_reset" }); });
+    $("ft-export").addEventListener("click", () => this.exportRun());
+    $("ft-load-means").addEventListener("click", () => this.loadPreset({ op: "preset", name: "finetune", seed: 0 }));
+    $("ft-load-digits").addEventListener("click", () => this.loadDigits());
+    for (const [id, name] of [["ft-lr", "lr"], ["ft-scale", "input_scale"]]) {
+      $(id).addEventListener("change", (e) => this.setting(name, e.target.value, e.target));
+      $(id).addEventListener("keydown", (e) => { if (e.key === "Escape") this.showSettings(true); });
+    }
+    $("ft-optimizer").addEventListener("change", (e) => this.setting("optimizer", e.target.value, e.target));
+    $("ft-start").addEventListener("change", (e) => this.setting("start", e.target.value, e.target));
+    const labels = $("ft-labels");
+    labels.addEventListener("focusin", (e) => {
+      if (e.target.matches("input")) this.typing = { input: e.target, before: e.target.value };
+    });
+    labels.addEventListener("input", (e) => this.label(e.target, false));
+    labels.addEventListener("change", (e) => this.label(e.target, true));
+    labels.addEventListener("keydown", (e) => {
+      if (e.key === "Escape" && this.typing && this.typing.input === e.target) {
+        e.target.value = this.typing.before; // the label it had when the person began typing
+        this.label(e.target, true);
+      }
+    });
+    labels.addEventListener("focusout", () => { this.typing = null; });
+    this.digitsData = fetch("digits.json").then((r) => (r.ok ? r.json() : null)).catch(() => null);
+    this.digitsData.then((d) => {
+      const ok = Boolean(d && d.available && d.finetune);
+      $("ft-load-digits").disabled = !ok;
+      if (!ok) setText($("ft-digits-note"), `The real-feature preset needs the held-out digits: ${(d && d.reason) || "digits.json could not be read"}.`);
+    });
+  }
+
+  // ---- requests
+
+  async request(request, t0 = performance.now()) {
+    this.busy(1);
+    try {
+      return await this.answer(request, t0);
+    } finally {
+      this.busy(-1);
+    }
+  }
+
+  // <section id="finetune" data-busy>: "true" while a request of the panel is being answered
+  // or drawn (tests and benchmarks wait for "false").
+  busy(delta) {
+    this.pending = (this.pending || 0) + delta;
+    setData(this.root, "busy", this.pending > 0 ? "true" : "false");
+  }
+
+  async answer(request, t0) {
+    const res = await this.io.call(request);
+    const answered = performance.now();
+    if (!res.ok) {
+      this.refused(res.error);
+      return res;
+    }
+    this.io.clear();
+    setHidden($("ft-error"), true);
+    await this.io.render(res, t0);
+    // where a round's time goes (Python's answer, then the redraw), for benchmarks
+    setData(this.root, "lastAnswerMs", (answered - t0).toFixed(1));
+    setData(this.root, "lastRedrawMs", (performance.now() - answered).toFixed(1));
+    return res;
+  }
+
+  // A refusal changed nothing: say so where it happened, and show the settings as they are.
+  refused(error) {
+    this.io.alert(error.message);
+    setText($("ft-error"), error.message);
+    setHidden($("ft-error"), false);
+    this.showSettings(true);
+  }
+
+  async step() {
+    this.pause();
+    await this.train(1);
+  }
+
+  async train(n) {
+    const request = { op: "train", n, steps: this.io.stepsLater() };
+    const run = this.section && this.section.run;
+    if (this.playing && run) request.run = run.id;
+    const res = await this.request(request);
+    return res;
+  }
+
+  async play() {
+    this.playing = true;
+    this.setPlaying(true);
+    let n = 2;
+    let steps = 0;
+    const start = performance.now();
+    while (this.playing) {
+      const run = this.section && this.section.run;
+      if (run && run.steps >= MAX_RUN_STEPS) break;
+      const t = performance.now();
+      const res = await this.train(n);
+      if (!res.ok || !this.playing) break;
+      steps += n;
+      const took = performance.now() - t;
+      n = Math.max(2, Math.min(MAX_BATCH, Math.ceil((STEPS_PER_SECOND * took) / 1000)));
+      const rate = (steps * 1000) / (performance.now() - start);
+      setData(this.root, "stepsPerSecond", rate.toFixed(1));
+      await new Promise((resolve) => requestAnimationFrame(resolve)); // let the page breathe
+    }
+    this.pause();
+  }
+
+  pause() {
+    this.playing = false;
+    this.setPlaying(false);
+  }
+
+  setPlaying(on) {
+    const button = $("ft-play");
+    button.setAttribute("aria-pressed", String(on));
+    setText(button, on ? "Pause" : "Play");
+    setData(this.root, "playing", on ? "true" : "false");
+  }
+
+  async setting(name, value, input) {
+    this.pause();
+    const res = await this.request({ op: "train_set", name, value });
+    input.setAttribute("aria-invalid", String(!res.ok));
+  }
+
+  async label(input, commit) {
+    this.busy(1);
+    try {
+      await this.labelAnswer(input, commit);
+    } finally {
+      this.busy(-1);
+    }
+  }
+
+  async labelAnswer(input, commit) {
+    const b = Number(input.dataset.b);
+    const res = await this.io.call({ op: "label", index: [b], text: input.value, commit });
+    if (!res.ok) {
+      this.refused(res.error);
+      return;
+    }
+    const error = res.error;
+    input.setAttribute("aria-invalid", String(Boolean(error && !error.incomplete)));
+    setData(input, "state", !error ? "valid" : error.incomplete ? "pending" : "invalid");
+    if (error && !error.incomplete) {
+      this.io.alert(error.message);
+      setText($("ft-error"), error.message);
+      setHidden($("ft-error"), false);
+    } else {
+      this.io.clear();
+      setHidden($("ft-error"), true);
+    }
+    if (commit && error) input.value = String(res.value); // left with a bad label: the one in effect
+    if (this.playing) this.pause();
+    await this.io.render(res, performance.now());
+  }
+
+  async loadPreset(request) {
+    this.pause();
+    await this.request(request);
+  }
+
+  async loadDigits() {
+    const d = await this.digitsData;
+    if (!d || !d.finetune) return;
+    await this.loadPreset({ op: "preset", name: "finetune-digits", seed: 0,
+                            digits: { train: d.finetune.train, held_out: d.finetune.held_out } });
+  }
+
+  async exportRun() {
+    const res = await this.io.call({ op: "export", format: "training" });
+    this.io.clear();
+    if (res.ok) share.openExport(res.export);
+    else this.refused(res.error);
+  }
+
+  // ---- what the answer's section shows
+
+  /** @param {import("./protocol.js").FineTune} s */
+  show(s) {
+    this.section = s;
+    if (s.run === null && this.playing) this.pause();
+    this.showLabels(s);
+    this.showSettings();
+    setText($("ft-status"), s.status);
+    setText($("ft-start-note"), s.start_note);
+    setText($("ft-reading"), s.reading || "Press Step or Play: the four heads' curves appear here, with what they show.");
+    setText($("ft-why"), s.why);
+    setHidden($("ft-gradient-note"), !s.gradient_note);
+    setText($("ft-gradient-note"), s.gradient_note || "");
+    const held = s.held_out;
+    setHidden($("ft-held-out"), !held);
+    setText($("ft-held-out"), held ? held.text : "");
+    setData(this.root, "runSteps", String(s.run ? s.run.steps : 0));
+    return Promise.all([this.drawLoss(s), this.drawCompare(s)]);
+  }
+
+  showLabels(s) {
+    const host = $("ft-labels");
+    const B = s.labels.length;
+    if (host.children.length !== B) {
+      host.replaceChildren();
+      for (let b = 0; b < B; b++) {
+        const item = document.createElement("label");
+        item.className = "ft-label";
+        const name = document.createElement("span");
+        name.textContent = `b=${b}`;
+        const input = document.createElement("input");
+        Object.assign(input, { type: "text", inputMode: "numeric", autocomplete: "off", spellcheck: false });
+        input.dataset.b = String(b);
+        input.setAttribute("aria-label", `Label of sample ${b} (class 0 to ${s.classes - 1})`);
+        const pred = document.createElement("span");
+        pred.className = "ft-pred";
+        item.append(name, input, pred);
+        host.append(item);
+      }
+    }
+    for (let b = 0; b < B; b++) {
+      const item = host.children[b];
+      const input = item.children[1];
+      if (!(this.typing && this.typing.input === input)) {
+        setValue(input, String(s.labels[b]));
+        input.removeAttribute("aria-invalid");
+        delete input.dataset.state;
+      }
+      input.setAttribute("aria-label", `Label of sample ${b} (class 0 to ${s.classes - 1})`);
+      const right = s.predicted[b] === s.labels[b];
+      setText(item.children[2], `${right ? "✓" : "✗"} ${s.predicted[b]}`);
+      item.children[2].title = `predicted class ${s.predicted[b]}`;
+      setData(item, "right", right ? "true" : "false");
+    }
+  }
+
+  // The controls show the settings in effect, unless being typed in (after a refusal: always).
+  showSettings(force = false) {
+    const s = this.section;
+    if (!s) return;
+    const fmt = (x) => String(Number(x.toPrecision(8)));
+    for (const [id, value] of [["ft-lr", fmt(s.settings.lr)], ["ft-scale", fmt(s.settings.input_scale)],
+                               ["ft-optimizer", s.settings.optimizer], ["ft-start", s.settings.start]]) {
+      const el = $(id);
+      if (force || document.activeElement !== el || el.tagName === "SELECT") setValue(el, value);
+    }
+  }
+
+  drawLoss(s) {
+    const run = s.run;
+    const x = run ? run.loss.map((_, i) => i) : [];
+    const traces = [
+      { x, y: run ? run.loss.slice() : [], name: "loss (cross-entropy)", mode: "lines", line: { color: COLOURS.correct } },
+      { x, y: run ? run.accuracy.map((a) => 100 * a) : [], name: "accuracy (%)", mode: "lines", yaxis: "y2",
+        line: { color: "#6b7280", dash: "dot" } },
+    ];
+    if (s.held_out && s.held_out.curve.length) {
+      traces.push({ x: s.held_out.curve.map((p) => p[0]), y: s.held_out.curve.map((p) => 100 * p[1]),
+                    name: "held-out accuracy (%)", mode: "lines+markers", yaxis: "y2", line: { color: "#15803d" } });
+    }
+    const layout = this.layout("Loss, step by step", "loss", !run);
+    layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
+                      color: layout.font.color };
+    return window.Plotly.react("loss-curve", traces, layout, { displayModeBar: false, responsive: true });
+  }
+
+  drawCompare(s) {
+    const run = s.run;
+    const traces = run ? run.compare.map((c) => ({
+      x: c.loss.map((_, i) => i), y: c.loss.slice(), name: c.name, mode: "lines",
+      line: { color: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" },
+    })) : [];
+    const layout = this.layout("Four heads, one start", "loss (softmax once)", !run);
+    return window.Plotly.react("compare-curves", traces, layout, { displayModeBar: false, responsive: true });
+  }
+
+  // An empty chart (no run yet) shows its axes without numbers: two tick labels would meet
+  // in its corner.
+  layout(title, yTitle, empty) {
+    const style = getComputedStyle(document.documentElement);
+    const ink = style.getPropertyValue("--ink").trim() || "#1d2330";
+    return {
+      title: { text: title, x: 0, xanchor: "left", font: { size: 13 } },
+      height: 320, margin: { l: 50, r: 50, t: 34, b: 80 },
+      xaxis: { title: { text: "step" }, color: ink, showticklabels: !empty },
+      yaxis: { title: { text: yTitle }, color: ink, showticklabels: !empty },
+      legend: { orientation: "h", y: -0.3 },
+      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
+      font: { family: "system-ui, sans-serif", size: 11, color: ink },
+      uirevision: "finetune",
+    };
+  }
+}
