@@ -348,3 +348,26 @@ def test_an_edit_can_leave_its_equations_for_later():
     assert later["ok"] and later["steps"] == now["steps"] and "steps_follow" not in now
     # choosing a pitfall changes no equation, and says nothing about them
     assert "steps_follow" not in s.handle({"op": "option", "name": "pitfall", "value": "no_layernorm"})
+
+
+def test_a_comparison_at_1000_classes_lists_each_samples_top_classes():
+    """At C = 1000 a comparison's heatmap is a barcode: its section carries the k largest
+    outputs of each sample (here softmax inside the head), and follows k."""
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    s.handle({"op": "preset", "name": "vit-b16"})
+    answer = s.handle({"op": "option", "name": "pitfall", "value": "softmax_inside"})
+    cls, W = s.state.cls, s.state.W_head  # the inputs, as the preset made them
+    h_hat = (cls - cls.mean(1, keepdims=True)) / np.sqrt(cls.var(1, keepdims=True) + 1e-6)
+    logits = h_hat @ W
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    table = answer["pitfall"]["top_k"]
+    for b, row in enumerate(table["rows"]):
+        want = sorted(range(1000), key=lambda c: (-p[b, c], c))[:5]
+        assert row["classes"] == want
+        assert row["cells"][0].endswith("%.4f" % p[b, want[0]])
+    assert s.handle({"op": "option", "name": "top_k", "value": 3})["pitfall"]["top_k"]["k"] == 3
+    # below 21 classes there is no table
+    s.handle({"op": "preset", "name": "worked"})
+    assert s.handle({"op": "option", "name": "pitfall", "value": "softmax_inside"})["pitfall"]["top_k"] is None

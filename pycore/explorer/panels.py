@@ -11,7 +11,7 @@ import numpy as np
 
 from . import comparisons
 from .cells import format_number
-from .readouts import class_label
+from .readouts import TOP_K_DEFAULT, class_label, top_k_table
 from .class_names import class_names
 
 # Cells get their value printed inside them only while that stays readable.
@@ -408,7 +408,14 @@ def comparison_ids(kind):
     return ids + ["heatmap-pitfall-diff"] if kind == "pitfall" else ids
 
 
-def comparison(state, trace, kind, key):
+class _Outputs(object):
+    """An output matrix where top_k_table expects a trace (it reads ``.logits`` only)."""
+
+    def __init__(self, logits):
+        self.logits = logits
+
+
+def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
     """What a comparison panel shows: the correct logits beside the output of the comparison
     ``key`` (and, for a mistake, the difference), or why that head cannot run.
 
@@ -416,12 +423,13 @@ def comparison(state, trace, kind, key):
     -------
     (dict, (dict, dict) or None)
         The panel's section of the answer ({selected, explanation, source, error, note,
-        changes, notice}; with nothing chosen, the explanation says what the panel offers), and
+        changes, notice, top_k}; with nothing chosen, the explanation says what the panel
+        offers; ``top_k``: from 21 classes on, each sample's k largest outputs), and
         the arrays it shows by name with their heatmap specs (None when nothing is drawn).
         An output that overflows float64 is drawn as it is, and the note says so.
     """
     section = {"selected": key, "explanation": comparisons.offer(kind), "source": "",
-               "error": None, "note": None, "changes": None, "notice": None}
+               "error": None, "note": None, "changes": None, "notice": None, "top_k": None}
     if key is None:
         return section, None
     item = comparisons.find(key)
@@ -442,6 +450,12 @@ def comparison(state, trace, kind, key):
     if changes:
         section["changes"] = comparisons.prediction_changes(trace.logits, output, classes=names)
     marks = [(b, c) for b, c in enumerate(comparisons.predicted(output)) if c is not None]
+    if output.ndim == 2:  # a heatmap of 1000 classes is a barcode: the top k read better
+        section["top_k"] = top_k_table(_Outputs(output), k, classes=names)
+        if section["top_k"] is not None:
+            section["top_k"]["caption"] = ("The %d largest outputs of each sample under %s "
+                                           "(rank 1 is its prediction; ties to the lower class)"
+                                           % (section["top_k"]["k"], item.title))
     specs = {
         ids[0]: heatmap("logits", trace.logits, "Correct head: logits", "class c", "sample b",
                         "sample %{y}, class %{x}<br>logit = " + EXACT, limit=limit,

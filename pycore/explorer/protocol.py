@@ -87,11 +87,14 @@ ANSWER = {
                      "largest first, the rest summed into one bar (d null); null: none selected",
     "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
                   "LayerNorm flattens said as such",
-    "pitfall": "{choices (on load), selected, explanation, source, error, note, changes, notice}: "
+    "pitfall": "{choices (on load), selected, explanation, source, error, note, changes, notice, "
+               "top_k}: "
                "the mistake shown (with none chosen, the explanation says what is offered); "
                "changes: which samples' predictions it changes, in one line; notice: the input "
-               "switched to the full encoder output for it",
-    "variant": "{choices (on load), selected, explanation, source, error, note, changes, notice}: "
+               "switched to the full encoder output for it; top_k: from 21 classes on, each "
+               "sample's k largest outputs as a table (as the answer's top_k)",
+    "variant": "{choices (on load), selected, explanation, source, error, note, changes, notice, "
+               "top_k}: "
                "the other head shown, as for pitfall",
     "walk": "{step, count, names, key, sample, class, predicted_class, class_chosen, title, tex, "
             "note, notes, "

@@ -210,7 +210,9 @@ class Session(object):
         name, value = request.get("name"), request.get("value")
         if name == "top_k":  # how many classes the top-k table lists: the page's view only
             self._k = readouts.check_k(value)
-            return {"ok": True, "top_k": self._top_k()}
+            answer = self._answer(("pitfall", "variant"))  # their top-k tables follow k too
+            answer["top_k"] = self._top_k()
+            return answer
         if name not in ("sample", "logit_class", "pitfall", "variant", "walk", "walk_class"):
             raise StateError("Unknown option %s." % shown(name))
         value = check_option(name, value, self.state.B, self.state.C)
@@ -468,7 +470,7 @@ class Session(object):
         """The correct logits beside a pitfall's or variant's output (and, for pitfalls, the
         difference)."""
         key = self.state.options.get(kind)
-        section, shown_output = panels.comparison(self.state, self.trace, kind, key)
+        section, shown_output = panels.comparison(self.state, self.trace, kind, key, self._k)
         if self._sent.get(kind) is None:
             section["choices"] = self._sent[kind] = comparisons.choices(kind)
         answer[kind] = section

@@ -64,3 +64,29 @@ def test_a_100000_character_cell_text_is_refused_at_once(page, site_url):
     page.wait_for_function("([label, v]) => document.querySelector(`[aria-label=\"${label}\"]`)"
                            ".value === v", arg=["cls[0,1]", before], timeout=30000)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), WORKED_LOGITS, atol=5e-5)
+
+
+def test_a_comparison_that_overflows_is_shown_and_editing_goes_on(page, site_url):
+    """Issue 14's reproduction: with 1e200 in the inputs the no-LayerNorm head's logits overflow
+    float64. Opened from a link that selects that mistake, the page starts, shows the overflow
+    as such, and every later edit is computed and drawn (the bridge never throws)."""
+    from .pagekit import edit, state_fragment
+    state = {"W_head": [[1e200, 1], [0, 1]], "cls": [[1e200, 0], [1, 2]],
+             "options": {"pitfall": "no_layernorm"}}
+    open_explorer(page, site_url, fragment=state_fragment(state))
+    shown = heatmap_z(page, "heatmap-pitfall")
+    assert shown is not None and not np.isfinite(shown).all()  # 1e200 * 1e200 overflows
+    words = page.locator("#pitfalls").inner_text().lower()
+    assert "inf" in words or "overflow" in words
+    edit(page, "cls[1,1]", "5")
+    # the correct head, independently and in 50-digit decimals (1e200 squared is past float64)
+    from decimal import Decimal, getcontext
+    getcontext().prec = 50
+    expected = []
+    for row in ([1e200, 0], [1, 5]):
+        x = [Decimal(v) for v in row]
+        mu = sum(x) / len(x)
+        std = (sum((v - mu) ** 2 for v in x) / len(x) + Decimal("1e-6")).sqrt()
+        expected.append([float(sum((x[d] - mu) / std * Decimal(state["W_head"][d][c])
+                                   for d in range(2))) for c in range(2)])
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), expected, rtol=1e-12)

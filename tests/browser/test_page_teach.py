@@ -107,3 +107,22 @@ def test_comparison_plots_sit_side_by_side(page, site_url):
              for element_id in ("heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff")]
     for left, right in zip(boxes, boxes[1:]):
         assert left["x"] + left["width"] <= right["x"] + 1, "comparison plots overlap: %r" % boxes
+
+
+def test_a_comparison_at_1000_classes_reads_as_top_classes(page, site_url):
+    """At C = 1000 the mistaken head's heatmap is a barcode: the panel lists each sample's five
+    largest outputs, which must be those of the heatmap it shows (ranked here, ties to the lower
+    class as argmax breaks them)."""
+    open_explorer(page, site_url)
+    page.select_option("#preset", "vit-b16")
+    act(page, lambda: page.click("#load-preset"))
+    act(page, lambda: page.select_option("#pitfall", "softmax_inside"))
+    shown = heatmap_z(page, "heatmap-pitfall")
+    rows = page.evaluate("""() => [...document.querySelectorAll('#pitfall-top-k tbody tr')].map(
+        tr => [...tr.querySelectorAll('td')].map(td => td.textContent))""")
+    assert page.locator("#pitfall-top-k").is_visible() and len(rows) == shown.shape[0]
+    for b, cells in enumerate(rows):
+        want = sorted(range(shown.shape[1]), key=lambda c: (-shown[b, c], c))[:5]
+        assert [int(text.split(":")[0].split()[1]) for text in cells] == want
+        assert [float(text.rsplit(":", 1)[1]) for text in cells] == \
+            [float("%.4f" % shown[b, c]) for c in want]

@@ -223,6 +223,12 @@ function choice(name, c) {
     setText(el, c[part] || "");
     setHidden(el, !c[part]);
   }
+  // From 21 classes on: the k largest outputs of the head compared (its heatmap is a barcode).
+  const topK = $(`${name}-top-k`);
+  if (topK && "top_k" in c) {
+    if (c.top_k) table(topK, c.top_k);
+    setHidden(topK.parentElement, !c.top_k);
+  }
   const box = $(`${name}-error`);
   if (box) {
     setText(box, c.error || "");

@@ -157,6 +157,7 @@
  * @property {?string} note
  * @property {?string} changes which samples' predictions it changes, in one line
  * @property {?string} notice the input switched to the full encoder output for it
+ * @property {?TopK} top_k from 21 classes on: each sample's k largest outputs
  */
 
 /**
