@@ -8,12 +8,8 @@ the link and every export carry it. A run lasts while nothing it depends on chan
 W_head or of the inputs, a label, a setting, or another state ends it, and the next step starts
 a new one (the page clears its curves).
 
-Every curve is a list of losses, step 0 first: entry t is the loss after t updates, i.e.
-before update t, and the last entry is the loss of the parameters now (as
-:func:`pycore.vit.training.train_head` reports them). On the side-by-side chart each head's
-curve is the cross-entropy of its logits, the softmax applied once, by the loss: for the
-softmax-inside head that scores the W_head it learns as the correct head would use it; its own
-(double-softmax) training loss is kept beside it.
+What each curve holds (step 0 first, the softmax applied once, by the loss) is said once, in
+:mod:`pycore.explorer.finetune_run`, which computes them.
 
 Examples
 --------
