@@ -4,11 +4,14 @@
 // (pycore/explorer/panels.py; js/protocol.js: HeatmapSpec); this file only draws it.
 //
 // Big matrices (a ViT-B/16 W_head: 768,000 cells) are drawn as a bitmap: the page colours one
-// pixel per cell from the colour scale's table, and Plotly places the picture as a layout image
-// under the same axes. A Plotly heatmap of that size costs 350-450 ms per redraw on a 2-CPU
-// machine; the bitmap about a tenth. The figure keeps an invisible heatmap trace whose z is the
-// matrix, so data[0].z stays the page's interface (docs/interface.md), and hovering a cell still
-// shows its exact value (drawn by this file, from the same hover template).
+// pixel per cell from the colour scale's table, into a canvas of the matrix's own size, and
+// paints the part in view onto a canvas laid under the plot's transparent background, exactly
+// over its plot area. A Plotly heatmap of that size costs 350-450 ms per redraw on a 2-CPU
+// machine, and a picture handed to Plotly costs a PNG encoding of ~250 ms; an edit here
+// recolours only the cells that changed. The figure keeps an invisible heatmap trace whose z is
+// the matrix, so data[0].z stays the page's interface (docs/interface.md), Plotly still draws
+// the axes, titles, marks and zoom, and hovering a cell shows its exact value (drawn by this
+// file, from the same hover template).
 
 import { setData, setHidden, setText } from "./dom.js";
 
@@ -133,9 +136,10 @@ export function cellAt(el, clientX, clientY) {
   return [row, col];
 }
 
-// What each heatmap shows now: id -> {spec (as JSON), m}. A heatmap asked to show exactly that
-// again is left alone; this is how the first view drawn while Python boots costs nothing more
-// once Python's own, identical answer arrives.
+// What each heatmap shows now: id -> {specText (the spec as JSON, and the class names if it
+// names them), spec, m}. A heatmap asked to show exactly that again is left alone; this is how
+// the first view drawn while Python boots costs nothing more once Python's own, identical
+// answer arrives.
 const shown = new Map();
 
 function sameData(a, b) {
@@ -164,12 +168,26 @@ export function drawHeatmap(id, spec, m) {
   // a hover that names the classes changes with their names
   const specText = JSON.stringify(spec) + (spec.x_labels ? classLabels.join("\n") : "");
   const before = shown.get(id);
-  if (before && el.data && before.spec === specText && before.m.rows === m.rows &&
+  if (before && el.data && before.specText === specText && before.m.rows === m.rows &&
       before.m.cols === m.cols && sameData(before.m.data, m.data)) return Promise.resolve(el);
   shown.delete(id);
   const { rows, cols } = m;
   const compact = document.documentElement.classList.contains("embed");
   const bitmap = rows * cols > BITMAP_FROM;
+  // A bitmap whose figure is unchanged (a W_head edit: the same title, range and marks): only
+  // values changed, and Plotly draws none of them (its trace is invisible), so the figure is
+  // left as it is, its z swapped in place; a Plotly.react would only re-check 768,000 values.
+  if (bitmap && before && el.data && el.dataset.bitmap === "true" && before.specText === specText &&
+      before.m.rows === rows && before.m.cols === cols) {
+    colourBitmap(el, spec, m);
+    paintBitmap(el);
+    el.data[0].z = rowsOf(m);
+    if (el._fullData && el._fullData[0]) el._fullData[0].z = el.data[0].z;
+    el.vitHover = { spec, m };
+    numbersTable(el, spec, m);
+    shown.set(id, { specText, spec, m });
+    return Promise.resolve(el);
+  }
   const z = rowsOf(m);
   const trace = {
     type: "heatmap",
@@ -220,13 +238,9 @@ export function drawHeatmap(id, spec, m) {
     font: { family: "system-ui, sans-serif", size: style.size, color: style.ink },
   };
   if (bitmap) {
-    trace.visible = false; // z for the page's interface; the picture below is what is seen
+    trace.visible = false; // z for the page's interface; the canvas under it is what is seen
     Object.assign(layout.xaxis, { range: [-0.5, cols - 0.5], autorange: false });
     Object.assign(layout.yaxis, { range: [rows - 0.5, -0.5], autorange: false });
-    layout.images = [{
-      source: picture(m, spec), xref: "x", yref: "y", x: -0.5, y: -0.5, sizex: cols, sizey: rows,
-      sizing: "stretch", xanchor: "left", yanchor: "top", layer: "below",
-    }];
     hoverOver(el);
   }
   el.dataset.bitmap = bitmap ? "true" : "false";
@@ -240,8 +254,14 @@ export function drawHeatmap(id, spec, m) {
   numbersTable(el, spec, m);
   // The key changes the page's layout: only after Plotly has measured it (the react calls of
   // one render all run before any of them resolves).
+  // The bitmap's colours are set before Plotly draws, and painted in view once it has laid the
+  // plot area out (and after every zoom or resize: see paintBitmap).
+  if (bitmap) colourBitmap(el, spec, m);
+  else dropBitmap(el);
   return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
-    shown.set(id, { spec: specText, m });
+    if (bitmap) watchBitmap(el);
+    paintBitmap(el);
+    shown.set(id, { specText, spec, m });
     colourKey(el, spec, keyShown);
     return drawn;
   });
@@ -312,30 +332,104 @@ function colourTable(scale) {
   return table;
 }
 
-let canvas = null;
+// Each bitmap heatmap keeps, in el.vitBitmap: `cells`, a canvas of rows x cols pixels (one per
+// cell) with its ImageData; the matrix, scale and range it was coloured from; and `view`, the
+// canvas on screen. Both canvases are the page's own: Plotly never sees them.
 
-// One pixel per cell, coloured as the heatmap would colour it; a data: URL of a PNG.
-function picture(m, spec) {
+function colourOf(table, v, low, scale) {
+  if (v !== v) return table[(TABLE_SIZE - 1) >> 1] & 0x00ffffff; // NaN: transparent
+  const last = TABLE_SIZE - 1;
+  const k = Math.round((v - low) * scale);
+  return table[k < 0 ? 0 : k > last ? last : k];
+}
+
+// Colour the cells of `m` into el's bitmap: all of them when the shape, scale or range changed,
+// else only those whose value changed (a W_head edit: one cell of 768,000).
+function colourBitmap(el, spec, m) {
   const table = colourTable(spec.scale);
-  canvas = canvas || document.createElement("canvas");
-  canvas.width = m.cols;
-  canvas.height = m.rows;
-  const ctx = canvas.getContext("2d");
-  const image = ctx.createImageData(m.cols, m.rows);
-  const pixels = new Uint32Array(image.data.buffer);
   const low = spec.zmin;
   const scale = (TABLE_SIZE - 1) / (spec.zmax - spec.zmin || 1);
-  const last = TABLE_SIZE - 1;
-  const nan = table[last >> 1] & 0x00ffffff; // NaN: transparent
+  let bm = el.vitBitmap;
+  const same = bm && bm.rows === m.rows && bm.cols === m.cols && bm.scale === spec.scale &&
+    bm.zmin === spec.zmin && bm.zmax === spec.zmax;
+  if (!same) {
+    const cells = bm && bm.cells ? bm.cells : document.createElement("canvas");
+    cells.width = m.cols;
+    cells.height = m.rows;
+    const image = cells.getContext("2d").createImageData(m.cols, m.rows);
+    bm = Object.assign(bm || {}, { cells, image, pixels: new Uint32Array(image.data.buffer), rows: m.rows,
+                                   cols: m.cols, scale: spec.scale, zmin: spec.zmin, zmax: spec.zmax, data: null });
+    el.vitBitmap = bm;
+  }
+  const { pixels } = bm;
   const data = m.data;
+  const before = bm.data;
+  if (before === data) return;
+  // the changed cells' bounding box: only it is copied into the canvas
+  let r0 = m.rows, r1 = -1, c0 = m.cols, c1 = -1;
   for (let i = 0; i < data.length; i++) {
     const v = data[i];
-    if (v !== v) { pixels[i] = nan; continue; }
-    const k = Math.round((v - low) * scale);
-    pixels[i] = table[k < 0 ? 0 : k > last ? last : k];
+    if (before && (v === before[i] || (v !== v && before[i] !== before[i]))) continue;
+    pixels[i] = colourOf(table, v, low, scale);
+    const r = (i / m.cols) | 0, c = i - r * m.cols;
+    if (r < r0) r0 = r;
+    if (r > r1) r1 = r;
+    if (c < c0) c0 = c;
+    if (c > c1) c1 = c;
   }
-  ctx.putImageData(image, 0, 0);
-  return canvas.toDataURL("image/png");
+  bm.data = data;
+  if (r1 >= 0) bm.cells.getContext("2d").putImageData(bm.image, 0, 0, c0, r0, c1 - c0 + 1, r1 - r0 + 1);
+}
+
+// The figure stopped being a bitmap (a smaller matrix): its canvas goes.
+function dropBitmap(el) {
+  if (!el.vitBitmap) return;
+  if (el.vitBitmap.view) el.vitBitmap.view.remove();
+  el.vitBitmap = null;
+}
+
+// Paint the part of the bitmap in view over the plot area, one screen pixel per device pixel,
+// cells as sharp squares. Called after each Plotly redraw, zoom and resize.
+function paintBitmap(el) {
+  const bm = el.vitBitmap;
+  const full = el._fullLayout;
+  if (!bm || !full || el.dataset.bitmap !== "true") return;
+  const box = el.parentElement;
+  let view = bm.view;
+  if (!view || !view.isConnected) {
+    view = document.createElement("canvas");
+    view.className = "heatmap-bitmap";
+    view.setAttribute("aria-hidden", "true"); // the plot's label and its table say what it shows
+    box.style.position = "relative";
+    box.insertBefore(view, el); // first: Plotly's own layers, positioned after it, paint above
+    bm.view = view;
+  }
+  const { l, t, w, h } = full._size;
+  const ratio = window.devicePixelRatio || 1;
+  const width = Math.max(1, Math.round(w * ratio));
+  const height = Math.max(1, Math.round(h * ratio));
+  if (view.width !== width) view.width = width;
+  if (view.height !== height) view.height = height;
+  view.style.left = `${el.offsetLeft + l}px`;
+  view.style.top = `${el.offsetTop + t}px`;
+  view.style.width = `${w}px`;
+  view.style.height = `${h}px`;
+  // Cell c spans x from c - 0.5 to c + 0.5, so the canvas's pixel column c starts at x = c - 0.5.
+  const [x0, x1] = full.xaxis.range;
+  const [ya, yb] = full.yaxis.range; // reversed: the top of the plot is the smaller row
+  const ctx = view.getContext("2d");
+  ctx.imageSmoothingEnabled = false;
+  ctx.clearRect(0, 0, width, height);
+  ctx.drawImage(bm.cells, Math.min(x0, x1) + 0.5, Math.min(ya, yb) + 0.5, Math.abs(x1 - x0), Math.abs(yb - ya),
+                0, 0, width, height);
+}
+
+// Repaint after Plotly redraws the figure on its own (a zoom, a double-click, a resize).
+function watchBitmap(el) {
+  if (el.vitBitmapWatched || typeof el.on !== "function") return;
+  el.vitBitmapWatched = true;
+  el.on("plotly_afterplot", () => paintBitmap(el));
+  el.on("plotly_relayout", () => paintBitmap(el));
 }
 
 // ---- hover over a bitmap: the cell's exact value, from the spec's hover template ------------
@@ -477,7 +571,7 @@ function fillNumbers(box) {
 export function redrawAll() {
   for (const [id, { spec, m }] of [...shown.entries()]) {
     shown.delete(id);
-    drawHeatmap(id, JSON.parse(spec), m);
+    drawHeatmap(id, spec, m);
   }
 }
 
@@ -488,5 +582,6 @@ export function clearHeatmap(id) {
   if (key && key.classList.contains("colour-key")) setHidden(key, true);
   const numbers = el && el.parentElement.querySelector("details.numbers-toggle");
   if (numbers) numbers.remove();
+  if (el) dropBitmap(el);
   if (el && el.data) window.Plotly.purge(el);
 }
