@@ -19,6 +19,17 @@ const MAX_RUN_STEPS = 1000; // pycore.explorer.finetune.MAX_RUN_STEPS
 const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "#7c3aed", bias: "#15803d" };
 const $ = (id) => document.getElementById(id);
 
+// A chart is redrawn only when what it shows changed: most edits leave both curves as they
+// were (no run yet, or the same run), and an unchanged Plotly.react still cost ~10 ms each.
+const drawn = new Map(); // id -> JSON of the traces and layout on screen
+function plot(id, traces, layout) {
+  const text = JSON.stringify([traces, layout]);
+  if (drawn.get(id) === text && $(id).data) return Promise.resolve($(id));
+  drawn.set(id, text);
+  return window.Plotly.react(id, traces, layout, { displayModeBar: false, responsive: true })
+    .catch((err) => { drawn.delete(id); throw err; });
+}
+
 export class FineTunePanel {
   // io: {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(), stepsLater()}
   constructor(io) {
@@ -293,7 +304,7 @@ export class FineTunePanel {
     const layout = this.layout("Loss, step by step", "loss", !run);
     layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
                       color: layout.font.color };
-    return window.Plotly.react("loss-curve", traces, layout, { displayModeBar: false, responsive: true });
+    return plot("loss-curve", traces, layout);
   }
 
   drawCompare(s) {
@@ -303,7 +314,7 @@ export class FineTunePanel {
       line: { color: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" },
     })) : [];
     const layout = this.layout("Four heads, one start", "loss (softmax once)", !run);
-    return window.Plotly.react("compare-curves", traces, layout, { displayModeBar: false, responsive: true });
+    return plot("compare-curves", traces, layout);
   }
 
   // An empty chart (no run yet) shows its axes without numbers: two tick labels would meet
