@@ -35,9 +35,9 @@ not count). --trace DIR also writes Chromium traces of a boot and an edit.
 
 Targets: PyScript host: boot at most 1.15x its floor, edits at the worked example's size at most
 1.15x the Plotly floor and no slower than the fallback host; fallback host: 1.25x; edit medians
-at most 100 ms at the worked example's size, 150 ms (CLS edit) and 600 ms (W_head edit) at
-ViT-B/16 size. A missed target prints FAIL; the exit status stays 0 unless --strict is given
-(this is a benchmark, not a test).
+at most 100 ms at the worked example's size, 150 ms for both edits at ViT-B/16 size (the W_head
+one has no ratio target: the floor does not draw the page's bitmap). A missed target prints
+FAIL; the exit status stays 0 unless --strict is given (this is a benchmark, not a test).
 
 The JavaScript that records the timings (page_bench_assets/instrument.js) is installed in every
 page before its own scripts run; the floor pages are in page_bench_assets/ too and are served
@@ -80,15 +80,17 @@ EDIT_VALUES = ("0.375", "-1.25")
 
 
 # One kind of edit: the preset it starts from (None: the page's default, the worked example),
-# the cell it changes, and the absolute target for its median.
-Scenario = collections.namedtuple("Scenario", "key title preset label target_ms")
+# the cell it changes, the absolute target for its median, and whether it is also held to a
+# ratio to the Plotly floor. (d) is not: it redraws W_head as the page's own bitmap, which the
+# floor (Plotly alone, replaying the page's calls) does not draw; its ratio is still printed.
+Scenario = collections.namedtuple("Scenario", "key title preset label target_ms has_ratio_target")
 
 
 SCENARIOS = [
-    Scenario("a", "CLS edit, worked example", None, "cls[0,1]", 100),
-    Scenario("b", "W_head edit, worked example", None, "W_head[1,2]", 100),
-    Scenario("c", "CLS edit, ViT-B/16 size", "vit-b16", "cls[0,1]", 150),
-    Scenario("d", "W_head edit, ViT-B/16 size", "vit-b16", "W_head[1,2]", 600),
+    Scenario("a", "CLS edit, worked example", None, "cls[0,1]", 100, True),
+    Scenario("b", "W_head edit, worked example", None, "W_head[1,2]", 100, True),
+    Scenario("c", "CLS edit, ViT-B/16 size", "vit-b16", "cls[0,1]", 150, True),
+    Scenario("d", "W_head edit, ViT-B/16 size", "vit-b16", "W_head[1,2]", 150, False),
 ]
 
 
@@ -315,10 +317,11 @@ class Explorer:
         return float(self.page.evaluate("() => document.documentElement.dataset.lastRenderMs"))
 
     def shape(self, element_id):
-        """(rows, cols) of a heatmap's data[0].z."""
-        return tuple(self.page.evaluate(
-            """id => { const z = document.getElementById(id).data[0].z;
-                       return [z.length, z.length ? z[0].length : 0]; }""", element_id))
+        """(rows, cols) of a heatmap's data[0].z; None for a plot without z (a chart)."""
+        shape = self.page.evaluate(
+            """id => { const d = (document.getElementById(id).data || [])[0], z = d && d.z;
+                       return z ? [z.length, z.length ? z[0].length : 0] : null; }""", element_id)
+        return tuple(shape) if shape else None
 
     def edit(self, label, capture=False):
         """Fill one cell with a new valid number and wait for the render cycle it causes.
@@ -385,7 +388,9 @@ class InPageReplay:
 
     def __init__(self, explorer, panels):
         self.page = explorer.page
-        self.page.add_script_tag(content=(ASSETS / "plotly_replay.js").read_text(encoding="utf-8"))
+        # evaluated, not added as a <script>: the explorer's Content-Security-Policy refuses
+        # inline scripts (and an evaluation from the automation is not one)
+        self.page.evaluate((ASSETS / "plotly_replay.js").read_text(encoding="utf-8"))
         self.page.evaluate("""panels => { window.__benchReplay = new PlotlyReplay(
             panels, panels.map(p => document.getElementById(p.id))); }""", panels)
 
@@ -605,7 +610,10 @@ def breakdown(run):
 
 
 def ratio_target(res):
-    """The edit ratio target of one host's scenario: the host's at the worked example's size."""
+    """The edit ratio target of one host's scenario (None: none): the host's at the worked
+    example's size."""
+    if not res["scenario"].has_ratio_target:
+        return None
     return EDIT_RATIO_TARGET[res["host"]] if res["scenario"].preset is None else BIG_EDIT_RATIO_TARGET
 
 
@@ -615,7 +623,8 @@ def edit_figures(res):
     page = median([r["ms"] for r in res["page"]])
     floor = median([r["ms"] for r in res["floor"]])
     ratio = page / floor if floor else float("inf")
-    return {"page": page, "floor": floor, "ratio": ratio, "ratio_ok": ratio <= ratio_target(res),
+    target = ratio_target(res)
+    return {"page": page, "floor": floor, "ratio": ratio, "ratio_ok": target is None or ratio <= target,
             "abs_ok": page <= sc.target_ms}
 
 
@@ -629,9 +638,11 @@ def report_edits(host, results, runs, warmups):
           " the edit redrew,\n           with the page's own captured arguments (new arrays each time)")
     for res in results:
         sc, f = res["scenario"], edit_figures(res)
-        verdicts += [("%s (%s) ratio" % (host, sc.key), f["ratio_ok"]),
-                     ("%s (%s) median" % (host, sc.key), f["abs_ok"])]
+        if sc.has_ratio_target:
+            verdicts.append(("%s (%s) ratio" % (host, sc.key), f["ratio_ok"]))
+        verdicts.append(("%s (%s) median" % (host, sc.key), f["abs_ok"]))
         shapes = ", ".join("%s %dx%d" % ((i.replace("heatmap-", ""),) + res["shapes"][i])
+                           if res["shapes"][i] else "%s (a chart)" % i
                            for i in res["redraws"])
         print("\n   (%s) %s: edit %s; redraws %s" % (sc.key, sc.title, sc.label, shapes or "nothing"))
         if res["purges"]:
@@ -640,9 +651,11 @@ def report_edits(host, results, runs, warmups):
         for name, values in (("page", [r["ms"] for r in res["page"]]),
                              ("Plotly floor", [r["ms"] for r in res["floor"]])):
             print("       %-14s %8.1f %8.1f %8.1f ms" % (name, median(values), min(values), max(values)))
-        print("       ratio %.2fx (target <= %.2fx) %s;  median %.0f ms (target <= %d ms) %s"
-              % (f["ratio"], ratio_target(res), verdict(f["ratio_ok"]), f["page"], sc.target_ms,
-                 verdict(f["abs_ok"])))
+        ratio_text = ("ratio %.2fx (target <= %.2fx) %s" % (f["ratio"], ratio_target(res), verdict(f["ratio_ok"]))
+                      if sc.has_ratio_target else
+                      "ratio %.2fx (no target: the floor does not draw the page's bitmap)" % f["ratio"])
+        print("       %s;  median %.0f ms (target <= %d ms) %s"
+              % (ratio_text, f["page"], sc.target_ms, verdict(f["abs_ok"])))
         traffic = [r["traffic"] for r in res["page"]]
         print("       per edit, between the page and Python (medians): %s request(s), one message"
               " each way; answers: %.1f kB of JSON + %.1f kB of matrices"

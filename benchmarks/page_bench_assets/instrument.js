@@ -178,6 +178,7 @@
   });
 
   function encodeMatrix(z) {
+    if (!z) return null; // a trace with no z (a bar chart, a curve): its data is in `traces`
     const rows = z.length;
     const cols = rows ? z[0].length : 0;
     const flat = new Float64Array(rows * cols);

@@ -6,6 +6,7 @@
   "use strict";
 
   function decodeMatrix(m) {
+    if (!m) return null; // the trace had no z
     const text = atob(m.b64);
     const bytes = new Uint8Array(text.length);
     for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
@@ -44,7 +45,7 @@
       const calls = this.panels.map((p) => {
         const v = p.versions[k % p.versions.length];
         const traces = JSON.parse(v.traces);
-        traces.forEach((trace, i) => { trace.z = freshRows(v.zs[i]); });
+        traces.forEach((trace, i) => { if (v.zs[i]) trace.z = freshRows(v.zs[i]); });
         return [p.el, traces, JSON.parse(v.layout), JSON.parse(v.config)];
       });
       let reactMs = 0;
