@@ -112,19 +112,26 @@ def peak_extra_memory(func):
         tracemalloc.stop()
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python3 benchmarks/pycore_bench.py", description=__doc__.split(
-        "\n\n")[0])
+def common_arguments(parser, rounds):
+    """The options every CPython benchmark here takes: the head's sizes (B, D, C at ViT-B/16
+    scale), timed rounds, seed, --strict and the clock. Returns `parser`."""
     parser.add_argument("--B", type=int, default=64)
-    parser.add_argument("--N", type=int, default=196)
     parser.add_argument("--D", type=int, default=768)
     parser.add_argument("--C", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=rounds)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--strict", action="store_true", help="exit 1 if a target is missed")
     parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
                         help="wall time (default), or this thread's CPU time, which other "
                              "processes do not inflate: use it with OPENBLAS_NUM_THREADS=1")
+    return parser
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python3 benchmarks/pycore_bench.py", description=__doc__.split(
+        "\n\n")[0])
+    common_arguments(parser, rounds=300)
+    parser.add_argument("--N", type=int, default=196)
     args = parser.parse_args(argv)
 
     rs = np.random.RandomState(args.seed)

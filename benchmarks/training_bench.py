@@ -19,7 +19,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from pycore_bench import blas_report, interleaved_medians, peak_extra_memory  # noqa: E402
+from pycore_bench import (blas_report, common_arguments, interleaved_medians,  # noqa: E402
+                          peak_extra_memory)
 from pycore.vit.training import (SGD, Adam, HeadTrainer, head_backward,  # noqa: E402
                                  train_head)
 
@@ -65,16 +66,8 @@ def _per_call(func, rounds, clock):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 benchmarks/training_bench.py",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--B", type=int, default=64)
-    parser.add_argument("--D", type=int, default=768)
-    parser.add_argument("--C", type=int, default=1000)
-    parser.add_argument("--rounds", type=int, default=200)
+    common_arguments(parser, rounds=200)
     parser.add_argument("--page-rounds", type=int, default=2000)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--strict", action="store_true", help="exit 1 if the target is missed")
-    parser.add_argument("--clock", choices=("wall", "thread"), default="wall",
-                        help="wall time (default), or this thread's CPU time, which other "
-                             "processes do not inflate: use it with OPENBLAS_NUM_THREADS=1")
     args = parser.parse_args(argv)
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
 
