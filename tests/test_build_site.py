@@ -43,7 +43,7 @@ INDEX_HTML = """<!doctype html>
 <!--CSP-->
 <script src="js/host.js"></script>
   <!--RUNTIME-->
-<script src="vendor/plotly/plotly-cartesian.min.js" defer></script>
+<link rel="preload" as="script" id="plotly-js" href="vendor/plotly/plotly-cartesian.min.js">
 <link rel="stylesheet" href="css/page.css">
 </head><body><a href="https://arxiv.org/abs/2010.11929">the paper</a></body></html>
 """

@@ -23,6 +23,7 @@
   host.status("runtime", "Downloading Python (Pyodide 0.17, about 19 MB)…");
 
   var worker = new Worker(workerURL);
+  host.started();
   var settled = false;
   function fail(message) {
     if (settled) return;

@@ -128,6 +128,7 @@ async function start() {
   // object was garbage-collected may be stopped while it compiles Python.
   pyscript.hooks.main.onWorker.add((wrap, xworker) => {
     start.worker = xworker;
+    host.started();
     xworker.addEventListener("message", onBootMessage);
     xworker.addEventListener("error", (event) => fail(`Python could not start (${firstLine(event.error || event.message)}).${FIX}`));
   });

@@ -63,15 +63,36 @@ let lastDigit = null;
 bindPageControls();
 preview();
 
+// Plotly.js downloads with the page (index.html preloads it) and is evaluated once the runtime
+// has started its worker (vitHost.started), or has failed, or after PLOTLY_LATEST_MS whatever
+// happens: evaluating it first held the PyScript host's worker back by as long as it took.
+// (KaTeX loads when the equations are first typeset: see panels.js.)
+const PLOTLY_LATEST_MS = 3000;
+let plotlyAdded = false;
+let plotlyFailed = false;
+function loadPlotly() {
+  if (plotlyAdded) return;
+  plotlyAdded = true;
+  const script = document.createElement("script");
+  script.src = $("plotly-js").getAttribute("href");
+  script.onerror = () => { plotlyFailed = true; };
+  document.head.append(script);
+}
+setTimeout(loadPlotly, PLOTLY_LATEST_MS);
+
 window.vitHost.connect((kind, args) => {
   if (kind === "status") showBoot(args[0], args[1], args[2]);
-  else if (kind === "fail") bootFailed(args[0]);
-  else if (kind === "ready") start(args[0]).catch((err) => bootFailed(`The explorer could not start: ${err.message || err}`));
+  else if (kind === "started") loadPlotly();
+  else if (kind === "fail") {
+    loadPlotly();
+    bootFailed(args[0]);
+  } else if (kind === "ready") start(args[0]).catch((err) => bootFailed(`The explorer could not start: ${err.message || err}`));
 });
 
 
 async function start(bridge) {
   showBoot("explorer", "Drawing the explorer…");
+  loadPlotly();
   await scriptsLoaded();
   client = bridge;
   renderer.client = bridge;
@@ -145,13 +166,12 @@ function previewLink() {
   $("preset").value = "link";
 }
 
-// Plotly loads in parallel with the runtime (defer); wait for it only if Python won. (KaTeX
-// loads when the equations are first typeset: see panels.js.)
 function scriptsLoaded() {
   if (window.Plotly) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const t = setInterval(() => {
       if (window.Plotly) { clearInterval(t); resolve(); }
+      if (plotlyFailed) { clearInterval(t); reject(new Error(`Plotly.js could not be loaded (${$("plotly-js").href})`)); }
     }, 20);
     setTimeout(() => { clearInterval(t); reject(new Error("Plotly.js did not load")); }, 60000);
   });

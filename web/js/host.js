@@ -5,6 +5,8 @@
 //   vitHost.status(stage, text, fraction)  progress while the runtime boots (stage: "runtime" |
 //                                "python" | "numpy" | "explorer"; fraction, when known: how much
 //                                of the boot's downloads has arrived, 0 to 1), shown in the page
+//   vitHost.started()            the runtime's worker exists: the page may now spend its main
+//                                thread on its own scripts (Plotly.js) without delaying the boot
 //   vitHost.ready(bridge)        once NumPy and pycore are imported: an object whose
 //                                call(request) resolves to web/py/bridge.py's answer, with the
 //                                matrices it names attached (js/answers.js makes it where
@@ -176,6 +178,9 @@
     unable: unable,
     status: function (stage, text, fraction) {
       if (state === "booting") send("status", [stage, text, fraction]);
+    },
+    started: function () {
+      if (state === "booting") send("started", []);
     },
     ready: function (bridge) {
       if (state !== "booting") return; // a blocked boot that came through anyway stays said
