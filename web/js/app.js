@@ -75,10 +75,17 @@ function loadPlotly() {
   plotlyAdded = true;
   const script = document.createElement("script");
   script.src = $("plotly-js").getAttribute("href");
-  script.onerror = () => { plotlyFailed = true; };
+  // Without Plotly.js nothing can be drawn: said at once, whatever Python is doing.
+  script.onerror = () => {
+    plotlyFailed = true;
+    bootFailed(plotlyMissing(), "The page could not start.");
+  };
   document.head.append(script);
 }
 setTimeout(loadPlotly, PLOTLY_LATEST_MS);
+function plotlyMissing() {
+  return `Plotly.js, which draws the heatmaps, could not be loaded (${$("plotly-js").href}).${window.vitHost.boot.FIX}`;
+}
 
 window.vitHost.connect((kind, args) => {
   if (kind === "status") showBoot(args[0], args[1], args[2]);
@@ -86,7 +93,11 @@ window.vitHost.connect((kind, args) => {
   else if (kind === "fail") {
     loadPlotly();
     bootFailed(args[0]);
-  } else if (kind === "ready") start(args[0]).catch((err) => bootFailed(`The explorer could not start: ${err.message || err}`));
+  } else if (kind === "ready") {
+    start(args[0]).catch((err) => {
+      if (!plotlyFailed) bootFailed(`The explorer could not start: ${err.message || err}`); // else said
+    });
+  }
 });
 
 
@@ -171,7 +182,7 @@ function scriptsLoaded() {
   return new Promise((resolve, reject) => {
     const t = setInterval(() => {
       if (window.Plotly) { clearInterval(t); resolve(); }
-      if (plotlyFailed) { clearInterval(t); reject(new Error(`Plotly.js could not be loaded (${$("plotly-js").href})`)); }
+      if (plotlyFailed) { clearInterval(t); reject(new Error(plotlyMissing())); }
     }, 20);
     setTimeout(() => { clearInterval(t); reject(new Error("Plotly.js did not load")); }, 60000);
   });

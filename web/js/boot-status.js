@@ -22,9 +22,9 @@ export function bootDone() {
   $("boot").classList.add("done");
 }
 
-export function bootFailed(message) {
+export function bootFailed(message, status = "The Python runtime could not start.") {
   $("boot").classList.add("failed");
-  $("boot-status").textContent = "The Python runtime could not start.";
+  $("boot-status").textContent = status;
   const box = $("alert");
   box.textContent = message;
   box.hidden = false;
