@@ -737,7 +737,8 @@ def plotly_url(site):
     """The Plotly.js the explorer loads (build.py vendors a heatmap-only bundle or the official
     cartesian one): the Plotly floor must call the very same code."""
     html = (site / "index.html").read_text(encoding="utf-8")
-    m = re.search(r'<link[^>]*id="plotly-js"[^>]*href="(vendor/plotly/[^"]+\.js)"', html)
+    # preloaded by a <link id="plotly-js"> (or, in builds before it, a <script src>)
+    m = re.search(r'<(?:link|script)[^>]*(?:href|src)="(vendor/plotly/[^"]+\.js)"', html)
     if not m or not (site / m.group(1)).is_file():
         raise BenchError("%s/index.html loads no vendored Plotly.js" % site)
     return m.group(1)
