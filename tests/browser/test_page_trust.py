@@ -199,6 +199,9 @@ def test_nothing_is_cut_off_or_overlapping(browser, site_url, name):
         assert layout_problems(page) == []
         load_preset(page, "vit-b16")
         assert layout_problems(page) == []
+        # the top-k table of the logits fits: its class names wrap, it does not scroll sideways
+        assert page.evaluate("() => { const s = document.getElementById('top-k-table').parentElement;"
+                             " return s.scrollWidth <= s.clientWidth + 1; }")
     finally:
         context.close()
 
