@@ -182,6 +182,7 @@ export function drawHeatmap(id, spec, m) {
     colourBitmap(el, spec, m);
     paintBitmap(el);
     el.data[0].z = rowsOf(m);
+    // and in Plotly's own copy of the trace, which it reads until its next full redraw
     if (el._fullData && el._fullData[0]) el._fullData[0].z = el.data[0].z;
     el.vitHover = { spec, m };
     numbersTable(el, spec, m);
@@ -252,12 +253,12 @@ export function drawHeatmap(id, spec, m) {
     el.setAttribute("aria-label", label);
   }
   numbersTable(el, spec, m);
-  // The key changes the page's layout: only after Plotly has measured it (the react calls of
-  // one render all run before any of them resolves).
   // The bitmap's colours are set before Plotly draws, and painted in view once it has laid the
   // plot area out (and after every zoom or resize: see paintBitmap).
   if (bitmap) colourBitmap(el, spec, m);
   else dropBitmap(el);
+  // The key changes the page's layout: only after Plotly has measured it (the react calls of
+  // one render all run before any of them resolves).
   return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
     if (bitmap) watchBitmap(el);
     paintBitmap(el);
