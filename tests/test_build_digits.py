@@ -3,7 +3,6 @@ builds on, saying why in one line, when the wheel cannot be had.
 
 No network: the fake checkout of test_build_site.py, built --offline, with a fake wheel (as in
 test_tiny_vit.py) in the cache and a weights file that holds only the held-out indices."""
-import hashlib
 import json
 
 import numpy as np
@@ -11,7 +10,7 @@ import pytest
 
 import build
 from buildtools import site
-from test_build_site import checkout, read  # noqa: F401 (a fixture)
+from test_build_site import checkout, pin_pypi_wheel, read  # noqa: F401 (a fixture)
 from test_tiny_vit import fake_wheel
 
 # 40 images: image i has label i % 10 and pixels (i + j) % 17
@@ -29,16 +28,8 @@ def no_first_view(monkeypatch):
 def with_digits(tmp, wheel=True, weights=True):
     """The fake checkout with a pinned fake scikit-learn wheel (in the cache if `wheel`) and
     a weights file naming the held-out images (if `weights`)."""
-    data = fake_wheel(ROWS)
-    path = tmp / "repo" / "artifacts.json"
-    manifest = json.loads(path.read_text())
-    pin = manifest["pypi"]["scikit-learn"]
-    pin.update(version="9.9", file_name="scikit_learn-9.9-py3-none-any.whl",
-               sha256=hashlib.sha256(data).hexdigest())
-    path.write_text(json.dumps(manifest))
-    if wheel:
-        (tmp / "cache" / "pypi").mkdir(parents=True, exist_ok=True)
-        (tmp / "cache" / "pypi" / pin["file_name"]).write_bytes(data)
+    pin_pypi_wheel(tmp, "scikit-learn", "scikit_learn-9.9-py3-none-any.whl", fake_wheel(ROWS),
+                   in_cache=wheel)
     if weights:
         (tmp / "repo" / "pycore" / "vit").mkdir(parents=True)
         np.savez(str(tmp / "repo" / "pycore" / "vit" / "tiny_vit_weights.npz"),

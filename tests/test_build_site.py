@@ -105,6 +105,19 @@ def run_build(tmp, *extra):
     return build.build(args, log=lambda *a: None)
 
 
+def pin_pypi_wheel(tmp, project, file_name, data, in_cache=True):
+    """Pin `data` as PyPI project `project`'s wheel in the fake checkout's artifacts.json (as
+    version 9.9, with its sha256), and put it in the build's cache if `in_cache`."""
+    path = tmp / "repo" / "artifacts.json"
+    manifest = json.loads(path.read_text())
+    manifest["pypi"][project].update(version="9.9", file_name=file_name,
+                                     sha256=hashlib.sha256(data).hexdigest())
+    path.write_text(json.dumps(manifest))
+    if in_cache:
+        (tmp / "cache" / "pypi").mkdir(parents=True, exist_ok=True)
+        (tmp / "cache" / "pypi" / file_name).write_bytes(data)
+
+
 def read(tmp, *parts):
     with open(os.path.join(str(tmp / "dist"), *parts), encoding="utf-8") as f:
         return f.read()
