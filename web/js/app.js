@@ -68,24 +68,29 @@ preview();
 // happens: evaluating it first held the PyScript host's worker back by as long as it took.
 // (KaTeX loads when the equations are first typeset: see panels.js.)
 const PLOTLY_LATEST_MS = 3000;
-let plotlyAdded = false;
-let plotlyFailed = false;
-function loadPlotly() {
-  if (plotlyAdded) return;
-  plotlyAdded = true;
-  const script = document.createElement("script");
-  script.src = $("plotly-js").getAttribute("href");
-  // Without Plotly.js nothing can be drawn: said at once, whatever Python is doing.
-  script.onerror = () => {
-    plotlyFailed = true;
-    bootFailed(plotlyMissing(), "The page could not start.");
+const PLOTLY_TIMEOUT_MS = 60000;
+class PlotlyMissing extends Error {}
+let addPlotly = null; // adds Plotly's <script>, once (then null)
+// Resolves once Plotly.js has run; rejects, in words for the person, if it could not be loaded.
+const plotlyLoaded = new Promise((resolve, reject) => {
+  addPlotly = () => {
+    addPlotly = null;
+    const script = document.createElement("script");
+    script.src = $("plotly-js").getAttribute("href");
+    const missing = (why) => reject(new PlotlyMissing(`Plotly.js, which draws the heatmaps, ${why} ` +
+                                                      `(${script.src}).${window.vitHost.boot.FIX}`));
+    script.onload = resolve;
+    script.onerror = () => missing("could not be loaded");
+    setTimeout(() => missing(`did not load within ${PLOTLY_TIMEOUT_MS / 1000} s`), PLOTLY_TIMEOUT_MS);
+    document.head.append(script);
   };
-  document.head.append(script);
+});
+// Without Plotly.js nothing can be drawn: said at once, whatever Python is doing.
+plotlyLoaded.catch((err) => bootFailed(err.message, "The page could not start."));
+function loadPlotly() {
+  if (addPlotly) addPlotly();
 }
 setTimeout(loadPlotly, PLOTLY_LATEST_MS);
-function plotlyMissing() {
-  return `Plotly.js, which draws the heatmaps, could not be loaded (${$("plotly-js").href}).${window.vitHost.boot.FIX}`;
-}
 
 window.vitHost.connect((kind, args) => {
   if (kind === "status") showBoot(args[0], args[1], args[2]);
@@ -95,7 +100,7 @@ window.vitHost.connect((kind, args) => {
     bootFailed(args[0]);
   } else if (kind === "ready") {
     start(args[0]).catch((err) => {
-      if (!plotlyFailed) bootFailed(`The explorer could not start: ${err.message || err}`); // else said
+      if (!(err instanceof PlotlyMissing)) bootFailed(`The explorer could not start: ${err.message || err}`); // else said
     });
   }
 });
@@ -104,7 +109,7 @@ window.vitHost.connect((kind, args) => {
 async function start(bridge) {
   showBoot("explorer", "Drawing the explorer…");
   loadPlotly();
-  await scriptsLoaded();
+  await plotlyLoaded;
   client = bridge;
   renderer.client = bridge;
   panels.connect(bridge);
@@ -138,7 +143,7 @@ async function preview() {
     applyShape(view.shape);
     for (const [name, spec] of Object.entries(view.grids)) grids[name].setMatrix(view.matrices[spec.matrix]);
     panels.render({ labels: view.labels });
-    await scriptsLoaded();
+    await plotlyLoaded;
     if (!client) await renderer.schedule(view, performance.now(), { preview: true });
   } catch (err) {
     // No preview is no loss: the page fills in when Python is ready.
@@ -175,17 +180,6 @@ function previewLink() {
   grids.input.setMatrix(X);
   grids.w.setMatrix(W);
   $("preset").value = "link";
-}
-
-function scriptsLoaded() {
-  if (window.Plotly) return Promise.resolve();
-  return new Promise((resolve, reject) => {
-    const t = setInterval(() => {
-      if (window.Plotly) { clearInterval(t); resolve(); }
-      if (plotlyFailed) { clearInterval(t); reject(new Error(plotlyMissing())); }
-    }, 20);
-    setTimeout(() => { clearInterval(t); reject(new Error("Plotly.js did not load")); }, 60000);
-  });
 }
 
 // ---- what the grids are labelled -------------------------------------------------------
