@@ -424,12 +424,16 @@ def link_to_worked_example():
     return "#" + encode_fragment(default_state())
 
 
+def runtime_floor(host):
+    """The page of `host`'s runtime floor: the same runtime booted in a worker, NumPy imported."""
+    return "floor-boot.html" if host == "fallback" else "floor-pyscript-worker.html"
+
+
 def bench_boot(browser, errors, base, host, runs):
     """Navigation to ready: the explorer (plain and from a link), its runtime floor and, for the
     PyScript host, the main-thread floor, in turn (and in alternating order). Returns
     {name: [marks of each run]}."""
-    floor = "floor-boot.html" if host == "fallback" else "floor-pyscript-worker.html"
-    targets = [("explorer", base + "index.html"), ("floor", base + floor),
+    targets = [("explorer", base + "index.html"), ("floor", base + runtime_floor(host)),
                ("explorer from a link", base + "index.html" + link_to_worked_example())]
     if host == "pyscript":
         targets.append(("main-thread floor", base + "floor-pyscript-main.html"))
@@ -490,11 +494,11 @@ def bench_edits(browser, errors, base, host, runs, warmups):
     return explorer, results
 
 
-def trace_examples(browser, errors, base, explorer, out_dir):
+def trace_examples(browser, errors, base, host, explorer, out_dir):
     """Chromium performance traces (open in chrome://tracing or ui.perfetto.dev) of one cold boot
     of each page and one edit per scenario, taken after the timed runs so they cannot skew them."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, url in (("boot-explorer", base + "index.html"), ("boot-floor", base + "floor-boot.html")):
+    for name, url in (("boot-explorer", base + "index.html"), ("boot-floor", base + runtime_floor(host))):
         page = new_page(browser, errors, name)
         browser.start_tracing(page=page, path=str(out_dir / (name + ".json")))
         page.goto(url, wait_until="commit", timeout=BOOT_TIMEOUT_MS)
@@ -781,7 +785,7 @@ def measure(args, browser, bases):
     returns (boots, edits, errors), each keyed by host."""
     errors = PageErrors()
     boots, edits = {}, {}
-    explorer = None
+    explorer = explorer_host = None
     for host, base in bases.items():
         if not args.skip_boot:
             print("\nbooting each %s page 1+%d times..." % (host, args.boot_runs), flush=True)
@@ -790,9 +794,10 @@ def measure(args, browser, bases):
         if not args.skip_edits:
             print("\nediting on the %s host..." % host, flush=True)
             explorer, edits[host] = bench_edits(browser, errors, base, host, args.runs, args.warmups)
-    if args.trace:
-        host, base = next(iter(bases.items()))
-        trace_examples(browser, errors, base, explorer, args.trace)
+            explorer_host = host
+    if args.trace:  # the host whose explorer is still open, else the first
+        host = explorer_host or next(iter(bases))
+        trace_examples(browser, errors, bases[host], host, explorer, args.trace)
     return boots, edits, errors
 
 
