@@ -5,6 +5,7 @@ import csv
 import contextlib
 import io
 import json
+from urllib.parse import quote, unquote
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 from pycore.explorer.errors import StateError  # noqa: E402
 from pycore.explorer.export import logits_csv, numpy_code, state_json_text  # noqa: E402
-from pycore.explorer.link import encode_uri_component  # noqa: E402
+from pycore.explorer.link import decode_uri_component, encode_uri_component  # noqa: E402
 from pycore.explorer.link import js_json, js_number  # noqa: E402
 from pycore.explorer.state import LIMITS, check_limits  # noqa: E402
 from pycore.explorer import (COMPACT_MIN, DEFAULT_OPTIONS, ExplorerState,  # noqa: E402
@@ -109,6 +110,28 @@ def test_fragment_bytes_match_encodeURIComponent_of_JSON_stringify():
 ])
 def test_encode_uri_component_known_strings(text, encoded):
     assert encode_uri_component(text) == encoded
+    assert decode_uri_component(encoded) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_uri_component_agrees_with_urllib(text):
+    # urllib.parse is the independent reference (the page's Python no longer imports it)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: neither can encode it
+        with pytest.raises(UnicodeError):
+            encode_uri_component(text)
+        return
+    encoded = encode_uri_component(text)
+    assert encoded == quote(text, safe="-_.!~*'()")
+    assert decode_uri_component(encoded) == unquote(encoded, errors="strict") == text
+
+
+@pytest.mark.parametrize("encoded", ["%C3", "%FF", "%C3%28", "a%E2%82"])
+def test_decode_uri_component_refuses_bytes_that_are_not_utf8(encoded):
+    with pytest.raises(UnicodeError):
+        decode_uri_component(encoded)
 
 
 @pytest.mark.parametrize("x, text", [
