@@ -105,6 +105,16 @@ def test_picking_a_held_out_digit_shows_its_logits(page, site_url, model):
     thumb = thumbs.nth(22)                                   # the second "7"
     index, label = int(thumb.get_attribute("data-index")), int(thumb.get_attribute("data-label"))
     assert label == labels[index] == 7 and index in set(model.test_indices.tolist())
+    # the thumbnail is a picture of that digit: white paper, black at full ink (16)
+    shades = np.array(thumb.locator("img").evaluate("""async (img) => {
+        await img.decode();
+        const c = document.createElement("canvas");
+        c.width = img.naturalWidth; c.height = img.naturalHeight;
+        const ctx = c.getContext("2d");
+        ctx.drawImage(img, 0, 0);
+        const px = ctx.getImageData(0, 0, c.width, c.height).data;
+        return Array.from({length: c.width * c.height}, (_, i) => px[4 * i]); }"""))
+    np.testing.assert_array_equal(shades, np.floor(255 * (1 - images[index].ravel() / 16) + 0.5))
     thumb.click()
     settled(page)
     np.testing.assert_array_equal(pad_pixels(page), images[index])

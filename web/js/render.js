@@ -82,9 +82,19 @@ export class Renderer {
   }
 
   async draw(job) {
+    try {
+      return await this.redraw(job);
+    } finally {
+      // The link once the figures are drawn (docs/interface.md: it is not a redraw): writing the
+      // address costs about 4 ms, which the figures need not wait for.
+      if (job.res.link) writeLink(job.res.link, this.client);
+    }
+  }
+
+  // Returns when the last redraw ended (lastRenderMs).
+  async redraw(job) {
     const res = job.res;
     if (res.shape) this.onShape(res.shape);
-    if (res.link) writeLink(res.link, this.client);
     // Plotly first: it measures the page as it draws, and every DOM change made before it
     // (grids, tables, equations) would make it lay the whole page out again.
     panels.prepare(res);
