@@ -18,7 +18,13 @@
     const r = el.getBoundingClientRect();
     if (r.width < 1 || r.height < 1) return false;
     const style = getComputedStyle(el);
-    return style.visibility !== "hidden" && style.display !== "none" && Number(style.opacity) > 0;
+    if (style.visibility === "hidden" || style.display === "none" || Number(style.opacity) <= 0) return false;
+    // inside a box for screen readers only (a 1 px box that hides its overflow): not shown
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const box = a.getBoundingClientRect();
+      if (box.width <= 1 && box.height <= 1 && getComputedStyle(a).overflow === "hidden") return false;
+    }
+    return true;
   };
   const name = (el) => {
     const text = (el.textContent || el.value || "").trim().replace(/\s+/g, " ").slice(0, 40);

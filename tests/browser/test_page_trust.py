@@ -202,8 +202,30 @@ def test_nothing_is_cut_off_or_overlapping(browser, site_url, name):
         # the top-k table of the logits fits: its class names wrap, it does not scroll sideways
         assert page.evaluate("() => { const s = document.getElementById('top-k-table').parentElement;"
                              " return s.scrollWidth <= s.clientWidth + 1; }")
+        # so do the comparisons' top-k tables (one column per rank), on a phone as lists
+        act(page, lambda: page.select_option("#pitfall", "softmax_inside"))
+        act(page, lambda: page.select_option("#variant", "gap"))
+        assert layout_problems(page) == []
+        for table in ("pitfall-top-k", "variant-top-k"):
+            box = page.locator("#%s" % table).locator("xpath=..")
+            assert box.is_visible()
+            if width <= 600:
+                assert box.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), \
+                    "%s scrolls sideways at %d px" % (table, width)
+        check_ranked_table_semantics(page, "pitfall-top-k")
     finally:
         context.close()
+
+
+def check_ranked_table_semantics(page, table_id):
+    """A ranked table keeps its table semantics however it is laid out: its accessibility tree
+    has a table, one row per sample and the rank headers, and each cell names its class."""
+    snapshot = page.locator("#" + table_id).aria_snapshot()
+    assert snapshot.startswith("- table"), snapshot
+    for rank in range(1, 6):
+        assert 'columnheader "#%d"' % rank in snapshot, snapshot
+    assert 'rowheader "sample 0"' in snapshot and 'rowheader "sample 1"' in snapshot, snapshot
+    assert snapshot.count('cell "class ') == 10, snapshot  # 2 samples x 5 ranks
 
 
 def test_nothing_is_cut_off_at_150_percent_zoom(browser, site_url):

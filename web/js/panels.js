@@ -92,30 +92,39 @@ export function render(res) {
   if (res.host) $("host-info").textContent = res.host;
 }
 
-// t: {caption, header: [str], rows: [{label, cells: [str], mark: int|null}]}
+// t: {caption, header: [str], rows: [{label, cells: [str], mark: int|null}], k?: int}
+// A top-k table (t.k: one column per rank) is "ranked": on a phone each sample's row is laid
+// out as a list, every cell named by its rank (explorer.css), instead of scrolling sideways.
+// Its parts then carry their table roles explicitly, since a table laid out as blocks loses
+// them in some browsers' accessibility trees.
 function table(el, t) {
+  const ranked = Boolean(t.k);
+  const role = (node, name) => { if (ranked) node.setAttribute("role", name); return node; };
+  el.classList.toggle("ranked", ranked);
+  role(el, "table");
   const caption = document.createElement("caption");
   caption.textContent = t.caption;
-  const head = document.createElement("thead");
-  const hr = document.createElement("tr");
+  const head = role(document.createElement("thead"), "rowgroup");
+  const hr = role(document.createElement("tr"), "row");
   for (const h of t.header) {
     // The corner above the row labels is no column's header: an empty <th> would be announced.
-    const th = document.createElement(h ? "th" : "td");
+    const th = role(document.createElement(h ? "th" : "td"), h ? "columnheader" : "cell");
     if (h) th.scope = "col";
     th.textContent = h;
     hr.append(th);
   }
   head.append(hr);
-  const body = document.createElement("tbody");
+  const body = role(document.createElement("tbody"), "rowgroup");
   for (const row of t.rows) {
-    const tr = document.createElement("tr");
-    const th = document.createElement("th");
+    const tr = role(document.createElement("tr"), "row");
+    const th = role(document.createElement("th"), "rowheader");
     th.scope = "row";
     th.textContent = row.label;
     tr.append(th);
     row.cells.forEach((text, c) => {
-      const td = document.createElement("td");
+      const td = role(document.createElement("td"), "cell");
       td.textContent = text;
+      if (ranked) td.dataset.rank = t.header[c + 1];
       if (row.mark === c) {
         td.className = "predicted";
         td.title = "predicted class";
