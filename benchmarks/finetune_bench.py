@@ -25,10 +25,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
+from buildtools.browser import CHROMIUM_FLAGS, SYSTEM_CHROMIUMS  # noqa: E402
 from buildtools.serve import serve_in_thread  # noqa: E402
 
 TARGET = 20.0
-CHROMIUMS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
 
 
 def build(host, out):
@@ -72,11 +72,10 @@ def main(argv=None):
     parser.add_argument("--strict", action="store_true")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
-    chromium = next((p for p in CHROMIUMS if os.path.exists(p)), None)
+    chromium = next((p for p in SYSTEM_CHROMIUMS if os.path.exists(p)), None)
     missed = False
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium,
-                                    args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_FLAGS)
         for host in args.hosts.split(","):
             site = args.site or build(host, os.path.join(tmp, host))
             server, url = serve_in_thread(site)

@@ -63,9 +63,9 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 ASSETS = Path(__file__).resolve().parent / "page_bench_assets"
+sys.path.insert(0, str(ROOT))
+from buildtools.browser import CHROMIUM_FLAGS  # noqa: E402
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 # Per host: boot ratio, and edit ratio at the worked example's size (ViT-B/16 edits: 1.25x).
 BOOT_RATIO_TARGET = {"pyscript": 1.15, "fallback": 1.25}
@@ -419,7 +419,6 @@ def _same_number(text, other):
 def link_to_worked_example():
     """index.html's fragment for the worked example as a link: the page then waits for Python to
     validate it instead of drawing its build-time first view (default-view.json) meanwhile."""
-    sys.path.insert(0, str(ROOT))
     from pycore.explorer import default_state, encode_fragment
     return "#" + encode_fragment(default_state())
 
@@ -863,7 +862,7 @@ def run(args, sites):
         servers.append(server)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_ARGS)
+            browser = pw.chromium.launch(executable_path=args.chromium, headless=True, args=CHROMIUM_FLAGS)
             facts = machine_facts(browser)
             print("machine: %(nproc)s CPUs (nproc), Chromium %(chromium)s, Playwright %(playwright)s,"
                   " Python %(python)s, %(machine)s; load average %(load)s at start" % facts)

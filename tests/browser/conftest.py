@@ -28,6 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)  # buildtools (and pycore, if not installed)
 
+from buildtools.browser import CHROMIUM_FLAGS, SYSTEM_CHROMIUMS  # noqa: E402
 from buildtools.serve import serve_in_thread  # noqa: E402
 
 from .pagekit import wait_ready  # noqa: E402  (one copy, shared with the page tests)
@@ -39,9 +40,6 @@ except ImportError:  # Windows: no lock, builds are still atomic
 
 # The flags the system Chromium is launched with (docs/hosts.md): without the network ones it
 # keeps trying to reach Google's services, which these machines refuse.
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-SYSTEM_CHROMIUMS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
 
 # The site variants: build.py arguments, and whether a machine that cannot build it skips.
 # The PyScript host needs Pyodide's NumPy wheel: downloaded from Pyodide's CDN, found in the
