@@ -16,7 +16,7 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-from . import atomic, class_names, csp, hosts, page_digits, plotly_bundle
+from . import atomic, bytecode, class_names, csp, hosts, page_digits, plotly_bundle
 from .cache import discard, remove_stale
 from .errors import BuildError
 
@@ -294,9 +294,13 @@ def assemble(root, site, host, manifest, cache, log=print):
                          "sha256": wheel.sha256, "license": wheel.license, "dest": dest,
                          "file": wheel.file_name})
 
+    bytecode_files = []
+    if host.name == "pyscript":  # its Pyodide is in the site: it compiles the page's Python
+        pyodide = manifest.artifact("pyodide").dest.split("/")
+        bytecode_files = bytecode.compile_files(site, files, os.path.join(site, *pyodide), log)
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(
-            host, manifest, files, sizes=_runtime_sizes(host, manifest, site)))
+            host, manifest, files + bytecode_files, sizes=_runtime_sizes(host, manifest, site)))
     # The host's boot tags, once the runtime's files are in (their sizes drive the progress bar).
     sizes = _fallback_sizes(manifest, site) if host.name == "fallback" else None
     with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
@@ -314,6 +318,7 @@ def assemble(root, site, host, manifest, cache, log=print):
     info = build_info(root, host, manifest, vendored, files, policy)
     info["digits"] = digits_info
     info["class_names"] = names_info
+    info["bytecode_files"] = [f["url"] for f in bytecode_files]
     write_json(site, "build-info.json", info)
     return info
 

@@ -7,6 +7,7 @@ NumPy is deliberately missing boots Pyodide 314 and says so in plain words in ro
 """
 import os
 import re
+import shutil
 import time
 
 import numpy as np
@@ -195,6 +196,28 @@ def test_the_worked_example_shows_while_python_boots(sites, page):
     assert page.evaluate("document.documentElement.dataset.ready") != "true"
     assert not page.get_by_label("cls[0,1]", exact=True).is_editable()
     assert page.locator("#host-info").inner_text() == "…"
+
+
+def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, page, wait_ready):
+    """build.py compiles the Python with the site's own Pyodide (buildtools/bytecode.py): every
+    module the boot imports is read from a .pyc whose checked hash matches its source."""
+    url = sites.url("pyscript")
+    shipped = sites.info["pyscript"]["bytecode_files"]
+    if shutil.which("node") is None:  # the build could not compile: it says so, nothing shipped
+        assert shipped == []
+        return
+    sources = [u for u in sites.info["pyscript"]["python_files"] if u.endswith(".py")]
+    assert len(shipped) == len(sources)
+    for source in sources:
+        folder, name = os.path.split(source)
+        assert os.path.join(folder, "__pycache__", name[:-3] + ".cpython-314.pyc") in shipped
+    boot(page, url)
+    wait_ready(page)
+    page.wait_for_function("() => document.documentElement.dataset.bytecodeModules !== undefined")
+    used, imported = map(int, page.evaluate(
+        "document.documentElement.dataset.bytecodeModules").split(" of "))
+    # bridge, pycore and its modules: all that the boot imports, each from its .pyc
+    assert used == imported >= 30, (used, imported)
 
 
 @pytest.mark.parametrize("variant, host, numpy", [("fallback", "fallback", "1.17.5"),

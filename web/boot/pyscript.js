@@ -141,6 +141,10 @@ async function start() {
     config: { ...config, interpreter, files }, version: interpreter,
   });
   document.documentElement.dataset.pyodide = pyodideVersion;
+  // For the tests: how many of the explorer's modules came from the build's bytecode. Asked
+  // once the page has settled, not on the way to its first answer.
+  setTimeout(() => worker.sync.bytecode_modules().then(
+    (n) => { document.documentElement.dataset.bytecodeModules = String(n); }, () => {}), 1500);
   const call = async (request) => {
     const out = await worker.sync.dispatch(JSON.stringify(request));
     const res = JSON.parse(out.text);

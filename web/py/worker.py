@@ -31,6 +31,10 @@ def boot():
         raise
     if PYTHON_DIR not in sys.path:
         sys.path.insert(0, PYTHON_DIR)
+    # The build ships checked-hash bytecode beside the sources (buildtools/bytecode.py); a
+    # module without it is compiled, and writing its .pyc into the in-memory file system, to be
+    # thrown away with the page, would only cost time.
+    sys.dont_write_bytecode = True
     try:
         import bridge
     except Exception as exc:
@@ -61,4 +65,33 @@ def dispatch(request_json):
     return out
 
 
+def bytecode_modules():
+    """"<used> of <imported>": of the explorer's modules imported so far, how many Python read
+    from the build's bytecode, i.e. whose checked-hash .pyc matches its source as Python checks
+    it (PEP 552). For the tests."""
+    import importlib.util
+    used = imported = 0
+    for module in list(sys.modules.values()):
+        spec = getattr(module, "__spec__", None)
+        origin, cached = getattr(spec, "origin", None), getattr(spec, "cached", None)
+        if not (origin and origin.startswith(PYTHON_DIR) and origin.endswith(".py")):
+            continue
+        imported += 1
+        if not cached:
+            continue
+        try:
+            with open(cached, "rb") as f:
+                header = f.read(16)
+            with open(origin, "rb") as f:
+                source = f.read()
+        except OSError:
+            continue
+        checked_hash = int.from_bytes(header[4:8], "little") == 3
+        if (header[:4] == importlib.util.MAGIC_NUMBER and checked_hash
+                and header[8:16] == importlib.util.source_hash(source)):
+            used += 1
+    return "%d of %d" % (used, imported)
+
+
 sync.dispatch = dispatch
+sync.bytecode_modules = bytecode_modules
