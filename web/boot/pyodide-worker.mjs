@@ -39,6 +39,8 @@ function trouble(url) {
   if (/\/(py|pycore)\//.test(url)) return "The explorer's Python code could not be loaded";
   return "The Python runtime could not be downloaded";
 }
+// A download that failed, in words: what could not be loaded, the file, and why.
+function failedDownload(url, why) { fail(`${trouble(url)} (${url}: ${why}).${FIX}`); }
 
 const config = await fetchJSON(new URL("pyscript.json", site).href);
 const vit = config.vit;
@@ -103,10 +105,10 @@ const early = new Map(); // URL -> the promise of its response, until PyScript t
 for (const url of Object.keys(config.files || {})) {
   const absolute = new URL(url, site).href;
   const response = realFetch(absolute).then((r) => {
-    if (!r.ok) fail(`${trouble(absolute)} (${absolute}: HTTP ${r.status}).${FIX}`);
+    if (!r.ok) failedDownload(absolute, `HTTP ${r.status}`);
     return r;
   }, (error) => {
-    fail(`${trouble(absolute)} (${absolute}: ${error.message || error}).${FIX}`);
+    failedDownload(absolute, error.message || error);
     throw error;
   });
   response.catch(() => {}); // said above; PyScript's own request then fails as it would have
@@ -130,11 +132,11 @@ globalThis.fetch = async function (input, init) {
       const plain = await realFetch(url).catch(() => null);
       if (plain && plain.ok) why = "it does not match the sha256 pinned for it in pyodide-lock.json";
     }
-    fail(`${trouble(url)} (${url}: ${why}).${FIX}`);
+    failedDownload(url, why);
     throw error;
   }
   if (!response.ok) {
-    fail(`${trouble(url)} (${url}: HTTP ${response.status}).${FIX}`);
+    failedDownload(url, `HTTP ${response.status}`);
     return response;
   }
   return counted(url, response);
