@@ -428,14 +428,16 @@ def runtime_floor(host):
     return "floor-boot.html" if host == "fallback" else "floor-pyscript-worker.html"
 
 
-def bench_boot(browser, errors, base, host, runs):
+def bench_boot(browser, errors, base, host, runs, bytecode_floor=False):
     """Navigation to ready: the explorer (plain and from a link), its runtime floor and, for the
-    PyScript host, the main-thread floor, in turn (and in alternating order). Returns
-    {name: [marks of each run]}."""
+    PyScript host, the main-thread floor and (`bytecode_floor`) the floor with the build's
+    bytecode, in turn (and in alternating order). Returns {name: [marks of each run]}."""
     targets = [("explorer", base + "index.html"), ("floor", base + runtime_floor(host)),
                ("explorer from a link", base + "index.html" + link_to_worked_example())]
     if host == "pyscript":
         targets.append(("main-thread floor", base + "floor-pyscript-main.html"))
+        if bytecode_floor:
+            targets.append(("bytecode floor", base + "floor-pyscript-bytecode.html"))
     out = {name: [] for name, _ in targets}
     # One untimed boot of each first: it pays for the browser's and the OS's first-time costs.
     for name, url in targets:
@@ -579,11 +581,17 @@ def report_boot(host, boots):
     l_ = median([m["ready"] for m in linked])
     print("   the explorer opened from a link to the same state, which draws nothing before Python"
           " is ready: median %.0f ms, %.2fx the floor" % (l_, l_ / f))
+    if "bytecode floor" in boots:
+        b = median([m["ready"] for m in boots["bytecode floor"]])
+        print("   the runtime floor with the build's bytecode (the standard library's and NumPy's, as"
+              " the explorer boots): median %.0f ms;\n   the explorer takes %.2fx that: its own"
+              " cost over the same runtime booted the same way" % (b, e / b))
     print("   the page's main thread until ready (median ms): longest task, total blocking time"
           " (the sum of each long task's time over 50 ms)")
     rows = [("explorer", explorer), ("runtime floor", floor)]
-    if "main-thread floor" in boots:
-        rows.append(("main-thread floor", boots["main-thread floor"]))
+    for name in ("main-thread floor", "bytecode floor"):
+        if name in boots:
+            rows.append((name, boots[name]))
     for name, runs in rows:
         print("     %-20s ready %6.0f   longest task %6.0f   blocking %6.0f" % (
             name, median([m["ready"] for m in runs]), median([m["longestTask"] for m in runs]),
@@ -773,22 +781,44 @@ def floor_pages(site, host):
                                             .replace("{{CONFIG}}", json.dumps(
                                                 dict(floor_config, sync_main_only=True))))
     pages["/floor-worker.py"] = read("floor-worker.py")
+    vit = config["vit"]
+    if vit.get("stdlib"):
+        # The same floor with the bytecode the build made (buildtools/bytecode.py): its standard
+        # library zip, through an interpreter module that hands it to loadPyodide, and NumPy's
+        # bytecode unpacked into site-packages as the explorer has them.
+        zipped = {url: path for url, path in config["files"].items() if path.endswith("/*")}
+        pages["/floor-bytecode.mjs"] = (
+            "// The bytecode floor's interpreter (page_bench.py): the site's Pyodide, with the\n"
+            "// build's standard library zip.\n"
+            "import * as pyodide from './%spyodide.mjs';\n"
+            "export const version = pyodide.version;\n"
+            "export const loadPyodide = (options) => pyodide.loadPyodide({ ...options,\n"
+            "  indexURL: new URL('./%s', import.meta.url).href,\n"
+            "  stdLibURL: new URL('./%s', import.meta.url).href });\n"
+            % (vit["pyodide_index"], vit["pyodide_index"], vit["stdlib"]))
+        pages["/floor-pyscript-bytecode.html"] = (
+            pages["/floor-pyscript-worker.html"]
+            .replace(json.dumps(dict(floor_config, sync_main_only=True)), json.dumps(dict(
+                floor_config, sync_main_only=True, interpreter="floor-bytecode.mjs", files=zipped)))
+            .replace("<title>Runtime floor:", "<title>Runtime floor with the build's bytecode:"))
     pages["/floor-pyscript-main.html"] = read("floor-pyscript-main.html").replace(
         "{{CORE_URL}}", core.group(1))
     pages["/floor-main.json"] = json.dumps(floor_config)
     return pages
 
 
-def measure(args, browser, bases):
+def measure(args, browser, bases, with_bytecode=()):
     """Run what was asked, with one browser, for each host in `bases` ({host: base URL});
-    returns (boots, edits, errors), each keyed by host."""
+    `with_bytecode`: the hosts whose sites have the build's bytecode (a floor with it is booted
+    too). Returns (boots, edits, errors), each keyed by host."""
     errors = PageErrors()
     boots, edits = {}, {}
     explorer = explorer_host = None
     for host, base in bases.items():
         if not args.skip_boot:
             print("\nbooting each %s page 1+%d times..." % (host, args.boot_runs), flush=True)
-            boots[host] = bench_boot(browser, errors, base, host, args.boot_runs)
+            boots[host] = bench_boot(browser, errors, base, host, args.boot_runs,
+                                     bytecode_floor=host in with_bytecode)
     for host, base in bases.items():
         if not args.skip_edits:
             print("\nediting on the %s host..." % host, flush=True)
@@ -856,9 +886,12 @@ def run(args, sites):
         raise BenchError("no browser at %s (Debian: apt-get install chromium; or pass --chromium)"
                          % args.chromium)
     started = time.monotonic()
-    servers, bases = [], {}
+    servers, bases, with_bytecode = [], {}, set()
     for host, site in sites.items():
-        server, bases[host] = start_server(site, floor_pages(site, host))
+        pages = floor_pages(site, host)
+        if "/floor-pyscript-bytecode.html" in pages:
+            with_bytecode.add(host)
+        server, bases[host] = start_server(site, pages)
         servers.append(server)
     try:
         with sync_playwright() as pw:
@@ -871,7 +904,7 @@ def run(args, sites):
                 print("site: %s (%s host: Pyodide %s, Python %s, NumPy %s), served at %s"
                       % (site, host, rt.get("pyodide", "?"), rt.get("python", "?"),
                          rt.get("numpy", "?"), bases[host]), flush=True)
-            boots, edits, errors = measure(args, browser, bases)
+            boots, edits, errors = measure(args, browser, bases, with_bytecode)
             browser.close()
     finally:
         for server in servers:

@@ -130,7 +130,8 @@ FALLBACK_COUNTED_FILES = ("pyodide.asm.wasm", "pyodide.asm.data", "numpy.data")
 COUNTED_RUNTIME_FILES = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 
 
-def pyscript_config(host, manifest, python_files, sizes=None):
+def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=None,
+                    stdlib_bytecode=None):
     """PyScript's JSON config: the interpreter, the Python files, NumPy as a package.
 
     The interpreter is boot/pyodide-worker.mjs, which loads Pyodide 314 from vit.pyodide_index
@@ -138,7 +139,10 @@ def pyscript_config(host, manifest, python_files, sizes=None):
     `packages` to Pyodide's own loader, which checks the wheel against pyodide-lock.json; no
     micropip is needed. `sync_main_only`: the worker never calls into the page. The "vit" key is
     ours. `sizes` maps a file name of COUNTED_RUNTIME_FILES (and the wheel's) to its bytes; a file
-    without one is counted with the Content-Length its server sends.
+    without one is counted with the Content-Length its server sends. `numpy_bytecode` is
+    buildtools/bytecode.py's zip of NumPy's bytecode ({"url", "site_packages", "bytes"}): PyScript
+    unpacks it into site-packages (a destination ending in "/*") after installing NumPy's wheel
+    and before running the page's Python, which then imports NumPy without compiling it.
     """
     _, index = pyscript_urls(host, manifest)
     pyodide = manifest.artifact("pyodide")
@@ -166,4 +170,13 @@ def pyscript_config(host, manifest, python_files, sizes=None):
     }
     if has_numpy:
         config["packages"] = ["numpy"]
+    if has_numpy and numpy_bytecode:
+        config["files"]["./" + numpy_bytecode["url"]] = numpy_bytecode["site_packages"] + "/*"
+        config["vit"]["downloads"].append({"url": numpy_bytecode["url"],
+                                           "bytes": numpy_bytecode.get("bytes")})
+    if stdlib_bytecode:  # the worker hands it to loadPyodide in place of Pyodide's own
+        config["vit"]["stdlib"] = stdlib_bytecode["url"]
+        for download in config["vit"]["downloads"]:
+            if download["url"] == index + "python_stdlib.zip":
+                download.update(url=stdlib_bytecode["url"], bytes=stdlib_bytecode.get("bytes"))
     return config

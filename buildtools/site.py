@@ -29,6 +29,9 @@ NOT_COPIED = {"README.md", "boot"}
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
 # The PyScript host's Python entry (web/py/), which its worker runs; not an importable module.
 HOST_ENTRY = "worker.py"
+# The PyScript host's NumPy bytecode (buildtools/bytecode.py), by NumPy's version.
+NUMPY_BYTECODE = "bytecode/numpy-%s.zip"
+STDLIB_BYTECODE = "bytecode/python_stdlib.zip"
 # Each host's boot glue, from web/boot/.
 PYSCRIPT_BOOT = ("pyscript.js", "pyodide-worker.mjs", "memory-idb.js")
 FALLBACK_BOOT = ("fallback.js", "fallback-worker.js")
@@ -294,13 +297,21 @@ def assemble(root, site, host, manifest, cache, log=print):
                          "sha256": wheel.sha256, "license": wheel.license, "dest": dest,
                          "file": wheel.file_name})
 
-    bytecode_files = []
+    compiled = bytecode.NOTHING
     if host.name == "pyscript":  # its Pyodide is in the site: it compiles the page's Python
-        pyodide = manifest.artifact("pyodide").dest.split("/")
-        bytecode_files = bytecode.compile_files(site, files, os.path.join(site, *pyodide), log)
+        pyodide = os.path.join(site, *manifest.artifact("pyodide").dest.split("/"))
+        wheel = os.path.join(pyodide, manifest.numpy_wheel.file_name) if host.numpy_wheel else None
+        compiled = bytecode.compile_site(site, files, pyodide, numpy_wheel=wheel,
+                                         numpy_zip=NUMPY_BYTECODE % manifest.numpy_wheel.version,
+                                         stdlib_zip=STDLIB_BYTECODE,
+                                         log=log)
+    numpy_bytecode, stdlib_bytecode = (
+        made and dict(made, bytes=os.path.getsize(os.path.join(site, made["url"])))
+        for made in (compiled.numpy, compiled.stdlib))
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(
-            host, manifest, files + bytecode_files, sizes=_runtime_sizes(host, manifest, site)))
+            host, manifest, files + compiled.files, sizes=_runtime_sizes(host, manifest, site),
+            numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode))
     # The host's boot tags, once the runtime's files are in (their sizes drive the progress bar).
     sizes = _fallback_sizes(manifest, site) if host.name == "fallback" else None
     with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
@@ -318,7 +329,9 @@ def assemble(root, site, host, manifest, cache, log=print):
     info = build_info(root, host, manifest, vendored, files, policy)
     info["digits"] = digits_info
     info["class_names"] = names_info
-    info["bytecode_files"] = [f["url"] for f in bytecode_files]
+    info["bytecode_files"] = [f["url"] for f in compiled.files]
+    info["numpy_bytecode"] = numpy_bytecode
+    info["stdlib_bytecode"] = stdlib_bytecode
     write_json(site, "build-info.json", info)
     return info
 

@@ -14,7 +14,7 @@ FILES = [{"url": "pycore/__init__.py", "path": "pycore/__init__.py"},
 def test_without_node_nothing_is_compiled_and_the_build_says_so(tmp_path, monkeypatch):
     monkeypatch.setattr(bytecode.shutil, "which", lambda name: None)
     said = []
-    assert bytecode.compile_files(str(tmp_path), FILES, str(tmp_path), log=said.append) == []
+    assert bytecode.compile_site(str(tmp_path), FILES, str(tmp_path), log=said.append) == bytecode.NOTHING
     assert said == ["bytecode: Node.js not found; the page's Python compiles its modules as it boots"]
 
 
@@ -26,7 +26,7 @@ def test_a_runtime_that_fails_is_named_and_nothing_is_compiled(tmp_path):
     (tmp_path / "pyodide" / "pyodide.mjs").write_text(
         'export async function loadPyodide() { throw new Error("no runtime here"); }\n')
     said = []
-    assert bytecode.compile_files(str(tmp_path), FILES, str(tmp_path / "pyodide"),
-                                  log=said.append) == []
+    assert bytecode.compile_site(str(tmp_path), FILES, str(tmp_path / "pyodide"),
+                                 log=said.append) == bytecode.NOTHING
     assert len(said) == 1 and "not compiled" in said[0] and "no runtime here" in said[0], said
     assert not (tmp_path / "pycore" / "__pycache__").exists()

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import time
+import zipfile
 
 import numpy as np
 import pytest
@@ -108,6 +109,7 @@ def fail_with(status, body=b"gone"):
     ("fallback", "py/bridge.py", "The explorer's Python code could not be loaded"),
     ("pyscript", "pyodide.asm.wasm", "The Python runtime could not be downloaded"),
     ("pyscript", "python_stdlib.zip", "The Python runtime could not be downloaded"),
+    ("pyscript", "numpy-2.4.3.zip", "NumPy's compiled Python (its bytecode) could not be loaded"),
     ("pyscript", "pyscript.json", "The Python runtime could not be downloaded"),
     ("pyscript", "pyscript/core.js", "PyScript could not be loaded"),
     ("pyscript", WHEEL, "NumPy could not be loaded"),
@@ -200,7 +202,8 @@ def test_the_worked_example_shows_while_python_boots(sites, page):
 
 def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, page, wait_ready):
     """build.py compiles the Python with the site's own Pyodide (buildtools/bytecode.py): every
-    module the boot imports is read from a .pyc whose checked hash matches its source."""
+    module the boot imports, the explorer's, NumPy's and the standard library's, is read from
+    bytecode (the first two from a .pyc whose checked hash matches its source)."""
     url = sites.url("pyscript")
     shipped = sites.info["pyscript"]["bytecode_files"]
     if shutil.which("node") is None:  # the build could not compile: it says so, nothing shipped
@@ -214,10 +217,30 @@ def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, 
     boot(page, url)
     wait_ready(page)
     page.wait_for_function("() => document.documentElement.dataset.bytecodeModules !== undefined")
-    used, imported = map(int, page.evaluate(
-        "document.documentElement.dataset.bytecodeModules").split(" of "))
+    said = page.evaluate("document.documentElement.dataset.bytecodeModules")
+    explorer, numpy, stdlib_said = re.fullmatch(
+        r"(\d+ of \d+); NumPy (\d+ of \d+); stdlib (\d+ of \d+)", said).groups()
+    used, imported = map(int, explorer.split(" of "))
     # bridge, pycore and its modules: all that the boot imports, each from its .pyc
-    assert used == imported >= 30, (used, imported)
+    assert used == imported >= 30, said
+    # NumPy's: the zip holds the bytecode of every NumPy module the build saw the boot import,
+    # and the page read each of them from it
+    zipped = sites.info["pyscript"]["numpy_bytecode"]
+    with zipfile.ZipFile(os.path.join(ROOT, "build", "test-pyscript", zipped["url"])) as z:
+        assert len(z.namelist()) == zipped["modules"] >= 50
+    used, imported = map(int, numpy.split(" of "))
+    assert used == imported == zipped["modules"], said
+    # The standard library: Pyodide's zip, every file as published, plus the .pyc of each module
+    # the build saw the boot import, which the page read (and none of the others from source)
+    stdlib = sites.info["pyscript"]["stdlib_bytecode"]
+    folder = os.path.join(ROOT, "build", "test-pyscript")
+    with zipfile.ZipFile(os.path.join(folder, "vendor", "pyodide", "python_stdlib.zip")) as original, \
+            zipfile.ZipFile(os.path.join(folder, stdlib["url"])) as z:
+        added = set(z.namelist()) - set(original.namelist())
+        assert all(z.read(name) == original.read(name) for name in original.namelist())
+    assert len(added) == stdlib["modules"] and all(n.endswith(".pyc") for n in added)
+    used, imported = map(int, stdlib_said.split(" of "))
+    assert used == imported >= 100, said
 
 
 @pytest.mark.parametrize("variant, host, numpy", [("fallback", "fallback", "1.17.5"),

@@ -36,6 +36,7 @@ function fail(message) {
 }
 function trouble(url) {
   if (url === wheelURL) return "NumPy could not be loaded";
+  if (/\/bytecode\/numpy-/.test(url)) return "NumPy's compiled Python (its bytecode) could not be loaded";
   if (/\/(py|pycore)\//.test(url)) return "The explorer's Python code could not be loaded";
   return "The Python runtime could not be downloaded";
 }
@@ -157,5 +158,6 @@ export const version = pyodide.version;
 
 // PyScript derives Pyodide's folder from this module's URL; the real one is `index`.
 export function loadPyodide(options) {
-  return pyodide.loadPyodide({ ...options, indexURL: index });
+  const stdlib = vit.stdlib ? { stdLibURL: new URL(vit.stdlib, site).href } : {};
+  return pyodide.loadPyodide({ ...options, indexURL: index, ...stdlib });
 }

@@ -66,17 +66,22 @@ def dispatch(request_json):
 
 
 def bytecode_modules():
-    """"<used> of <imported>": of the explorer's modules imported so far, how many Python read
-    from the build's bytecode, i.e. whose checked-hash .pyc matches its source as Python checks
-    it (PEP 552). For the tests."""
+    """"<used> of <imported>; NumPy <used> of <imported>; stdlib <used> of <imported>": of the
+    explorer's modules imported so far, of NumPy's and of the standard library's, how many Python
+    read from the build's bytecode (buildtools/bytecode.py). For the explorer and NumPy, those
+    whose checked-hash .pyc matches its source as Python checks it (PEP 552); for the standard
+    library, which zipimport reads from its zip, those it read from a .pyc. For the tests."""
     import importlib.util
-    used = imported = 0
+    import numpy
+    numpy_dir = numpy.__file__.rsplit("/", 1)[0] + "/"
+    counts = {PYTHON_DIR + "/": [0, 0], numpy_dir: [0, 0]}  # folder: [used, imported]
     for module in list(sys.modules.values()):
         spec = getattr(module, "__spec__", None)
         origin, cached = getattr(spec, "origin", None), getattr(spec, "cached", None)
-        if not (origin and origin.startswith(PYTHON_DIR) and origin.endswith(".py")):
+        folder = next((f for f in counts if origin and origin.startswith(f)), None)
+        if not (folder and origin.endswith(".py")):
             continue
-        imported += 1
+        counts[folder][1] += 1
         if not cached:
             continue
         try:
@@ -89,8 +94,15 @@ def bytecode_modules():
         checked_hash = int.from_bytes(header[4:8], "little") == 3
         if (header[:4] == importlib.util.MAGIC_NUMBER and checked_hash
                 and header[8:16] == importlib.util.source_hash(source)):
-            used += 1
-    return "%d of %d" % (used, imported)
+            counts[folder][0] += 1
+    # The standard library, from its zip (not the modules Python has frozen into itself):
+    # zipimport names a module by the file it read, name.pyc or name.py
+    zipped = next(p for p in sys.path if p.endswith(".zip")) + "/"
+    stdlib = [spec.origin for spec in (getattr(m, "__spec__", None) for m in list(sys.modules.values()))
+              if (getattr(spec, "origin", None) or "").startswith(zipped)]
+    return "%d of %d; NumPy %d of %d; stdlib %d of %d" % (
+        *counts[PYTHON_DIR + "/"], *counts[numpy_dir],
+        sum(origin.endswith(".pyc") for origin in stdlib), len(stdlib))
 
 
 sync.dispatch = dispatch
