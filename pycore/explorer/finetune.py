@@ -242,7 +242,7 @@ class FineTune(object):
             "settings": dict(state.train, compare=list(state.train["compare"])),
             "loss": float(loss) if finite else None, "accuracy": float(accuracy),
             "status": status,
-            "start_note": start_note(state.C),
+            "start_note": start_note(state.C, state.train["start"]),
             "run": run.curves_json() if run is not None else None,
             "reading": line, "why": why, "gradient_note": None,
             "held_out": self._held_out(state, run),
@@ -291,9 +291,25 @@ def gradient(trace, labels):
     return np.ascontiguousarray(np.dot(trace.h_hat.T, delta))
 
 
-def start_note(C):
-    """What a zero start does, with this state's C (the panel says it beside the start)."""
-    return ("From W_head = 0 (the paper's start) every logit is 0: the softmax is uniform, the "
-            "loss is exactly log C = log %d = %s, and every sample predicts class 0 (ties go to "
-            "the first class). The first SGD step then moves each column of W_head toward the "
-            "mean normalized CLS row of its class." % (C, format_number(math.log(C), 4)))
+def start_note(C, start):
+    """What the start setting means for a run's first loss, with this state's C (the panel
+    says it beside the start). Only a run from zero begins at log C; from the W_head shown it
+    begins at that W_head's own loss, the one the panel prints before any step.
+
+    Examples
+    --------
+    >>> start_note(3, "current").startswith("A run starts from the W_head shown")
+    True
+    >>> "at step 0 every logit is 0" in start_note(3, "zero")
+    True
+    """
+    log_c = "log C = log %d = %s" % (C, format_number(math.log(C), 4))
+    if start == "zero":
+        return ("A run starts from W_head = 0, the paper's start (its first Step, or Reset, puts "
+                "it there): at step 0 every logit is 0, the softmax is uniform, the loss is "
+                "exactly %s, and every sample predicts class 0 (ties go to the first class). The "
+                "first SGD step then moves each column of W_head toward the mean normalized CLS "
+                "row of its class." % log_c)
+    return ("A run starts from the W_head shown, so its first loss is that W_head's own loss "
+            "(the one shown before any step), not log C. Only the start \u201czero (the "
+            "paper)\u201d begins with every logit at 0 and the loss at exactly %s." % log_c)

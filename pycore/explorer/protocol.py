@@ -144,7 +144,7 @@ FINETUNE = {
     "loss": "the correct head's cross-entropy now (null beyond float64)",
     "accuracy": "its accuracy now (0 to 1)",
     "status": "the line that says both, and the run's step",
-    "start_note": "what a zero start does, with this C",
+    "start_note": "what the start setting means for the run's first loss, with this C",
     "run": "null (no run: the curves are empty) or {id, steps, loss: [step 0 first, then after "
            "each update], accuracy: [...], compare: [{head, name, loss, own, stopped}]}",
     "reading": "one line: what the side-by-side curves show at the run's last step",

@@ -25,6 +25,12 @@ STEPS = (
 # How many items of a long vector or sum the equations write out (head ... tail).
 HEAD, TAIL = 3, 2
 
+# The page typesets an equation so that its lines wrap where the box is narrow (a phone): after
+# an "=", a "+" or a vector's comma, a wrapped part hanging this far in (web/css/explorer.css,
+# .walk-math). Each of the equation's own lines begins by taking the hang back, so that its "="
+# stands under the first line's.
+HANG = "1.5em"
+
 
 def _shown(n):
     """Indices written out of a length-n sequence; None marks the ellipsis."""
@@ -44,25 +50,31 @@ def _paren(x, decimals=4):
 
 
 def _vector(values):
-    return r"\left[" + r",\ ".join(
-        r"\ldots" if d is None else _num(values[d]) for d in _shown(len(values))) + r"\right]"
+    r"""TeX of a vector, [a, b, ...], that may wrap after any comma (plain brackets: a
+    \left[ ... \right] pair would make it one box, which cannot wrap)."""
+    return "[" + r",\ \allowbreak ".join(
+        r"\ldots" if d is None else _num(values[d]) for d in _shown(len(values))) + "]"
 
 
 def _sum(terms, n):
-    """TeX of a sum of n terms, abbreviated in the middle: terms(d) gives the d-th term's TeX."""
-    return " + ".join(r"\cdots" if d is None else terms(d) for d in _shown(n))
+    """TeX of a sum of n terms, abbreviated in the middle: terms(d) gives the d-th term's TeX.
+    Each term is a group, so that a line wraps between terms (after a "+"), never inside one."""
+    return " + ".join(r"\cdots" if d is None else "{%s}" % terms(d) for d in _shown(n))
 
 
 def _lines(left, *right):
-    r"""TeX of ``left = right[0] = right[1] ...``, one "=" per line, aligned, so that a long sum
-    wraps on a projector or a phone instead of running off the side.
+    r"""TeX of ``left = right[0] = right[1] ...``, one "=" per line, each under the first (an
+    invisible copy of ``left`` before it, less the hang a wrapped part gets: :data:`HANG`).
+    Unlike an aligned environment, a line too long for the box (a sum on a phone) can then
+    wrap after a "+" instead of running off the side.
 
     Examples
     --------
     >>> print(_lines("x", "1 + 1", "2"))
-    \begin{aligned} x &= 1 + 1 \\ &= 2 \end{aligned}
+    x = 1 + 1 \\ \kern-1.5em\phantom{x} = 2
     """
-    return r"\begin{aligned} %s &= %s \end{aligned}" % (left, r" \\ &= ".join(right))
+    again = r" \\ \kern-%s\phantom{%s} = " % (HANG, left)
+    return again.join(["%s = %s" % (left, right[0])] + list(right[1:]))
 
 
 def _row(r, cols):
@@ -153,12 +165,12 @@ def section(state, trace, prediction_notes=(), classes=None):
         tex = r"h = %s = %s" % (source, _vector(h))
         title = "the CLS token of sample %d" % b
     elif key == "mean":
-        tex = _lines(r"\mu", r"\frac{1}{%d}\left(%s\right)" % (D, _sum(lambda d: _paren(h[d]), D)),
+        tex = _lines(r"\mu", r"\frac{1}{%d}\Bigl(%s\Bigr)" % (D, _sum(lambda d: _paren(h[d]), D)),
                      _num(mu))
         title, highlights = "the mean of sample %d" % b, cls_rect
         note = "LayerNorm first averages the D = %d features of this one sample." % D
     elif key == "variance":
-        tex = _lines(r"\sigma^2", r"\frac{1}{%d}\left(%s\right)" % (
+        tex = _lines(r"\sigma^2", r"\frac{1}{%d}\Bigl(%s\Bigr)" % (
             D, _sum(lambda d: r"(%s - %s)^2" % (_num(h[d]), _paren(mu)), D)), _num(var))
         title, highlights = "the variance of sample %d" % b, cls_rect
         note = ("Population variance: divide by D = %d, not D - 1. With all features equal it "
@@ -188,8 +200,9 @@ def section(state, trace, prediction_notes=(), classes=None):
         note = ("The same dot product for every column of W_head: one logit per class. These "
                 "raw logits are what the head returns: no softmax.")
     else:
-        tex = r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d,\quad \mathrm{logit}_{%d,%d} = %s" % (
-            b, predicted, b, predicted, _num(trace.logits[b, predicted]))
+        tex = (r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d,\quad \allowbreak "
+               r"\mathrm{logit}_{%d,%d} = %s" % (b, predicted, b, predicted,
+                                                 _num(trace.logits[b, predicted])))
         title = "the prediction for sample %d: %s" % (b, name(predicted))
         highlights = {"heatmap-logits": [_row(b, C), [b, predicted, b, predicted]]}
         note = ("The predicted class is the largest logit. Softmax would not change which one: "

@@ -227,6 +227,34 @@ def test_a_label_typed_key_by_key_changes_the_run_and_the_link_carries_the_train
         fresh.close()
 
 
+def test_the_start_note_is_true_of_the_start_selected(page, site_url):
+    """The note beside "Start from" says where a run's loss curve begins, for the start chosen:
+    at the loss of the W_head shown by default, at exactly log C only from zero."""
+    open_explorer(page, site_url)            # the worked example: labels 0, 0, start "current"
+    idle(page)
+    note = page.locator("#ft-start-note")
+    shown_loss = loss_of(layer_norm(np.array(WORKED_CLS)), np.array(WORKED_W), [0, 0])
+    assert "loss %.4f" % shown_loss in page.locator("#ft-status").inner_text()
+    assert page.locator("#ft-start").input_value() == "current"
+    text = note.inner_text()
+    assert text.startswith("A run starts from the W_head shown"), text
+    assert "every logit is 0" not in text and "not log C" in text, text
+    step(page)
+    assert curve(page)[1][0] == pytest.approx(shown_loss, abs=1e-12)   # not log 3
+
+    page.select_option("#ft-start", "zero")
+    idle(page)
+    text = note.inner_text()
+    assert text.startswith("A run starts from W_head = 0"), text
+    assert "every logit is 0" in text and "exactly log C = log 3 = %.4f" % math.log(3) in text
+    step(page)
+    assert curve(page)[1][0] == pytest.approx(math.log(3), abs=1e-12)
+
+    page.select_option("#ft-start", "current")
+    idle(page)
+    assert note.inner_text().startswith("A run starts from the W_head shown")
+
+
 def test_refused_inputs_change_nothing_and_say_where(page, site_url):
     open_explorer(page, site_url, state_fragment({"W_head": WORKED_W, "cls": WORKED_CLS,
                                                   "labels": [2, 0]}))

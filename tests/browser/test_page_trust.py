@@ -217,6 +217,34 @@ def test_nothing_is_cut_off_or_overlapping(browser, site_url, name):
         context.close()
 
 
+@pytest.mark.parametrize("name", ["narrow phone", "phone", "desktop"])
+def test_the_layernorm_statistics_fit_without_scrolling_sideways(browser, site_url, name):
+    """The per-sample statistics (mean, variance, sqrt(var + eps)) fit the width of a 360 px
+    phone; on a wider screen each header stays on one line."""
+    width, height = VIEWPORTS[name]
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        open_explorer(page, site_url)
+        table = page.locator("#stats")
+        box = table.locator("xpath=..")
+        assert box.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), \
+            "the statistics scroll sideways by %d px at %d px" % (
+                box.evaluate("s => s.scrollWidth - s.clientWidth"), width)
+        mu = CLS.mean(axis=1)
+        var = ((CLS - mu[:, None]) ** 2).mean(axis=1)
+        rows = table.locator("tbody tr")
+        for b in range(len(CLS)):
+            cells = rows.nth(b).locator("td").all_inner_texts()
+            assert cells == ["%.4f" % mu[b], "%.4f" % var[b], "%.4f" % np.sqrt(var[b] + 1e-6)]
+        if width >= 760:
+            heights = table.evaluate("t => [t.tHead.rows[0], t.tBodies[0].rows[0]]"
+                                     ".map(r => r.getBoundingClientRect().height)")
+            assert heights[0] < 1.3 * heights[1], "a header wraps at %d px: %s" % (width, heights)
+    finally:
+        context.close()
+
+
 def check_ranked_table_semantics(page, table_id):
     """A ranked table keeps its table semantics however it is laid out: its accessibility tree
     has a table, one row per sample and the rank headers, and each cell names its class."""

@@ -150,6 +150,48 @@ def test_walk_reads_on_a_projector_with_large_text(page, site_url):
     assert page.evaluate("(e => e.scrollWidth <= e.clientWidth)(document.getElementById('walk-math'))")
 
 
+def equals_signs(page):
+    """Where the walk-through's equation draws its "=" signs: [(left, top)] in px, in order."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll('#walk-math .katex-html .mrel'))
+        .filter(e => e.textContent === '=')
+        .map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top]; })""")
+
+
+@pytest.mark.parametrize("width, height", [(390, 844), (360, 740), (1280, 800)])
+def test_every_step_fits_the_width_and_keeps_its_equals_signs_under_each_other(
+        page, site_url, width, height):
+    """On a phone a long sum (the dot product's above all) wraps inside the walk-through instead
+    of scrolling sideways; on a laptop it stays one line. Either way each line's "=" stands
+    under the first."""
+    page.set_viewport_size({"width": width, "height": height})
+    open_explorer(page, site_url)
+    start_walk(page)
+    for step in range(7):
+        if step:
+            press(page, "ArrowRight")
+        expect(page.locator("#walk-position")).to_have_text("Step %d of 7" % (step + 1))
+        sizes = page.evaluate("""() => ['walk-math', 'walk'].map(id => {
+            const e = document.getElementById(id); return [e.scrollWidth, e.clientWidth]; })
+            .concat([[document.documentElement.scrollWidth, innerWidth]])""")
+        for (scroll, client), name in zip(sizes, ["#walk-math", "#walk", "the page"]):
+            assert scroll <= client + 1, "step %d: %s is %d px wide in %d px at %d px" % (
+                step + 1, name, scroll, client, width)
+    press(page, "ArrowLeft")  # back from the prediction to the dot product
+    press(page, "ArrowLeft")
+    expect(page.locator("#walk-title")).to_contain_text("one dot product")
+    signs = equals_signs(page)
+    assert len(signs) == 3  # logit = sum, = the terms, = the value: one per line
+    assert max(x for x, _ in signs) - min(x for x, _ in signs) < 1, signs
+    assert signs[0][1] < signs[1][1] < signs[2][1], signs
+    logits = head(CLS, W)[3]
+    assert shown_math(page).endswith("%.4f" % logits[0, 2])
+    pluses = page.evaluate("""() => Array.from(document.querySelectorAll('#walk-math .katex-html .mbin'))
+        .filter(e => e.textContent === '+').map(e => Math.round(e.getBoundingClientRect().top))""")
+    assert len(pluses) == 3
+    if width >= 1000:
+        assert len(set(pluses)) == 1, "the sum wraps at %d px" % width
+
+
 def test_comparisons_share_one_colour_scale_and_say_what_changed(page, site_url):
     state = preset("encoder")
     open_explorer(page, site_url, state_fragment(state_to_json(state)))

@@ -163,6 +163,9 @@ function loadKatex() {
 
 /**
  * Typeset `tex` into `el` with KaTeX (loaded on first use); the newest call per element wins.
+ * Display-style math, but in KaTeX's inline mode, whose lines wrap after an =, a + or an
+ * \allowbreak where the box is too narrow (display mode never wraps): the walk-through's
+ * equations (pycore/explorer/walkthrough.py) then fit a phone.
  * @param {HTMLElement} el
  * @param {string} tex
  * @returns {Promise<void>}
@@ -171,7 +174,7 @@ export function typeset(el, tex) {
   el.vitTex = tex;
   const draw = () => {
     if (el.vitTex !== tex) return;
-    window.katex.render(tex, el, { displayMode: true, throwOnError: false, output: "htmlAndMathml" });
+    window.katex.render(`\\displaystyle ${tex}`, el, { displayMode: false, throwOnError: false, output: "htmlAndMathml" });
     el.dataset.tex = tex;
   };
   if (window.katex) return Promise.resolve(draw());
