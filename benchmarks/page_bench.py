@@ -775,11 +775,12 @@ def floor_pages(site, host):
     floor_config = {"interpreter": config["vit"]["pyodide_index"] + "pyodide.mjs",
                     "packages": ["numpy"], "packages_cache": "passthrough",
                     "plugins": config.get("plugins", [])}
-    pages["/floor-pyscript-worker.html"] = (read("floor-pyscript-worker.html")
-                                            .replace("{{CORE_URL}}", core.group(1))
-                                            .replace("{{PY_CONFIG}}", py_config.group(0) if py_config else "")
-                                            .replace("{{CONFIG}}", json.dumps(
-                                                dict(floor_config, sync_main_only=True))))
+    def worker_floor(config):
+        return (read("floor-pyscript-worker.html")
+                .replace("{{CORE_URL}}", core.group(1))
+                .replace("{{PY_CONFIG}}", py_config.group(0) if py_config else "")
+                .replace("{{CONFIG}}", json.dumps(dict(config, sync_main_only=True))))
+    pages["/floor-pyscript-worker.html"] = worker_floor(floor_config)
     pages["/floor-worker.py"] = read("floor-worker.py")
     vit = config["vit"]
     if vit.get("stdlib"):
@@ -796,11 +797,9 @@ def floor_pages(site, host):
             "  indexURL: new URL('./%s', import.meta.url).href,\n"
             "  stdLibURL: new URL('./%s', import.meta.url).href });\n"
             % (vit["pyodide_index"], vit["pyodide_index"], vit["stdlib"]))
-        pages["/floor-pyscript-bytecode.html"] = (
-            pages["/floor-pyscript-worker.html"]
-            .replace(json.dumps(dict(floor_config, sync_main_only=True)), json.dumps(dict(
-                floor_config, sync_main_only=True, interpreter="floor-bytecode.mjs", files=zipped)))
-            .replace("<title>Runtime floor:", "<title>Runtime floor with the build's bytecode:"))
+        pages["/floor-pyscript-bytecode.html"] = worker_floor(
+            dict(floor_config, interpreter="floor-bytecode.mjs", files=zipped)).replace(
+            "<title>Runtime floor:", "<title>Runtime floor with the build's bytecode:")
     pages["/floor-pyscript-main.html"] = read("floor-pyscript-main.html").replace(
         "{{CORE_URL}}", core.group(1))
     pages["/floor-main.json"] = json.dumps(floor_config)
