@@ -225,15 +225,15 @@ def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, 
     assert used == imported >= 30, said
     # NumPy's: the zip holds the bytecode of every NumPy module the build saw the boot import,
     # and the page read each of them from it
+    folder = os.path.join(ROOT, "build", "test-pyscript")
     zipped = sites.info["pyscript"]["numpy_bytecode"]
-    with zipfile.ZipFile(os.path.join(ROOT, "build", "test-pyscript", zipped["url"])) as z:
+    with zipfile.ZipFile(os.path.join(folder, zipped["url"])) as z:
         assert len(z.namelist()) == zipped["modules"] >= 50
     used, imported = map(int, numpy.split(" of "))
     assert used == imported == zipped["modules"], said
     # The standard library: Pyodide's zip, every file as published, plus the .pyc of each module
     # the build saw the boot import, which the page read (and none of the others from source)
     stdlib = sites.info["pyscript"]["stdlib_bytecode"]
-    folder = os.path.join(ROOT, "build", "test-pyscript")
     with zipfile.ZipFile(os.path.join(folder, "vendor", "pyodide", "python_stdlib.zip")) as original, \
             zipfile.ZipFile(os.path.join(folder, stdlib["url"])) as z:
         added = set(z.namelist()) - set(original.namelist())
