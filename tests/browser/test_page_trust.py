@@ -549,3 +549,30 @@ def test_dark_mode_print_reduced_motion_and_large_text(browser, site_url):
         assert layout_problems(page) == []
     finally:
         context.close()
+
+
+def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(browser, site_url):
+    """The page reads its text colour once per colour scheme (js/dom.js), not per figure: when
+    the scheme changes with the page open (the system goes dark at sunset), every heatmap and
+    the fine-tuning charts are drawn again in the new ink, readable on the new paper."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
+    try:
+        page = context.new_page()
+        open_explorer(page, site_url)
+        fonts = """() => ['heatmap-logits', 'heatmap-cls', 'loss-curve', 'compare-curves']
+                         .map(id => document.getElementById(id).layout.font.color)"""
+        light = page.evaluate(fonts)
+        assert len(set(light)) == 1
+        page.emulate_media(color_scheme="dark")
+        page.wait_for_function("""light => ['heatmap-logits', 'heatmap-cls', 'loss-curve',
+            'compare-curves'].every(id => document.getElementById(id).layout.font.color !== light)""",
+                               arg=light[0])
+        dark = page.evaluate(fonts)
+        paper = rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
+        ink = [int(dark[0][i:i + 2], 16) for i in (1, 3, 5)]
+        assert len(set(dark)) == 1 and contrast(ink, paper) >= 7
+        assert dark[0] == page.evaluate(
+            "getComputedStyle(document.documentElement).getPropertyValue('--ink').trim()")
+        assert layout_problems(page) == []
+    finally:
+        context.close()

@@ -17,3 +17,20 @@ export function setData(el, key, value) {
 export function setValue(input, value) {
   if (input.value !== value) input.value = value;
 }
+
+// The page's text colour (--ink, which the colour scheme sets), for what Plotly draws. Read
+// once per scheme, not per figure: reading a computed style makes the browser restyle the page
+// first, and in the middle of a redraw (Plotly has just changed the document) that cost ~3 ms of
+// every edit. Callbacks given to onColourScheme run after the colour has been read anew.
+const DARK = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+let ink = null;
+if (DARK) DARK.addEventListener("change", () => { ink = null; });
+
+export function inkColour() {
+  if (ink === null) ink = getComputedStyle(document.documentElement).getPropertyValue("--ink").trim() || "#1d2330";
+  return ink;
+}
+
+export function onColourScheme(callback) {
+  if (DARK) DARK.addEventListener("change", () => callback());
+}

@@ -10,7 +10,7 @@
 // on a fast machine a few steps per redraw, on a slow or busy one more steps per redraw. The
 // section reports the rate reached in data-steps-per-second (benchmarks/finetune_bench.py).
 
-import { setData, setHidden, setText, setValue } from "./dom.js";
+import { inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
 
 const STEPS_PER_SECOND = 30; // issue 13 asks for at least 20
@@ -38,6 +38,10 @@ export class FineTunePanel {
     this.playing = false;
     this.typing = null; // the label input being typed in, and its text when entered
     this.root = $("finetune");
+    // the curves' axes in the new scheme's ink
+    onColourScheme(() => {
+      if (this.section) Promise.all([this.drawLoss(this.section), this.drawCompare(this.section)]).catch(console.error);
+    });
   }
 
   bind() {
@@ -320,8 +324,7 @@ export class FineTunePanel {
   // An empty chart (no run yet) shows its axes without numbers: two tick labels would meet
   // in its corner.
   layout(title, yTitle, empty) {
-    const style = getComputedStyle(document.documentElement);
-    const ink = style.getPropertyValue("--ink").trim() || "#1d2330";
+    const ink = inkColour();
     return {
       title: { text: title, x: 0, xanchor: "left", font: { size: 13 } },
       height: 320, margin: { l: 50, r: 50, t: 34, b: 80 },

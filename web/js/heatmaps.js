@@ -13,7 +13,7 @@
 // the axes, titles, marks and zoom, and hovering a cell shows its exact value (drawn by this
 // file, from the same hover template).
 
-import { setData, setHidden, setText } from "./dom.js";
+import { inkColour, onColourScheme, setData, setHidden, setText } from "./dom.js";
 
 // A diverging scale centred at zero (ColorBrewer RdBu, readable with the common colour-vision
 // deficiencies): blue below zero, white at zero, red above.
@@ -39,7 +39,6 @@ function axis(title, n, colour) {
   return a;
 }
 
-// The page's text colour and size now (dark mode, large text), for Plotly's labels.
 // Plotly never wraps a title: break a long one at spaces so that it fits the plot's width
 // (about 0.6 em per character), and redraw when the window's width changes.
 function wrapTitle(text, width, size) {
@@ -70,11 +69,14 @@ window.addEventListener("resize", () => {
   }, 250);
 });
 
+// A new colour scheme: every figure again, in its ink.
+onColourScheme(() => redrawAll());
+
+// The page's text colour and size now (dark mode, large text), for Plotly's labels.
 function look() {
-  const style = getComputedStyle(document.documentElement);
   const large = document.documentElement.classList.contains("large");
   // Large text (a projector): about 1.4x every text of the figure.
-  return { ink: style.getPropertyValue("--ink").trim() || "#1d2330", size: large ? 15 : 11, title: large ? 18 : 13,
+  return { ink: inkColour(), size: large ? 15 : 11, title: large ? 18 : 13,
            cellText: large ? 16 : 11 };
 }
 
