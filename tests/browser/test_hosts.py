@@ -21,7 +21,7 @@ from buildtools.site import absolute_urls
 from reference import WORKED_LOGITS
 
 from .conftest import ROOT, PageLog
-from .pagekit import heatmap_z, state_fragment, wait_ready
+from .pagekit import edit, heatmap_z, state_fragment, wait_ready
 
 # The worked example (docs/math.md).
 CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
@@ -241,6 +241,43 @@ def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, 
     assert len(added) == stdlib["modules"] and all(n.endswith(".pyc") for n in added)
     used, imported = map(int, stdlib_said.split(" of "))
     assert used == imported >= 100, said
+
+
+# Counts the XPath queries made on the page: PyScript's core answers DOM changes with them.
+COUNT_XPATH = """
+window.__xpath = 0;
+const createExpression = XPathEvaluator.prototype.createExpression;
+XPathEvaluator.prototype.createExpression = function (...args) {
+  window.__xpath += 1;
+  return createExpression.apply(this, args);
+};
+const evaluate = Document.prototype.evaluate;
+Document.prototype.evaluate = function (...args) {
+  window.__xpath += 1;
+  return evaluate.apply(this, args);
+};
+"""
+
+
+def test_pyscript_does_not_watch_the_explorers_redraws(sites, page, wait_ready):
+    """PyScript's core observes the whole document for Python it should run (<script type="py">,
+    py-* attributes) and answers every DOM change with XPath queries: ~4 ms of every edit. The
+    explorer has none, so boot/pyscript.js stops those observers: an edit, whose redraws add
+    hundreds of nodes, makes no XPath query; and Python still answers."""
+    page.add_init_script(COUNT_XPATH)
+    page.goto(sites.url("pyscript") + "index.html")
+    wait_ready(page)
+    assert page.evaluate("window.__xpath") > 0  # PyScript did watch the document while it loaded
+    page.evaluate("window.__xpath = 0")
+    edit(page, "cls[0,1]", "2.5")
+    edit(page, "W_head[3,2]", "-0.75")
+    assert page.evaluate("window.__xpath") == 0
+    cls = [row[:] for row in CLS]
+    cls[0][1] = 2.5
+    w = [row[:] for row in W_HEAD]
+    w[3][2] = -0.75
+    expected = classification_head(np.array(cls)[:, None, :], np.array(w))
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), expected, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("variant, host, numpy", [("fallback", "fallback", "1.17.5"),

@@ -111,12 +111,18 @@ async function start() {
   counts.runtime.total = config.vit.downloads.reduce(
     (sum, d) => sum + (d.url.endsWith(config.vit.numpy_wheel.file) ? 0 : d.bytes || 0), 0);
   fetchWheel(config.vit).catch((e) => fail(e instanceof BootError ? e.message : `NumPy could not be loaded (${firstLine(e)}).${FIX}`));
-  const pyscript = await import(core).catch((e) => {
-    throw new BootError(`PyScript could not be loaded (${core}: ${firstLine(e)}).${FIX}`);
-  });
-  // PyScript registers its worker hooks once its plugins have loaded, and defines <py-script>
-  // right after; a PyWorker made before then starts without the `pyscript` module.
-  await customElements.whenDefined("py-script");
+  const watching = observersOf(new URL("./", core).href);
+  let pyscript;
+  try {
+    pyscript = await import(core).catch((e) => {
+      throw new BootError(`PyScript could not be loaded (${core}: ${firstLine(e)}).${FIX}`);
+    });
+    // PyScript registers its worker hooks once its plugins have loaded, and defines <py-script>
+    // right after; a PyWorker made before then starts without the `pyscript` module.
+    await customElements.whenDefined("py-script");
+  } finally {
+    watching.stop();
+  }
   // PyScript rebuilds the JavaScript hooks its plugins register for a worker from their text,
   // with Function(), on this page and in the worker: that needs 'unsafe-eval', which the page's
   // Content-Security-Policy does not allow (buildtools/csp.py). The only such hook is
@@ -148,13 +154,41 @@ async function start() {
   const call = async (request) => {
     const out = await worker.sync.dispatch(JSON.stringify(request));
     const res = JSON.parse(out.text);
-    res.matrices = out.matrices;
+    // py/worker.py's dispatch: small matrices share one array (each is copied out, so that
+    // none keeps the others alive), large ones come in arrays of their own
+    res.matrices = {};
+    for (const [name, rows, cols, at] of JSON.parse(out.shapes)) {
+      res.matrices[name] = { rows, cols, data: at === null ? out.large[name] : out.small.slice(at, at + rows * cols) };
+    }
     res.worker_ms = out.worker_ms; // for benchmarks/page_bench.py: Python's share
     return res;
   };
   if (settled) return;
   settled = true;
   host.ready({ call });
+}
+
+// PyScript's core watches the whole document (a MutationObserver: added nodes, attributes, the
+// whole subtree) for <script type="py"> elements and py-* event attributes it should run, and
+// answers every batch of changes with XPath queries over the added nodes. Every Plotly redraw
+// adds nodes: that cost ~4 ms of main thread per edit. The explorer has neither (its Python is
+// the PyWorker made in start()), so the observers that PyScript's own files start are
+// disconnected once it has loaded. observersOf(dir) records them (by the file that called
+// observe, from its stack) until stop() restores MutationObserver and disconnects them.
+function observersOf(dir) {
+  const proto = MutationObserver.prototype;
+  const observe = proto.observe;
+  const started = new Set();
+  proto.observe = function (...args) {
+    if (String(new Error().stack).includes(dir)) started.add(this);
+    return observe.apply(this, args);
+  };
+  return {
+    stop() {
+      proto.observe = observe;
+      for (const observer of started) observer.disconnect();
+    },
+  };
 }
 
 // Without an origin (a file:// page, a sandboxed iframe) nothing can start: js/host.js says why.

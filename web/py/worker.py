@@ -6,6 +6,7 @@ Python files under PYTHON_DIR. This file exposes one function to the page throug
 the page awaits `sync.dispatch(request_json)`, which needs no SharedArrayBuffer, so no special
 HTTP headers (calls from the worker into the page would; the explorer makes none).
 """
+import json
 import sys
 import time
 
@@ -45,22 +46,39 @@ def boot():
 
 
 _bridge = boot()
+import numpy  # noqa: E402  (boot() has imported it, or said why it could not)
+
+
+SHARED_MAX = 4096
+"""Matrices of at most this many values cross to the page in one shared Float64Array (the page
+copies each out), larger ones in one of their own: every call across Pyodide's bridge costs a
+few tens of microseconds, and an edit's answer carries up to a dozen small matrices."""
 
 
 def dispatch(request_json):
-    """One request in; out, a JS object {text: the JSON answer, matrices: {key: {rows, cols,
-    data: Float64Array}}, worker_ms} holding every matrix the answer names."""
+    """One request in; out, a JS object {text: the JSON answer, shapes: JSON [[name, rows, cols,
+    where], ...] of every matrix the answer names, small: Float64Array, large: {name:
+    Float64Array}, worker_ms}. `where` is the offset of a small matrix's values in `small`, or
+    null for a large one (boot/pyscript.js reads them back as {rows, cols, data})."""
     t0 = time.perf_counter()
     text, arrays = _bridge.answer(request_json)
-    matrices = js.Object.new()
-    for key, m in arrays.items():
-        data = js.Float64Array.new(m.size)
-        data.assign(m)
-        entry = js.Object.new()
-        entry.rows, entry.cols, entry.data = m.shape[0], m.shape[1], data
-        setattr(matrices, key, entry)
+    shapes, small, offset = [], [], 0
+    large = js.Object.new()
+    for key, m in arrays.items():  # float64, C-contiguous, 2-D (bridge.matrix)
+        if m.size <= SHARED_MAX:
+            shapes.append([key, m.shape[0], m.shape[1], offset])
+            small.append(m.reshape(-1))
+            offset += m.size
+        else:
+            shapes.append([key, m.shape[0], m.shape[1], None])
+            data = js.Float64Array.new(m.size)
+            data.assign(m)
+            setattr(large, key, data)
     out = js.Object.new()
-    out.text, out.matrices = text, matrices
+    out.small = js.Float64Array.new(offset)
+    if small:
+        out.small.assign(numpy.concatenate(small))
+    out.text, out.shapes, out.large = text, json.dumps(shapes), large
     out.worker_ms = (time.perf_counter() - t0) * 1000.0
     return out
 
