@@ -174,7 +174,8 @@ async function start() {
 // adds nodes: that cost ~4 ms of main thread per edit. The explorer has neither (its Python is
 // the PyWorker made in start()), so the observers that PyScript's own files start are
 // disconnected once it has loaded. observersOf(dir) records them (by the file that called
-// observe, from its stack) until stop() restores MutationObserver and disconnects them.
+// observe, from its stack) until stop() puts MutationObserver.prototype.observe back and
+// disconnects them.
 function observersOf(dir) {
   const proto = MutationObserver.prototype;
   const observe = proto.observe;
