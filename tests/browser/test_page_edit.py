@@ -1,4 +1,6 @@
 """Editing the inputs: cells, keyboard, paste, sizes, presets, and every bad-input path."""
+from urllib.parse import urlsplit
+
 import numpy as np
 import pytest
 
@@ -216,3 +218,33 @@ def test_a_big_typed_in_state_reaches_the_url_after_a_pause(page, site_url):
                            timeout=30000)
     state = decode_fragment(page_fragment(page))
     assert state.W_head.shape == (100, 100) and state.W_head[0, 0] == 3
+
+
+def test_each_grid_is_a_form_that_enter_never_submits(page, site_url):
+    """Each grid is a <form> of its own (Chrome's autofill then reads that grid at a keystroke,
+    not every text field of the page: docs/performance.md). A form whose only text field is
+    the one where Enter is pressed would be submitted: a 1 x 1 grid. Enter there must only end
+    the entry (a submission would reload the page, or be refused by the page's CSP with a
+    console error, which assert_page_clean reports)."""
+    open_explorer(page, site_url)
+    assert page.evaluate("""() => ['grid-input', 'grid-w'].map(
+        id => document.getElementById(id).firstElementChild.tagName)""") == ["FORM", "FORM"]
+    for dim, value in (("#dim-B", "1"), ("#dim-D", "1"), ("#dim-C", "1")):
+        page.fill(dim, value)
+    act(page, lambda: page.click("#apply-dims"))
+    assert heatmap_z(page, "heatmap-w").shape == (1, 1)
+    page.evaluate("() => { window.__notReloaded = true; }")
+    opened = urlsplit(page.url)
+    page.get_by_label("W_head[0,0]", exact=True).focus()
+    page.keyboard.type("2.5")  # three edits: "2", "2.", "2.5"
+    page.wait_for_function("""() => document.getElementById('heatmap-w').data[0].z[0][0] === 2.5
+        && decodeURIComponent(location.hash).includes('"W_head":[[2.5]]')""", timeout=30000)
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(300)  # a submission, had there been one, would have begun by now
+    assert page.evaluate("() => window.__notReloaded === true")
+    assert urlsplit(page.url)[:4] == opened[:4]  # same page and query: only the fragment moved
+    assert page.get_by_label("W_head[0,0]", exact=True).input_value() == "2.5"
+    state = decode_fragment(page_fragment(page))
+    assert state.W_head.tolist() == [[2.5]]
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)

@@ -30,7 +30,12 @@ export class MatrixGrid {
     this.ch = 28;
     this.active = [0, 0]; // the one cell in the tab order
 
-    this.root = el("div", "grid");
+    // Each grid is a <form> of its own, never submitted. Chrome's autofill looks at the form of
+    // every text field that changes; for a field in no form it gathers all such fields of the
+    // page, with their labels, at each keystroke (~3 ms of main thread here, before Python's
+    // answer can be drawn); inside a form, only that form's.
+    this.root = el("form", "grid");
+    this.root.addEventListener("submit", (e) => e.preventDefault());
     this.root.setAttribute("role", "group");
     this.root.setAttribute("aria-label", opts.name);
     this.corner = el("div", "grid-corner");
