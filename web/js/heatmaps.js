@@ -72,6 +72,22 @@ window.addEventListener("resize", () => {
 // A new colour scheme: every figure again, in its ink.
 onColourScheme(() => redrawAll());
 
+// Each figure's width, for wrapping its title, as a ResizeObserver reports it (its callbacks
+// come once the page is laid out). Reading el.clientWidth before each Plotly.react made the
+// browser lay the page out right there, in the middle of a redraw that has just changed it:
+// a few ms of every edit (docs/performance.md).
+const widths = new WeakMap();
+const sizes = new ResizeObserver((entries) => {
+  for (const entry of entries) widths.set(entry.target, entry.target.clientWidth);
+});
+function widthOf(el) {
+  if (!widths.has(el)) {
+    widths.set(el, el.clientWidth); // the first draw: measured now, then kept up to date
+    sizes.observe(el);
+  }
+  return widths.get(el);
+}
+
 // The page's text colour and size now (dark mode, large text), for Plotly's labels.
 function look() {
   const large = document.documentElement.classList.contains("large");
@@ -217,7 +233,7 @@ export function drawHeatmap(id, spec, m) {
   }
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
   const height = cell ? Math.max(compact ? 96 : 150, (compact ? 70 : 90) + rows * cell) : (compact ? 200 : 340);
-  const title = wrapTitle(spec.title, el.clientWidth || 600, style.title);
+  const title = wrapTitle(spec.title, widthOf(el) || 600, style.title);
   // Plotly sets lines 1.3 em apart and centres a multi-line title on its first line's place:
   // half of the extra lines go above it unless the pad makes room.
   const extra = (title.lines - 1) * Math.ceil(style.title * 1.3);
@@ -246,7 +262,7 @@ export function drawHeatmap(id, spec, m) {
     Object.assign(layout.yaxis, { range: [rows - 0.5, -0.5], autorange: false });
     hoverOver(el);
   }
-  el.dataset.bitmap = bitmap ? "true" : "false";
+  setData(el, "bitmap", bitmap ? "true" : "false");
   el.vitHover = { spec, m };
   const label = `${spec.title}: a heatmap of ${rows} by ${cols} values, colours from ${spec.key[0]} to ` +
                 `${spec.key[2]}. "Show the numbers" below it lists them.`;
