@@ -30,6 +30,7 @@ IMAGENET_CLASSES = 1000
 VIT_B16_W = ((768, 1000), 0.02)  # the preset's W_head recipe: shape and scale (presets.py)
 
 _imagenet = []  # the 1000 names once loaded (a list, so tests can swap them)
+_labelled = []  # the same as the page names them, "class 417 · balloon": made once, not per edit
 
 
 def use_imagenet(names):
@@ -52,7 +53,7 @@ def use_imagenet(names):
     ValueError: ImageNet-1k has 1000 class names; got 3
     """
     if names is None:
-        _imagenet[:] = []
+        _imagenet[:] = _labelled[:] = []
         return
     names = list(names)
     if len(names) != IMAGENET_CLASSES:
@@ -60,6 +61,7 @@ def use_imagenet(names):
     if not all(isinstance(n, str) and n.strip() for n in names):
         raise ValueError("every ImageNet-1k class name must be a non-empty string")
     _imagenet[:] = [n.strip() for n in names]
+    _labelled[:] = ["class %d \u00b7 %s" % (c, n) for c, n in enumerate(_imagenet)]
 
 
 def load_imagenet(path=FILE_NAME):
@@ -99,6 +101,6 @@ def class_names(state):
     ImageNet-1k name, as "class 417 · balloon" (the index stays: it is W_head's column).
     """
     names = digits.class_names(state)
-    if names is None and _imagenet and is_vit_b16_head(state):
-        names = ["class %d \u00b7 %s" % (c, n) for c, n in enumerate(_imagenet)]
+    if names is None and _labelled and is_vit_b16_head(state):
+        names = list(_labelled)  # a copy of the list (a few microseconds): callers may keep it
     return names

@@ -309,7 +309,7 @@ def prediction(trace, decimals=4, classes=None):
         if D > 1 and trace.var[b] == 0.0:
             notes.append("Sample %d's features are all equal: LayerNorm makes them all 0, so every "
                          "logit is 0." % b)
-        tied = [c for c in range(C) if logits[b, c] == logits[b, predicted[b]]]
+        tied = np.flatnonzero(logits[b] == logits[b, predicted[b]]).tolist()  # ascending
         if len(tied) > 1:
             shown_tied = ", ".join(str(c) for c in tied[:5]) + (" and %d more" % (len(tied) - 5)
                                                              if len(tied) > 5 else "")
