@@ -576,3 +576,45 @@ def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(brow
         assert layout_problems(page) == []
     finally:
         context.close()
+
+
+def _wrapped(title, width, size):
+    """The titles' wrapping rule (js/heatmaps.js wrapTitle): greedy, at spaces, at most
+    floor((width - 12) / (0.6 * size)) characters per line (at least 16)."""
+    per_line = max(16, (width - 12) // (0.6 * size))
+    lines, line = [], ""
+    for word in title.split():
+        if line and len(line) + 1 + len(word) > per_line:
+            lines.append(line)
+            line = word
+        else:
+            line = line + " " + word if line else word
+    return "<br>".join(lines + [line])
+
+
+@pytest.mark.parametrize("viewport", [(800, 600), (390, 844)])
+def test_titles_are_wrapped_for_the_width_their_figure_has_now(browser, site_url, viewport):
+    """The heatmaps take their width from a ResizeObserver, not by measuring as they draw
+    (docs/performance.md): a figure whose width changes after it was drawn (large text moves the
+    layout) is drawn again when its title would wrap differently. Checked against the rule,
+    applied to each figure's width as the page has it after the toggle, both ways."""
+    width, height = viewport
+    context = browser.new_context(viewport={"width": width, "height": height})
+    try:
+        page = context.new_page()
+        open_explorer(page, site_url)
+        titles = """() => [...document.querySelectorAll('.plot')]
+            .filter(e => e.data && e.layout && e.layout.title && e.dataset.bitmap !== undefined)
+            .map(e => [e.id, e.clientWidth, e.layout.title.text, e.layout.title.font.size])"""
+        for step in ("large", "normal"):
+            page.locator("#text-size").click()
+            page.wait_for_function("want => document.documentElement.classList.contains('large') === want",
+                                   arg=step == "large")
+            page.wait_for_timeout(1500)  # the figures redraw; a changed width is seen a frame later
+            shown = page.evaluate(titles)
+            assert len(shown) >= 4
+            stale = [(id_, w, text) for id_, w, text, size in shown
+                     if text != _wrapped(text.replace("<br>", " "), w or 600, size)]
+            assert stale == [], step
+    finally:
+        context.close()

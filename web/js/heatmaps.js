@@ -76,9 +76,21 @@ onColourScheme(() => redrawAll());
 // come once the page is laid out). Reading el.clientWidth before each Plotly.react made the
 // browser lay the page out right there, in the middle of a redraw that has just changed it:
 // a few ms of every edit (docs/performance.md).
+// A figure whose box changed width after it was drawn (large text, a layout that moved) is drawn
+// again if its title would wrap differently.
 const widths = new WeakMap();
 const sizes = new ResizeObserver((entries) => {
-  for (const entry of entries) widths.set(entry.target, entry.target.clientWidth);
+  for (const { target: el } of entries) {
+    const before = widths.get(el);
+    const width = el.clientWidth; // laid out already: ResizeObserver reports after layout
+    widths.set(el, width);
+    const now = shown.get(el.id);
+    const wrapped = (w) => wrapTitle(now.spec.title, w || 600, look().title).text;
+    if (now && width !== before && wrapped(width) !== wrapped(before)) {
+      shown.delete(el.id);
+      drawHeatmap(el.id, now.spec, now.m);
+    }
+  }
 });
 function widthOf(el) {
   if (!widths.has(el)) {
