@@ -40,7 +40,7 @@ function axis(title, n, colour) {
 }
 
 // Plotly never wraps a title: break a long one at spaces so that it fits the plot's width
-// (about 0.6 em per character), and redraw when the window's width changes.
+// (about 0.6 em per character); a figure whose width changes is drawn again (see widths).
 function wrapTitle(text, width, size) {
   const perLine = Math.max(16, Math.floor((width - 12) / (size * 0.6)));
   const lines = [];
@@ -57,41 +57,41 @@ function wrapTitle(text, width, size) {
   return { text: lines.join("<br>"), lines: lines.length };
 }
 
-let lastWidth = window.innerWidth;
-let resizeTimer = 0;
-window.addEventListener("resize", () => {
-  clearTimeout(resizeTimer);
-  resizeTimer = setTimeout(() => {
-    if (window.innerWidth !== lastWidth) {
-      lastWidth = window.innerWidth;
-      redrawAll();
-    }
-  }, 250);
-});
-
 // A new colour scheme: every figure again, in its ink.
 onColourScheme(() => redrawAll());
 
 // Each figure's width, for wrapping its title, as a ResizeObserver reports it (its callbacks
 // come once the page is laid out). Reading el.clientWidth before each Plotly.react made the
 // browser lay the page out right there, in the middle of a redraw that has just changed it:
-// a few ms of every edit (docs/performance.md).
-// A figure whose box changed width after it was drawn (large text, a layout that moved) is drawn
-// again if its title would wrap differently.
+// a few ms of every edit (docs/performance.md). Once widths have stopped changing for 250 ms
+// (a window resized, large text that moved the layout), the figures whose titles would now
+// wrap differently are drawn again.
 const widths = new WeakMap();
+let rewrapTimer = 0;
 const sizes = new ResizeObserver((entries) => {
+  let changed = false;
   for (const { target: el } of entries) {
-    const before = widths.get(el);
     const width = el.clientWidth; // laid out already: ResizeObserver reports after layout
-    widths.set(el, width);
-    const now = shown.get(el.id);
-    const wrapped = (w) => wrapTitle(now.spec.title, w || 600, look().title).text;
-    if (now && width !== before && wrapped(width) !== wrapped(before)) {
-      shown.delete(el.id);
-      drawHeatmap(el.id, now.spec, now.m);
+    if (widths.get(el) !== width) {
+      widths.set(el, width);
+      changed = true;
     }
   }
+  if (changed) {
+    clearTimeout(rewrapTimer);
+    rewrapTimer = setTimeout(rewrap, 250);
+  }
 });
+function rewrap() {
+  for (const [id, { spec, m }] of [...shown.entries()]) {
+    const el = document.getElementById(id);
+    const drawn = (el.layout && el.layout.title && el.layout.title.text) || "";
+    if (drawn !== wrapTitle(spec.title, widthOf(el) || 600, look().title).text) {
+      shown.delete(id);
+      drawHeatmap(id, spec, m);
+    }
+  }
+}
 function widthOf(el) {
   if (!widths.has(el)) {
     widths.set(el, el.clientWidth); // the first draw: measured now, then kept up to date
