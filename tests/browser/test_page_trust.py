@@ -508,6 +508,10 @@ def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url
     page.wait_for_function("() => document.getElementById('toast').textContent.length > 0")
     assert "still starting" in page.locator("#toast").inner_text()
     assert box.input_value() == "1.5"
+    # the progress comes from the runtime's other downloads as they stream in: wait for it (the
+    # .wasm is still held), then check what was shown
+    page.wait_for_function(r"() => window.__bootTexts.some(t => /\d+\.\d of \d+\.\d MB/.test(t))",
+                           timeout=30000)
     texts = page.evaluate("window.__bootTexts")
     assert any(re.search(r"\d+\.\d of \d+\.\d MB", t) for t in texts), texts
     for route in held:
