@@ -277,6 +277,13 @@ class Explorer:
         self.page = new_page(browser, errors, "explorer")
         self.page.goto(base + "index.html", wait_until="commit", timeout=BOOT_TIMEOUT_MS)
         wait_ready(self.page)
+        # The edits are timed once Python's warm-up (web/js/warmup.js) is over, as for a person
+        # who reads the page for a couple of seconds before typing.
+        t0 = time.perf_counter()
+        self.page.wait_for_function("() => ['done', 'stopped', undefined].includes("
+                                    "document.documentElement.dataset.warmUp)", timeout=RENDER_TIMEOUT_MS)
+        self.warm_up = (self.page.evaluate("() => document.documentElement.dataset.warmUp || 'none'"),
+                        time.perf_counter() - t0)
         self.next_value = {}  # cell label -> index into EDIT_VALUES of its next edit
 
     def renders(self):
@@ -455,6 +462,7 @@ def bench_edits(browser, errors, base, host, runs, warmups):
     floor and one replay of the same react calls inside the explorer (diagnostic)."""
     results = []
     explorer = Explorer(browser, errors, base)
+    print("  Python's warm-up: %s, %.1f s after the page was ready" % explorer.warm_up, flush=True)
     preset = None
     for sc in SCENARIOS:
         if sc.preset != preset:

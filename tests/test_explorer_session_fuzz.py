@@ -125,3 +125,34 @@ def test_the_bridge_never_raises_even_on_a_bug():
     finally:
         bridge._session.handle = broken
     assert answer["ok"] is False and "Internal error" in answer["error"]["message"]
+
+
+def test_warm_up_practises_in_a_session_of_its_own():
+    """Practice edits (the page's warm-up) are real edits of both grids, answered and encoded as
+    the page's are, and leave the page's session as it was: its state, link and next answers."""
+    bridge = load_bridge()
+    first = json.loads(bridge.dispatch(json.dumps({"op": "load", "fragment": ""})))
+    edit = json.loads(bridge.dispatch(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "7"})))
+    before = state_to_json(bridge._session.state)
+    practised = set()
+    for k in range(40):
+        request = bridge.practice_request()
+        if k % 3:  # the PyScript host's way: the answer with its matrices
+            text, arrays = bridge.answer(request, True)
+        else:  # the fallback host's: the matrices of the last answer, read one by one
+            text = bridge.dispatch(request, True)
+            arrays = {name: bridge.matrix(name) for name in json.loads(bridge.last_matrix_names())}
+            assert all(arrays[name] is bridge._practice[0].matrix(name) for name in arrays)
+        answer, request = json.loads(text), json.loads(request)
+        assert answer["ok"] and answer["error"] is None, answer
+        assert answer["value"] == float(request["text"])
+        assert arrays and all(np.isfinite(m).all() for m in arrays.values())
+        practised.add((request["key"], tuple(request["index"])))
+    assert {key for key, _ in practised} == {"cls", "W_head"} and len(practised) >= 16
+    assert state_to_json(bridge._session.state) == before
+    link = json.loads(bridge.dispatch(json.dumps({"op": "link"})))["link"]
+    assert link["fragment"] == edit["link"]["fragment"] != first["link"]["fragment"]
+    again = json.loads(bridge.dispatch(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "8"})))
+    assert again["value"] == 8.0 and bridge._session.state.cls[0, 1] == 8.0
+    names = json.loads(bridge.last_matrix_names())
+    assert names and all(bridge.matrix(name) is bridge._session.matrix(name) for name in names)

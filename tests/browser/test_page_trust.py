@@ -6,6 +6,7 @@ import json
 import os
 import re
 import time
+from urllib.parse import unquote
 
 import numpy as np
 import pytest
@@ -72,6 +73,58 @@ def test_an_entry_that_ends_invalid_keeps_nothing_of_it(page, site_url, text):
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(CLS, W), atol=1e-12)
     assert page_fragment(page) == before_url
     assert box.get_attribute("aria-invalid") is None
+
+
+@pytest.mark.hosts("pyscript", "fallback")
+def test_pythons_warm_up_never_touches_what_the_page_shows(page, site_url):
+    """Once ready, the page has Python practise edits in a session of its own (web/js/warmup.js).
+    A person typing at once is answered in between; the practice ends ("done") and has changed
+    nothing shown: cells, heatmaps, link, the render count."""
+    open_explorer(page, site_url)
+    assert page.evaluate("document.documentElement.dataset.warmUp") == "0 of 40"
+    box = type_keys(page, "cls[1,2]", "2.5")
+    box.press("Tab")
+    settle(page)
+    expected = CLS.copy()
+    expected[1, 2] = 2.5
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), expected)
+    shown = (renders(page), page_fragment(page),
+             page.evaluate("document.documentElement.dataset.lastRenderMs"))
+    progress = set()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        progress.add(page.evaluate("document.documentElement.dataset.warmUp"))
+        if "done" in progress:
+            break
+        time.sleep(0.05)
+    assert "done" in progress, progress
+    assert len(progress) >= 3  # it counted its way there ("12 of 40", ...)
+    time.sleep(0.3)
+    assert (renders(page), page_fragment(page),
+            page.evaluate("document.documentElement.dataset.lastRenderMs")) == shown
+    cells = page.evaluate("""() => Object.fromEntries(Array.from(
+        document.querySelectorAll('#grid-input input, #grid-w input'), c => [c.getAttribute('aria-label'), c.value]))""")
+    for (name, m) in (("cls", expected), ("W_head", W)):
+        for (i, j), v in np.ndenumerate(m):
+            assert float(cells["%s[%d,%d]" % (name, i, j)].replace("\u2212", "-")) == v
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), expected)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), W)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(expected, W), atol=1e-12)
+    link = json.loads(unquote(page_fragment(page).split("state=", 1)[1]))
+    np.testing.assert_array_equal(link["cls"], expected)
+    np.testing.assert_array_equal(link["W_head"], W)
+    # and Python's state is the person's alone: the next edit shows it and nothing else
+    w = W.copy()
+    w[0, 0] = 1.5
+    before = renders(page)
+    type_keys(page, "W_head[0,0]", "1.5")
+    wait_render_after(page, before)
+    settle(page)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), expected)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), w)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(expected, w), atol=1e-12)
+    link = json.loads(unquote(page_fragment(page).split("state=", 1)[1]))
+    assert (link["cls"], link["W_head"]) == (expected.tolist(), w.tolist())
 
 
 def test_escape_restores_the_text_from_before_the_edit(page, site_url):

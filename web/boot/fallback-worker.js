@@ -6,6 +6,8 @@
 // Started as fallback-worker.js?index=<Pyodide's folder>&files=<py-files.json>&sizes=<{file:
 // bytes} of the large downloads> (absolute URLs), it boots at once. Messages, page -> worker:
 //   {kind: "call", id, request}         one request for web/py/bridge.py
+//   {kind: "warm", id, edits}           practice edits (bridge.py's warm-up); answered with
+//                                       {kind: "answer", id, answer: the milliseconds they took}
 // worker -> page:
 //   {kind: "status", stage, text, fraction}  boot progress, as vitHost.status (js/host.js)
 //   {kind: "started", version}          Python is up (Pyodide's version)
@@ -269,6 +271,7 @@ self.Function = new Proxy(self.Function, {
   self.onmessage = function (event) {
     var m = event.data;
     if (m.kind === "call") respond(m.id, m.request);
+    else if (m.kind === "warm") self.postMessage({ kind: "answer", id: m.id, answer: answers.warmUp(m.edits) });
   };
   boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, report);
   start(params.get("index"), params.get("files")).catch(report);

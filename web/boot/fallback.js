@@ -50,14 +50,17 @@
 
   var waiting = new Map(); // request id -> {resolve, reject}
   var next = 0;
+  function ask(message) {
+    return new Promise(function (resolve, reject) {
+      next += 1;
+      waiting.set(next, { resolve: resolve, reject: reject });
+      message.id = next;
+      worker.postMessage(message);
+    });
+  }
   var bridge = {
-    call: function (request) {
-      return new Promise(function (resolve, reject) {
-        next += 1;
-        waiting.set(next, { resolve: resolve, reject: reject });
-        worker.postMessage({ kind: "call", id: next, request: request });
-      });
-    },
+    call: function (request) { return ask({ kind: "call", request: request }); },
+    warmUp: function (edits) { return ask({ kind: "warm", edits: edits }); },
   };
 
   worker.onmessage = function (event) {

@@ -165,7 +165,7 @@ async function start() {
   };
   if (settled) return;
   settled = true;
-  host.ready({ call });
+  host.ready({ call, warmUp: (edits) => worker.sync.warm_up(edits) });
 }
 
 // PyScript's core watches the whole document (a MutationObserver: added nodes, attributes, the

@@ -26,8 +26,9 @@
 
   // One request in, one answer out (synchronously, in the thread that runs Python), with the
   // matrices Python says it carries (pycore.explorer.protocol.matrix_names).
-  function answer(bridge, request) {
-    var res = JSON.parse(bridge.dispatch(JSON.stringify(request)));
+  // practice: a warm-up's request (web/py/bridge.py), answered in a session of its own.
+  function answer(bridge, request, practice) {
+    var res = JSON.parse(practice ? bridge.dispatch(request, true) : bridge.dispatch(JSON.stringify(request)));
     res.matrices = {};
     JSON.parse(bridge.last_matrix_names()).forEach(function (key) { res.matrices[key] = read(bridge, key); });
     return res;
@@ -38,6 +39,12 @@
       answer: function (request) { return answer(bridge, request); },
       call: function (request) {
         return new Promise(function (resolve) { resolve(answer(bridge, request)); });
+      },
+      // `edits` practice edits, answered as the page's own are; the milliseconds they took.
+      warmUp: function (edits) {
+        var t0 = performance.now();
+        for (var k = 0; k < edits; k++) answer(bridge, bridge.practice_request(), true);
+        return performance.now() - t0;
       },
     };
   };

@@ -14,6 +14,7 @@ import { DigitPad, Debounced, loadGallery } from "./digits.js";
 import { WalkThrough } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import { FineTunePanel } from "./finetune.js";
+import { keepWarm } from "./warmup.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -106,10 +107,12 @@ window.vitHost.connect((kind, args) => {
 });
 
 
-async function start(bridge) {
+async function start(hostBridge) {
   showBoot("explorer", "Drawing the explorer…");
   loadPlotly();
   await plotlyLoaded;
+  const warm = keepWarm(hostBridge);
+  const bridge = { call: warm.call }; // every request of the page's, for warm-up to wait out
   client = bridge;
   renderer.client = bridge;
   panels.connect(bridge);
@@ -123,6 +126,7 @@ async function start(bridge) {
   grids.w.setReadOnly(false);
   bootDone();
   root.dataset.ready = "true";
+  warm.start();
 }
 
 // While Python boots, show the worked example as pycore answered it at build time

@@ -10,7 +10,9 @@
 //   vitHost.ready(bridge)        once NumPy and pycore are imported: an object whose
 //                                call(request) resolves to web/py/bridge.py's answer, with the
 //                                matrices it names attached (js/answers.js makes it where
-//                                Python runs: the fallback host's worker, the PyScript page)
+//                                Python runs: the fallback host's worker, the PyScript page),
+//                                and whose warmUp(edits) resolves once Python has answered that
+//                                many practice edits (bridge.py's warm-up, js/warmup.js)
 //   vitHost.fail(message)        the runtime could not start; message is plain words for a person
 //   vitHost.blocked(violation)   a Content-Security-Policy violation seen in a worker
 //                                ({directive, blocked, source}, see boot.violation): if it stops

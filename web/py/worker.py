@@ -56,13 +56,14 @@ few tens of microseconds, seven per matrix when each crossed alone (a CLS edit's
 three: h_hat, logits, probs)."""
 
 
-def dispatch(request_json):
+def dispatch(request_json, practice=False):
     """One request in; out, a JS object {text: the JSON answer, shapes: JSON [[name, rows, cols,
     where], ...] of every matrix the answer names, small: Float64Array, large: {name:
     Float64Array}, worker_ms}. `where` is the offset of a small matrix's values in `small`, or
-    null for a large one (boot/pyscript.js reads them back as {rows, cols, data})."""
+    null for a large one (boot/pyscript.js reads them back as {rows, cols, data}). `practice`:
+    a warm-up's request, answered in a session of its own (bridge.practice_request)."""
     t0 = time.perf_counter()
-    text, arrays = _bridge.answer(request_json)
+    text, arrays = _bridge.answer(request_json, practice)
     shapes, small, offset = [], [], 0
     large = js.Object.new()
     for key, m in arrays.items():  # float64, C-contiguous, 2-D (bridge.matrix)
@@ -82,6 +83,15 @@ def dispatch(request_json):
     out.text, out.shapes, out.large = text, json.dumps(shapes), large
     out.worker_ms = (time.perf_counter() - t0) * 1000.0
     return out
+
+
+def warm_up(edits):
+    """Answer `edits` practice edits as the page's own are answered, to the JS objects that
+    cross to it (web/py/bridge.py says why); returns the milliseconds they took."""
+    t0 = time.perf_counter()
+    for _ in range(int(edits)):
+        dispatch(_bridge.practice_request(), practice=True)
+    return (time.perf_counter() - t0) * 1000.0
 
 
 def bytecode_modules():
@@ -125,4 +135,5 @@ def bytecode_modules():
 
 
 sync.dispatch = dispatch
+sync.warm_up = warm_up
 sync.bytecode_modules = bytecode_modules

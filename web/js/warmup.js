@@ -1,0 +1,53 @@
+// Practice for Python once the page is ready. The browser compiles Python's WebAssembly into
+// fast code only for functions that have run long enough, so the first edits of a visit took
+// twice as long in Python as later ones (web/py/bridge.py's warm-up says more). While the
+// person is not using the page, it asks its host for practice edits, one per call, until Python
+// has answered PRACTICE of them: a person's own request waits at most for one (2-4 ms).
+// <html data-warm-up>: how many so far ("12 of 40"), then "done" (or "stopped" if one failed).
+import { setData } from "./dom.js";
+
+const PRACTICE = 40; // practice edits in all: by then an edit's Python runs at its fastest
+const START_MS = 300; // after the page is ready: its first redraws settle first
+const PAUSE_MS = 25; // between two practice calls
+const QUIET_MS = 250; // after a request of the page's own, before practice resumes
+
+// The bridge the page uses (call(request) as the host's), watched for the page's own requests,
+// and start(): begins the practice, if the host can (bridge.warmUp).
+export function keepWarm(bridge) {
+  let inFlight = 0;
+  let lastCall = -Infinity;
+  const root = document.documentElement;
+  const call = (request) => {
+    inFlight += 1;
+    lastCall = performance.now();
+    return bridge.call(request).finally(() => {
+      inFlight -= 1;
+      lastCall = performance.now();
+    });
+  };
+  async function practise() {
+    let done = 0;
+    while (done < PRACTICE) {
+      const quiet = lastCall + QUIET_MS - performance.now();
+      await sleep(Math.max(PAUSE_MS, quiet));
+      if (inFlight || performance.now() - lastCall < QUIET_MS) continue;
+      try {
+        await bridge.warmUp(1);
+      } catch (err) {
+        console.warn("Python's warm-up stopped:", err);
+        setData(root, "warmUp", "stopped");
+        return;
+      }
+      done += 1;
+      setData(root, "warmUp", done < PRACTICE ? `${done} of ${PRACTICE}` : "done");
+    }
+  }
+  const start = () => {
+    if (typeof bridge.warmUp !== "function") return;
+    setData(root, "warmUp", `0 of ${PRACTICE}`);
+    setTimeout(practise, START_MS);
+  };
+  return { call, start };
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
