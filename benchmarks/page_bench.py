@@ -5,6 +5,7 @@ against its own floors, and the hosts against each other (docs/performance.md).
     python benchmarks/page_bench.py                       # build both hosts into a temp dir
     python benchmarks/page_bench.py --hosts pyscript      # one host
     python benchmarks/page_bench.py --site dist           # measure an already built site
+    python benchmarks/page_bench.py --site a --site b     # two built sites, one of each host
     python benchmarks/page_bench.py --runs 11 --boot-runs 7 --trace /tmp/traces
 
 Everything is measured side by side in one run, with one browser, alternating the page and its
@@ -23,7 +24,10 @@ floor run by run so that machine noise hits both alike:
    page with only Plotly.js that calls Plotly.react on exactly the heatmaps the edit redrew, with
    the explorer's own captured arguments (new arrays each time). Per edit also what crossed
    between the page and Python: requests (one message each way), JSON bytes, matrix bytes.
-3. The hosts against each other, edit by edit (when both are measured).
+3. The hosts against each other (when both are measured): a fresh explorer on each, the edits
+   at the worked example's size alternating between the two, edit by edit, so that they share
+   the machine's noise; their medians, and the part of each edit the hosts do differently
+   (edit event to the first Plotly.react: the trip to Python and back).
 4. Machine facts and a one-line summary.
 
 Diagnostics printed next to the targets, to show where the time goes: the boot milestones of
@@ -729,8 +733,10 @@ def machine_facts(browser):
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--site", type=Path, help="a built site to measure (its host from its "
-                   "build-info.json); default: build each of --hosts into a temporary folder")
+    p.add_argument("--site", type=Path, action="append",
+                   help="a built site to measure (its host from its build-info.json; give it "
+                   "twice for one site of each host); default: build each of --hosts into a "
+                   "temporary folder")
     p.add_argument("--hosts", default=",".join(HOSTS),
                    help="the hosts to build and measure, comma-separated (default: %(default)s)")
     p.add_argument("--runs", type=int, default=7, help="timed edits per scenario (default: 7)")
@@ -817,7 +823,7 @@ def floor_pages(site, host):
 def measure(args, browser, bases, with_bytecode=()):
     """Run what was asked, with one browser, for each host in `bases` ({host: base URL});
     `with_bytecode`: the hosts whose sites have the build's bytecode (a floor with it is booted
-    too). Returns (boots, edits, errors), each keyed by host."""
+    too). Returns (boots, edits, errors), each keyed by host; edits["hosts"]: bench_hosts'."""
     errors = PageErrors()
     boots, edits = {}, {}
     explorer = explorer_host = None
@@ -831,28 +837,61 @@ def measure(args, browser, bases, with_bytecode=()):
             print("\nediting on the %s host..." % host, flush=True)
             explorer, edits[host] = bench_edits(browser, errors, base, host, args.runs, args.warmups)
             explorer_host = host
+    if not args.skip_edits and {"pyscript", "fallback"} <= set(bases):
+        print("\nediting on both hosts, edit by edit...", flush=True)
+        edits["hosts"] = bench_hosts(browser, errors, bases, args.runs, args.warmups)
     if args.trace:  # the host whose explorer is still open, else the first
         host = explorer_host or next(iter(bases))
         trace_examples(browser, errors, bases[host], host, explorer, args.trace)
     return boots, edits, errors
 
 
+def bench_hosts(browser, errors, bases, runs, warmups):
+    """Section 3: the worked example's edits on a fresh explorer of each host, alternating edit by
+    edit (and which host goes first, run by run). Returns [(scenario, {host: [edit results]})]."""
+    explorers = {host: Explorer(browser, errors, bases[host]) for host in ("pyscript", "fallback")}
+    results = []
+    try:
+        for sc in (sc for sc in SCENARIOS if sc.preset is None):
+            runs_by = {host: [] for host in explorers}
+            for k in range(warmups + runs):
+                for host in (list(explorers) if k % 2 == 0 else list(reversed(explorers))):
+                    time.sleep(0.1)  # the other page's work after its redraw (its link) is over
+                    explorers[host].page.bring_to_front()
+                    result = explorers[host].edit(sc.label)
+                    if k >= warmups:
+                        runs_by[host].append(result)
+            results.append((sc, runs_by))
+            print("  (%s) %s: PyScript %.0f ms, fallback %.0f ms (medians)"
+                  % (sc.key, sc.title, median([r["ms"] for r in runs_by["pyscript"]]),
+                     median([r["ms"] for r in runs_by["fallback"]])), flush=True)
+    finally:
+        for explorer in explorers.values():
+            explorer.page.context.close()
+    return results
+
+
 def report_hosts(edits):
-    """Print section 3: the PyScript host's edits against the fallback host's; returns verdicts
-    (at the worked example's size, the PyScript host must be no slower)."""
-    if not {"pyscript", "fallback"} <= set(edits):
+    """Print section 3 (bench_hosts); returns verdicts (at the worked example's size, the
+    PyScript host must be no slower)."""
+    if "hosts" not in edits:
         return []
-    print("\n3. The hosts side by side (edit medians, ms; measured in the same run)")
+    print("\n3. The hosts side by side: edits alternating between a PyScript and a fallback explorer"
+          "\n   (medians, ms; Python's part: edit event -> first Plotly.react, the trip to Python and"
+          " back)")
     verdicts = []
-    for ps, fb in zip(edits["pyscript"], edits["fallback"]):
-        sc = ps["scenario"]
-        p, f = edit_figures(ps)["page"], edit_figures(fb)["page"]
-        line = "   (%s) %-32s PyScript %6.1f   fallback %6.1f   %.2fx" % (sc.key, sc.title, p, f, p / f)
-        if sc.preset is None:
-            ok = p <= f
-            verdicts.append(("(%s) PyScript no slower than fallback" % sc.key, ok))
-            line += "   target <= 1.00x %s" % verdict(ok)
-        print(line)
+    for sc, runs_by in edits["hosts"]:
+        page = {h: median([r["ms"] for r in runs]) for h, runs in runs_by.items()}
+        pre = {h: median([breakdown(r).get("pre") for r in runs]) for h, runs in runs_by.items()}
+        span = {h: median([breakdown(r).get("span") for r in runs]) for h, runs in runs_by.items()}
+        ratio = page["pyscript"] / page["fallback"]
+        ok = ratio <= 1.0
+        verdicts.append(("(%s) PyScript no slower than fallback" % sc.key, ok))
+        print("   (%s) %-28s PyScript %5.1f  fallback %5.1f  %.2fx (target <= 1.00x) %s;"
+              "  Python's part %.1f vs %.1f (%.2fx), the redraws %.1f vs %.1f"
+              % (sc.key, sc.title, page["pyscript"], page["fallback"], ratio, verdict(ok),
+                 pre["pyscript"], pre["fallback"], pre["pyscript"] / pre["fallback"],
+                 span["pyscript"], span["fallback"]))
     return verdicts
 
 
@@ -864,12 +903,16 @@ def print_report(args, boots, edits, errors, facts, seconds):
         verdicts.append(("%s boot ratio" % host, ok))
         summary.append("%s boot %.2fx %s" % (host, ratio, verdict(ok)))
     for host, results in edits.items():
+        if host == "hosts":  # the two side by side (section 3)
+            continue
         verdicts += report_edits(host, results, args.runs, args.warmups)
         for res in results:
             f = edit_figures(res)
             summary.append("%s (%s) %.0f ms %.2fx %s" % (host, res["scenario"].key, f["page"], f["ratio"],
                                                        verdict(f["ratio_ok"] and f["abs_ok"])))
-    verdicts += report_hosts(edits)
+    hosts = report_hosts(edits)
+    verdicts += hosts
+    summary += ["%s %s" % (name, verdict(ok)) for name, ok in hosts]
     end_load = load_average()
     print("\n4. Machine: %s CPUs (nproc), Chromium %s; load average %s at start, %s at the end;"
           " whole run %.0f s" % (facts["nproc"], facts["chromium"], facts["load"], end_load, seconds))
@@ -924,8 +967,12 @@ def main(argv=None):
     args = parse_args(argv)
     try:
         if args.site:
-            site = args.site.resolve()
-            return run(args, {site_host(site): site})
+            sites = {}
+            for site in (s.resolve() for s in args.site):
+                if site_host(site) in sites:
+                    raise BenchError("two sites of the %s host: give one per host" % site_host(site))
+                sites[site_host(site)] = site
+            return run(args, sites)
         with tempfile.TemporaryDirectory(prefix="page-bench-") as tmp:
             sites = {host: build_site(Path(tmp) / host, host) for host in args.hosts}
             return run(args, sites)
