@@ -448,6 +448,8 @@ def test_every_heatmap_has_its_numbers_as_a_table(page, site_url):
     for plot_id, matrix in expected.items():
         toggle = page.locator("#%s ~ details.numbers-toggle" % plot_id)
         toggle.locator("summary").click()
+        # the table is built on the details' toggle event, a task after the click's
+        toggle.locator("tbody tr").first.wait_for()
         rows = toggle.evaluate("""d => [...d.querySelectorAll('tbody tr')].map(
             tr => [...tr.querySelectorAll('td')].map(td => td.textContent))""")
         shown = np.array([[float(x) for x in row] for row in rows])
