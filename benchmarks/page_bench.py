@@ -823,9 +823,10 @@ def floor_pages(site, host):
 def measure(args, browser, bases, with_bytecode=()):
     """Run what was asked, with one browser, for each host in `bases` ({host: base URL});
     `with_bytecode`: the hosts whose sites have the build's bytecode (a floor with it is booted
-    too). Returns (boots, edits, errors), each keyed by host; edits["hosts"]: bench_hosts'."""
+    too). Returns (boots, edits, side_by_side, errors): boots and edits keyed by host,
+    side_by_side bench_hosts' results (None unless both hosts are measured)."""
     errors = PageErrors()
-    boots, edits = {}, {}
+    boots, edits, side_by_side = {}, {}, None
     explorer = explorer_host = None
     for host, base in bases.items():
         if not args.skip_boot:
@@ -839,11 +840,11 @@ def measure(args, browser, bases, with_bytecode=()):
             explorer_host = host
     if not args.skip_edits and {"pyscript", "fallback"} <= set(bases):
         print("\nediting on both hosts, edit by edit...", flush=True)
-        edits["hosts"] = bench_hosts(browser, errors, bases, args.runs, args.warmups)
+        side_by_side = bench_hosts(browser, errors, bases, args.runs, args.warmups)
     if args.trace:  # the host whose explorer is still open, else the first
         host = explorer_host or next(iter(bases))
         trace_examples(browser, errors, bases[host], host, explorer, args.trace)
-    return boots, edits, errors
+    return boots, edits, side_by_side, errors
 
 
 def bench_hosts(browser, errors, bases, runs, warmups):
@@ -871,16 +872,16 @@ def bench_hosts(browser, errors, bases, runs, warmups):
     return results
 
 
-def report_hosts(edits):
-    """Print section 3 (bench_hosts); returns verdicts (at the worked example's size, the
-    PyScript host must be no slower)."""
-    if "hosts" not in edits:
+def report_hosts(side_by_side):
+    """Print section 3 (bench_hosts' results); returns verdicts (at the worked example's size,
+    the PyScript host must be no slower)."""
+    if not side_by_side:
         return []
     print("\n3. The hosts side by side: edits alternating between a PyScript and a fallback explorer"
           "\n   (medians, ms; Python's part: edit event -> first Plotly.react, the trip to Python and"
           " back)")
     verdicts = []
-    for sc, runs_by in edits["hosts"]:
+    for sc, runs_by in side_by_side:
         page = {h: median([r["ms"] for r in runs]) for h, runs in runs_by.items()}
         pre = {h: median([breakdown(r).get("pre") for r in runs]) for h, runs in runs_by.items()}
         span = {h: median([breakdown(r).get("span") for r in runs]) for h, runs in runs_by.items()}
@@ -895,7 +896,7 @@ def report_hosts(edits):
     return verdicts
 
 
-def print_report(args, boots, edits, errors, facts, seconds):
+def print_report(args, boots, edits, side_by_side, errors, facts, seconds):
     """The sections and the summary line; returns the exit status."""
     verdicts, summary = [], []
     for host, boot in boots.items():
@@ -903,14 +904,12 @@ def print_report(args, boots, edits, errors, facts, seconds):
         verdicts.append(("%s boot ratio" % host, ok))
         summary.append("%s boot %.2fx %s" % (host, ratio, verdict(ok)))
     for host, results in edits.items():
-        if host == "hosts":  # the two side by side (section 3)
-            continue
         verdicts += report_edits(host, results, args.runs, args.warmups)
         for res in results:
             f = edit_figures(res)
             summary.append("%s (%s) %.0f ms %.2fx %s" % (host, res["scenario"].key, f["page"], f["ratio"],
                                                        verdict(f["ratio_ok"] and f["abs_ok"])))
-    hosts = report_hosts(edits)
+    hosts = report_hosts(side_by_side)
     verdicts += hosts
     summary += ["%s %s" % (name, verdict(ok)) for name, ok in hosts]
     end_load = load_average()
@@ -954,13 +953,13 @@ def run(args, sites):
                 print("site: %s (%s host: Pyodide %s, Python %s, NumPy %s), served at %s"
                       % (site, host, rt.get("pyodide", "?"), rt.get("python", "?"),
                          rt.get("numpy", "?"), bases[host]), flush=True)
-            boots, edits, errors = measure(args, browser, bases, with_bytecode)
+            boots, edits, side_by_side, errors = measure(args, browser, bases, with_bytecode)
             browser.close()
     finally:
         for server in servers:
             server.shutdown()
             server.server_close()
-    return print_report(args, boots, edits, errors, facts, time.monotonic() - started)
+    return print_report(args, boots, edits, side_by_side, errors, facts, time.monotonic() - started)
 
 
 def main(argv=None):

@@ -27,8 +27,8 @@
   // One request in, one answer out (synchronously, in the thread that runs Python), with the
   // matrices Python says it carries (pycore.explorer.protocol.matrix_names).
   // practice: a warm-up's request (web/py/bridge.py), answered in a session of its own.
-  function answer(bridge, request, practice) {
-    var res = JSON.parse(practice ? bridge.dispatch(request, true) : bridge.dispatch(JSON.stringify(request)));
+  function answer(bridge, requestJSON, practice) {
+    var res = JSON.parse(bridge.dispatch(requestJSON, Boolean(practice)));
     res.matrices = {};
     JSON.parse(bridge.last_matrix_names()).forEach(function (key) { res.matrices[key] = read(bridge, key); });
     return res;
@@ -36,9 +36,9 @@
 
   scope.vitAnswers = function (bridge) {
     return {
-      answer: function (request) { return answer(bridge, request); },
+      answer: function (request) { return answer(bridge, JSON.stringify(request)); },
       call: function (request) {
-        return new Promise(function (resolve) { resolve(answer(bridge, request)); });
+        return new Promise(function (resolve) { resolve(answer(bridge, JSON.stringify(request))); });
       },
       // `edits` practice edits, answered as the page's own are; the milliseconds they took.
       warmUp: function (edits) {

@@ -18,8 +18,8 @@ from pycore.explorer.session import Session
 class_names.load_imagenet(os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                        class_names.FILE_NAME))
 _session = Session()
-_practice = []  # warm-up's session, once it is first asked for (practice_request)
-_last = [_session]  # the session of the last answer, then the names of the matrices it carries
+_practice = {"session": None, "edits": 0}  # warm-up's own session (made when first asked for)
+_last = {"session": _session, "names": []}  # the last answer's session, and its matrices' names
 
 
 def _internal_error(err):
@@ -31,15 +31,15 @@ def _internal_error(err):
 def _session_for(practice):
     if not practice:
         return _session
-    if not _practice:
-        _practice.append(Session())
-    return _practice[0]
+    if _practice["session"] is None:
+        _practice["session"] = Session()
+    return _practice["session"]
 
 
-def _handle(request_json, practice=False):
+def _handle(request_json, session):
     """(JSON text of the answer, the names of the matrices it carries)."""
     try:
-        answer = _session_for(practice).handle(json.loads(request_json))
+        answer = session.handle(json.loads(request_json))
         return json.dumps(answer, allow_nan=False), matrix_names(answer)
     except Exception as err:  # a bug, not a refused input: say so, and keep the page alive
         return json.dumps(_internal_error(err)), []
@@ -48,26 +48,28 @@ def _handle(request_json, practice=False):
 def dispatch(request_json, practice=False):
     """Answer one JSON request with JSON text (the fallback host then reads its matrices with
     last_matrix_names() and matrix()). `practice`: answer it in warm-up's session."""
-    text, names = _handle(request_json, practice)
-    _last[:] = [_session_for(practice)] + names
+    session = _session_for(practice)
+    text, names = _handle(request_json, session)
+    _last.update(session=session, names=names)
     return text
 
 
 def last_matrix_names():
     """The names of the matrices the last answer carries, as JSON text (a string crosses into
     JavaScript the same way in Pyodide 0.17 and 314)."""
-    return json.dumps(_last[1:])
+    return json.dumps(_last["names"])
 
 
 def matrix(key):
     """The float64, C-contiguous 2-D array named `key` in the last answer."""
-    return _last[0].matrix(key)
+    return _last["session"].matrix(key)
 
 
 def answer(request_json, practice=False):
     """(JSON text of the answer, {name: array} of every matrix it carries)."""
-    text, names = _handle(request_json, practice)
-    return text, {name: _session_for(practice).matrix(name) for name in names}
+    session = _session_for(practice)
+    text, names = _handle(request_json, session)
+    return text, {name: session.matrix(name) for name in names}
 
 
 # ---- warm-up ----------------------------------------------------------------------------------
@@ -76,18 +78,15 @@ def answer(request_json, practice=False):
 # background into faster code (TurboFan). Until the edit path has run a few dozen times, an edit
 # runs partly in the slow code and sets off background compiles that compete with the page for
 # the CPU: the first edits of a visit took twice as long in Python as later ones. So, once the
-# page is ready and idle, it asks its host for practice edits, a few at a time (js/warmup.js):
+# page is ready and idle, it asks its host for practice edits, one at a time (js/warmup.js):
 # cells of both grids edited in a session of their own, answered and encoded exactly as the
 # page's own edits are. The page's session is never touched.
 
 def practice_request():
     """The JSON text of the next practice edit: the worked example's cells in turn, CLS vectors
     and W_head alternately, each to a value it does not hold (eighths: the example has none)."""
-    n = _practice_count[0] = _practice_count[0] + 1
+    n = _practice["edits"] = _practice["edits"] + 1
     key, rows, cols = ("cls", 2, 4) if n % 2 else ("W_head", 4, 3)
     cell = (n // 2) % (rows * cols)
     return json.dumps({"op": "edit", "key": key, "index": [cell // cols, cell % cols],
                        "text": "%g" % ((n % 9) * 0.25 - 1.125)})
-
-
-_practice_count = [0]
