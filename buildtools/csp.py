@@ -67,14 +67,16 @@ def directives(host, manifest):
         else ("", "")
     cdn = [pyscript_dir, pyodide_dir] if host.name == "cdn" else []
     cdn_pyodide = [pyodide_dir] if host.name == "cdn" else []
-    worker = (["blob:"], "PyScript starts its worker from a blob: URL") if host.uses_pyscript \
-        else (["'self'"], "boot/fallback.js starts boot/fallback-worker.js")
+    worker = (["blob:", "'self'"], "PyScript starts its worker from a blob: URL, which imports "
+              "the site's boot/pyodide-worker.mjs and boot/memory-idb.js: Firefox checks a module "
+              "worker's imports against worker-src, Chromium and WebKit against script-src") \
+        if host.uses_pyscript else (["'self'"], "boot/fallback.js starts boot/fallback-worker.js")
     return [
         ("default-src", ["'none'"], "anything not named below is refused"),
         ("script-src", ["'self'", "'wasm-unsafe-eval'"] + cdn,
          "the site's own scripts (and the CDN's PyScript and Pyodide); 'wasm-unsafe-eval' lets "
          "Pyodide compile its WebAssembly, and nothing more: no eval, no inline scripts"),
-        ("worker-src", worker[0], worker[1]),
+        ("worker-src", worker[0] + cdn, worker[1] + " (and the CDN's, for a CDN build)"),
         ("connect-src", ["'self'"] + cdn_pyodide,
          "the runtime's files, the NumPy wheel and the explorer's Python files are fetched"),
         ("img-src", ["data:"],

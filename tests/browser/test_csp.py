@@ -153,9 +153,16 @@ def test_a_stricter_policy_is_named_in_the_alert(page, sites, served, host, stri
     page.wait_for_function("() => document.documentElement.dataset.bootFailed === 'true'",
                            timeout=120000)
     text = page.locator("#alert").inner_text()
-    assert text == "The page's Content-Security-Policy " + (
-        words % url if "%s" in words else words), text
+    said = "The page's Content-Security-Policy " + (words % url if "%s" in words else words)
+    # WebAssembly refused is found before anything starts, and may be a browser too old to know
+    # 'wasm-unsafe-eval': the alert says so after the directive.
+    assert text == said or (host_blocks_wasm(words) and text.startswith(said + " (A browser "
+                                                                         "older than ")), text
     assert page.evaluate("document.documentElement.dataset.ready") == "false"
+
+
+def host_blocks_wasm(words):
+    return "'wasm-unsafe-eval'" in words
 
 
 OUTER = """<!doctype html><html lang="en"><head><meta charset="utf-8"><title>A course page</title>

@@ -136,7 +136,10 @@ async function start() {
     start.worker = xworker;
     host.started();
     xworker.addEventListener("message", onBootMessage);
-    xworker.addEventListener("error", (event) => fail(`Python could not start (${firstLine(event.error || event.message)}).${FIX}`));
+    xworker.addEventListener("error", (event) => {
+      probeWorkerPolicy();
+      fail(`Python could not start (${firstLine(event.error || event.message)}).${FIX}`);
+    });
   });
   // Relative URLs in the config are the site's, not the worker's (a blob: URL).
   const absolute = (url) => new URL(url, site).href;
@@ -166,6 +169,18 @@ async function start() {
   if (settled) return;
   settled = true;
   host.ready({ call, warmUp: (edits) => worker.sync.warm_up(edits) });
+}
+
+// A worker whose own imports were refused by the policy fails without a word on why: Firefox
+// checks a module worker's imports against worker-src, and the refusal is reported in the
+// worker, which the page cannot hear. Starting a worker from one of the site's own modules here
+// asks the page's policy the same question: if it refuses, the page's violation event names the
+// directive (js/host.js), and that replaces the failure's words. The module only exports.
+function probeWorkerPolicy() {
+  try {
+    const probe = new Worker(new URL("./memory-idb.js", import.meta.url), { type: "module" });
+    setTimeout(() => probe.terminate(), 2000);
+  } catch (e) { /* refused at once: the violation event says so */ }
 }
 
 // PyScript's core watches the whole document (a MutationObserver: added nodes, attributes, the

@@ -22,7 +22,10 @@ export class MatrixGrid {
     this.rows = 0;
     this.cols = 0;
     this.data = new Float64Array(0);
-    this.entry = null; // the cell being typed in: {i, j, before (its text on entry), dirty}
+    // The cell being typed in: {i, j, before (its text on entry; null: the value in use), dirty}
+    this.entry = null;
+    this.pressed = null; // a cell that a pointer press is focusing (see onRelease)
+    this.held = null; // a cell entered by a press, whose text stays selected (see onRelease)
     this.cells = new Map(); // "i,j" -> rendered <input>
     this.frame = 0;
     this.readOnly = false;
@@ -55,6 +58,13 @@ export class MatrixGrid {
     this.spacer.addEventListener("paste", (e) => this.onPasteEvent(e));
     this.spacer.addEventListener("focusin", (e) => this.onFocus(e));
     this.spacer.addEventListener("focusout", (e) => this.onLeave(e));
+    this.spacer.addEventListener("pointerdown", (e) => {
+      this.pressed = e.target !== document.activeElement ? e.target : null;
+      this.held = null;
+    });
+    this.spacer.addEventListener("mouseup", (e) => this.onRelease(e));
+    this.spacer.addEventListener("click", (e) => this.onRelease(e));
+    document.addEventListener("selectionchange", () => this.keepSelected());
   }
 
   // The cell size the stylesheet gives now.
@@ -265,13 +275,44 @@ export class MatrixGrid {
     e.target.select();
   }
 
+  // A press of a mouse, a finger or a pen that focused a cell must leave its text selected, as
+  // Tab does. WebKit places the caret where the button was released, after focus selected the
+  // text (typing "4.5" into "-1" then gave "4.5-1"), and at times once more after the click:
+  // the release's default is cancelled, and from the click on the cell is held (keepSelected)
+  // until a key or another press. A second press in a focused cell places the caret as usual,
+  // to change part of the number.
+  onRelease(e) {
+    const input = e.target;
+    if (input !== this.pressed || !this.position(input)) return;
+    if (this.entry && this.entry.dirty) {
+      this.pressed = null;
+      return;
+    }
+    if (e.type === "mouseup") {
+      e.preventDefault();
+      return;
+    }
+    this.pressed = null;
+    this.held = input;
+    this.keepSelected();
+  }
+
+  // The held cell's text is selected again if the browser collapsed it on its own.
+  keepSelected() {
+    const input = this.held;
+    if (!input || document.activeElement !== input || (this.entry && this.entry.dirty)) return;
+    if (input.selectionStart === input.selectionEnd) input.select();
+  }
+
   onInput(e) {
     const p = this.position(e.target);
     if (!p) return;
     if (!this.entry || this.entry.i !== p[0] || this.entry.j !== p[1]) {
       this.entry = { i: p[0], j: p[1], before: String(this.value(p[0], p[1])), dirty: false };
     }
+    if (this.entry.before === null) this.entry.before = String(this.value(p[0], p[1]));
     this.entry.dirty = true;
+    this.pressed = null;
     this.opts.onEdit(p[0], p[1], e.target.value, performance.now(), false);
   }
 
@@ -279,11 +320,18 @@ export class MatrixGrid {
   // and what is in effect from then on is what the answer says.
   onLeave(e) {
     const p = this.position(e.target);
+    if (this.held === e.target) this.held = null;
     const entry = this.entry;
     if (!p || !entry || entry.i !== p[0] || entry.j !== p[1]) return;
     this.entry = null;
-    if (entry.dirty) this.opts.onEdit(p[0], p[1], e.target.value, performance.now(), true);
-    else this.fill(e.target, p[0], p[1]);
+    this.endEntry(e.target, p[0], p[1], entry);
+  }
+
+  // An entry ends: what was typed is committed (the answer then shows what is in effect, the
+  // typed number or, if it was refused, the value in use), or the cell shows its value again.
+  endEntry(input, i, j, entry) {
+    if (entry.dirty) this.opts.onEdit(i, j, input.value, performance.now(), true);
+    else this.fill(input, i, j);
   }
 
   onPasteEvent(e) {
@@ -298,6 +346,7 @@ export class MatrixGrid {
   onKey(e) {
     const p = this.position(e.target);
     if (!p) return;
+    this.held = null; // from the first key on, the selection is the person's
     const [i, j] = p;
     const input = e.target;
     // Typing before Python is ready: the cell cannot take it yet, and the page says why.
@@ -325,24 +374,32 @@ export class MatrixGrid {
         e.preventDefault();
         const entry = this.entry;
         if (!entry || !entry.dirty || entry.i !== i || entry.j !== j) return;
-        input.value = entry.before;
-        this.entry = { i, j, before: entry.before, dirty: false };
+        input.value = entry.before === null ? String(this.value(i, j)) : entry.before;
+        this.entry = { i, j, before: input.value, dirty: false };
         input.removeAttribute("aria-invalid");
         input.classList.remove("pending");
         input.select();
-        this.opts.onEdit(i, j, entry.before, performance.now(), true);
+        this.opts.onEdit(i, j, input.value, performance.now(), true);
         return;
       }
       default: return;
     }
     if (!target) return;
     e.preventDefault();
-    const [ti, tj] = target;
-    if (ti < 0 || tj < 0 || ti >= this.rows || tj >= this.cols) {
-      this.focusCell(Math.max(0, Math.min(this.rows - 1, ti)), Math.max(0, Math.min(this.cols - 1, tj)));
-    } else {
-      this.focusCell(ti, tj);
+    const ti = Math.max(0, Math.min(this.rows - 1, target[0]));
+    const tj = Math.max(0, Math.min(this.cols - 1, target[1]));
+    if (ti === i && tj === j) {
+      // At the grid's edge (Enter in the bottom row): the entry ends here, as if the cell had
+      // been left and entered again, so an invalid text never stays in the cell.
+      const entry = this.entry;
+      if (entry && entry.i === i && entry.j === j) {
+        this.entry = { i, j, before: null, dirty: false };
+        this.endEntry(input, i, j, entry);
+      }
+      input.select();
+      return;
     }
+    this.focusCell(ti, tj);
   }
 }
 

@@ -17,10 +17,11 @@
 //   vitHost.blocked(violation)   a Content-Security-Policy violation seen in a worker
 //                                ({directive, blocked, source}, see boot.violation): if it stops
 //                                the boot, the alert says what the policy must allow, and no
-//                                later failure (its consequence) replaces that
+//                                later failure (its consequence) replaces that; one that is not
+//                                of the site's own files is said only if the boot then fails
 // and finds shared helpers in vitHost.boot (download and missing-file watches, first paint).
-// vitHost.unable is why the page cannot start Python where it is (no origin), or null: the
-// glue then starts nothing.
+// vitHost.unable is why the page cannot start Python where it is (no origin, a browser too old,
+// WebAssembly refused), or null: the glue then starts nothing.
 // Calls made before the page's own script has loaded are queued, so load order never matters.
 // Where the page's own script cannot run at all (a page without an origin, a module that did
 // not load), this script shows the failure itself.
@@ -132,8 +133,46 @@
   };
 
   // ---- where the page cannot start Python at all -----------------------------------------
+  // What the page needs of a browser (this script is ES5 so that a browser too old for the rest
+  // can still say so): WebAssembly, allowed by 'wasm-unsafe-eval', module workers (PyScript's)
+  // and the JavaScript of 2020 that the page's modules are written in.
+  var MINIMUM = "Chrome or Edge 97, Firefox 114, Safari 16 or newer";
+  function missingFeatures() {
+    var missing = [];
+    if (typeof WebAssembly !== "object" || typeof WebAssembly.Module !== "function") {
+      missing.push("WebAssembly");
+    }
+    if (typeof Worker !== "function") {
+      missing.push("Web Workers");
+    } else {
+      // A browser reads the worker's options before it looks at the URL; an URL that cannot be
+      // parsed then stops the constructor before anything is fetched or checked by the policy.
+      var modules = false;
+      try {
+        new Worker("http://[", { get type() { modules = true; return "module"; } });
+      } catch (e) { /* expected: the URL is invalid */ }
+      if (!modules) missing.push("module workers");
+    }
+    if (typeof BigInt64Array !== "function" || typeof Promise.allSettled !== "function" ||
+        typeof globalThis !== "object") {
+      missing.push("the JavaScript of 2020 (BigInt, Promise.allSettled, globalThis)");
+    }
+    return missing;
+  }
+  // The smallest WebAssembly module (its magic number and version): compiling it tells at once
+  // whether this page may run WebAssembly, which a policy without 'wasm-unsafe-eval' (or a
+  // browser that does not know that keyword) refuses; Python would otherwise wait forever.
+  function wasmRefused() {
+    try {
+      new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+      return false;
+    } catch (e) {
+      return true;
+    }
+  }
   var unable = null;
   if (self.document) {
+    var missing = missingFeatures();
     if (location.protocol === "file:") {
       unable = "This page needs a web server: Python cannot start from a file:// address. In the " +
                "site's folder run `python3 -m http.server`, then open http://localhost:8000/.";
@@ -144,6 +183,13 @@
                "allow-same-origin, where the browser blocks the scripts and the worker that run " +
                "Python. The embedding page must allow both: <iframe sandbox=\"allow-scripts " +
                "allow-same-origin\" …>.";
+    } else if (missing.length) {
+      unable = "This browser is too old for the explorer: it lacks " + missing.join(", ") +
+               ". The explorer needs " + MINIMUM + ".";
+    } else if (wasmRefused()) {
+      unable = tools.policyMessage({ directive: "script-src", blocked: "wasm-eval", source: "" }) +
+               " (A browser older than " + MINIMUM + " refuses it too: it does not know " +
+               "'wasm-unsafe-eval'.)";
     }
   }
 
@@ -174,12 +220,43 @@
     if (!sink && (pageScriptFailed || unable)) showHere(message);
   }
 
+  // Only what stopped the boot is reported. A violation of the page's own files (a worker, a
+  // script or a download of this site, WebAssembly) stops it for sure, so it is said at once,
+  // even after a failure it caused. Any other (an eval, a request elsewhere: the page makes
+  // neither, but an extension or an automation tool may) is remembered as a suspect: said if
+  // the boot then fails, or makes no progress for STALL_MS; forgotten if Python starts.
+  var STALL_MS = 15000;
+  var suspect = null;
+  var stallTimer = 0;
+  function ownFile(v) {
+    if (v.blocked === "wasm-eval" || /^(blob|data)(:|$)/.test(v.blocked)) return true;
+    try {
+      return new URL(v.blocked, location.href).origin === location.origin;
+    } catch (e) {
+      return false;
+    }
+  }
+  function watchStall() {
+    if (!suspect) return;
+    clearTimeout(stallTimer);
+    stallTimer = setTimeout(function () {
+      if (state === "booting") blockBy(suspect);
+    }, STALL_MS);
+  }
+  function blockBy(violation) {
+    clearTimeout(stallTimer);
+    state = "blocked";
+    failWith(tools.policyMessage(violation));
+  }
+
   // `self`: the page's window, or the fallback host's worker, which uses only `boot`.
   self.vitHost = {
     boot: tools,
     unable: unable,
     status: function (stage, text, fraction) {
-      if (state === "booting") send("status", [stage, text, fraction]);
+      if (state !== "booting") return;
+      send("status", [stage, text, fraction]);
+      watchStall();
     },
     started: function () {
       if (state === "booting") send("started", []);
@@ -187,17 +264,21 @@
     ready: function (bridge) {
       if (state !== "booting") return; // a blocked boot that came through anyway stays said
       state = "ready";
+      clearTimeout(stallTimer);
       send("ready", [bridge]);
     },
     fail: function (message) {
       if (state === "blocked" || state === "ready") return;
+      if (suspect && state === "booting") return blockBy(suspect);
       state = "failed";
       failWith(String(message));
     },
     blocked: function (violation) {
       if (state === "blocked" || state === "ready" || !tools.stopsBoot(violation)) return;
-      state = "blocked";
-      failWith(tools.policyMessage(violation));
+      if (ownFile(violation)) return blockBy(violation);
+      if (state !== "booting" || suspect) return;
+      suspect = violation;
+      watchStall();
     },
     // The page calls this once; queued calls are replayed in order.
     connect: function (handler) {
