@@ -213,7 +213,11 @@ export class MatrixGrid {
 
   fill(input, i, j) {
     const text = String(this.value(i, j));
-    if (input.value !== text) input.value = text;
+    if (input.value !== text) {
+      input.value = text;
+      // The focused cell's new text is selected, as on entering it: typing replaces it.
+      if (input === document.activeElement) input.select();
+    }
     input.removeAttribute("aria-invalid");
     input.classList.remove("pending");
   }
