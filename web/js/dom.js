@@ -14,6 +14,17 @@ export function setData(el, key, value) {
   if (el.dataset[key] !== value) el.dataset[key] = value;
 }
 
+// A responsive figure (Plotly's `responsive`) is sized to its element when the window is
+// resized: Plotly then reads the element's height, not the layout's, and an element of no height
+// of its own is only as tall as its CSS minimum (every heatmap dropped to 120 px on a resize).
+// The element is given the figure's height, so that a resize keeps it; the width follows the
+// page's layout.
+export function holdHeight(el, height) {
+  if (!height) return;
+  const css = `${height}px`;
+  if (el.style.height !== css) el.style.height = css;
+}
+
 export function setValue(input, value) {
   if (input.value !== value) input.value = value;
 }

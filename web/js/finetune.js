@@ -10,7 +10,7 @@
 // on a fast machine a few steps per redraw, on a slow or busy one more steps per redraw. The
 // section reports the rate reached in data-steps-per-second (benchmarks/finetune_bench.py).
 
-import { inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
+import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
 
 const STEPS_PER_SECOND = 30; // issue 13 asks for at least 20
@@ -26,6 +26,7 @@ function plot(id, traces, layout) {
   const text = JSON.stringify([traces, layout]);
   if (drawn.get(id) === text && $(id).data) return Promise.resolve($(id));
   drawn.set(id, text);
+  holdHeight($(id), layout.height);
   return window.Plotly.react(id, traces, layout, { displayModeBar: false, responsive: true })
     .catch((err) => { drawn.delete(id); throw err; });
 }

@@ -13,7 +13,7 @@
 // the axes, titles, marks and zoom, and hovering a cell shows its exact value (drawn by this
 // file, from the same hover template).
 
-import { inkColour, onColourScheme, setData, setHidden, setText } from "./dom.js";
+import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText } from "./dom.js";
 
 // A diverging scale centred at zero (ColorBrewer RdBu, readable with the common colour-vision
 // deficiencies): blue below zero, white at zero, red above.
@@ -289,6 +289,7 @@ export function drawHeatmap(id, spec, m) {
   else dropBitmap(el);
   // The key changes the page's layout: only after Plotly has measured it (the react calls of
   // one render all run before any of them resolves).
+  holdHeight(el, layout.height);
   return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
     if (bitmap) watchBitmap(el);
     paintBitmap(el);
