@@ -14,7 +14,7 @@ import numpy as np
 
 from .cells import parse_block, parse_cell
 from .errors import StateError
-from .state import PATTERN, check_limits, dims_text, whole_number
+from .state import PATTERN, check_limits, dims_text, quoted, whole_number
 from .train_state import resized_labels
 
 MATRIX_KEYS = ("W_head", "cls", "encoder_output")
@@ -24,8 +24,8 @@ DEFAULT_N = 4
 
 def _target(state, key):
     if not isinstance(key, str) or key not in MATRIX_KEYS:
-        raise StateError("there is no matrix {!r} to edit: W_head, cls or encoder_output".format(
-            key), key=None)
+        raise StateError("there is no matrix {} to edit: W_head, cls or encoder_output".format(
+            quoted(key)), key=None)
     arr = state.matrix(key)
     if arr is None:
         other = state.input_key
@@ -41,8 +41,8 @@ def _where(key, index):
 def _index(key, index, arr):
     if not isinstance(index, (list, tuple)) or len(index) != arr.ndim or not all(
             isinstance(i, (int, np.integer)) and not isinstance(i, bool) for i in index):
-        raise StateError("{} needs an index of {} whole numbers ({}); got {!r}".format(
-            key, arr.ndim, PATTERN[key], index), key=key)
+        raise StateError("{} needs an index of {} whole numbers ({}); got {}".format(
+            key, arr.ndim, PATTERN[key], quoted(index)), key=key)
     index = tuple(int(i) for i in index)
     if not all(0 <= i < n for i, n in zip(index, arr.shape)):
         raise StateError("{} is outside {}, which is {} ({})".format(
@@ -303,7 +303,7 @@ def set_mode(state, mode, N=None):
     ((2, 5, 4), [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
     """
     if mode not in ("cls", "encoder"):
-        raise StateError("mode must be \"cls\" or \"encoder\"; got {!r}".format(mode))
+        raise StateError("mode must be \"cls\" or \"encoder\"; got {}".format(quoted(mode)))
     if mode == state.mode:
         return state
     if mode == "cls":

@@ -65,9 +65,22 @@ class FineTune(object):
 
     # -- requests
 
-    def train(self, computed, n, run_id=None):
+    def train(self, computed, n, run_id=None, undo=None):
         """Take n steps of the run (a new one if none describes the state): the correct
         head's W_head becomes the state's. Changes nothing if it cannot be done.
+
+        Parameters
+        ----------
+        computed : Computed
+            The session's state and its trace; W_head is trained in place.
+        n : int
+            Steps, 1 to :data:`MAX_STEPS_PER_REQUEST`.
+        run_id : int, optional
+            The run the page is playing (None: whichever is current).
+        undo : list, optional
+            When given, a function that puts everything this call changed back (W_head, its
+            recipe, the trace, the run and its curves) is appended: the session calls it if
+            the answer to these steps cannot be made, so a refusal still changes nothing.
 
         Raises
         ------
@@ -94,6 +107,8 @@ class FineTune(object):
             raise StateError("This run has taken its %d steps: press Reset, or change a "
                              "setting, to start another." % MAX_RUN_STEPS, key="run")
         W_before, recipe = state.W_head.copy(), state.generated.get("W_head")
+        before = (self.run, self.active, self._runs, run.W_after, len(run.held_out),
+                  [(c, c.snapshot()) for c in run.curves()])
         try:
             run.advance(n)
             state.W_head[...] = run.main.trainer.params["W_head"]
@@ -115,6 +130,21 @@ class FineTune(object):
         if fresh:
             self._runs += 1
         self.run, self.active = run, True
+        if undo is not None:
+            undo.append(lambda: self._untrain(computed, W_before, recipe, run, before))
+
+    def _untrain(self, computed, W_before, recipe, run, before):
+        """Put back what :meth:`train` changed (see its ``undo``)."""
+        state = computed.state
+        self.run, self.active, self._runs, run.W_after, held, snaps = before
+        del run.held_out[held:]
+        for curve, snap in snaps:
+            curve.restore(snap)
+        state.W_head[...] = W_before
+        state.generated.pop("W_head", None)
+        if recipe is not None:
+            state.generated["W_head"] = recipe
+        computed.recompute()   # the W_head it was computed with before: cannot overflow
 
     def reset(self, computed):
         """W_head back to where training starts: the current run's start, or zero when the

@@ -208,10 +208,14 @@ class Run(object):
                 and np.array_equal(state.W_head, self.W_after)
                 and np.array_equal(state.h_cls, self.h_cls))
 
+    def curves(self):
+        """Every head's curve once: the correct head's first."""
+        return [self.main] + [c for c in self.side if c is not self.main]
+
     def advance(self, n):
         """n steps of every head. A mistaken head that overflows stops alone; the correct
         head's overflow raises ValueError after putting every head back as it was."""
-        curves = [self.main] + [c for c in self.side if c is not self.main]
+        curves = self.curves()
         snaps = [c.snapshot() for c in curves]
         with np.errstate(over="ignore", invalid="ignore"):   # overflow is found and said here
             try:
@@ -269,10 +273,19 @@ def reading(run):
         return "", ""
     t = run.train
     correct = run.side[0]
+    if correct.stopped:
+        # The correct head on the scaled rows overflowed (a huge input_scale) and has no
+        # loss at this step. LayerNorm divides the scale out, so the correct head on the
+        # rows as they are (run.main, never stopped) is the one the others are read against.
+        correct = run.main
     c_loss = correct.losses[-1]
     parts = ["After %d step%s (%s, lr %s): correct head %s" % (
         k, "" if k == 1 else "s", OPTIMIZER_NAMES[t["optimizer"]],
         format_number(t["lr"], 8, trim=True), _g(c_loss))]
+    if run.side[0].stopped:
+        parts.append("%s (inputs \u00d7 %s) %s" % (
+            HEAD_NAMES["correct"], format_number(t["input_scale"], 6, trim=True),
+            run.side[0].stopped))
     orders = {}
     C = run.W0.shape[1]
     floor = math.log(math.e + C - 1) - 1

@@ -7,7 +7,7 @@ from ..vit.training import FINE_TUNING_PRESET, class_means_dataset
 
 from .errors import StateError
 from .recipes import Recipe
-from .state import SEED_LIMIT, ExplorerState, check_seed
+from .state import SEED_LIMIT, ExplorerState, check_seed, quoted
 
 WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 WORKED_W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
@@ -68,7 +68,7 @@ def preset(name, seed=0):
     (2, 768, 1000, 0.02)
     """
     if not isinstance(name, str) or name not in PRESETS:
-        raise StateError("unknown preset {!r}: choose {}".format(name, ", ".join(PRESETS)))
+        raise StateError("unknown preset {}: choose {}".format(quoted(name), ", ".join(PRESETS)))
     seed = check_seed(seed)
     options = {"seed": seed}
     w_seed = (seed + 1) % SEED_LIMIT

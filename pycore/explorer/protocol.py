@@ -84,7 +84,8 @@ ANSWER = {
              "logits, from 21 classes on (null below)",
     "contributions": "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
                      "text}], note}: the terms h_hat[b, d] * W_head[d, c] of the selected logit, "
-                     "largest first, the rest summed into one bar (d null); null: none selected",
+                     "largest first, the rest summed into one bar (d null); a bar beyond float64 "
+                     "has value null and text 'beyond float64'; null: none selected",
     "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
                   "LayerNorm flattens said as such",
     "pitfall": "{choices (on load), selected, explanation, source, error, note, changes, notice, "

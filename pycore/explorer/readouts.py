@@ -64,7 +64,8 @@ def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):
     -------
     dict
         ``{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, text}], note}``;
-        ``d`` is None for the bar of the rest.
+        ``d`` is None for the bar of the rest; ``value`` is None (``text`` "beyond float64")
+        for a bar whose term or sum lies beyond float64 although the logit does not.
 
     Examples
     --------
@@ -75,26 +76,52 @@ def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):
     >>> chart["logit_text"], [bar["label"] for bar in chart["bars"]]
     ('1.5811', ['d = 3', 'd = 1', 'd = 2', 'd = 0'])
     """
-    terms = contributions(trace.h_hat, W_head, b, c)
-    D = terms.shape[0]
-    order = np.argsort(-np.abs(terms), kind="stable")
-    named = order[:TERMS_NAMED] if D > TERMS_NAMED + 1 else order
-    bars = [{"label": "d = %d" % d, "d": int(d), "value": float(terms[d]),
-             "text": format_number(terms[d], decimals)} for d in named]
-    rest = order[len(named):]
+    with np.errstate(over="ignore", invalid="ignore"):
+        terms = contributions(trace.h_hat, W_head, b, c)
+        D = terms.shape[0]
+        order = np.argsort(-np.abs(terms), kind="stable")
+        named = order[:TERMS_NAMED] if D > TERMS_NAMED + 1 else order
+        rest = order[len(named):]
+        unit = 1.0
+        # A finite logit can have terms or partial sums beyond float64 (weights near +-1e308,
+        # which the product's other terms cancel, or a fused multiply-add keeps finite). Then
+        # the terms are taken scaled down by 2**-SCALE_BITS, where they and their sums are
+        # finite, and each value is scaled back once: to a float, or to None (JSON has no
+        # infinity) when it lies beyond float64.
+        if not (np.isfinite(terms).all() and np.isfinite(np.sum(terms))
+                and np.isfinite(np.sum(terms[rest]))):
+            unit = 2.0 ** SCALE_BITS
+            terms = contributions(trace.h_hat, np.asarray(W_head) / unit, b, c)
+    bars = [_bar("d = %d" % d, int(d), terms[d], unit, decimals) for d in named]
     if rest.size:
-        value = float(np.sum(terms[rest]))
-        bars.append({"label": "the other %d" % rest.size, "d": None, "value": value,
-                     "text": format_number(value, decimals)})
+        bars.append(_bar("the other %d" % rest.size, None, np.sum(terms[rest]), unit, decimals))
     logit = float(trace.logits[b, c])
     title = "logit[%d, %d] = %s (sample %d, %s): its %d terms h_hat[%d, d] \u00b7 W_head[d, %d]" % (
         b, c, format_number(logit, decimals), b, class_label(c, classes), D, b, c)
     note = ("The %d largest terms by size, then the other %d summed. Their sum is the logit."
             % (len(named), rest.size) if rest.size else
             "Every term, largest first. Their sum is the logit.")
+    if any(bar["value"] is None for bar in bars):
+        note += (" A bar \u201cbeyond float64\u201d is larger than about 1.8e308 in size: "
+                 "the other terms cancel it, so the logit is not.")
+    total = _bar("", None, np.sum(terms), unit, decimals)
     return {"b": int(b), "c": int(c), "title": title, "logit": logit,
             "logit_text": format_number(logit, decimals),
-            "total_text": format_number(float(np.sum(terms)), decimals), "bars": bars, "note": note}
+            "total_text": total["text"], "bars": bars, "note": note}
+
+
+SCALE_BITS = 16
+"""How far the chart scales terms down when they or their sums overflow: D <= 1024 = 2**10
+(state.LIMITS) terms of at most sqrt(D) * 1.8e308 each (|h_hat| <= sqrt(D)) then sum to less
+than float64's maximum."""
+
+
+def _bar(label, d, x, unit, decimals):
+    """One bar: ``x * unit`` as its value, or None (text "beyond float64") past float64."""
+    value = float(x) * unit
+    if value - value != 0:  # an infinity
+        return {"label": label, "d": d, "value": None, "text": "beyond float64"}
+    return {"label": label, "d": d, "value": value, "text": format_number(value, decimals)}
 
 
 def check_k(k):

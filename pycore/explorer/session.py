@@ -22,7 +22,9 @@ Examples
 >>> float(s.state.cls[0, 0])   # back to the value the cell held when it was entered
 2.0
 """
+import json
 import sys
+import traceback
 
 import numpy as np
 
@@ -34,7 +36,7 @@ from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, paste_block, resize, set_mode
 from .errors import StateError
-from .link import LINK_MAX, decode_fragment, encode_fragment
+from .link import LINK_MAX, decode_fragment, encode_fragment, json_loads
 from .presets import default_state, preset
 from .state import check_option, shown, whole_number
 
@@ -49,6 +51,10 @@ AFTER_TRAIN = ("w", "logits", "pitfall", "variant")  # + the panel's own section
 # typing pauses. Past LINK_MAX characters (link.py) a link is not safe to share: the page then
 # offers the state as JSON instead.
 SYNC_LINK_NUMBERS = 1000
+EDIT_MIN_CHARS = 8
+"""The fewest characters an edit of a preset's matrix takes in a link: "[0,0,0]," (and more
+once encoded). Past LINK_MAX / EDIT_MIN_CHARS edits (a block pasted into the ViT-B/16 preset's
+W_head) the link is too long without spelling it out, which took seconds."""
 
 
 class Session(object):
@@ -104,6 +110,26 @@ class Session(object):
             return getattr(self, "op_" + op)(request)
         except StateError as err:
             return refused(err)
+
+    def handle_json(self, text):
+        """Answer one request given as JSON text, as the page sends it: text that is not JSON,
+        or holds a number longer than any float64 needs, is refused like any bad request.
+
+        Parameters
+        ----------
+        text : str
+            The request's JSON.
+
+        Returns
+        -------
+        dict
+            The answer (see :meth:`handle`); :func:`answer_json` turns it into JSON text.
+        """
+        try:
+            request = parse_request(text)
+        except StateError as err:
+            return refused(err)
+        return self.handle(request)
 
     def op_load(self, request):
         fragment = request.get("fragment") or ""
@@ -287,8 +313,13 @@ class Session(object):
 
     def op_train(self, request):
         """Training steps of the current run (a new run if none describes the state)."""
-        self.finetune.train(self.computed, request.get("n", 1), request.get("run"))
-        return self._finetuned(self._answer(AFTER_TRAIN, steps=_steps_wanted(request)))
+        undo = []
+        self.finetune.train(self.computed, request.get("n", 1), request.get("run"), undo=undo)
+        try:
+            return self._finetuned(self._answer(AFTER_TRAIN, steps=_steps_wanted(request)))
+        except Exception:
+            undo[0]()   # the steps are taken back: a request that fails changes nothing
+            raise
 
     def op_train_reset(self, request):
         """W_head back to where training starts; the curves are cleared."""
@@ -378,22 +409,35 @@ class Session(object):
         return self._answer(ALL, steps=True)
 
     def _dense_numbers(self):
-        """How many numbers the link must spell out (preset-generated matrices travel as recipes)."""
+        """How many numbers the link must spell out: every number of a typed-in matrix, and
+        each edited cell of a preset's (which travels as its recipe plus those edits: a block
+        pasted into one is as many edits as cells, 768,000 for a whole ViT-B/16 W_head)."""
         s = self.state
-        return sum(getattr(s, key).size for key in ("W_head", "cls", "encoder_output")
-                   if getattr(s, key) is not None and key not in s.generated)
+        count = 0
+        for key in ("W_head", "cls", "encoder_output"):
+            arr, recipe = getattr(s, key), s.generated.get(key)
+            if arr is not None:
+                count += arr.size if recipe is None else len(recipe.edits)
+        return count
 
     def _link(self, pending_allowed=True):
-        if pending_allowed and self._dense_numbers() > SYNC_LINK_NUMBERS:
+        """The answer's ``link``: the fragment, pending (many typed-in numbers, while typing), or
+        a note that the state is too big for a link."""
+        dense = self._dense_numbers()
+        if pending_allowed and dense > SYNC_LINK_NUMBERS:
             return {"fragment": None, "pending": True, "note": None}
-        fragment = encode_fragment(self.state)
-        if len(fragment) > LINK_MAX:
-            return {"fragment": None, "pending": False,
-                    "note": "This state holds %s typed-in numbers: too many for a link (it would "
-                            "be %s kB long). Save it with \u201cState as JSON\u201d instead."
-                            % ("{:,}".format(self._dense_numbers()),
-                               "{:,}".format(len(fragment) // 1000))}
-        return {"fragment": fragment, "pending": False, "note": None}
+        edits = sum(len(r.edits) for r in self.state.generated.values())
+        if edits * EDIT_MIN_CHARS > LINK_MAX:  # surely too long: not spelled out to find out
+            size = "more than %s" % "{:,}".format(LINK_MAX // 1000)
+        else:
+            fragment = encode_fragment(self.state)
+            if len(fragment) <= LINK_MAX:
+                return {"fragment": fragment, "pending": False, "note": None}
+            size = "{:,}".format(len(fragment) // 1000)
+        return {"fragment": None, "pending": False,
+                "note": "This state holds %s typed-in numbers: too many for a link (it would be "
+                        "%s kB long). Save it with \u201cState as JSON\u201d instead."
+                        % ("{:,}".format(dense), size)}
 
     def _answer(self, parts, steps=False, grids=True):
         """The answer's sections for `parts` (see protocol.ANSWER). The equations come too if
@@ -487,9 +531,21 @@ def _steps_wanted(request):
     return "later" if request.get("steps") == "later" else True
 
 
+MESSAGE_MAX = 1000
+"""No error message is longer: each quotes at most about QUOTE_CHARS (state.py) of what was
+sent, and this holds even for one that would quote more."""
+
+
 def error_info(err):
+    """An answer's ``error``: ``{message, key, index}`` of a StateError (or any error whose
+    message is meant for people), the message cut at :data:`MESSAGE_MAX` characters."""
     index = getattr(err, "index", None)
-    return {"message": str(err), "key": getattr(err, "key", None),
+    message, key = str(err), getattr(err, "key", None)
+    if len(message) > MESSAGE_MAX:
+        message = message[:MESSAGE_MAX - 3] + "..."
+    if key is not None and not (isinstance(key, str) and len(key) <= 40):
+        key = None   # keys are the explorer's own short names, never text that was sent
+    return {"message": message, "key": key,
             "index": list(index) if index is not None else None}
 
 
@@ -520,6 +576,68 @@ def _refuse_long_numbers(request):
                 todo.extend(v.values())
             elif isinstance(v, int) and not isinstance(v, bool) and shown(v).startswith("a whole"):
                 raise StateError("The request's %s holds %s: far too large." % (field, shown(v)))
+
+
+def parse_request(text):
+    """A request's JSON text as an object, in time linear in its length.
+
+    Raises
+    ------
+    StateError
+        Text that is not JSON (naming where it stops being JSON), nested too deeply, or
+        holding a number longer than :data:`~pycore.explorer.link.NUMBER_MAX_CHARS`
+        characters (Python 3.11+ refuses ints past 4,300 digits; 3.8 takes quadratic time).
+
+    Examples
+    --------
+    >>> parse_request('{"op": "steps"}')
+    {'op': 'steps'}
+    >>> parse_request('{"op": "steps"')
+    Traceback (most recent call last):
+    ...
+    pycore.explorer.errors.StateError: The request is not JSON: Expecting ',' delimiter: line 1 column 15 (char 14).
+    """
+    if not isinstance(text, str):
+        raise StateError("A request must be JSON text; got %s." % shown(text))
+    try:
+        return json_loads(text, "The request")
+    except RecursionError:
+        raise StateError("The request is not usable JSON: nested too deeply.") from None
+    except StateError:
+        raise
+    except ValueError as exc:  # json.JSONDecodeError: its message names a place, not the text
+        raise StateError("The request is not JSON: %s." % str(exc)[:120]) from None
+
+
+def answer_json(answer):
+    """The JSON text of an answer, as the bridge sends it: strict JSON (no NaN or infinity).
+
+    Every section puts what float64 cannot hold as null or as words where it is made, so this
+    is a safety net: should a value still be non-finite, it is sent as null (the answer's
+    ``ok`` stays true, for the state did change) rather than the request answered as failed
+    after changing the state, and the slip is printed for the console.
+
+    Examples
+    --------
+    >>> answer_json({"ok": True, "value": 1.5})
+    '{"ok": true, "value": 1.5}'
+    """
+    try:
+        return json.dumps(answer, allow_nan=False)
+    except ValueError:
+        traceback.print_exc()
+        return json.dumps(_finite(answer), allow_nan=False)
+
+
+def _finite(value):
+    """`value` with every non-finite float (as JSON would hold it) replaced by None."""
+    if isinstance(value, float):
+        return value if value - value == 0 else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def refused(err):

@@ -69,6 +69,56 @@ def shown(value, limit=20):
     return "a {}".format(type(value).__name__)
 
 
+QUOTE_CHARS = 60
+"""A message quotes at most about this many characters of what was sent (issue 26: a 5 MB key
+must not come back as a 5 MB answer)."""
+
+
+def quoted(value, limit=QUOTE_CHARS):
+    """What a message quotes of a text, an index or a name it refuses, the way Python writes it
+    (``'bias'``, ``(0,)``, ``[0, 1]``), but never much longer than ``limit`` characters, however
+    long the value: a long text is cut, a long or deeply nested list ends in "...". Anything
+    else is written as :func:`shown` writes it.
+
+    Parameters
+    ----------
+    value : object
+        What was sent.
+    limit : int, optional
+        About how many characters of it to quote.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> quoted("bias"), quoted((0,)), quoted([0, True, None])
+    ("'bias'", '(0,)', '[0, true, null]')
+    >>> quoted("x" * 1000, 5), quoted(list(range(10 ** 6)), 12)
+    ("'xxxxx...'", '[0, 1, 2, 3, ... 1,000,000 items]')
+    """
+    if isinstance(value, str):
+        return repr(value if len(value) <= limit else value[:limit] + "...")
+    if not isinstance(value, (list, tuple)):
+        return shown(value)
+    brackets = "[]" if isinstance(value, list) else "()"
+    if limit <= 0:  # deep inside a nested list: no room left
+        return brackets[0] + "..." + brackets[1]
+    parts, size = [], 0
+    for item in value:
+        if size >= limit:
+            parts.append("... {:,} items".format(len(value)))
+            break
+        text = quoted(item, limit - size - 1)
+        parts.append(text)
+        size += len(text) + 2
+    body = ", ".join(parts)
+    if isinstance(value, tuple) and len(value) == 1:
+        body += ","
+    return brackets[0] + body + brackets[1]
+
+
 # ---- the checks, one per concept --------------------------------------------------------------
 
 def whole_number(value, name, low=None, high=None, key=None, floats=False):

@@ -20,7 +20,7 @@ from ..vit.checks import describe_nonfinite
 from .errors import StateError
 from .recipes import Recipe, sparse_recipe
 from .state import (_DIMS, DEFAULT_OPTIONS, PATTERN, ExplorerState, check_fit, check_limits,
-                    check_option, check_seed, dims_text, shown)
+                    check_option, check_seed, dims_text, quoted, shown)
 from .train_state import check_labels, labels_to_json, train_from_json, train_to_json
 
 COMPACT_MIN = 1024
@@ -122,8 +122,8 @@ def _recipe_from_json(d, key):
     ndim = len(dims)
     unknown = sorted(str(k) for k in d if k not in _RECIPE_KEYS)
     if unknown:
-        raise StateError("{}: unknown key {!r} in the compact form (it may hold {})".format(
-            key, unknown[0], ", ".join(_RECIPE_KEYS)), key=key)
+        raise StateError("{}: unknown key {} in the compact form (it may hold {})".format(
+            key, quoted(unknown[0]), ", ".join(_RECIPE_KEYS)), key=key)
     preset = d.get("preset")
     if preset not in ("random", "zeros", "tiny-vit"):
         raise StateError("{}: the compact form's preset must be \"random\", \"zeros\" or "

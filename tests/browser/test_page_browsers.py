@@ -53,7 +53,8 @@ def test_a_browser_too_old_is_told_what_it_lacks_at_once(browser, site_url, miss
 @pytest.mark.hosts("pyscript", "fallback")
 def test_enter_in_the_bottom_row_ends_the_entry_there(page, site_url):
     """Enter in W_head's last row has no cell below: the entry ends in place, so an invalid
-    text is refused and replaced by the value in use, and a valid one is in effect."""
+    text is refused and replaced by the value in use (so is an empty one after it),
+    and a valid one is in effect."""
     open_explorer(page, site_url)
     state = default_state()
     bottom = "W_head[%d,1]" % (state.W_head.shape[0] - 1)
@@ -67,6 +68,12 @@ def test_enter_in_the_bottom_row_ends_the_entry_there(page, site_url):
     page.wait_for_function("([label, v]) => document.querySelector(`[aria-label=\"${label}\"]`)"
                            ".value === v", arg=[bottom, str(state.W_head[-1, 1])])
     assert cell.get_attribute("aria-invalid") is None
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before_z)
+    # emptied after a refused entry, then Enter: the value in use comes back, with a message
+    page.keyboard.press("Backspace")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('alert').textContent.includes('empty')")
+    assert cell.input_value() == str(state.W_head[-1, 1]) and bottom in alert_text(page)
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before_z)
     # the cell still has focus and its text is selected: typing replaces it (each keystroke is
     # an edit: the last one's answer is awaited)

@@ -11,7 +11,7 @@ import traceback
 
 from pycore.explorer import class_names
 from pycore.explorer.protocol import matrix_names
-from pycore.explorer.session import Session
+from pycore.explorer.session import Session, answer_json
 
 # The ViT-B/16 preset's ImageNet-1k class names, which the build wrote beside this file (when
 # it could: else the classes stay numbered).
@@ -24,7 +24,10 @@ _last = {"session": _session, "names": []}  # the last answer's session, and its
 
 def _internal_error(err):
     traceback.print_exc()
-    return {"ok": False, "error": {"message": "Internal error in the explorer: %s" % err,
+    detail = str(err)
+    if len(detail) > 200:  # it may quote what was sent: never all of it
+        detail = detail[:200] + "..."
+    return {"ok": False, "error": {"message": "Internal error in the explorer: %s" % detail,
                                    "key": None, "index": None}}
 
 
@@ -39,8 +42,8 @@ def _session_for(practice):
 def _handle(request_json, session):
     """(JSON text of the answer, the names of the matrices it carries)."""
     try:
-        answer = session.handle(json.loads(request_json))
-        return json.dumps(answer, allow_nan=False), matrix_names(answer)
+        answer = session.handle_json(request_json)
+        return answer_json(answer), matrix_names(answer)
     except Exception as err:  # a bug, not a refused input: say so, and keep the page alive
         return json.dumps(_internal_error(err)), []
 
