@@ -119,7 +119,7 @@ async function start(hostBridge) {
   bindControls();
   linked.connect(bridge, grids, (res) => renderer.schedule(res, performance.now()));
   linked.bindTopK((request) => send(request, performance.now()));
-  opened = location.hash;
+  opened = stateHash();
   await send({ op: "load", fragment: opened }, performance.now());
   if (opened.length > 1) $("preset").value = "link";
   grids.input.setReadOnly(false);
@@ -129,12 +129,18 @@ async function start(hostBridge) {
   warm.start();
 }
 
+// The URL's fragment if it holds a state (a link: "#state=..."), else "": a fragment that names
+// an element of the page ("#pipeline") is an anchor, not a link.
+function stateHash() {
+  return /^#state=/.test(location.hash) ? location.hash : "";
+}
+
 // While Python boots, show the worked example as pycore answered it at build time
 // (default-view.json, see buildtools/first_view.py): the editors at once, the rest once Plotly is in.
 // Python's own answer then redraws whatever differs. A link's state waits for Python to
 // validate it.
 async function preview() {
-  if (location.hash.length > 1) {
+  if (stateHash()) {
     previewLink();
     return;
   }
@@ -304,8 +310,15 @@ function bindControls() {
   }
   share.bindDialog(exportAs);
 
-  // A link pasted into the address bar (or back/forward) replaces the whole state.
+  // A link pasted into the address bar (or back/forward) replaces the whole state. An in-page
+  // anchor ("Skip to the explorer", a heading's) only scrolls: the state and its link stay, and
+  // the address bar shows the link again (a reload then reopens the state, not the worked example).
   window.addEventListener("hashchange", () => {
+    if (location.hash.length > 1 && !stateHash()) {
+      const fragment = share.lastFragment();
+      history.replaceState(null, "", `${location.pathname}${location.search}${fragment ? `#${fragment}` : ""}`);
+      return;
+    }
     if (location.hash.slice(1) !== share.lastFragment()) {
       opened = location.hash;
       $("preset").value = "link";

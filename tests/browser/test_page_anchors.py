@@ -1,0 +1,47 @@
+"""In-page anchors only scroll: the skip link and a link to a section never touch the state."""
+import numpy as np
+import pytest
+
+from pycore.explorer import decode_fragment
+from pycore.vit.trace import trace_head
+
+from .pagekit import (alert_text, edit, heatmap_z, open_explorer, page_fragment, state_fragment,
+                      wait_ready)
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
+
+CLS = [[1.0, 2.0, 0.0], [0.5, -1.0, 2.0]]
+W = [[1.0, 0.0], [0.0, 1.0], [2.0, -1.0]]
+
+
+def test_the_skip_link_keeps_the_state_and_its_link(page, site_url):
+    open_explorer(page, site_url, state_fragment({"cls": CLS, "W_head": W}))
+    edit(page, "cls[0,1]", "7")
+    expected = np.array(CLS)
+    expected[0, 1] = 7
+    link = page_fragment(page)
+    np.testing.assert_array_equal(decode_fragment(link).cls, expected)
+    # a keyboard user's first stop: "Skip to the explorer"
+    page.focus("a.skip")
+    skip = page.evaluate("() => document.activeElement.getAttribute('href')")
+    assert skip and skip.startswith("#") and not skip.startswith("#state="), skip
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => location.hash.startsWith('#state=')")  # the link is back
+    page.wait_for_timeout(300)  # a load would have been sent by now
+    assert page_fragment(page) == link
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), expected)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
+                               trace_head(np.array(W), cls=expected).logits, atol=1e-12)
+    assert alert_text(page) == ""
+
+
+def test_a_link_to_a_section_opens_the_worked_example_without_a_complaint(browser, site_url):
+    context = browser.new_context()  # a fresh boot: what opening such a link does
+    try:
+        page = context.new_page()
+        page.goto(site_url + "index.html#pipeline")
+        wait_ready(page)
+        assert alert_text(page) == ""
+        assert heatmap_z(page, "heatmap-logits").shape == (2, 3)  # the worked example
+    finally:
+        context.close()
