@@ -67,7 +67,7 @@ REQUESTS = st.one_of(
     st.fixed_dictionaries({"op": st.sampled_from(["export", "steps", "link", "fly"])},
                           optional={"format": st.sampled_from(["json", "numpy", "csv", "pdf",
                                                                "training"])}),
-    # issue 26: training at scales that overflow, charts beyond float64, huge keys and indexes,
+    # training at scales that overflow, charts beyond float64, huge keys and indexes,
     # text that is not JSON
     st.fixed_dictionaries({"op": st.just("train")}, optional={
         "n": st.integers(1, 3) | st.sampled_from([0, 501, 10 ** 400, "2", 2.0, None])}),

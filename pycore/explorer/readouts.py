@@ -117,10 +117,12 @@ than float64's maximum."""
 
 
 def _bar(label, d, x, unit, decimals):
-    """One bar: ``x * unit`` as its value, or None (text "beyond float64") past float64."""
+    """One bar: ``x * unit`` as its value, or None past float64, its text then "beyond float64"
+    with the sign ("-beyond float64" below -1.8e308), which the page draws as a full bar."""
     value = float(x) * unit
     if value - value != 0:  # an infinity
-        return {"label": label, "d": d, "value": None, "text": "beyond float64"}
+        return {"label": label, "d": d, "value": None,
+                "text": ("-" if value < 0 else "") + "beyond float64"}
     return {"label": label, "d": d, "value": value, "text": format_number(value, decimals)}
 
 

@@ -275,10 +275,14 @@ function showChart(c) {
   setText($("contributions-title"), c.title);
   setText($("contributions-note"), `${c.note} Sum of the bars: ${c.total_text}; logit: ${c.logit_text}.`);
   setData(box, "logit", `${c.b},${c.c}`);
-  const top = Math.max(...c.bars.map((bar) => Math.abs(bar.value)), 1e-300);
+  // A bar beyond float64 (value null, its sign in its text) is drawn full length; the others
+  // are scaled to the largest finite one.
+  const size = (bar) => (bar.value === null ? Infinity : Math.abs(bar.value));
+  const negative = (bar) => (bar.value === null ? bar.text.startsWith("-") : bar.value < 0);
+  const top = Math.max(...c.bars.map(size).filter(Number.isFinite), 1e-300);
   const items = c.bars.map((bar) => {
     const li = document.createElement("li");
-    li.className = bar.value < 0 ? "bar negative" : "bar";
+    li.className = negative(bar) ? "bar negative" : "bar";
     if (bar.d === null) li.classList.add("rest");
     const label = document.createElement("span");
     label.className = "bar-label";
@@ -288,9 +292,9 @@ function showChart(c) {
     const fill = document.createElement("span");
     fill.className = "bar-fill";
     // half the track each side of zero: negative terms grow left, positive right
-    const width = (50 * Math.abs(bar.value)) / top;
+    const width = Math.min(50, (50 * size(bar)) / top);
     fill.style.width = `${width}%`;
-    fill.style.left = bar.value < 0 ? `${50 - width}%` : "50%";
+    fill.style.left = negative(bar) ? `${50 - width}%` : "50%";
     track.append(fill);
     const value = document.createElement("span");
     value.className = "bar-value";
