@@ -91,18 +91,23 @@ COMPARISONS = (
         PAPER + ", Eq. 4: y = LN(z_L⁰), the class token's output after LayerNorm.", None,
         _mistake(pitfalls.no_layernorm)),
     Comparison(
-        "affine", "pitfall", "Learnable gamma/beta added", (
-            "The head taught here normalizes with no learnable scale gamma or shift beta: just "
-            "(h - mean) / sqrt(var + 1e-6). Library LayerNorm layers add gamma and beta by "
-            "default. They start at 1 and 0, but trained values differ, and then the outputs no "
-            "longer match a head without them; here gamma and beta are seeded random values."),
+        "affine", "pitfall", "gamma/beta kept (real ViTs have them)", (
+            "Real ViTs (the authors' vit_jax, timm, Hugging Face) end the encoder with a "
+            "LayerNorm that has a learned scale gamma and shift beta, and a trained model's "
+            "values are not 1 and 0. The head taught here is this page's spec, which drops "
+            "them: just (h - mean) / sqrt(var + 1e-6). Keeping them is no bug in a real model; "
+            "mixing the two is: weights trained with gamma and beta no longer give the same "
+            "logits without them, which is what this comparison shows (gamma and beta here are "
+            "seeded random values)."),
         "Ba et al. (2016), “Layer Normalization”: gamma and beta are the optional gain and "
-        "bias.", None, _mistake(pitfalls.affine)),
+        "bias; " + PAPER + ", Eq. 4.", None, _mistake(pitfalls.affine)),
     Comparison(
-        "bias", "pitfall", "A bias term added", (
-            "The head taught here is logits = h_hat @ W_head, with no bias. Most linear layers "
-            "add a bias b by default, which shifts every sample's logit for a class by the same "
-            "amount; here b is a seeded random vector."),
+        "bias", "pitfall", "A bias in the head (real ViTs have one)", (
+            "Real ViTs' heads have a bias b (vit_jax, timm and Hugging Face alike): logits = "
+            "h_hat @ W_head + b. This page's spec writes the head without it, so that every "
+            "logit is h_hat @ W_head alone. A bias is no bug; forgetting one that a model was "
+            "trained with is: it shifts every sample's logit for a class by the same amount, "
+            "which can change predictions (here b is a seeded random vector)."),
         PAPER + ", Sec. 3.1: at fine-tuning the head is one D × K layer (K classes); this "
                 "page writes it without its bias, so that the logits are h_hat @ W_head alone.",
         None,
