@@ -14,7 +14,7 @@ import numpy as np
 
 from .cells import parse_block, parse_cell
 from .errors import StateError
-from .state import PATTERN, check_limits, dims_text, quoted, whole_number
+from .state import PATTERN, check_limits, check_size, dims_text, quoted, whole_number
 from .train_state import resized_labels
 
 MATRIX_KEYS = ("W_head", "cls", "encoder_output")
@@ -207,6 +207,55 @@ def _resized(arr, shape):
     return out
 
 
+def resized_shapes(state, B=None, N=None, D=None, C=None):
+    """The shapes :func:`resize` would give the state's matrices, checked, without changing or
+    copying anything: a caller that keeps the old state until the new one is ready
+    (pycore/explorer/session.py) copies it only once the sizes are known to be allowed.
+
+    Parameters
+    ----------
+    state : ExplorerState
+    B, N, D, C : int, optional
+        As for :func:`resize`.
+
+    Returns
+    -------
+    dict
+        ``{"W_head": (D, C), "cls" or "encoder_output": its shape}``.
+
+    Raises
+    ------
+    StateError
+        A size that is not a whole number, below 1 (N below 0), over its limit
+        (:data:`~pycore.explorer.state.LIMITS`), a matrix over its number of elements
+        (:data:`~pycore.explorer.state.ELEMENT_LIMITS`), or N in cls mode.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> resized_shapes(default_state(), C=4)
+    {'W_head': (4, 4), 'cls': (2, 4)}
+    """
+    B, N, D, C = (None if v is None else whole_number(v, n)
+                  for n, v in (("B", B), ("N", N), ("D", D), ("C", C)))
+    if N is not None and state.mode == "cls":
+        raise StateError("N (the number of patch tokens) exists in encoder mode only; this "
+                         "state holds cls", key="N1")
+    B = state.B if B is None else B
+    D = state.D if D is None else D
+    C = state.C if C is None else C
+    N1 = None if state.mode == "cls" else (state.N if N is None else N) + 1
+    check_limits(B=B, N1=N1, D=D, C=C)
+    shapes = {"W_head": (D, C)}
+    if state.mode == "cls":
+        shapes["cls"] = (B, D)
+    else:
+        shapes["encoder_output"] = (B, N1, D)
+    for key, shape in shapes.items():
+        check_size(key, shape)
+    return shapes
+
+
 def resize(state, B=None, N=None, D=None, C=None):
     """Change the sizes, keeping the overlapping values and filling new cells with zeros.
 
@@ -221,7 +270,8 @@ def resize(state, B=None, N=None, D=None, C=None):
     ----------
     state : ExplorerState
     B, N, D, C : int, optional
-        Checked against :data:`~pycore.explorer.state.LIMITS` (N+1 against ``N1``).
+        Checked by :func:`resized_shapes`: against :data:`~pycore.explorer.state.LIMITS`
+        (N+1 against ``N1``) and :data:`~pycore.explorer.state.ELEMENT_LIMITS`.
 
     Returns
     -------
@@ -231,8 +281,7 @@ def resize(state, B=None, N=None, D=None, C=None):
     Raises
     ------
     StateError
-        A size that is not a whole number, below 1 (N below 0), over its limit, or N in
-        cls mode.
+        As :func:`resized_shapes`; the state is then unchanged.
 
     Examples
     --------
@@ -241,21 +290,9 @@ def resize(state, B=None, N=None, D=None, C=None):
     >>> s.W_head[:, 3].tolist()
     [0.0, 0.0, 0.0, 0.0]
     """
-    B, N, D, C = (None if v is None else whole_number(v, n)
-                  for n, v in (("B", B), ("N", N), ("D", D), ("C", C)))
-    if N is not None and state.mode == "cls":
-        raise StateError("N (the number of patch tokens) exists in encoder mode only; this "
-                         "state holds cls", key="N1")
-    B = state.B if B is None else B
-    D = state.D if D is None else D
-    C = state.C if C is None else C
-    N1 = None if state.mode == "cls" else (state.N if N is None else N) + 1
-    check_limits(B=B, N1=N1, D=D, C=C)
-    new_shapes = {"W_head": (D, C)}
-    if state.mode == "cls":
-        new_shapes["cls"] = (B, D)
-    else:
-        new_shapes["encoder_output"] = (B, N1, D)
+    new_shapes = resized_shapes(state, B, N, D, C)
+    D, C = new_shapes["W_head"]
+    B = new_shapes[state.input_key][0]
     for key, shape in new_shapes.items():
         arr = state.matrix(key)
         if arr.shape == shape:
@@ -268,6 +305,19 @@ def resize(state, B=None, N=None, D=None, C=None):
     state.options["logit_class"] = min(_option_int(state, "logit_class"), C - 1)
     state.labels = resized_labels(state.labels, B, C)
     return state
+
+
+def check_mode(mode):
+    """The mode a person chose, checked: ``"cls"`` or ``"encoder"``.
+
+    Raises
+    ------
+    StateError
+        Anything else, quoted.
+    """
+    if mode not in ("cls", "encoder"):
+        raise StateError("mode must be \"cls\" or \"encoder\"; got {}".format(quoted(mode)))
+    return mode
 
 
 def set_mode(state, mode, N=None):
@@ -302,8 +352,7 @@ def set_mode(state, mode, N=None):
     >>> s.encoder_output.shape, s.encoder_output[:, 0, :].tolist()
     ((2, 5, 4), [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
     """
-    if mode not in ("cls", "encoder"):
-        raise StateError("mode must be \"cls\" or \"encoder\"; got {}".format(quoted(mode)))
+    check_mode(mode)
     if mode == state.mode:
         return state
     if mode == "cls":
@@ -312,8 +361,8 @@ def set_mode(state, mode, N=None):
         state.generated.pop("encoder_output", None)
         return state
     N = DEFAULT_N if N is None else whole_number(N, "N")
-    check_limits(N1=N + 1)
     B, D = state.cls.shape
+    check_size("encoder_output", (B, N + 1, D))
     rs = np.random.RandomState(_option_int(state, "seed"))
     z = np.round(rs.standard_normal((B, N + 1, D)), 1) + 0.0
     z[:, 0, :] = state.cls

@@ -110,7 +110,7 @@ class FineTune(object):
         before = (self.run, self.active, self._runs, run.W_after, len(run.held_out),
                   [(c, c.snapshot()) for c in run.curves()])
         try:
-            run.advance(n)
+            run.advance(n, [snap for _, snap in before[-1]])
             state.W_head[...] = run.main.trainer.params["W_head"]
             state.generated.pop("W_head", None)   # trained: no longer the preset's matrix
             computed.recompute()

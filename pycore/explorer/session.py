@@ -34,7 +34,7 @@ from .class_names import class_names
 from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
-from .editing import cell_index, paste_block, resize, set_mode
+from .editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
 from .errors import StateError
 from .link import LINK_MAX, decode_fragment, encode_fragment, json_loads
 from .presets import default_state, preset
@@ -211,10 +211,12 @@ class Session(object):
                 sizes[name] = whole_number(request.get(name), name, floats=True)
         if request.get("N1") is not None:
             sizes["N"] = whole_number(request.get("N1"), "N+1", floats=True) - 1
+        resized_shapes(self.state, **sizes)  # refused before the state is copied (it may be MBs)
         return self._replace(resize(self.state.copy(), **sizes))
 
     def op_mode(self, request):
-        return self._replace(set_mode(self.state.copy(), request.get("mode")))
+        mode = check_mode(request.get("mode"))  # refused before the state is copied
+        return self._replace(set_mode(self.state.copy(), mode))
 
     def op_preset(self, request):
         name = request.get("name")

@@ -2,7 +2,10 @@
 way into it shares (sizes, whole numbers, seeds, options), each written once.
 
 The size limits keep the page responsive in a browser. ``N1`` is N+1, the number of tokens (the
-CLS token plus N patch tokens).
+CLS token plus N patch tokens). Each dimension has its limit (:data:`LIMITS`), and each matrix a
+limit on the numbers it holds (:data:`ELEMENT_LIMITS`): without the latter a 200-character link
+of a seeded random encoder output (64 × 257 × 1024) made Python hold hundreds of MB, which
+WebAssembly's memory never gives back.
 """
 
 import numpy as np
@@ -11,6 +14,14 @@ from ..vit.checks import describe_nonfinite, real_array, shape_text, w_head_for
 from .errors import StateError
 
 LIMITS = {"B": 64, "N1": 257, "D": 1024, "C": 1000}
+INPUT_ELEMENTS_MAX = 2 ** 21
+"""The most numbers the inputs may hold (B × (N+1) × D; B × D in cls mode never reaches it):
+2,097,152, 16 MB of float64, e.g. 13 samples of ViT-B/16's whole encoder output (197 × 768).
+With the largest W_head (1024 × 1000) such a state loads from a link in about 0.3 s and
+20-30 MB of Python memory (docs/interface.md, "Limits")."""
+ELEMENT_LIMITS = {"W_head": LIMITS["D"] * LIMITS["C"], "cls": INPUT_ELEMENTS_MAX,
+                  "encoder_output": INPUT_ELEMENTS_MAX}
+"""The most numbers each matrix may hold (W_head's follows from the limits on D and C)."""
 SEED_LIMIT = 2 ** 32
 ACTIVATIONS = ("tanh", "gelu")
 # walk: the walk-through's step (None: off); walk_class: the class of its dot product (None:
@@ -209,6 +220,45 @@ def check_limits(**sizes):
         raise TypeError("unknown dimension(s): {}".format(", ".join(sorted(sizes))))
 
 
+def check_size(key, shape):
+    """Check a matrix's shape against :data:`LIMITS` (each dimension) and
+    :data:`ELEMENT_LIMITS` (the numbers it holds), before anything of that size is made.
+
+    Parameters
+    ----------
+    key : {"W_head", "cls", "encoder_output"}
+    shape : sequence of int
+        One size per dimension of ``key`` (:data:`PATTERN`).
+
+    Raises
+    ------
+    StateError
+        With ``key`` set, naming the limit and what was asked: a dimension as
+        :func:`check_limits` says it, or the product of the sizes.
+
+    Examples
+    --------
+    >>> check_size("encoder_output", (2, 197, 768))
+    >>> check_size("encoder_output", (64, 257, 1024))
+    Traceback (most recent call last):
+    ...
+    pycore.explorer.errors.StateError: encoder_output would hold 64 × 257 × 1024 = 16,842,752 numbers, over the limit of 2,097,152 (B × (N+1) × D): make B, N+1 or D smaller
+    """
+    dims = _DIMS[key]
+    if len(shape) != len(dims):
+        raise TypeError("{} has {} dimensions; got {}".format(key, len(dims), shape))
+    check_limits(**dict(zip(dims, shape)))
+    count = 1
+    for size in shape:
+        count *= int(size)
+    if count > ELEMENT_LIMITS[key]:
+        names = [d.replace("N1", "N+1") for d in dims]
+        raise StateError("{} would hold {} = {:,} numbers, over the limit of {:,} ({}): make {} "
+                         "or {} smaller".format(key, dims_text(shape), count, ELEMENT_LIMITS[key],
+                                                PATTERN[key], ", ".join(names[:-1]), names[-1]),
+                         key=key)
+
+
 def comparison_keys(kind):
     """The keys of the comparisons of one kind ("pitfall" or "variant")."""
     from .comparisons import COMPARISONS  # the registry is data about the math: no cycle
@@ -269,7 +319,8 @@ def check_option(name, value, B, C):
 
 def owned_matrix(value, key, copy=True):
     """``value`` as a finite float64 C-contiguous array of the right rank for ``key``
-    (a copy the state owns, unless ``copy`` is False), within :data:`LIMITS`."""
+    (a copy the state owns, unless ``copy`` is False), within :data:`LIMITS` and
+    :data:`ELEMENT_LIMITS`."""
     ndim = len(_DIMS[key])
     try:
         arr = real_array(value, key)
@@ -283,7 +334,7 @@ def owned_matrix(value, key, copy=True):
     if arr.ndim != ndim:
         raise StateError("{} must be {}-D ({}); got {}-D with shape {}".format(
             key, ndim, PATTERN[key], arr.ndim, shape_text(arr.shape)), key=key)
-    check_limits(**dict(zip(_DIMS[key], arr.shape)))
+    check_size(key, arr.shape)
     bad, message = describe_nonfinite(arr, key)
     if bad is not None:
         raise StateError(message, key=key, index=bad)

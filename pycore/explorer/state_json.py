@@ -20,7 +20,7 @@ from ..vit.checks import describe_nonfinite
 from .errors import StateError
 from .recipes import Recipe, sparse_recipe
 from .state import (_DIMS, DEFAULT_OPTIONS, PATTERN, ExplorerState, check_fit, check_limits,
-                    check_option, check_seed, dims_text, quoted, shown)
+                    check_option, check_seed, check_size, dims_text, quoted, shown)
 from .train_state import check_labels, labels_to_json, train_from_json, train_to_json
 
 COMPACT_MIN = 1024
@@ -78,6 +78,7 @@ def _lists_to_array(value, key):
         shape.append(expected)
         if depth < len(dims) - 1:
             level, paths = next_level, next_paths
+    check_size(key, shape)
     for row, path in zip(level, paths):
         if not all(type(v) in _NUMBER_TYPES for v in row):
             for j, v in enumerate(row):
@@ -129,10 +130,11 @@ def _recipe_from_json(d, key):
         raise StateError("{}: the compact form's preset must be \"random\", \"zeros\" or "
                          "\"tiny-vit\"; got {}".format(key, shown(preset)), key=key)
     digit_texts = _tiny_vit_digits(d, key) if preset == "tiny-vit" else None
+    # Both the generated matrix (shape) and the one kept (size) are made: check both first.
     shape = _int_list(d.get("shape"), key, "shape", ndim)
-    check_limits(**dict(zip(dims, shape)))
+    check_size(key, shape)
     size = _int_list(d["size"], key, "size", ndim) if "size" in d else shape
-    check_limits(**dict(zip(dims, size)))
+    check_size(key, size)
     keep = _int_list(d["keep"], key, "keep", ndim, minimum=0) if "keep" in d else None
     if keep is not None and any(k > min(a, b) for k, a, b in zip(keep, shape, size)):
         raise StateError("{}: the compact form's keep {} must fit in both shape {} and size "
@@ -262,7 +264,8 @@ def state_from_json(obj):
     StateError
         The only exception, whatever ``obj`` is: not an object, missing W_head, both or
         neither of cls and encoder_output, ragged or non-numeric lists, NaN/inf, sizes
-        over :data:`~pycore.explorer.state.LIMITS`, shapes that do not fit, bad options.
+        over :data:`~pycore.explorer.state.LIMITS` or
+        :data:`~pycore.explorer.state.ELEMENT_LIMITS`, shapes that do not fit, bad options.
 
     Examples
     --------
