@@ -152,3 +152,65 @@ def test_a_training_request_at_vit_b16_size_copies_each_head_once():
     W = 768 * 1000 * 8 / MB   # one W_head: 6.1 MB
     # four heads: params + m + v copied (12 W), the state's W before and after, temporaries
     assert peak / MB < 17 * W, "%.0f MB" % (peak / MB)   # copied twice, scratch too: 209 MB
+
+
+# ---- training: each request about 0.2 s of work ----------------------------------------------
+
+from pycore.explorer import finetune  # noqa: E402  (beside the tests that use it)
+
+
+def vit_b16_session(optimizer="sgd"):
+    s = Session()
+    assert s.handle({"op": "preset", "name": "vit-b16"})["ok"]
+    assert s.handle({"op": "train_set", "name": "optimizer", "value": optimizer})["ok"]
+    return s
+
+
+@pytest.mark.parametrize("optimizer, taken, later", [("sgd", 4, 5), ("momentum", 3, 3),
+                                                     ("adam", 1, 1)])
+def test_a_train_request_at_vit_b16_size_takes_only_the_steps_that_fit(optimizer, taken, later):
+    # the first request of a run also starts its four heads: it has room for fewer steps
+    s = vit_b16_session(optimizer)
+    answer = s.handle({"op": "train", "n": 500})
+    assert answer["ok"], answer["error"]
+    trained = answer["finetune"]["trained"]
+    assert trained["asked"] == 500 and trained["taken"] == taken
+    assert answer["finetune"]["run"]["steps"] == taken
+    assert trained["text"].startswith("Took %d of the 500 steps asked" % taken)
+    # the next request goes on from there; answers to other requests carry no "trained"
+    assert s.handle({"op": "train", "n": 500})["finetune"]["run"]["steps"] == taken + later
+    assert s.handle({"op": "label", "index": [0], "text": "3"})["finetune"]["trained"] is None
+
+
+def test_a_small_request_takes_every_step_it_asks_for():
+    s = Session()
+    assert s.handle({"op": "preset", "name": "finetune"})["ok"]
+    answer = s.handle({"op": "train", "n": 20})
+    assert answer["finetune"]["trained"] == {"asked": 20, "taken": 20,
+                                             "text": "Took 20 steps; the run is at step 20."}
+
+
+@pytest.mark.parametrize("B, D, C", [(2, 768, 1000), (64, 1024, 1000), (60, 64, 10),
+                                     (2, 4, 3), (16, 512, 500), (64, 256, 1000)])
+@pytest.mark.parametrize("optimizer", ["sgd", "momentum", "adam"])
+@pytest.mark.parametrize("heads", [1, 4])
+def test_the_steps_chosen_fit_the_budget_and_never_exceed_what_was_asked(B, D, C, optimizer,
+                                                                         heads):
+    for fresh in (False, True):
+        fit = finetune.steps_that_fit(B, D, C, optimizer, heads, 500, fresh=fresh)
+        work = (finetune.request_overhead_ms(B, D, C, optimizer, heads, fresh)
+                + fit * finetune.step_cost_ms(B, D, C, optimizer, heads))
+        assert 1 <= fit <= 500
+        assert fit == 1 or work <= finetune.REQUEST_WORK_MS
+    assert finetune.steps_that_fit(B, D, C, optimizer, heads, 1) == 1   # Step: one step
+    assert finetune.steps_that_fit(B, D, C, optimizer, heads, 2) == min(2, fit)
+
+
+def test_the_estimate_grows_with_every_size_and_the_optimizer():
+    base = finetune.step_cost_ms(2, 768, 1000, "sgd", 4)
+    assert finetune.step_cost_ms(64, 768, 1000, "sgd", 4) > base
+    assert finetune.step_cost_ms(2, 1024, 1000, "sgd", 4) > base
+    assert finetune.step_cost_ms(2, 768, 1000, "sgd", 1) < base
+    assert (finetune.step_cost_ms(2, 768, 1000, "sgd", 4)
+            < finetune.step_cost_ms(2, 768, 1000, "momentum", 4)
+            < finetune.step_cost_ms(2, 768, 1000, "adam", 4))

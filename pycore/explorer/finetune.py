@@ -34,7 +34,31 @@ from .state import shown, whole_number
 from .train_state import TRAIN_DEFAULTS, check_train_setting, parse_label
 
 MAX_STEPS_PER_REQUEST = 500
-"""Steps one ``train`` request may ask for (the page asks for a few per frame while playing)."""
+"""Steps one ``train`` request may ask for; it takes only as many as :func:`steps_that_fit`."""
+
+REQUEST_WORK_MS = 200.0
+"""About how long one ``train`` request may keep Python busy, in the page's worker: the page's
+other requests (Pause, an edit) wait for it, so it takes only the steps that fit
+(:func:`steps_that_fit`), at least one, and says how many (the section's ``trained``).
+
+The estimate (:func:`step_cost_ms`, :func:`request_overhead_ms`) counts the passes over arrays
+a step makes. Its constants were fitted to CPython 3.11 with NumPy 2 and one BLAS thread on a
+busy 2-CPU machine, then multiplied by :data:`PAGE_SLOWER` for Pyodide's WebAssembly: at
+ViT-B/16 size (B = 2, D = 768, C = 1000, four heads) it puts a step at 33 ms (SGD), 47 ms
+(momentum) and 112 ms (Adam), where the page measured 40-90 ms."""
+
+PAGE_SLOWER = 1.5
+"""How much slower the page's Python is than the CPython the costs were fitted on."""
+
+HEAD_STEP_FIXED_MS = 0.35
+"""A head's step in Python's own code (calls, small arrays): the whole cost at small sizes."""
+
+OPTIMIZER_PASSES = {"sgd": 3.0, "momentum": 6.0, "adam": 20.0}
+"""Nanoseconds per weight (D × C) of a head's step in its optimizer and gradient arrays (the
+gradient made, then the update's passes: Adam's square root and divisions cost the most)."""
+
+OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}
+"""Arrays of W_head's size each head's optimizer keeps (besides a scratch buffer)."""
 
 MAX_RUN_STEPS = 1000
 """Steps in one run; the curves travel whole in each answer, so they stay short."""
@@ -46,6 +70,88 @@ use; a larger gradient comes only with the panel's own actions (an edit hides it
 
 # ---- the panel, request by request ---------------------------------------------------------
 
+def step_cost_ms(B, D, C, optimizer, heads):
+    """The estimated time of one training step of ``heads`` heads in the page (see
+    :data:`REQUEST_WORK_MS`).
+
+    Per head: :data:`HEAD_STEP_FIXED_MS`, the optimizer's passes over W_head
+    (:data:`OPTIMIZER_PASSES`), and 2.25 products with W_head (the logits, dW_head, and for
+    the softmax-inside head its scored logits), each one read of W_head (1.5 ns a weight, for
+    a small B the product is bound by memory) plus 0.09 ns per multiply-add (B per weight).
+
+    Parameters
+    ----------
+    B, D, C : int
+        The sizes: samples, features, classes.
+    optimizer : {"sgd", "momentum", "adam"}
+    heads : int
+        How many heads the run trains (the correct one and those compared).
+
+    Returns
+    -------
+    float
+        Milliseconds.
+
+    Examples
+    --------
+    >>> [round(step_cost_ms(2, 768, 1000, o, 4)) for o in ("sgd", "momentum", "adam")]
+    [33, 47, 112]
+    """
+    weights = float(D) * C
+    per_weight_ns = OPTIMIZER_PASSES[optimizer] + 2.25 * (1.5 + 0.09 * B)
+    return heads * (HEAD_STEP_FIXED_MS + weights * per_weight_ns * 1e-6) * PAGE_SLOWER
+
+
+def request_overhead_ms(B, D, C, optimizer, heads, fresh=False):
+    """The estimated time of a ``train`` request besides its steps: each head's parameters and
+    optimizer state copied (to take the steps back if the answer fails), its loss evaluated
+    after the steps, and the answer (the head recomputed, dW_head, W_head's heatmap and its
+    copy to the page), about 8 passes over W_head and a few milliseconds of Python; for the
+    first request of a run (``fresh``) also each head's start (its own W_head, its first loss).
+
+    Examples
+    --------
+    >>> round(request_overhead_ms(2, 768, 1000, "sgd", 4))
+    29
+    """
+    weights = float(D) * C
+    passes = heads * (1 + OPTIMIZER_SLOTS[optimizer]) + 8 + heads * 1.5 * (1 + 0.06 * B)
+    if fresh:
+        passes += heads * (2 + 1.5 * (1 + 0.06 * B))
+    return (5.0 + weights * passes * 1e-6) * PAGE_SLOWER
+
+
+def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, fresh=False):
+    """How many of the ``asked`` steps one request takes: as many as fit in ``budget_ms`` of
+    estimated work, at least one (Step always takes a step), never more than asked.
+
+    Parameters
+    ----------
+    B, D, C : int
+    optimizer : {"sgd", "momentum", "adam"}
+    heads : int
+    asked : int
+        Steps the request asked for, >= 1.
+    budget_ms : float, optional
+    fresh : bool, optional
+        Whether the request starts the run (:func:`request_overhead_ms`).
+
+    Returns
+    -------
+    int
+
+    Examples
+    --------
+    >>> steps_that_fit(2, 768, 1000, "sgd", 4, 500), steps_that_fit(2, 768, 1000, "adam", 4, 500)
+    (5, 1)
+    >>> steps_that_fit(60, 64, 10, "sgd", 4, 500), steps_that_fit(60, 64, 10, "sgd", 4, 3)
+    (88, 3)
+    """
+    room = budget_ms - request_overhead_ms(B, D, C, optimizer, heads, fresh)
+    fit = int(room // step_cost_ms(B, D, C, optimizer, heads)) if room > 0 else 0
+    return max(1, min(asked, fit))
+
+
 class FineTune(object):
     """The fine-tuning side of a session: the current run, the label being typed, and the
     panel's section of each answer (protocol.FINETUNE)."""
@@ -56,6 +162,7 @@ class FineTune(object):
         self._runs = 0
         self._entry = None    # the label being typed: (state, b, the label when entered)
         self.held_out = None  # the held-out digits of preset "finetune-digits" (HeldOut)
+        self.trained = None   # the last train request's {asked, taken, text}, for its answer
 
     def current_run(self, state):
         """The run, if it still describes ``state`` (else it is dropped)."""
@@ -66,8 +173,11 @@ class FineTune(object):
     # -- requests
 
     def train(self, computed, n, run_id=None, undo=None):
-        """Take n steps of the run (a new one if none describes the state): the correct
-        head's W_head becomes the state's. Changes nothing if it cannot be done.
+        """Take up to n steps of the run (a new one if none describes the state): as many as
+        fit in about :data:`REQUEST_WORK_MS` of work (:func:`steps_that_fit`), at least one;
+        the correct head's W_head becomes the state's, and :attr:`trained` says how many
+        steps were taken (the answer's ``finetune.trained``). Changes nothing if it cannot be
+        done.
 
         Parameters
         ----------
@@ -102,10 +212,14 @@ class FineTune(object):
             except ValueError as exc:
                 raise StateError("Training cannot start: %s; nothing was changed." % exc,
                                  key="train") from None
+        asked = n
         n = min(n, MAX_RUN_STEPS - run.steps)
         if n <= 0:
             raise StateError("This run has taken its %d steps: press Reset, or change a "
                              "setting, to start another." % MAX_RUN_STEPS, key="run")
+        heads = sum(1 for c in run.curves() if c.stopped is None)
+        n = steps_that_fit(state.B, state.D, state.C, run.train["optimizer"], heads, n,
+                           fresh=fresh)
         W_before, recipe = state.W_head.copy(), state.generated.get("W_head")
         before = (self.run, self.active, self._runs, run.W_after, len(run.held_out),
                   [(c, c.snapshot()) for c in run.curves()])
@@ -130,12 +244,14 @@ class FineTune(object):
         if fresh:
             self._runs += 1
         self.run, self.active = run, True
+        self.trained = {"asked": asked, "taken": n, "text": _taken_text(asked, n, run.steps)}
         if undo is not None:
             undo.append(lambda: self._untrain(computed, W_before, recipe, run, before))
 
     def _untrain(self, computed, W_before, recipe, run, before):
         """Put back what :meth:`train` changed (see its ``undo``)."""
         state = computed.state
+        self.trained = None
         self.run, self.active, self._runs, run.W_after, held, snaps = before
         del run.held_out[held:]
         for curve, snap in snaps:
@@ -276,7 +392,9 @@ class FineTune(object):
             "run": run.curves_json() if run is not None else None,
             "reading": line, "why": why, "gradient_note": None,
             "held_out": self._held_out(state, run),
+            "trained": self.trained if live else None,
         }
+        self.trained = None   # said once, in the answer to the train request
         answer["finetune"] = section
         # In use: this session's actions, or a state that carries fine-tuning (a link, the preset)
         active = self.active or any(state.labels) or state.train != TRAIN_DEFAULTS
@@ -293,6 +411,24 @@ class FineTune(object):
             "dW_head", matrices["dW_head"],
             "dW_head = ∂loss/∂W_head at this W_head (D × C)", "class c", "feature d",
             "d = %{y}, class %{x}<br>dW = " + panels.EXACT)
+
+
+def _taken_text(asked, taken, steps):
+    """What the answer to a train request says about the steps it took.
+
+    Examples
+    --------
+    >>> _taken_text(500, 5, 5)
+    'Took 5 of the 500 steps asked (about 0.2 s of work per request); the run is at step 5.'
+    >>> _taken_text(3, 3, 10)
+    'Took 3 steps; the run is at step 10.'
+    """
+    if taken >= asked:
+        return "Took %d step%s; the run is at step %d." % (taken, "" if taken == 1 else "s",
+                                                            steps)
+    return ("Took %d of the %d steps asked (about %s s of work per request); the run is at "
+            "step %d." % (taken, asked, format_number(REQUEST_WORK_MS / 1000.0, 3, trim=True),
+                          steps))
 
 
 def _setting_text(value):

@@ -49,7 +49,8 @@ REQUESTS = {
     "link": {},
     "selfcheck": {},
     # the "Fine-tune the head" panel (pycore/explorer/finetune.py, docs/training.md)
-    "train": {"n": "how many training steps to take (1 to 500; default 1)",
+    "train": {"n": "how many training steps to ask for (1 to 500; default 1): the request takes "
+                   "as many as fit in about 0.2 s of work, at least 1 (finetune.trained)",
               "run": "the id of the run the page is playing: refused (error key 'run') once "
                      "it is no longer the current run",
               "steps": "as for edit"},
@@ -154,6 +155,9 @@ FINETUNE = {
     "held_out": "null, or {count, accuracy, curve: [[step, accuracy], ...], text}: the held-out "
                 "digits' accuracy under this W_head (preset 'finetune-digits'), the curve at "
                 "the end of each train request of the run",
+    "trained": "null, or in the answer to 'train': {asked, taken, text}: the steps asked for and "
+               "those taken, as many as fit in about 0.2 s of work (at least 1; "
+               "pycore.explorer.finetune.steps_that_fit), and a line that says so",
 }
 
 

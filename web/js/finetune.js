@@ -6,9 +6,12 @@
 //
 // Play sends "train" requests of several steps each, one after the other, each drawn before the
 // next is sent. A round's time is mostly the redraw (every heatmap of the page), whatever the
-// number of steps, so the batch is sized from the last round to keep about STEPS_PER_SECOND:
-// on a fast machine a few steps per redraw, on a slow or busy one more steps per redraw. The
-// section reports the rate reached in data-steps-per-second (benchmarks/finetune_bench.py).
+// number of steps, so the batch asked for is sized from the last round to keep about
+// STEPS_PER_SECOND: on a fast machine a few steps per redraw, on a slow or busy one more. Python
+// takes only the steps that fit in about 0.2 s of work (at ViT-B/16 size one to five), so that
+// Pause or an edit waits for at most one such request, and says how many it took
+// (finetune.trained.taken): that is what Play counts. The section reports the rate reached in
+// data-steps-per-second (benchmarks/finetune_bench.py).
 
 import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
@@ -146,7 +149,8 @@ export class FineTunePanel {
       const t = performance.now();
       const res = await this.train(n);
       if (!res.ok || !this.playing) break;
-      steps += n;
+      const trained = res.finetune && res.finetune.trained;
+      steps += trained ? trained.taken : n;
       const took = performance.now() - t;
       n = Math.max(2, Math.min(MAX_BATCH, Math.ceil((STEPS_PER_SECOND * took) / 1000)));
       const rate = (steps * 1000) / (performance.now() - start);
