@@ -13,8 +13,12 @@ Layout under the cache folder (default $XDG_CACHE_HOME/vit-head-explorer, else
 A file enters the cache only after its hash matched artifacts.json. Nothing is trusted by name
 when it leaves: tarballs and the wheel are hashed again on every use, and every unpacked file is
 hashed while it is copied into a site and compared with its record, so a byte flipped or a file
-deleted in the cache is found, unpacked again from the tarball, and never shipped. A build whose
-files are all cached makes no network request.
+deleted in the cache is found, unpacked again from the tarball, and never shipped. The record
+itself is trusted only once its digest (:func:`selection_digest`: every file's path, sha256 and
+size) is the ``files_sha256`` artifacts.json pins for the artifact: a file changed together
+with its record, or a record forged, is unpacked again from the checked tarball, and a
+selection whose files are not the pinned ones never ships. A build whose files are all cached
+makes no network request.
 """
 import base64
 import fnmatch
@@ -200,6 +204,21 @@ def read_stamp(folder, expect):
     if not _valid_records(data.get("files")):
         return None, "its record %s is damaged" % path
     return data["files"], None
+
+
+def selection_digest(files):
+    """The sha256 of a selection's file records, as artifacts.json pins it (``files_sha256``):
+    of the JSON of ``{path: {"sha256", "size"}}`` with sorted keys and no spaces, so the pin
+    covers each file's bytes, and which files there are.
+
+    Examples
+    --------
+    >>> selection_digest({"a.js": {"sha256": "0" * 64, "size": 1}})[:16]
+    '56ecbe201b2b365c'
+    """
+    canonical = {rel: {"sha256": rec["sha256"], "size": rec["size"]} for rel, rec in files.items()}
+    text = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def write_stamp(folder, made_from, files):
@@ -485,6 +504,9 @@ class Cache:
         files, why = (None, again) if again else read_stamp(target, made_from)
         if files is not None and not _covers(files, art):
             files, why = None, "its record %s lacks files of the selection" % target
+        if files is not None and art.files_sha256 and selection_digest(files) != art.files_sha256:
+            files, why = None, ("its record %s is not the file list artifacts.json pins"
+                                % target)
         if files is not None:
             return target, files
         tarball = self.npm_tarball(art)
@@ -498,6 +520,7 @@ class Cache:
             if STAMP in files:
                 raise BuildError("%s contains a file named %s, the cache's own record"
                                  % (art.spec, STAMP), "leave it out of 'files' in artifacts.json")
+            _check_pin(art, files)
             write_stamp(tmp, made_from, files)
             old = atomic.put_in_place(tmp, target, atomic.free_name(parent, ".unpack-old-"))
             if old:
@@ -508,12 +531,22 @@ class Cache:
 
     def copy_unpacked(self, art, dest):
         """Copy the artifact's selected files into the folder dest, each one hashed on its way
-        and compared with the record made when it was unpacked; returns the records.
+        and compared with the record made when it was unpacked, whose digest is the
+        ``files_sha256`` artifacts.json pins; returns the records.
 
         A file that differs or is missing was damaged in the cache after it was unpacked: the
         selection is unpacked again from the tarball (checked again first), once, and a second
         miss stops the build. Only recorded files are copied: nothing added to the cache ships.
+        An artifact without a pinned ``files_sha256`` does not ship: the build says what to pin.
         """
+        if not art.files_sha256:
+            tarball = self.npm_tarball(art)
+            with tempfile.TemporaryDirectory() as tmp:
+                digest = selection_digest(extract_selection(tarball, art, tmp))
+            raise BuildError(
+                "artifacts.json pins no files_sha256 for %s: nothing of it ships unchecked"
+                % art.spec, "if its files (from the tarball checked against its integrity) are "
+                "the ones you mean to ship, pin them: \"files_sha256\": \"%s\"" % digest)
         folder, files = self.unpacked(art)
         bad = copy_files(folder, files, dest)
         if bad:
@@ -638,6 +671,17 @@ class Cache:
                              % (wheel.file_name, why),
                              "delete %s and build again (with --numpy-wheel PATH or a mirror "
                              "where it cannot be downloaded)" % path)
+
+
+def _check_pin(art, files):
+    """BuildError unless the records of a selection just unpacked from the checked tarball
+    have the digest artifacts.json pins (when it pins one)."""
+    if art.files_sha256 and selection_digest(files) != art.files_sha256:
+        raise BuildError(
+            "%s: the files selected from its tarball have the digest %s, not the files_sha256 %s "
+            "that artifacts.json pins" % (art.spec, selection_digest(files), art.files_sha256),
+            "if you changed its version, files, exclude or strip, paste the new digest into "
+            "artifacts.json; otherwise do not build with it")
 
 
 def _covers(files, art):

@@ -30,6 +30,9 @@ class NpmArtifact:
     strip: str = ""  # prefix removed from each path before it goes under dest
     license: str = ""
     extra: dict = field(default_factory=dict)  # python/numpy versions, for build-info
+    # sha256 of the selection's file list (each file's path, sha256 and size), which the cache
+    # records as it unpacks the checked tarball: buildtools.cache.selection_digest
+    files_sha256: str = ""
 
     @property
     def spec(self):
@@ -134,13 +137,17 @@ def parse(data, path="artifacts.json"):
             raise BuildError("%s: dest %r must be a relative folder" % (where, dest),
                              "fix artifacts.json")
         known = {"package", "version", "integrity", "dest", "files", "exclude", "strip",
-                 "license"}
+                 "license", "files_sha256"}
+        files_sha256 = _of(str, entry.get("files_sha256", ""), where + ": files_sha256")
+        if files_sha256 and not _SHA256.match(files_sha256):
+            raise BuildError("%s: files_sha256 must be 64 lowercase hex digits" % where,
+                             "paste the value build.py reports for it")
         npm[name] = NpmArtifact(
             name=name, package=_need(entry, "package", where),
             version=_need(entry, "version", where), integrity=integrity, dest=dest,
             files=files, exclude=_strings(entry.get("exclude", []), where + ": exclude"),
             strip=_of(str, entry.get("strip", ""), where + ": strip"),
-            license=entry.get("license", ""),
+            license=entry.get("license", ""), files_sha256=files_sha256,
             extra={k: v for k, v in entry.items() if k not in known})
     where = "%s: numpy_wheel" % path
     w = _of(dict, data["numpy_wheel"], where)
@@ -159,9 +166,11 @@ def parse(data, path="artifacts.json"):
         where = "%s: plotly_bundle" % path
         _of(dict, bundle, where)
         _need(bundle, "version", where)
-        if not _SHA256.match(_need(bundle, "sha256", where)):
-            raise BuildError("%s: sha256 must be 64 lowercase hex digits" % where,
-                             "paste the sha256 that build.py reports for the bundle")
+        for key in ("sha256", "licenses_sha256"):
+            if not _SHA256.match(_need(bundle, key, where)):
+                raise BuildError("%s: %s must be 64 lowercase hex digits" % (where, key),
+                                 "paste the sha256 that build.py reports for the bundle's %s"
+                                 % ("file" if key == "sha256" else "licences"))
         pinned = list(_need(bundle, "packages", where, list))
         pinned += list(_need(bundle, "esbuild", where, dict).values())
         for entry in pinned:

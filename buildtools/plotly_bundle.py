@@ -7,7 +7,8 @@ each). That evaluation runs on the main thread while Python boots, so it is paid
 
 The bundle is made with esbuild's native binary (its npm platform package: no Node.js needed)
 from the 21 packages the bundle contains, each pinned by version and sha512 like every other
-artifact. esbuild gives the same bytes every time, so the output is pinned by sha256 too, and is
+artifact. esbuild gives the same bytes every time, so the output is pinned by sha256 too (and
+the licences file made beside it, by `licenses_sha256`), and is
 kept in the cache: a later build (or an --offline one) reuses it, with a record (cache.STAMP) of
 each file's sha256, against which every copy into a site is checked; a damaged copy in the cache
 is bundled again. Where no pinned esbuild binary runs (another platform), or anything here
@@ -140,9 +141,8 @@ def _bundle(spec, cache, log, again=None):
     target = os.path.join(cache.root, "bundles", "plotly-heatmap-%s" % spec["sha256"][:16])
     made_from = {"sha256": spec["sha256"]}
     files, why = (None, again) if again else read_stamp(target, made_from)
-    if files is not None and (set(files) != {FILE_NAME, LICENSES}
-                              or files[FILE_NAME]["sha256"] != spec["sha256"]):
-        files, why = None, "its record %s does not match the pin" % target
+    if files is not None and not _pinned(spec, files):
+        files, why = None, "its record %s does not match the pins" % target
     if files is not None:
         return target, files
     if why:
@@ -157,6 +157,11 @@ def _bundle(spec, cache, log, again=None):
         files = {name: {"sha256": sha256_hex(os.path.join(tmp, name)),
                         "size": os.path.getsize(os.path.join(tmp, name))}
                  for name in (FILE_NAME, LICENSES)}
+        if not _pinned(spec, files):  # made from pinned packages, yet not what was pinned
+            raise BuildError("the bundle made has sha256 %s and licences %s, not the pinned %s "
+                             "and %s" % (files[FILE_NAME]["sha256"], files[LICENSES]["sha256"],
+                                         spec["sha256"], spec["licenses_sha256"]),
+                             "if you upgraded its packages, paste both into artifacts.json")
         write_stamp(tmp, made_from, files)
         old = atomic.put_in_place(tmp, target, atomic.free_name(parent, ".bundle-old-"))
         if old:
@@ -168,6 +173,15 @@ def _bundle(spec, cache, log, again=None):
     finally:
         if tmp:
             discard(tmp)
+
+
+def _pinned(spec, files):
+    """Whether a bundle's records are exactly the pinned bundle and licences (artifacts.json's
+    plotly_bundle ``sha256`` and ``licenses_sha256``): what is copied into a site is checked
+    against these records, so each shipped file is checked against its pin."""
+    return (set(files) == {FILE_NAME, LICENSES}
+            and files[FILE_NAME]["sha256"] == spec["sha256"]
+            and files[LICENSES]["sha256"] == spec.get("licenses_sha256"))
 
 
 def vendor(spec, cache, dest, log=print):

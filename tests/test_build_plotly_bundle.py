@@ -55,10 +55,17 @@ class FakeCache:
         return path
 
 
-def spec(sha256=None):
+# The licences file the fake packages give (plotly.js ships one, tinycolor2 none)
+LICENCES = ("plotly.js 3.4.0 (MIT)\n" + "=" * 72 + "\nThe plotly licence\n\n\n"
+            "tinycolor2 1.6.0 (MIT)\n" + "=" * 72 + "\n(the package ships no licence file; "
+            "its package.json says MIT)\n").encode("utf-8")
+
+
+def spec(sha256=None, licenses_sha256=None):
     pin = {"integrity": "sha512-" + "A" * 86 + "==", "license": "MIT"}
     return {"version": "3.4.0", "license": "MIT",
             "sha256": sha256 or hashlib.sha256(BUNDLE).hexdigest(),
+            "licenses_sha256": licenses_sha256 or hashlib.sha256(LICENCES).hexdigest(),
             "esbuild": {HERE: dict(pin, package="@esbuild/fake", version="0.1.0")},
             "packages": [dict(pin, package="plotly.js", version="3.4.0"),
                          dict(pin, package="tinycolor2", version="1.6.0")]}

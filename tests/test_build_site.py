@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import tarfile
+import tempfile
 import urllib.request
 
 import pytest
@@ -17,7 +18,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 import build  # noqa: E402
-from buildtools import hosts, serve, site  # noqa: E402
+from buildtools import cache as cache_mod, hosts, manifest, serve, site  # noqa: E402
 from buildtools.errors import BuildError  # noqa: E402
 
 # What each fake npm package holds: just the files artifacts.json selects, a few bytes each.
@@ -60,6 +61,17 @@ def tgz(files):
     return buf.getvalue()
 
 
+def pinned_selection(name, entry, tarball, tmp):
+    """The files_sha256 that pins what a fake package's selection holds (as artifacts.json pins
+    each real one's)."""
+    art = manifest.NpmArtifact(name=name, package=entry["package"], version=entry["version"],
+                               integrity=entry["integrity"], dest=entry["dest"],
+                               files=entry["files"], exclude=entry.get("exclude", []),
+                               strip=entry.get("strip", ""))
+    with tempfile.TemporaryDirectory(dir=str(tmp)) as out:
+        return cache_mod.selection_digest(cache_mod.extract_selection(tarball, art, out))
+
+
 @pytest.fixture
 def checkout(tmp_path):
     """A fake checkout (web/, pycore/, artifacts.json of fake packages) and a filled cache."""
@@ -71,7 +83,9 @@ def checkout(tmp_path):
         entry = real["npm"][name]
         entry.update(package=package, version="1.0.0",
                      integrity="sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode())
-        (cache / "npm" / ("%s-1.0.0.tgz" % package.lstrip("@").replace("/", "-"))).write_bytes(data)
+        tarball = cache / "npm" / ("%s-1.0.0.tgz" % package.lstrip("@").replace("/", "-"))
+        tarball.write_bytes(data)
+        entry["files_sha256"] = pinned_selection(name, entry, str(tarball), tmp_path)
     real["numpy_wheel"]["sha256"] = hashlib.sha256(WHEEL_BYTES).hexdigest()
     (root / "web" / "js").mkdir(parents=True)
     (root / "web" / "css").mkdir()
