@@ -303,19 +303,20 @@ export function drawHeatmap(id, spec, m) {
 
 const highlights = new Map(); // id -> [[row0, col0, row1, col1]], inclusive
 
-// A thick orange frame with a light wash, visible over both ends of the colour scale and
-// on a projector; drawn above the predicted-class marks. Each has name "highlight".
-// A frame around the whole matrix gets no wash: it would only tint every colour.
+// A thick orange frame, and inside it a thin one in the page's ink, so that the outline shows
+// over both ends of the colour scale and on a projector; drawn above the predicted-class marks.
+// No wash inside: a tint would change the cells' colours, which must match the colour key.
+// The frames are named "highlight" and "highlight-edge".
 function highlightShapes(id) {
-  const el = document.getElementById(id);
-  const m = el && el.vitHover ? el.vitHover.m : null;
-  return (highlights.get(id) || []).map(([r0, c0, r1, c1]) => ({
-    type: "rect", xref: "x", yref: "y", name: "highlight",
-    x0: c0 - 0.5, x1: c1 + 0.5, y0: r0 - 0.5, y1: r1 + 0.5,
-    line: { color: "#ff8c00", width: 5 },
-    fillcolor: m && r0 === 0 && c0 === 0 && r1 === m.rows - 1 && c1 === m.cols - 1
-      ? "rgba(0, 0, 0, 0)" : "rgba(255, 200, 0, 0.18)",
-  }));
+  const ink = look().ink;
+  return (highlights.get(id) || []).flatMap(([r0, c0, r1, c1]) => [
+    { type: "rect", xref: "x", yref: "y", name: "highlight",
+      x0: c0 - 0.5, x1: c1 + 0.5, y0: r0 - 0.5, y1: r1 + 0.5,
+      line: { color: "#ff8c00", width: 5 }, fillcolor: "rgba(0, 0, 0, 0)" },
+    { type: "rect", xref: "x", yref: "y", name: "highlight-edge",
+      x0: c0 - 0.42, x1: c1 + 0.42, y0: r0 - 0.42, y1: r1 + 0.42,
+      line: { color: ink, width: 1.5 }, fillcolor: "rgba(0, 0, 0, 0)" },
+  ]);
 }
 
 /**
