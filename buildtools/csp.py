@@ -50,7 +50,7 @@ def source_hash(text):
     return "'sha256-%s'" % base64.b64encode(digest).decode("ascii")
 
 
-def directives(host, manifest):
+def directives(host, manifest, inline_scripts=()):
     """The policy of `host`'s page: [(directive, [sources], why), ...] in the order written.
 
     Parameters
@@ -58,6 +58,8 @@ def directives(host, manifest):
     host : buildtools.hosts.Host
     manifest : buildtools.manifest.Manifest
         Only read for a CDN build, whose page loads PyScript and Pyodide from the CDN's URLs.
+    inline_scripts : sequence of str, optional
+        The texts of inline scripts the page holds (a CDN build's import map), allowed by hash.
 
     Returns
     -------
@@ -73,9 +75,11 @@ def directives(host, manifest):
         if host.uses_pyscript else (["'self'"], "boot/fallback.js starts boot/fallback-worker.js")
     return [
         ("default-src", ["'none'"], "anything not named below is refused"),
-        ("script-src", ["'self'", "'wasm-unsafe-eval'"] + cdn,
-         "the site's own scripts (and the CDN's PyScript and Pyodide); 'wasm-unsafe-eval' lets "
-         "Pyodide compile its WebAssembly, and nothing more: no eval, no inline scripts"),
+        ("script-src", ["'self'", "'wasm-unsafe-eval'"] + cdn
+         + [source_hash(text) for text in inline_scripts],
+         "the site's own scripts (and the CDN's PyScript and Pyodide, and the CDN build's import "
+         "map of their pinned hashes, by its own hash); 'wasm-unsafe-eval' lets Pyodide compile "
+         "its WebAssembly, and nothing more: no eval, no other inline script"),
         ("worker-src", worker[0] + cdn, worker[1] + " (and the CDN's, for a CDN build)"),
         ("connect-src", ["'self'"] + cdn_pyodide,
          "the runtime's files, the NumPy wheel and the explorer's Python files are fetched"),
@@ -93,7 +97,7 @@ def directives(host, manifest):
     ]
 
 
-def policy(host, manifest):
+def policy(host, manifest, inline_scripts=()):
     """The policy of `host`'s page as one header value.
 
     Examples
@@ -104,7 +108,7 @@ def policy(host, manifest):
     ["default-src 'none'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self'"]
     """
     return "; ".join("%s %s" % (name, " ".join(sources))
-                     for name, sources, _ in directives(host, manifest))
+                     for name, sources, _ in directives(host, manifest, inline_scripts))
 
 
 def meta_tag(text):

@@ -8,6 +8,7 @@ pyscript  @pyscript/core + Pyodide 314 from npm + the NumPy wheel from Pyodide's
 cdn       like pyscript, but the page loads PyScript, Pyodide and NumPy from public CDNs; only
           Plotly and KaTeX are vendored. A few hundred kB, for course websites.
 """
+import base64
 import json
 from dataclasses import dataclass
 from typing import Optional
@@ -94,7 +95,54 @@ def pyscript_urls(host, manifest):
     return (manifest.artifact("pyscript").dest + "/", manifest.artifact("pyodide").dest + "/")
 
 
-def runtime_tags(host, manifest, sizes=None):
+# The files of Pyodide that its loader fetches (in PyScript's worker, through
+# boot/pyodide-worker.mjs, which checks each against its pinned sha256 in a CDN build).
+CDN_FETCHED = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
+
+
+def cdn_integrity(manifest, cache):
+    """What a CDN build's page and worker check the CDN's files against: the sha256 of every file
+    the build would vendor, from the cache's records of the checked npm tarballs, each record
+    trusted only as the artifact's pinned ``files_sha256`` (buildtools/cache.py).
+
+    Returns
+    -------
+    dict
+        ``{"modules": {CDN URL: "sha256-<base64>"}}`` for PyScript's JavaScript (the page's
+        import map and modulepreload) and ``{"fetched": {CDN URL: sha256 hex}}`` for Pyodide's
+        files of :data:`CDN_FETCHED` (boot/pyodide-worker.mjs).
+
+    Raises
+    ------
+    BuildError
+        An artifact without a pinned ``files_sha256``, or whose files are not the pinned ones.
+    """
+    pyscript_dir, pyodide_dir = pyscript_urls(Host("cdn", ""), manifest)
+    out = {"modules": {}, "fetched": {}}
+    for name, base in (("pyscript", pyscript_dir), ("pyodide", pyodide_dir)):
+        art = manifest.artifact(name)
+        if not art.files_sha256:
+            raise BuildError("artifacts.json pins no files_sha256 for %s, which a CDN build "
+                             "checks the CDN's files against" % art.spec,
+                             "pin it (a build of the PyScript host says its value)")
+        _, files = cache.unpacked(art)
+        for rel, record in sorted(files.items()):
+            if name == "pyscript" and rel.endswith(".js"):
+                digest = base64.b64encode(bytes.fromhex(record["sha256"])).decode("ascii")
+                out["modules"][base + rel] = "sha256-" + digest
+            elif name == "pyodide" and rel in CDN_FETCHED:
+                out["fetched"][base + rel] = record["sha256"]
+    return out
+
+
+def import_map(integrity):
+    """The CDN build's import map: only ``integrity``, the pinned hash of each of PyScript's
+    modules, which the browser checks whenever the page imports one (core.js, and the chunks it
+    imports in turn), by the import map's URL, or refuses it."""
+    return json.dumps({"integrity": integrity["modules"]}, sort_keys=True, separators=(",", ":"))
+
+
+def runtime_tags(host, manifest, sizes=None, integrity=None):
     """The HTML that replaces <!--RUNTIME--> in index.html.
 
     host.js is a plain script before this line, so vitHost always exists.
@@ -107,7 +155,9 @@ def runtime_tags(host, manifest, sizes=None):
     pyscript, cdn: Python runs in a PyScript worker that boot/pyscript.js (a module, so it runs
     once the page is parsed) starts with PyScript's PyWorker; the page calls it with
     `sync.dispatch`, which needs no special HTTP headers. The <py-config> switches off the
-    PyScript plugins the page does not use, which saves loading their code.
+    PyScript plugins the page does not use, which saves loading their code. A CDN build
+    (`integrity`: :func:`cdn_integrity`) first gives the browser the pinned hash of each of
+    PyScript's modules (:func:`import_map`, and a modulepreload of core.js).
     """
     if host.name == "fallback":
         index = manifest.artifact("pyodide-0.17").dest + "/"
@@ -115,7 +165,15 @@ def runtime_tags(host, manifest, sizes=None):
         return ('<script src="boot/fallback.js" data-index-url="%s" data-downloads=\'%s\'></script>'
                 % (index, downloads))
     core, _ = pyscript_urls(host, manifest)
-    return "\n".join([
+    tags = []
+    if host.name == "cdn":
+        # Before every module script: the import map's integrity covers each import of
+        # PyScript's modules; the modulepreload (with the same hash) covers core.js in browsers
+        # that know modulepreload's integrity but not the import map's.
+        tags.append('<script type="importmap">%s</script>' % import_map(integrity))
+        tags.append('<link rel="modulepreload" href="%score.js" integrity="%s">'
+                    % (core, integrity["modules"][core + "core.js"]))
+    return "\n".join(tags + [
         '<py-config type="json" hidden>{"plugins": [%s]}</py-config>'
         % ", ".join('"!%s"' % p for p in UNUSED_PYSCRIPT_PLUGINS),
         '<script type="module" src="boot/pyscript.js" data-core="%score.js"></script>' % core,
@@ -131,7 +189,7 @@ COUNTED_RUNTIME_FILES = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.
 
 
 def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=None,
-                    stdlib_bytecode=None):
+                    stdlib_bytecode=None, integrity=None):
     """PyScript's JSON config: the interpreter, the Python files, NumPy as a package.
 
     The interpreter is boot/pyodide-worker.mjs, which loads Pyodide 314 from vit.pyodide_index
@@ -174,6 +232,8 @@ def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=Non
         config["files"]["./" + numpy_bytecode["url"]] = numpy_bytecode["site_packages"] + "/*"
         config["vit"]["downloads"].append({"url": numpy_bytecode["url"],
                                            "bytes": numpy_bytecode.get("bytes")})
+    if integrity:  # a CDN build: the worker checks what Pyodide's loader fetches from the CDN
+        config["vit"]["integrity"] = dict(integrity["fetched"])
     if stdlib_bytecode:  # the worker hands it to loadPyodide in place of Pyodide's own
         config["vit"]["stdlib"] = stdlib_bytecode["url"]
         for download in config["vit"]["downloads"]:

@@ -248,7 +248,9 @@ def assemble(root, site, host, manifest, cache, log=print):
         shutil.copy2(os.path.join(web, "boot", name), os.path.join(site, "boot", name))
     _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
 
-    policy = csp.policy(host, manifest)
+    # A CDN build's page and worker check what they load from the CDN against these pins.
+    integrity = hosts.cdn_integrity(manifest, cache) if host.name == "cdn" else None
+    policy = csp.policy(host, manifest, [hosts.import_map(integrity)] if integrity else ())
     with open(index, encoding="utf-8") as f:
         html = substitute_policy(f.read(), policy)
     # Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py)
@@ -311,11 +313,11 @@ def assemble(root, site, host, manifest, cache, log=print):
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(
             host, manifest, files + compiled.files, sizes=_runtime_sizes(host, manifest, site),
-            numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode))
+            numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode, integrity=integrity))
     # The host's boot tags, once the runtime's files are in (their sizes drive the progress bar).
     sizes = _fallback_sizes(manifest, site) if host.name == "fallback" else None
     with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
-        f.write(substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes)))
+        f.write(substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes, integrity)))
 
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
                manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []

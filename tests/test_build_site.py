@@ -343,10 +343,11 @@ def test_each_site_ships_its_policy_in_the_page_and_in_build_info(checkout, runt
     # PyScript's blob: worker imports the site's modules (Firefox checks those against
     # worker-src), and a CDN build's worker imports the CDN's too.
     assert workers == {"fallback": ["'self'"], "pyscript": ["blob:", "'self'"],
-                       "cdn": ["blob:", "'self'"] + scripts[2:]}[runtime]
-    if runtime == "cdn":  # the CDN's folders, and nothing else from outside
-        assert len(scripts) == 4 and all(s.startswith("https://") for s in scripts[2:])
-        assert directives["connect-src"].split()[1:] == scripts[3:]
+                       "cdn": ["blob:", "'self'"] + scripts[2:4]}[runtime]
+    if runtime == "cdn":  # the CDN's folders, the import map by its hash, nothing else
+        assert len(scripts) == 5 and all(s.startswith("https://") for s in scripts[2:4])
+        assert scripts[4].startswith("'sha256-")
+        assert directives["connect-src"].split()[1:] == scripts[3:4]
     else:
         assert "https:" not in policy
 

@@ -9,6 +9,10 @@
 //   {vitBoot: {stage: "python" | "numpy", text}};
 // - failures in plain words, at once: a download that fails or returns an HTTP error, and a file
 //   that fails its integrity check, are reported as {vitBoot: {fail: message}};
+// - in a CDN build, integrity: each file Pyodide's loader fetches from the CDN and the build
+//   pinned (vit.integrity: URL -> sha256, the WebAssembly, the standard library, the lock file
+//   that in turn pins the NumPy wheel) is read whole, checked, and only then handed to Pyodide;
+//   a file that differs stops the boot with a message;
 // - IndexedDB in memory (see memory-idb.js), so that PyScript starts where storage is denied;
 // - Content-Security-Policy violations in this worker, which the page never sees (WebAssembly
 //   refused, say: Pyodide then waits forever), are passed on: {vitBoot: {blocked}}.
@@ -140,8 +144,24 @@ globalThis.fetch = async function (input, init) {
     failedDownload(url, `HTTP ${response.status}`);
     return response;
   }
-  return counted(url, response);
+  const pinned = vit.integrity && vit.integrity[url];
+  return pinned ? checked(url, response, pinned) : counted(url, response);
 };
+
+// A pinned file (a CDN build's), read whole while counted, handed on only if its sha256 is the
+// pinned one: what Pyodide gets is exactly the bytes that were checked.
+async function checked(url, response, sha256) {
+  const bytes = await counted(url, response).arrayBuffer();
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+  if (hex !== sha256) {
+    const why = "it does not match the sha256 pinned for it in the site's pyscript.json";
+    failedDownload(url, why);
+    throw new Error(`${url}: ${why}`);
+  }
+  return new Response(bytes, { status: response.status, statusText: response.statusText,
+                               headers: response.headers });
+}
 
 async function fetchJSON(url) {
   const response = await realFetch(url);
