@@ -122,6 +122,8 @@
  * @property {string} why
  * @property {?string} gradient_note
  * @property {?{count: number, accuracy: number, curve: number[][], text: string}} held_out
+ * @property {?{asked: number, taken: number, text: string}} trained a train request's steps:
+ *   those that fit in its time budget (at least one, never more than asked)
  */
 
 /**
