@@ -62,9 +62,13 @@ export class MatrixGrid {
       this.pressed = e.target !== document.activeElement ? e.target : null;
       this.held = null;
     });
+    this.spacer.addEventListener("mousedown", (e) => this.onPress(e));
     this.spacer.addEventListener("mouseup", (e) => this.onRelease(e));
     this.spacer.addEventListener("click", (e) => this.onRelease(e));
+    // Where a text field's selection changes is told at the field (and bubbles) or at the
+    // document, depending on the engine: both are heard.
     document.addEventListener("selectionchange", () => this.keepSelected());
+    this.spacer.addEventListener("selectionchange", () => this.keepSelected(), true);
   }
 
   // The cell size the stylesheet gives now.
@@ -279,12 +283,21 @@ export class MatrixGrid {
     e.target.select();
   }
 
-  // A press of a mouse, a finger or a pen that focused a cell must leave its text selected, as
-  // Tab does. WebKit places the caret where the button was released, after focus selected the
-  // text (typing "4.5" into "-1" then gave "4.5-1"), and at times once more after the click:
-  // the release's default is cancelled, and from the click on the cell is held (keepSelected)
-  // until a key or another press. A second press in a focused cell places the caret as usual,
-  // to change part of the number.
+  // A press of a mouse, a finger or a pen that focuses a cell must leave its text selected, as
+  // Tab does. Each engine places the caret where the cell was pressed, after focus selected the
+  // text: Firefox as the press ends, WebKit as the button is released (typing "4.5" into "-1"
+  // then gave "4.5-1"), and at times once more after the click. So the press's default (focus
+  // and caret) is cancelled and the grid focuses the cell itself; the release's default is
+  // cancelled too, and from the click on the cell is held (keepSelected) until a key or another
+  // press. A second press in a focused cell places the caret as usual, to change part of the
+  // number.
+  onPress(e) {
+    const input = e.target;
+    if (input !== this.pressed || !this.position(input) || e.button !== 0) return;
+    e.preventDefault();
+    input.focus({ preventScroll: true });
+  }
+
   onRelease(e) {
     const input = e.target;
     if (input !== this.pressed || !this.position(input)) return;

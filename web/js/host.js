@@ -230,6 +230,8 @@
   var stallTimer = 0;
   function ownFile(v) {
     if (v.blocked === "wasm-eval" || /^(blob|data)(:|$)/.test(v.blocked)) return true;
+    // "eval", "inline": no file (and no URL: resolved, they would name this page's folder)
+    if (!/^[a-z][a-z0-9+.-]*:/i.test(v.blocked)) return false;
     try {
       return new URL(v.blocked, location.href).origin === location.origin;
     } catch (e) {
