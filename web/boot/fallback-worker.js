@@ -274,5 +274,12 @@ self.Function = new Proxy(self.Function, {
     else if (m.kind === "warm") self.postMessage({ kind: "answer", id: m.id, answer: answers.warmUp(m.edits) });
   };
   boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, report);
+  // A worker has a policy of its own (its response's header): whether it may compile
+  // WebAssembly is asked here, at once. WebKit reports no violation event for a refused
+  // compile in a worker, and Pyodide then fails without saying why.
+  if (boot.wasmRefused()) {
+    self.postMessage({ kind: "blocked", violation: boot.WASM_REFUSED });
+    return;
+  }
   start(params.get("index"), params.get("files")).catch(report);
 })();

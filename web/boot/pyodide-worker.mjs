@@ -26,6 +26,16 @@ self.addEventListener("securitypolicyviolation", (event) => {
   self.postMessage({ vitBoot: { blocked } });
 });
 
+// This worker's policy may refuse WebAssembly (a server's header without 'wasm-unsafe-eval'),
+// and WebKit reports no violation event for that: making the smallest module (its magic number
+// and version) asks at once (WebKit compiles it and refuses to instantiate it), and the page is
+// told as a violation would tell it.
+try {
+  new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])));
+} catch (e) {
+  self.postMessage({ vitBoot: { blocked: { effectiveDirective: "script-src", blockedURI: "wasm-eval" } } });
+}
+
 const FIX = " The site's files may be incomplete: rebuild it with `python build.py` and copy all " +
             "of dist/, then reload the page.";
 const site = new URL("../", import.meta.url);

@@ -23,6 +23,7 @@ let settled = false; // ready or fail has been called
 function fail(message) {
   if (settled) return;
   settled = true;
+  probeWorkerPolicy();
   host.fail(message);
 }
 function firstLine(e) { return String((e && e.message) || e).split("\n")[0]; }
@@ -136,10 +137,7 @@ async function start() {
     start.worker = xworker;
     host.started();
     xworker.addEventListener("message", onBootMessage);
-    xworker.addEventListener("error", (event) => {
-      probeWorkerPolicy();
-      fail(`Python could not start (${firstLine(event.error || event.message)}).${FIX}`);
-    });
+    xworker.addEventListener("error", (event) => fail(`Python could not start (${firstLine(event.error || event.message)}).${FIX}`));
   });
   // Relative URLs in the config are the site's, not the worker's (a blob: URL).
   const absolute = (url) => new URL(url, site).href;
@@ -173,14 +171,26 @@ async function start() {
 
 // A worker whose own imports were refused by the policy fails without a word on why: Firefox
 // checks a module worker's imports against worker-src, and the refusal is reported in the
-// worker, which the page cannot hear. Starting a worker from one of the site's own modules here
-// asks the page's policy the same question: if it refuses, the page's violation event names the
-// directive (js/host.js), and that replaces the failure's words. The module only exports.
+// worker, which the page cannot hear. So when the boot fails, a worker is started from one of
+// the site's own modules here, which asks the page's policy the same question: if it refuses,
+// the page's violation event names the directive (js/host.js), and that replaces the failure's
+// words. The module only exports.
+// A browser may also refuse such a worker without an event: then, if the module downloads but
+// will not start as a worker, the policy is what refused it.
 function probeWorkerPolicy() {
+  const url = new URL("./memory-idb.js", import.meta.url);
+  const refused = () => host.blocked({ directive: "worker-src", blocked: url.href, source: "" });
+  let probe;
   try {
-    const probe = new Worker(new URL("./memory-idb.js", import.meta.url), { type: "module" });
-    setTimeout(() => probe.terminate(), 2000);
-  } catch (e) { /* refused at once: the violation event says so */ }
+    probe = new Worker(url, { type: "module" });
+  } catch (e) {
+    if (e && e.name === "SecurityError") refused();
+    return;
+  }
+  probe.addEventListener("error", () => {
+    fetch(url).then((r) => { if (r.ok) refused(); }, () => {});
+  });
+  setTimeout(() => probe.terminate(), 5000);
 }
 
 // PyScript's core watches the whole document (a MutationObserver: added nodes, attributes, the

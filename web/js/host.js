@@ -160,16 +160,20 @@
     return missing;
   }
   // The smallest WebAssembly module (its magic number and version): compiling it tells at once
-  // whether this page may run WebAssembly, which a policy without 'wasm-unsafe-eval' (or a
-  // browser that does not know that keyword) refuses; Python would otherwise wait forever.
+  // whether this page (or worker) may run WebAssembly, which a policy without
+  // 'wasm-unsafe-eval' (or a browser that does not know that keyword) refuses; Python would
+  // otherwise wait forever.
   function wasmRefused() {
     try {
-      new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+      // WebKit compiles it, and refuses only to instantiate it
+      new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])));
       return false;
     } catch (e) {
       return true;
     }
   }
+  tools.wasmRefused = wasmRefused;
+  tools.WASM_REFUSED = { directive: "script-src", blocked: "wasm-eval", source: "" };
   var unable = null;
   if (self.document) {
     var missing = missingFeatures();
@@ -187,7 +191,7 @@
       unable = "This browser is too old for the explorer: it lacks " + missing.join(", ") +
                ". The explorer needs " + MINIMUM + ".";
     } else if (wasmRefused()) {
-      unable = tools.policyMessage({ directive: "script-src", blocked: "wasm-eval", source: "" }) +
+      unable = tools.policyMessage(tools.WASM_REFUSED) +
                " (A browser older than " + MINIMUM + " refuses it too: it does not know " +
                "'wasm-unsafe-eval'.)";
     }
