@@ -127,3 +127,23 @@ def test_a_contribution_past_float64_is_drawn_full_length_and_said(page, site_ur
     for label, text, cls, width, left in bars[:10]:  # +1.41e308 each: the largest finite bars
         assert cls == "bar" and width == 50 and left == 50, (label, text, width, left)
     assert "beyond float64" in page.locator("#contributions-note").inner_text()
+
+
+def test_a_far_cell_focused_in_a_big_w_head_does_not_stall_the_next_view(page, site_url):
+    """The cell focused at the far corner of a 768 x 1000 W_head is outlined in its heatmap;
+    once a 4 x 3 W_head replaces it, that outline must not stretch the new figure's axes to
+    column 999 (Plotly then measured a thousand tick labels: over 100 s of main thread)."""
+    from .pagekit import act
+    open_explorer(page, site_url)
+    page.select_option("#preset", "vit-b16")
+    act(page, lambda: page.click("#load-preset"))
+    page.get_by_label("W_head[0,0]", exact=True).focus()
+    page.keyboard.press("Control+End")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-label')") == "W_head[767,999]"
+    page.evaluate("() => document.activeElement.blur()")
+    act(page, lambda: page.click("#reset", timeout=20000))
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), WORKED_LOGITS, atol=5e-5)
+    # the axes are the matrix's own: 4 rows, 3 columns
+    ranges = page.evaluate("""() => { const l = document.getElementById('heatmap-w').layout;
+        return [l.xaxis.range, l.yaxis.range]; }""")
+    assert max(ranges[0]) <= 2.5 + 1e-6 and max(ranges[1]) <= 3.5 + 1e-6, ranges

@@ -127,8 +127,15 @@ function markShapes(spec) {
 
 // Everything laid over heatmap `id`: its marks, the linked views' overlays, the walk-through's
 // highlights (drawn last, on top). Each setter redraws them all, so none removes another's.
-function allShapes(id, spec) {
-  return markShapes(spec || {}).concat(overlays.get(id) || [], highlightShapes(id));
+// Only shapes inside the matrix `m` now shown are laid: an overlay set for another size (the
+// cell focused in a 768 x 1000 W_head, kept while a preset of 4 x 3 replaces it) would stretch
+// the axes to its place, and Plotly would then lay out (and measure) a tick label for each of
+// a thousand columns: minutes of main thread.
+function allShapes(id, spec, m) {
+  const inside = (s) => !m || s.xref !== "x" || (
+    Math.min(s.x0, s.x1) >= -0.5 - 1e-9 && Math.max(s.x0, s.x1) <= m.cols - 0.5 + 1e-9 &&
+    Math.min(s.y0, s.y1) >= -0.5 - 1e-9 && Math.max(s.y0, s.y1) <= m.rows - 0.5 + 1e-9);
+  return markShapes(spec || {}).concat(overlays.get(id) || [], highlightShapes(id)).filter(inside);
 }
 
 /**
@@ -142,7 +149,7 @@ export function setOverlay(id, shapes) {
   overlays.set(id, shapes);
   const el = document.getElementById(id);
   if (!el || !el.data || !el.vitHover) return Promise.resolve();
-  return window.Plotly.relayout(el, { shapes: allShapes(id, el.vitHover.spec) });
+  return window.Plotly.relayout(el, { shapes: allShapes(id, el.vitHover.spec, el.vitHover.m) });
 }
 
 /**
@@ -260,7 +267,7 @@ export function drawHeatmap(id, spec, m) {
     yaxis: Object.assign(axis(compact ? "" : spec.y_title, rows, style.ink), { autorange: "reversed" }),
     // On a touch screen a swipe scrolls the page: no dragging in the plot (explorer.css too).
     dragmode: COARSE.matches ? false : "zoom",
-    shapes: allShapes(id, spec),
+    shapes: allShapes(id, spec, m),
     // A fixed uirevision keeps the user's zoom across updates; it changes with the shape, so a
     // resize starts from the full view.
     uirevision: `${id}:${rows}x${cols}`,
@@ -330,8 +337,8 @@ export function highlight(id, rects) {
   else highlights.delete(id);
   const el = document.getElementById(id);
   if (!el || !el.data || before === JSON.stringify(rects)) return Promise.resolve();
-  const spec = el.vitHover && el.vitHover.spec;
-  return window.Plotly.relayout(el, { shapes: allShapes(id, spec) });
+  const shown = el.vitHover || {};
+  return window.Plotly.relayout(el, { shapes: allShapes(id, shown.spec, shown.m) });
 }
 
 // ---- the bitmap ----------------------------------------------------------------------------
