@@ -4,7 +4,16 @@
   build/test-<variant>/ (never dist/), and served on 127.0.0.1 at a random port.
 - One browser per session (pytest-playwright's `browser`), launched as docs/hosts.md says:
   Playwright's own Chromium when installed, else the system's Chromium, with fixed flags.
-- A fresh page per test (pytest-playwright's `page`).
+- One browser context per host for the session (its HTTP cache and WebAssembly code cache stay
+  warm), and in it one page that page tests reuse: a test that asks for `site_url` (or `site`)
+  gets the host's booted page, reset to the worked example and checked to read as a fresh boot
+  does (pagekit.reset_page); `context` is then that host's context (permissions granted in a test
+  are cleared after it, pages it opened are closed). A page that fails its reset, or whose test
+  failed, is replaced by a newly booted one.
+- @pytest.mark.fresh_page: a new page in the host's context (warm caches), closed after the test:
+  for tests whose page must have been opened for them (init scripts, routes, other origins, the
+  boot's own signals). @pytest.mark.fresh_context, and every test that does not ask for
+  `site_url`: pytest-playwright's own new context and page (a cold boot).
 
 Fixtures for tests:
   site_url (or site)    base URL of the host the test runs on: the PyScript host, and the
@@ -20,6 +29,7 @@ import shutil
 import subprocess
 import sys
 import time
+import warnings
 from urllib.parse import urlsplit
 
 import pytest
@@ -31,6 +41,7 @@ if ROOT not in sys.path:
 from buildtools.browser import CHROMIUM_FLAGS, SYSTEM_CHROMIUMS  # noqa: E402
 from buildtools.serve import serve_in_thread  # noqa: E402
 
+from . import pagekit  # noqa: E402
 from .pagekit import wait_ready  # noqa: E402  (one copy, shared with the page tests)
 
 try:
@@ -161,9 +172,26 @@ class PageLog:
     def __init__(self, page):
         self.console_errors, self.page_errors, self.tracebacks, self.requests = [], [], [], []
         self.other_origins = []  # origins a test itself serves (an embedding page's)
-        page.on("console", self._console)
-        page.on("pageerror", lambda error: self.page_errors.append(str(error)))
-        page.on("request", lambda request: self.requests.append(request.url))
+        self.page = page
+        self._listeners = [("console", self._console), ("pageerror", self._page_error),
+                           ("request", self._request)]
+        for event, listener in self._listeners:
+            page.on(event, listener)
+
+    def _page_error(self, error):
+        self.page_errors.append(str(error))
+
+    def _request(self, request):
+        self.requests.append(request.url)
+
+    def close(self):
+        """Stop listening (a reused page outlives its test's log)."""
+        for event, listener in self._listeners:
+            try:
+                self.page.remove_listener(event, listener)
+            except Exception:
+                pass  # the page is closed
+        self._listeners = []
 
     def _console(self, message):
         if message.type == "error":
@@ -196,7 +224,9 @@ class PageLog:
 
 @pytest.fixture
 def page_log(page):
-    return PageLog(page)
+    log = PageLog(page)
+    yield log
+    log.close()
 
 
 @pytest.fixture(name="wait_ready")
@@ -209,3 +239,156 @@ def assert_page_clean(page_log, site_url):
     """Fails a test whose page logged an error or a traceback, or left the site's origin."""
     yield
     page_log.assert_clean(site_url)
+
+
+# ---- one context per host, one reused page in it -----------------------------------------------
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        item.vit_failed = True  # its reused page is not trusted afterwards
+
+
+class HostPages:
+    """Per host: a browser context for the session and the page tests reuse in it."""
+
+    def __init__(self, browser, context_args):
+        self.browser, self.context_args = browser, context_args
+        self.contexts, self.pages, self.fresh = {}, {}, {}
+
+    def context(self, host):
+        if host not in self.contexts:
+            self.contexts[host] = self.browser.new_context(**self.context_args)
+        return self.contexts[host]
+
+    def _boot(self, host, url):
+        page = self.context(host).new_page()
+        pagekit.open_explorer(page, url)
+        page.wait_for_function("""() => document.getElementById('finetune').dataset.busy !== 'true'""")
+        pagekit.SHARED[id(page)] = url
+        return page
+
+    def drop(self, host):
+        page = self.pages.pop(host, None)
+        if page is not None:
+            pagekit.SHARED.pop(id(page), None)
+            if not page.is_closed():
+                page.close()
+
+    def page(self, host, url):
+        """The host's page, reset to the worked example (a newly booted one if it cannot be)."""
+        page = self.pages.get(host)
+        if page is not None:
+            try:
+                if page.is_closed() or page.url.split("#")[0].split("?")[0] != url + "index.html" \
+                        or page.evaluate("document.documentElement.dataset.ready") != "true":
+                    raise pagekit.ResetFailed("not the explorer, ready, any more: %s" % page.url)
+                return pagekit.reset_page(page, self.fresh[host])
+            except Exception as exc:  # a broken page must not fail the next test: boot anew
+                warnings.warn("the reused %s page was replaced: %s" % (host, str(exc)[:2000]))
+                self.drop(host)
+        page = self.pages[host] = self._boot(host, url)
+        if host not in self.fresh:
+            self.fresh[host] = pagekit.fingerprint(page)
+        else:
+            problems = pagekit.fingerprint_diff(pagekit.fingerprint(page), self.fresh[host])
+            assert not problems, "a freshly booted page reads differently:\n  " + "\n  ".join(problems)
+        return page
+
+    def close(self):
+        for context in self.contexts.values():
+            context.close()
+
+
+@pytest.fixture(scope="session")
+def host_pages(browser, browser_context_args):
+    pages = HostPages(browser, browser_context_args)
+    yield pages
+    pages.close()
+
+
+def _reuse(request):
+    """"page" (the host's reused page), "fresh" (a new page in the host's context) or None
+    (pytest-playwright's new context and page)."""
+    if "site_url" not in request.fixturenames or request.node.get_closest_marker("fresh_context"):
+        return None
+    return "fresh" if request.node.get_closest_marker("fresh_page") else "page"
+
+
+@pytest.fixture
+def context(request, new_context):
+    if not _reuse(request):
+        yield new_context()
+        return
+    pages = request.getfixturevalue("host_pages")
+    ctx = pages.context(request.getfixturevalue("site_host"))
+    yield ctx
+    ctx.clear_permissions()
+    keep = pages.pages.values()
+    for other in ctx.pages:
+        if other not in keep:
+            other.close()
+
+
+@pytest.fixture
+def page(request, context):
+    how = _reuse(request)
+    if how != "page":
+        yield context.new_page()  # closed with its context (the host's: by `context` above)
+        return
+    pages, host = request.getfixturevalue("host_pages"), request.getfixturevalue("site_host")
+    shared = pages.page(host, request.getfixturevalue("site_url"))
+    yield shared
+    if getattr(request.node, "vit_failed", False):
+        pages.drop(host)
+
+
+@pytest.fixture
+def reset_page(request, page):
+    """reset_page() -> the reused page, back to the worked example as a fresh boot shows it
+    (pagekit.reset_page, checked): for a test that goes through several inputs on one page."""
+    assert _reuse(request) == "page", "reset_page is for tests on their host's reused page"
+    pages, host = request.getfixturevalue("host_pages"), request.getfixturevalue("site_host")
+    return lambda: pagekit.reset_page(page, pages.fresh[host])
+
+
+# ---- the engines of tests/browser/test_engines.py (tests/browser/engines/) -----------------
+
+class EngineSet:
+    """One browser per engine for the whole session, started when a test first asks for it;
+    one that cannot start fails every test that asks for it, saying what to install."""
+
+    def __init__(self, playwright_getter):
+        self.started, self.errors = {}, {}
+        self._playwright = playwright_getter
+
+    def get(self, name):
+        from .engines import EngineError, launch
+        if name not in self.started and name not in self.errors:
+            try:
+                self.started[name] = launch(
+                    name, self._playwright() if name == "chromium" else None)
+            except EngineError as e:
+                self.errors[name] = str(e)
+            except Exception as e:  # a driver that would not start: say which and why
+                self.errors[name] = "%s could not start: %s: %s" % (name, type(e).__name__, e)
+        if name in self.errors:
+            pytest.fail(self.errors[name], pytrace=False)
+        return self.started[name]
+
+    def close(self):
+        for engine in self.started.values():
+            try:
+                engine.close()
+            except Exception as e:  # one engine's failed close must not keep the others open
+                sys.stderr.write("\n[closing %s: %s]\n" % (engine.name, e))
+
+
+@pytest.fixture(scope="session")
+def engines(request):
+    """engines.get("chromium" | "firefox" | "webkit"): the session's browser of that engine."""
+    found = EngineSet(lambda: request.getfixturevalue("playwright"))
+    yield found
+    found.close()

@@ -90,6 +90,188 @@ def wait_ready(page, timeout=BOOT_TIMEOUT_MS):
 
 
 def open_explorer(page, base_url, fragment="", query=""):
-    """Navigate to the explorer and wait for its readiness signal (or fail on a boot alert)."""
-    page.goto(base_url.rstrip("/") + "/index.html" + query + fragment)
+    """Navigate to the explorer and wait for its readiness signal (or fail on a boot alert).
+    A host's reused page (conftest.py), already reset to the worked example, is not booted
+    again: it loads `fragment` as a pasted link is loaded (load_link)."""
+    index = base_url.rstrip("/") + "/index.html"
+    if (SHARED.get(id(page)) == base_url and not query
+            and page.url.split("#")[0] == index and page.evaluate("location.search") == ""):
+        if fragment and fragment != DEFAULT_LINK:
+            load_link(page, fragment)
+        return page
+    page.goto(index + query + fragment)
     return wait_ready(page)
+
+
+# ---- one booted page per host, reused across tests (tests/browser/conftest.py) --------------
+#
+# A cold boot costs seconds; a test that only varies what the page shows reuses the host's page:
+# reset_page() undoes what a person (or a test) can leave behind, loads the worked example
+# through the page's own hashchange handler (as a pasted link is loaded), and then checks that
+# the page reads exactly as it did when it was freshly booted (FINGERPRINT). open_explorer() on
+# such a page loads the test's link the same way instead of booting again.
+
+from pycore.explorer import default_state  # noqa: E402  (the fragment Python writes for it)
+from pycore.explorer.link import encode_fragment  # noqa: E402
+
+DEFAULT_LINK = "#" + encode_fragment(default_state())
+DEFAULT_VIEWPORT = {"width": 1280, "height": 720}  # Playwright's, as a fresh page has it
+
+SHARED = {}  # id(page) -> base URL of the host whose reused page it is
+
+
+class ResetFailed(AssertionError):
+    """The page could not be brought back to how a fresh boot shows it."""
+
+
+# What a fresh page shows and keeps, in the page's own words (docs/interface.md): everything a
+# test can change and the next test could trip on. Counters (data-renders, warm-up) are not in it.
+FINGERPRINT = """() => {
+  const $ = (id) => document.getElementById(id);
+  const root = document.documentElement;
+  const where = (e) => e.id || ((e.parentElement && e.parentElement.id) || '?') + ' > ' + e.className;
+  const z = (id) => {  // the matrix a heatmap shows, in brief: its shape, sum and sum of squares
+    const el = $(id);
+    if (!(el && el.data && el.data.length && el.data[0].z)) return null;
+    let sum = 0, squares = 0, cols = 0;
+    for (const row of el.data[0].z) { cols = row.length; for (const v of row) { sum += v; squares += v * v; } }
+    return [el.data[0].z.length, cols, sum.toFixed(6), squares.toFixed(6)].join(' ');
+  };
+  const ft = $('finetune').dataset;
+  return {
+    ready: root.dataset.ready, bootFailed: root.dataset.bootFailed || null,
+    url: location.pathname + location.search + location.hash,
+    htmlClass: root.className, mode: root.dataset.mode, linkPending: root.dataset.linkPending || null,
+    linkedLogit: root.dataset.linkedLogit || null,
+    alert: [$('alert').hidden, $('alert').textContent], toast: $('toast').textContent,
+    linkNote: $('link-note').hidden,
+    dialogs: Array.from(document.querySelectorAll('dialog[open]'), where),
+    openDetails: Array.from(document.querySelectorAll('details[open]'), where),
+    selects: Array.from(document.querySelectorAll('select'), (s) => [s.id, s.value]),
+    inputs: Array.from(document.querySelectorAll('input:not(.cell)'),
+                       (i) => [i.id || i.getAttribute('aria-label'), i.type === 'checkbox' ? i.checked : i.value,
+                               i.getAttribute('aria-invalid')]),
+    pressed: Array.from(document.querySelectorAll('[aria-pressed]'), (b) => [b.id, b.getAttribute('aria-pressed')]),
+    invalid: document.querySelectorAll('[aria-invalid="true"]').length,
+    pending: document.querySelectorAll('.cell.pending').length,
+    walk: $('walk').dataset.active === 'true' ? ['on', $('walk').dataset.step] : 'off',
+    finetune: [ft.busy || null, ft.playing || null, ft.runSteps || '0', $('ft-error').hidden],
+    topK: $('top-k-k').dataset.k || $('top-k-k').value,
+    contributions: $('contributions').hidden,
+    digit: [$('real-vit').dataset.active || null,
+            Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'),
+                       (c) => Number(c.dataset.value) || 0).reduce((a, b) => a + b, 0)],
+    logits: z('heatmap-logits'), w: z('heatmap-w'), cls: z('heatmap-cls'),
+    zoomed: Array.from(document.querySelectorAll('.js-plotly-plot'), (e) => e.layout || {})
+        .some((l) => (l.xaxis || {}).autorange === false || (l.yaxis || {}).autorange === false),
+    scrolled: [scrollX, scrollY].concat(Array.from(document.querySelectorAll('.table-scroll'),
+                                                   (e) => e.scrollTop + e.scrollLeft)).some(Boolean),
+    gridScrolled: Array.from(document.querySelectorAll('.grid-body'), (e) => e.scrollTop + e.scrollLeft).some(Boolean),
+    focus: document.activeElement === document.body || document.activeElement === null,
+    viewport: [innerWidth, innerHeight],
+    media: ['(prefers-color-scheme: dark)', 'print', '(prefers-reduced-motion: reduce)']
+        .map((q) => matchMedia(q).matches),
+  };
+}"""
+
+
+def fingerprint(page):
+    return page.evaluate(FINGERPRINT)
+
+
+def fingerprint_diff(shown, fresh):
+    return ["%s: %r, freshly booted %r" % (k, shown.get(k), fresh.get(k))
+            for k in sorted(set(shown) | set(fresh)) if shown.get(k) != fresh.get(k)]
+
+
+def load_link(page, fragment):
+    """Open `fragment` in a ready page as a person pasting the link into the address bar does:
+    the page's hashchange handler loads it (one render cycle). The hash is emptied first without
+    an event, so the change is seen even when the URL holds that link already."""
+    before = renders(page)
+    page.evaluate("""f => { history.replaceState(null, '', location.pathname + location.search);
+                            location.hash = f; }""", fragment)
+    wait_render_after(page, before)
+
+
+# Undoes, in the page, what the reload of the state does not: a dialog, the toast, Play, large
+# text, the eraser, the attention checkbox, the top-k k, opened details, the focus, the scroll.
+RESET_DOM = """fresh => {
+  const $ = (id) => document.getElementById(id);
+  const root = document.documentElement;
+  document.querySelectorAll('dialog[open]').forEach((d) => d.close());
+  if ($('finetune').dataset.playing === 'true') $('ft-play').click();
+  if (root.classList.contains('large')) $('text-size').click();
+  if ($('digit-erase').getAttribute('aria-pressed') === 'true') $('digit-erase').click();
+  const attention = $('digit-show-attention');
+  if (attention.checked !== fresh.attention) attention.click();
+  if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
+  const k = $('top-k-k');
+  if ((k.dataset.k || k.value) !== fresh.topK) {
+    k.value = fresh.topK;
+    k.dispatchEvent(new Event('change'));
+  }
+  const where = (e) => e.id || ((e.parentElement && e.parentElement.id) || '?') + ' > ' + e.className;
+  document.querySelectorAll('details').forEach((d) => { d.open = fresh.openDetails.includes(where(d)); });
+  $('toast').textContent = '';
+  return Array.from(document.querySelectorAll('#digit-pad [role=gridcell]')).some((c) => Number(c.dataset.value));
+}"""
+
+RESET_AFTER = """([link, fresh]) => {
+  const $ = (id) => document.getElementById(id);
+  // the preset as a fresh page has it (not "link"); the equations' and the walk-through's
+  // choices as the state now has them (they are redrawn only when in view, or in use)
+  for (const [id, value] of fresh.selects) {
+    if (['preset', 'step-sample', 'step-class', 'walk-sample', 'walk-class'].includes(id)) $(id).value = value;
+  }
+  if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
+  for (const [id, value] of fresh.inputs) if (id === 'seed') $(id).value = value;
+  if (location.hash !== link) history.replaceState(null, '', location.pathname + location.search + link);
+  document.querySelectorAll('.table-scroll').forEach((e) => { e.scrollTop = 0; e.scrollLeft = 0; });
+  window.scrollTo({ top: 0, left: 0, behavior: 'instant' });
+}"""
+
+_resets = [0]
+
+
+def reset_page(page, fresh):
+    """Bring a reused page back to the worked example as a fresh boot shows it, and check that
+    it reads as `fresh` (its FINGERPRINT when it was booted); raises ResetFailed if not."""
+    shown = fingerprint(page)
+    if shown["gridScrolled"]:
+        # A big grid scrolled far: taking it back to the worked example keeps this page busy for
+        # a minute and more (a page issue, reported); a newly booted page is quicker.
+        raise ResetFailed("a grid is scrolled away from its first cell")
+    if shown["viewport"] != fresh["viewport"]:
+        page.set_viewport_size(DEFAULT_VIEWPORT)
+    if shown["media"] != fresh["media"]:
+        page.emulate_media(media="null", color_scheme="null", reduced_motion="null")
+    page.mouse.move(0, 0)
+    extra = {"attention": dict((i[0], i[1]) for i in fresh["inputs"]).get("digit-show-attention"),
+             "topK": fresh["topK"], "openDetails": fresh["openDetails"]}
+    drawn = page.evaluate(RESET_DOM, extra)
+    if shown["linkedLogit"] or not shown["contributions"]:
+        page.focus("#heatmap-logits")
+        page.keyboard.press("Escape")  # the selection's own way out (js/linked.js)
+        page.wait_for_function("""() => !document.documentElement.dataset.linkedLogit
+            && document.getElementById('contributions').hidden""", timeout=10000)
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    if drawn:
+        act(page, lambda: page.click("#digit-clear"))
+    page.wait_for_function("""() => { const s = document.getElementById('finetune').dataset;
+        return s.busy !== 'true' && s.playing !== 'true'; }""", timeout=60000)
+    load_link(page, worked_link())
+    page.evaluate(RESET_AFTER, [DEFAULT_LINK, fresh])
+    problems = fingerprint_diff(fingerprint(page), fresh)
+    if problems:
+        raise ResetFailed("the reused page is not as freshly booted after its reset:\n  "
+                          + "\n  ".join(problems))
+    return page
+
+
+def worked_link():
+    """A link to the worked example that Python never writes itself (it carries a key Python
+    ignores, a new one each time): the page's hashchange handler always loads it."""
+    from pycore.explorer import state_to_json
+    _resets[0] += 1
+    return state_fragment(dict(state_to_json(default_state()), reset=_resets[0]))

@@ -182,6 +182,7 @@ def embed(page, page_log, served, tmp_path, site_url, sandbox):
     return page.frame_locator("iframe"), start
 
 
+@pytest.mark.fresh_page  # the page is another site's, embedding the explorer
 @pytest.mark.hosts("pyscript", "fallback")
 def test_a_sandboxed_iframe_says_what_it_must_allow(page, page_log, served, tmp_path, site_url):
     frame, start = embed(page, page_log, served, tmp_path, site_url, "allow-scripts")
@@ -197,6 +198,7 @@ def test_a_sandboxed_iframe_says_what_it_must_allow(page, page_log, served, tmp_
     assert frame.locator("html").get_attribute("data-boot-failed") == "true"
 
 
+@pytest.mark.fresh_page  # the page is another site's, embedding the explorer
 def test_a_sandboxed_iframe_that_allows_its_origin_runs(page, page_log, served, tmp_path,
                                                         site_url):
     frame, _ = embed(page, page_log, served, tmp_path, site_url,

@@ -1,4 +1,5 @@
 """Editing the inputs: cells, keyboard, paste, sizes, presets, and every bad-input path."""
+import time
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -7,8 +8,8 @@ import pytest
 from pycore.explorer import decode_fragment, default_state, preset
 from pycore.vit.trace import trace_head
 
-from .pagekit import (act, alert_text, edit, heatmap_z, open_explorer, page_fragment, renders,
-                      wait_render_after)
+from .pagekit import (act, alert_text, edit, heatmap_z, load_link, open_explorer, page_fragment,
+                      renders, wait_render_after, worked_link)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -16,7 +17,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 @pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
 def test_editing_a_cls_cell_recomputes_every_stage(page, site_url):
     open_explorer(page, site_url)
+    start = time.monotonic()
     edit(page, "cls[0,1]", "4.5")
+    waited_ms = (time.monotonic() - start) * 1000
     state = default_state()
     state.cls[0, 1] = 4.5
     t = trace_head(state.W_head, cls=state.cls)
@@ -25,8 +28,10 @@ def test_editing_a_cls_cell_recomputes_every_stage(page, site_url):
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), t.logits, atol=1e-12)
     # The link now carries the edit.
     np.testing.assert_array_equal(decode_fragment(page_fragment(page)).cls, state.cls)
+    # The page's own measure of this edit (from its input event to the end of its redraw) lies
+    # within the time this test waited for it, from before the typing to the render signal.
     ms = float(page.evaluate("document.documentElement.dataset.lastRenderMs"))
-    assert 0 < ms < 60000
+    assert 0 < ms <= waited_ms + 1, "the page says %.1f ms; the test waited %.1f ms" % (ms, waited_ms)
 
 
 @pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
@@ -41,22 +46,24 @@ def test_editing_w_head_redraws_w_and_logits(page, site_url):
 
 
 @pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
-@pytest.mark.parametrize("text", ["abc", "nan", "1,5", "--3", "1e400"])
-def test_invalid_cell_is_marked_and_nothing_is_lost(page, site_url, text):
+def test_invalid_cell_is_marked_and_nothing_is_lost(page, site_url):
     open_explorer(page, site_url)
-    before_z = heatmap_z(page, "heatmap-logits")
-    before_url = page_fragment(page)
     cell = page.get_by_label("cls[1,2]", exact=True)
-    cell.fill(text)
-    page.wait_for_function("() => document.querySelector('[aria-label=\"cls[1,2]\"]')"
-                           ".getAttribute('aria-invalid') === 'true'")
-    assert "cls[1,2]" in alert_text(page)
-    np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before_z)
-    assert page_fragment(page) == before_url
-    # Fixing the cell clears the mark and the alert, and the page computes again.
-    edit(page, "cls[1,2]", "0.5")
-    assert cell.get_attribute("aria-invalid") is None
-    assert alert_text(page) == ""
+    for k, text in enumerate(["abc", "nan", "1,5", "--3", "1e400"]):
+        before_z = heatmap_z(page, "heatmap-logits")
+        before_url = page_fragment(page)
+        cell.fill(text)
+        page.wait_for_function("() => document.querySelector('[aria-label=\"cls[1,2]\"]')"
+                               ".getAttribute('aria-invalid') === 'true'")
+        assert "cls[1,2]" in alert_text(page), text
+        np.testing.assert_array_equal(heatmap_z(page, "heatmap-logits"), before_z, err_msg=text)
+        assert page_fragment(page) == before_url, text
+        # Fixing the cell clears the mark and the alert, and the page computes again (a value
+        # the cell did not hold yet, so that there is something to compute).
+        edit(page, "cls[1,2]", "%g" % (0.5 + k))
+        assert cell.get_attribute("aria-invalid") is None, text
+        assert alert_text(page) == "", text
+        cell.press("Tab")  # the entry ends: the next text is a new entry, of the value fixed here
 
 
 @pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
@@ -126,12 +133,14 @@ def paste(page, label, text):
 
 
 @pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
-@pytest.mark.parametrize("text", ["1\t2\n3\t4\n", "1,2\n3,4", "[[1, 2], [3, 4]]", "np.array([[1,2],[3,4]])"])
-def test_paste_a_block_at_the_focused_cell(page, site_url, text):
+def test_paste_a_block_at_the_focused_cell(page, site_url):
     open_explorer(page, site_url)
-    wait_render_after(page, paste(page, "W_head[1,1]", text))
-    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w")[1:3, 1:3], [[1, 2], [3, 4]])
-    assert page.get_by_label("W_head[2,2]", exact=True).input_value() == "4"
+    for text in ["1\t2\n3\t4\n", "1,2\n3,4", "[[1, 2], [3, 4]]", "np.array([[1,2],[3,4]])"]:
+        load_link(page, worked_link())  # the worked example again: the paste changes W_head
+        wait_render_after(page, paste(page, "W_head[1,1]", text))
+        np.testing.assert_array_equal(heatmap_z(page, "heatmap-w")[1:3, 1:3], [[1, 2], [3, 4]],
+                                      err_msg=repr(text))
+        assert page.get_by_label("W_head[2,2]", exact=True).input_value() == "4", repr(text)
 
 
 def test_paste_past_the_edge_is_refused(page, site_url):
@@ -172,6 +181,7 @@ def test_presets_and_reset(page, site_url):
                                [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]], atol=5e-5)
 
 
+@pytest.mark.fresh_page  # it leaves W_head's grid at its far corner (see conftest.py)
 def test_vit_b16_sized_head(page, site_url):
     open_explorer(page, site_url)
     page.select_option("#preset", "vit-b16")

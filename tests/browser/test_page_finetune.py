@@ -16,7 +16,10 @@ from pycore import load_tiny_vit
 
 from .pagekit import heatmap_z, open_explorer, page_fragment, state_fragment
 
-pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
+# A page whose panel was used keeps that in Python (its gradient then follows every edit, the
+# held-out digits stay loaded), which no link or request undoes: each test opens its own page.
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean"),
+              pytest.mark.fresh_page]
 
 WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 WORKED_W = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
@@ -191,7 +194,7 @@ def test_the_side_by_side_curves_show_the_orderings_the_text_claims(page, site_u
 
 
 def test_a_label_typed_key_by_key_changes_the_run_and_the_link_carries_the_trained_head(
-        page, site_url, browser):
+        page, site_url, context):
     open_explorer(page, site_url)            # the worked example: B = 2, C = 3, labels 0, 0
     assert labels_shown(page) == [0, 0]
     page.select_option("#ft-start", "zero")
@@ -215,7 +218,7 @@ def test_a_label_typed_key_by_key_changes_the_run_and_the_link_carries_the_train
     trained = heatmap_z(page, "heatmap-w")
     np.testing.assert_allclose(trained, W, rtol=1e-12, atol=1e-15)
     fragment = page_fragment(page)
-    fresh = browser.new_page()
+    fresh = context.new_page()
     try:
         open_explorer(fresh, site_url, fragment)
         np.testing.assert_array_equal(heatmap_z(fresh, "heatmap-w"), trained)   # bit for bit

@@ -71,6 +71,7 @@ def test_exports_reproduce_the_logits(page, site_url):
     np.testing.assert_array_equal(exported.W_head, state.W_head)
 
 
+@pytest.mark.fresh_page  # the embed view (?embed=1) is another page than the one reused
 def test_embed_view_fits_an_iframe(page, site_url):
     page.set_viewport_size({"width": 800, "height": 600})
     open_explorer(page, site_url, query="?embed=1")
@@ -93,6 +94,7 @@ def test_embed_view_fits_an_iframe(page, site_url):
     assert box["y"] + box["height"] <= 600 + 1, "the logits do not fit in 600 px: %r" % box
 
 
+@pytest.mark.fresh_page  # the page is another site's, or has no origin
 @pytest.mark.parametrize("top", ["cross-site", "about:blank"])
 def test_embed_inside_an_iframe(page, site_url, page_log, tmp_path, top):
     """The page in an 800 x 600 iframe of a course website (another site, where the browser

@@ -52,21 +52,25 @@ def test_softmax_panel_says_it_is_not_the_head(page, site_url):
     assert np.argmax(probs[0]) == 2 and np.argmax(probs[1]) == 0
 
 
-@pytest.mark.parametrize("key", [c.key for c in of_kind("pitfall")])
-def test_each_pitfall_beside_the_correct_head(page, site_url, key):
+def test_each_pitfall_beside_the_correct_head(page, site_url):
     state = preset("encoder")  # with patch tokens, position -1 differs from position 0
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
-    act(page, lambda: page.select_option("#pitfall", key))
-    explanation = page.locator("#pitfall-explanation").inner_text()
-    assert len(explanation) > 40
-    output, error = run(state, key)
-    if error:
-        assert page.locator("#pitfall-error").inner_text() == error
-        assert heatmap_z(page, "heatmap-pitfall") is None
-    else:
-        np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall"), output, atol=1e-12)
-        correct = heatmap_z(page, "heatmap-pitfall-correct")
-        np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall-diff"), output - correct, atol=1e-12)
+    keys = [c.key for c in of_kind("pitfall")]
+    assert len(keys) >= 6
+    for key in keys:  # one after the other, on the same inputs
+        act(page, lambda: page.select_option("#pitfall", key))
+        explanation = page.locator("#pitfall-explanation").inner_text()
+        assert len(explanation) > 40, key
+        output, error = run(state, key)
+        if error:
+            assert page.locator("#pitfall-error").inner_text() == error, key
+            assert heatmap_z(page, "heatmap-pitfall") is None, key
+        else:
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall"), output, atol=1e-12,
+                                       err_msg=key)
+            correct = heatmap_z(page, "heatmap-pitfall-correct")
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall-diff"), output - correct,
+                                       atol=1e-12, err_msg=key)
 
 
 def test_transposed_w_head_shows_the_error_message(page, site_url):
@@ -76,15 +80,18 @@ def test_transposed_w_head_shows_the_error_message(page, site_url):
     assert "(3, 4)" in message and page.locator("#pitfall-error").is_visible()
 
 
-@pytest.mark.parametrize("key", [c.key for c in of_kind("variant")])
-def test_each_variant_on_the_same_inputs(page, site_url, key):
+def test_each_variant_on_the_same_inputs(page, site_url):
     state = preset("encoder")
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
-    act(page, lambda: page.select_option("#variant", key))
-    output, error = run(state, key)
-    assert error is None
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-variant"), output, rtol=1e-9, atol=1e-12)
-    assert page.locator("#variant-explanation").inner_text()
+    keys = [c.key for c in of_kind("variant")]
+    assert keys
+    for key in keys:
+        act(page, lambda: page.select_option("#variant", key))
+        output, error = run(state, key)
+        assert error is None, key
+        np.testing.assert_allclose(heatmap_z(page, "heatmap-variant"), output, rtol=1e-9,
+                                   atol=1e-12, err_msg=key)
+        assert page.locator("#variant-explanation").inner_text(), key
 
 
 def test_gap_switches_to_the_encoder_output(page, site_url):

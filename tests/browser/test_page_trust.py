@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from reference import WORKED_CLS, WORKED_W_HEAD
 
-from .pagekit import (BOOT_TIMEOUT_MS, act, alert_text, heatmap_z, open_explorer, page_fragment,
-                      renders, state_fragment, wait_ready, wait_render_after)
+from .conftest import PageLog
+from .pagekit import (BOOT_TIMEOUT_MS, act, alert_text, heatmap_z, load_link, open_explorer,
+                      page_fragment, renders, state_fragment, wait_ready, wait_render_after,
+                      worked_link)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -56,25 +58,27 @@ def settle(page, quiet_ms=400):
 # ---- edits commit what was meant ----------------------------------------------------------
 
 @pytest.mark.hosts("pyscript", "fallback")
-@pytest.mark.parametrize("text", ["1e999", "3/4", "1,5", "0x10"])
-def test_an_entry_that_ends_invalid_keeps_nothing_of_it(page, site_url, text):
+def test_an_entry_that_ends_invalid_keeps_nothing_of_it(page, site_url):
     """Typing previews valid prefixes (1, 1e9, 3, 0), but Enter on the whole, invalid entry
     leaves every stage and the link as before the edit, and the cell shows its old value."""
     open_explorer(page, site_url)
     before_url, before_logits = page_fragment(page), heatmap_z(page, "heatmap-logits")
     np.testing.assert_allclose(before_logits, head(CLS, W), atol=1e-12)
-    box = type_keys(page, "cls[0,1]", text)
-    settle(page)
-    assert "cls[0,1]" in alert_text(page)
-    box.press("Enter")
-    page.wait_for_function("() => document.querySelector('[aria-label=\"cls[0,1]\"]').value === '-1'")
-    settle(page)
-    np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), CLS)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(CLS, W), atol=1e-12)
-    assert page_fragment(page) == before_url
-    assert box.get_attribute("aria-invalid") is None
+    for text in ["1e999", "3/4", "1,5", "0x10"]:
+        box = type_keys(page, "cls[0,1]", text)
+        settle(page)
+        assert "cls[0,1]" in alert_text(page), text
+        box.press("Enter")
+        page.wait_for_function("() => document.querySelector('[aria-label=\"cls[0,1]\"]').value === '-1'")
+        settle(page)
+        np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), CLS, err_msg=text)
+        np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(CLS, W), atol=1e-12,
+                                   err_msg=text)
+        assert page_fragment(page) == before_url, text
+        assert box.get_attribute("aria-invalid") is None, text
 
 
+@pytest.mark.fresh_page  # the warm-up runs once, after the boot
 @pytest.mark.hosts("pyscript", "fallback")
 def test_pythons_warm_up_never_touches_what_the_page_shows(page, site_url):
     """Once ready, the page has Python practise edits in a session of its own (web/js/warmup.js).
@@ -137,19 +141,22 @@ def test_escape_restores_the_text_from_before_the_edit(page, site_url):
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(CLS, W), atol=1e-12)
 
 
-@pytest.mark.parametrize("start", ["-", "1e", ".", "-."])
-def test_text_that_can_still_become_a_number_raises_no_alert(page, site_url, start):
+def test_text_that_can_still_become_a_number_raises_no_alert(page, site_url):
     open_explorer(page, site_url)
-    box = type_keys(page, "cls[1,0]", start)
-    settle(page)
-    assert alert_text(page) == "" and box.get_attribute("aria-invalid") is None
-    assert page.locator("[role=alert]:visible").count() == 0
-    box.press_sequentially("5", delay=30)
-    number = float(start + "5") if start != "1e" else 1e5
-    page.wait_for_function("v => document.getElementById('heatmap-cls').data[0].z[1][0] === v", arg=number)
-    expected = CLS.copy()
-    expected[1, 0] = number
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(expected, W), atol=1e-9)
+    for start in ["-", "1e", ".", "-."]:
+        box = type_keys(page, "cls[1,0]", start)
+        settle(page)
+        assert alert_text(page) == "" and box.get_attribute("aria-invalid") is None, start
+        assert page.locator("[role=alert]:visible").count() == 0, start
+        box.press_sequentially("5", delay=30)
+        number = float(start + "5") if start != "1e" else 1e5
+        page.wait_for_function("v => document.getElementById('heatmap-cls').data[0].z[1][0] === v",
+                               arg=number)
+        expected = CLS.copy()
+        expected[1, 0] = number
+        np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), head(expected, W), atol=1e-9,
+                                   err_msg=start)
+        box.press("Tab")  # the entry ends: the next one selects the cell's text as it is entered
 
 
 def test_the_focused_cell_shows_what_a_real_paste_put_there(page, site_url, context):
@@ -240,45 +247,46 @@ def layout_problems(page):
     return page.evaluate(LAYOUT_CHECK)
 
 
-@pytest.mark.parametrize("name", list(VIEWPORTS))
-def test_nothing_is_cut_off_or_overlapping(browser, site_url, name):
-    width, height = VIEWPORTS[name]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
-        page = context.new_page()
-        open_explorer(page, site_url)
-        for details in page.locator("details.numbers-toggle").all()[:2]:
-            details.locator("summary").click()  # open tables are checked too
-        assert layout_problems(page) == []
-        load_preset(page, "vit-b16")
-        assert layout_problems(page) == []
-        # the top-k table of the logits fits: its class names wrap, it does not scroll sideways
-        assert page.evaluate("() => { const s = document.getElementById('top-k-table').parentElement;"
-                             " return s.scrollWidth <= s.clientWidth + 1; }")
-        # so do the comparisons' top-k tables (one column per rank), on a phone as lists
-        act(page, lambda: page.select_option("#pitfall", "softmax_inside"))
-        act(page, lambda: page.select_option("#variant", "gap"))
-        assert layout_problems(page) == []
-        for table in ("pitfall-top-k", "variant-top-k"):
-            box = page.locator("#%s" % table).locator("xpath=..")
-            assert box.is_visible()
-            if width <= 600:
-                assert box.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), \
-                    "%s scrolls sideways at %d px" % (table, width)
-        check_ranked_table_semantics(page, "pitfall-top-k")
-    finally:
-        context.close()
+def test_nothing_is_cut_off_or_overlapping(site_url, context):
+    """At each size, a page booted at that size (in the host's context: its caches are warm)."""
+    for name, (width, height) in VIEWPORTS.items():
+        shown = context.new_page()
+        try:
+            shown.set_viewport_size({"width": width, "height": height})
+            log = PageLog(shown)
+            open_explorer(shown, site_url)
+            for details in shown.locator("details.numbers-toggle").all()[:2]:
+                details.locator("summary").click()  # open tables are checked too
+            assert layout_problems(shown) == [], name
+            load_preset(shown, "vit-b16")
+            assert layout_problems(shown) == [], name
+            # the top-k table of the logits fits: its class names wrap, it does not scroll sideways
+            assert shown.evaluate("() => { const s = document.getElementById('top-k-table')"
+                                  ".parentElement; return s.scrollWidth <= s.clientWidth + 1; }"), name
+            # so do the comparisons' top-k tables (one column per rank), on a phone as lists
+            act(shown, lambda: shown.select_option("#pitfall", "softmax_inside"))
+            act(shown, lambda: shown.select_option("#variant", "gap"))
+            assert layout_problems(shown) == [], name
+            for table in ("pitfall-top-k", "variant-top-k"):
+                box = shown.locator("#%s" % table).locator("xpath=..")
+                assert box.is_visible(), (name, table)
+                if width <= 600:
+                    assert box.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), \
+                        "%s scrolls sideways at %d px" % (table, width)
+            check_ranked_table_semantics(shown, "pitfall-top-k")
+            log.close()
+            log.assert_clean(site_url)
+        finally:
+            shown.close()
 
 
-@pytest.mark.parametrize("name", ["narrow phone", "phone", "desktop"])
-def test_the_layernorm_statistics_fit_without_scrolling_sideways(browser, site_url, name):
+def test_the_layernorm_statistics_fit_without_scrolling_sideways(page, site_url):
     """The per-sample statistics (mean, variance, sqrt(var + eps)) fit the width of a 360 px
     phone; on a wider screen each header stays on one line."""
-    width, height = VIEWPORTS[name]
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
-        page = context.new_page()
-        open_explorer(page, site_url)
+    open_explorer(page, site_url)
+    for name in ["narrow phone", "phone", "desktop"]:
+        width, height = VIEWPORTS[name]
+        page.set_viewport_size({"width": width, "height": height})
         table = page.locator("#stats")
         box = table.locator("xpath=..")
         assert box.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), \
@@ -289,13 +297,11 @@ def test_the_layernorm_statistics_fit_without_scrolling_sideways(browser, site_u
         rows = table.locator("tbody tr")
         for b in range(len(CLS)):
             cells = rows.nth(b).locator("td").all_inner_texts()
-            assert cells == ["%.4f" % mu[b], "%.4f" % var[b], "%.4f" % np.sqrt(var[b] + 1e-6)]
+            assert cells == ["%.4f" % mu[b], "%.4f" % var[b], "%.4f" % np.sqrt(var[b] + 1e-6)], name
         if width >= 760:
             heights = table.evaluate("t => [t.tHead.rows[0], t.tBodies[0].rows[0]]"
                                      ".map(r => r.getBoundingClientRect().height)")
             assert heights[0] < 1.3 * heights[1], "a header wraps at %d px: %s" % (width, heights)
-    finally:
-        context.close()
 
 
 def check_ranked_table_semantics(page, table_id):
@@ -320,27 +326,28 @@ def test_nothing_is_cut_off_at_150_percent_zoom(browser, site_url):
         context.close()
 
 
-@pytest.mark.parametrize("size", [(800, 600), (640, 480)])
-def test_the_embed_fits_its_frame_without_a_scroll_bar(browser, site_url, size):
-    context = browser.new_context(viewport={"width": size[0], "height": size[1]})
-    try:
-        page = context.new_page()
-        open_explorer(page, site_url, query="?embed=1")
-        fits = "document.scrollingElement.scrollHeight <= innerHeight && " \
-               "document.scrollingElement.scrollWidth <= innerWidth"
-        assert page.evaluate(fits)
-        assert layout_problems(page) == []
+@pytest.mark.fresh_page  # the embed view (?embed=1) is another page than the one reused
+def test_the_embed_fits_its_frame_without_a_scroll_bar(page, site_url):
+    fits = "document.scrollingElement.scrollHeight <= innerHeight && " \
+           "document.scrollingElement.scrollWidth <= innerWidth"
+    for k, size in enumerate([(800, 600), (640, 480)]):
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        if k == 0:
+            open_explorer(page, site_url, query="?embed=1")  # booted at the first size
+        else:
+            load_link(page, worked_link())
+        assert page.evaluate(fits), size
+        assert layout_problems(page) == [], size
         # An error does not make it taller, and the full page is one click away.
         box = type_keys(page, "W_head[0,0]", "x")
         box.press("Enter")
         page.wait_for_function("() => document.getElementById('alert').textContent.length > 0")
-        assert page.evaluate(fits)
+        assert page.evaluate(fits), size
         link = page.locator("#full-page")
-        assert link.is_visible() and "embed" not in link.get_attribute("href")
-    finally:
-        context.close()
+        assert link.is_visible() and "embed" not in link.get_attribute("href"), size
 
 
+@pytest.mark.fresh_page  # its init script watches the layout from the first paint
 def test_alerts_and_toasts_never_move_the_page(page, site_url, context):
     context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.add_init_script("""
@@ -497,7 +504,8 @@ def axe_source():
 
 
 def serious_violations(page, axe_source):
-    page.add_script_tag(content=axe_source)  # an inline script: the page's own CSP refuses it
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(content=axe_source)  # an inline script: the page's CSP refuses it
     found = page.evaluate("""async () => {
         const r = await axe.run(document, {resultTypes: ['violations']});
         return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.length}));
@@ -508,19 +516,29 @@ def serious_violations(page, axe_source):
 STATES = ["default", "encoder", "pitfall", "invalid cell", "vit-b16", "embed"]
 
 
-@pytest.mark.parametrize("state", STATES)
-def test_axe_finds_nothing_serious(browser, site_url, axe_source, state):
+def test_axe_finds_nothing_serious(browser, site_url, axe_source):
     # axe-core is injected as an inline script, which the page's Content-Security-Policy rightly
     # refuses; this context lets the test's own script in (the page is otherwise the same).
+    # One page goes through the states, from the worked example each time (the embed view is
+    # another URL: it is booted).
     context = browser.new_context(bypass_csp=True)
     try:
-        axe_in_state(context.new_page(), site_url, axe_source, state)
+        page = context.new_page()
+        found = {}
+        for state in STATES:
+            if state == "embed":
+                open_explorer(page, site_url, query="?embed=1")
+            elif state == "default":
+                open_explorer(page, site_url)
+            else:
+                load_link(page, worked_link())
+            found[state] = axe_in_state(page, axe_source, state)
+        assert {state: serious for state, serious in found.items() if serious} == {}
     finally:
         context.close()
 
 
-def axe_in_state(page, site_url, axe_source, state):
-    open_explorer(page, site_url, query="?embed=1" if state == "embed" else "")
+def axe_in_state(page, axe_source, state):
     if state in ("encoder", "vit-b16"):
         load_preset(page, state)
     elif state == "pitfall":
@@ -530,11 +548,12 @@ def axe_in_state(page, site_url, axe_source, state):
         page.wait_for_function("() => document.getElementById('alert').textContent.length > 0")
     serious, found = serious_violations(page, axe_source)
     print("axe, %s state: %s" % (state, found or "no violations"))
-    assert serious == []
+    return serious
 
 
 # ---- the boot tells the truth ------------------------------------------------------------------
 
+@pytest.mark.fresh_context  # its subject is the boot (and its routes must see every download)
 @pytest.mark.hosts("pyscript", "fallback")
 def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url, site_host):
     """Hold the runtime's biggest download: meanwhile the grids show the link's own numbers,
@@ -651,20 +670,17 @@ def _wrapped(title, width, size):
     return "<br>".join(lines + [line])
 
 
-@pytest.mark.parametrize("viewport", [(800, 600), (390, 844)])
-def test_titles_are_wrapped_for_the_width_their_figure_has_now(browser, site_url, viewport):
+def test_titles_are_wrapped_for_the_width_their_figure_has_now(page, site_url):
     """The heatmaps take their width from a ResizeObserver, not by measuring as they draw
     (docs/performance.md): a figure whose width changes after it was drawn (large text moves the
     layout) is drawn again when its title would wrap differently. Checked against the rule,
     applied to each figure's width as the page has it after the toggle, both ways."""
-    width, height = viewport
-    context = browser.new_context(viewport={"width": width, "height": height})
-    try:
-        page = context.new_page()
-        open_explorer(page, site_url)
-        titles = """() => [...document.querySelectorAll('.plot')]
-            .filter(e => e.data && e.layout && e.layout.title && e.dataset.bitmap !== undefined)
-            .map(e => [e.id, e.clientWidth, e.layout.title.text, e.layout.title.font.size])"""
+    open_explorer(page, site_url)
+    titles = """() => [...document.querySelectorAll('.plot')]
+        .filter(e => e.data && e.layout && e.layout.title && e.dataset.bitmap !== undefined)
+        .map(e => [e.id, e.clientWidth, e.layout.title.text, e.layout.title.font.size])"""
+    for width, height in [(800, 600), (390, 844)]:
+        page.set_viewport_size({"width": width, "height": height})
         for step in ("large", "normal"):
             page.locator("#text-size").click()
             page.wait_for_function("want => document.documentElement.classList.contains('large') === want",
@@ -674,6 +690,4 @@ def test_titles_are_wrapped_for_the_width_their_figure_has_now(browser, site_url
             assert len(shown) >= 4
             stale = [(id_, w, text) for id_, w, text, size in shown
                      if text != _wrapped(text.replace("<br>", " "), w or 600, size)]
-            assert stale == [], step
-    finally:
-        context.close()
+            assert stale == [], (width, step)

@@ -6,7 +6,9 @@ from pycore.explorer import default_state, preset, state_from_json, state_to_jso
 from pycore.vit.trace import trace_head
 from reference import WORKED_LOGITS
 
-from .pagekit import alert_text, edit, heatmap_z, logits_table, open_explorer, page_fragment, state_fragment
+from .conftest import PageLog
+from .pagekit import (alert_text, edit, heatmap_z, load_link, logits_table, open_explorer, page_fragment,
+                      state_fragment)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -89,18 +91,35 @@ def test_state_in_the_url_with_encoder_output(page, site_url):
     assert all(label.split("[")[1].split(",")[1] == "0" for label in labels)
 
 
-@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
-@pytest.mark.parametrize("fragment, words", [
+UNUSABLE_LINKS = [
     ("#state=%7Bbroken", "JSON"),
     (state_fragment({"cls": [[1, 2, 3]], "W_head": [[1], [2]]}), "W_head"),
     ("#state=" + "%7B%22cls%22%3A%5B%5B1%2CNaN%5D%5D%2C%22W_head%22%3A%5B%5B1%5D%2C%5B2%5D%5D%7D", "cls"),
     (state_fragment({"W_head": [[1]]}), "cls"),
-])
-def test_unusable_url_state_gives_the_default_with_a_reason(page, site_url, fragment, words):
-    open_explorer(page, site_url, fragment)
-    message = alert_text(page)
-    assert "worked example" in message and words in message
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), WORKED_LOGITS, atol=5e-5)
+]
+
+
+@pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
+def test_unusable_url_state_gives_the_default_with_a_reason(page, site_url, context):
+    """The first link opens a new page (the boot reads it), the others are pasted into the
+    address bar of the page already open (its hashchange handler reads them)."""
+    for k, (fragment, words) in enumerate(UNUSABLE_LINKS):
+        if k == 0:
+            shown = context.new_page()
+            log = PageLog(shown)
+            open_explorer(shown, site_url, fragment)
+        else:
+            shown = page
+            load_link(page, fragment)
+        message = alert_text(shown)
+        assert "worked example" in message and words in message, (fragment, message)
+        np.testing.assert_allclose(heatmap_z(shown, "heatmap-logits"), WORKED_LOGITS, atol=5e-5,
+                                   err_msg=fragment)
+        if k == 0:
+            log.close()
+            log.assert_clean(site_url)
+            shown.close()
+            open_explorer(page, site_url)
 
 
 def test_text_from_a_url_is_never_html(page, site_url):

@@ -1,0 +1,30 @@
+"""The browser engines the page is tested in, behind one API (base.Engine).
+
+    engine = launch("firefox")          # or "chromium" (needs a Playwright), "webkit"
+    engine.goto(url); engine.click('[aria-label="cls[0,1]"]'); engine.type_keys("4.5")
+
+tests/browser/engines/kit.py has the page's own helpers (heatmap_z, edit, wait_ready, ...),
+written once against this API.
+"""
+from .base import Engine, EngineError
+
+ENGINES = ("chromium", "firefox", "webkit")
+
+
+def launch(name, playwright=None):
+    """Start engine `name`; EngineError (saying what to install) if it is missing."""
+    if name == "chromium":
+        from .chromium import Chromium
+        if playwright is None:
+            raise EngineError("chromium is driven through Playwright: pass its `playwright`")
+        return Chromium(playwright)
+    if name == "firefox":
+        from .firefox import Firefox
+        return Firefox()
+    if name == "webkit":
+        from .webkit import WebKit
+        return WebKit()
+    raise ValueError("no engine %r (one of %s)" % (name, ", ".join(ENGINES)))
+
+
+__all__ = ["ENGINES", "Engine", "EngineError", "launch"]

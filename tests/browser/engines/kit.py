@@ -1,0 +1,121 @@
+"""What a test does to the explorer page (docs/interface.md), written once for every engine:
+read a heatmap's data[0].z, click a labelled cell and type into it key by key, wait for the
+page's own signals (data-ready, data-renders). No sleeps; no string ever evaluated in the page.
+"""
+import itertools
+import json
+import os
+from urllib.parse import quote
+
+import numpy as np
+
+from .base import EngineError
+
+BOOT_TIMEOUT_S = 120.0
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+with open(os.path.join(HERE, "layout_check.js"), encoding="utf-8") as f:
+    # An expression (an arrow function called at once): as a function that returns it.
+    LAYOUT_CHECK = "() => " + f.read().strip().rstrip(";")
+
+_resets = itertools.count(1)
+
+
+def cell(label):
+    """The CSS selector of the cell labelled `label` (e.g. "cls[0,1]")."""
+    return '[aria-label="%s"]' % label
+
+
+def state_fragment(state):
+    """`#state=` + what JavaScript's encodeURIComponent(JSON.stringify(state)) would give."""
+    return "#state=" + quote(json.dumps(state, separators=(",", ":")), safe="-_.!~*'()")
+
+
+def heatmap_z(engine, element_id):
+    """The matrix a heatmap shows, as a NumPy array (None if it has none)."""
+    z = engine.evaluate("""(id) => { const el = document.getElementById(id);
+        return el && el.data && el.data.length ? Array.from(el.data[0].z, (r) => Array.from(r)) : null; }""",
+                        element_id)
+    return None if z is None else np.array(z, dtype=float)
+
+
+def renders(engine):
+    return int(engine.evaluate("() => Number(document.documentElement.dataset.renders || 0)"))
+
+
+def wait_render_after(engine, count, timeout=30.0):
+    """Wait until the page has counted a render cycle after `count`."""
+    engine.wait_for("(n) => Number(document.documentElement.dataset.renders || 0) > n", count,
+                    timeout=timeout)
+
+
+def alerts(engine):
+    return engine.evaluate("""() => Array.from(document.querySelectorAll('[role=alert]'))
+        .map((e) => e.textContent.trim()).filter(Boolean).join(' | ')""")
+
+
+def wait_ready(engine, timeout=BOOT_TIMEOUT_S):
+    """Wait until data-ready is "true"; EngineError with the page's alert if it failed or hung."""
+    try:
+        engine.wait_for("""() => document.documentElement.dataset.ready === 'true'
+                                 || document.documentElement.dataset.bootFailed === 'true'""",
+                        timeout=timeout)
+    except EngineError:
+        status = engine.evaluate("() => (document.getElementById('boot-status') || {}).textContent || ''")
+        raise EngineError("%s: the page was not ready in %.0f s; status: %r; alert: %s"
+                          % (engine.name, timeout, status, alerts(engine) or "(none)"))
+    if engine.evaluate("() => document.documentElement.dataset.ready") != "true":
+        raise EngineError("%s: the page could not start; its alert says: %s"
+                          % (engine.name, alerts(engine) or "(nothing)"))
+
+
+def active_label(engine):
+    return engine.evaluate("() => document.activeElement && document.activeElement.getAttribute('aria-label')")
+
+
+SHOWN_IN = {"cls": "heatmap-cls", "W_head": "heatmap-w"}  # a cell's grid -> its heatmap
+
+
+def edit(engine, label, text, then=None, timeout=30.0):
+    """CLICK the cell labelled `label`, type `text` key by key, and wait until the page has
+    redrawn with it; then press `then` ("Tab", "Enter") if given. The cell selects its text on
+    focus, so the typed text replaces it. Typing "4.5" is three edits ("4", "4.", "4.5"), so
+    for a cls or W_head cell the wait is for its heatmap to show the number typed."""
+    before = renders(engine)
+    engine.click(cell(label))
+    engine.type_keys(text)
+    wait_render_after(engine, before, timeout)
+    grid, _, index = label.partition("[")
+    try:
+        number = float(text.replace("\u2212", "-"))
+    except ValueError:
+        number = None
+    if grid in SHOWN_IN and number is not None:
+        row, col = (int(i) for i in index.rstrip("]").split(","))
+        try:
+            engine.wait_for("(id, r, c, v) => document.getElementById(id).data[0].z[r][c] === v",
+                            SHOWN_IN[grid], row, col, number, timeout=timeout)
+        except EngineError:
+            raise EngineError("%s: typed %r into %s after a click: the cell holds %r, the "
+                              "heatmap shows %r" % (
+                                  engine.name, text, label,
+                                  engine.evaluate("(s) => document.querySelector(s).value", cell(label)),
+                                  heatmap_z(engine, SHOWN_IN[grid])[row, col]))
+    if then:
+        engine.press(then)
+
+
+def load_state(engine, state):
+    """Show `state` by following a `#state=` link in the open page (a hashchange), after
+    blurring the focused element and scrolling to the top. What a link does not hold stays as
+    it was (the digit pad's drawing, the fine-tune panel's run, the viewport). Each link carries a new counter (an unknown key, which the page ignores) so that it always
+    differs from the URL the page wrote last and the hashchange always happens."""
+    state = dict(state, engine_reset=next(_resets))
+    before = renders(engine)
+    engine.evaluate("""(f) => { if (document.activeElement) document.activeElement.blur();
+        window.scrollTo(0, 0); location.hash = f; }""", state_fragment(state)[1:])
+    wait_render_after(engine, before)
+
+
+def layout_problems(engine):
+    """tests/browser/layout_check.js: what is cut off or overlapping, as sentences."""
+    return engine.evaluate(LAYOUT_CHECK)

@@ -1,0 +1,477 @@
+"""The page in three engines (Chromium, Firefox, WebKit) on both hosts (PyScript, fallback):
+the same scenarios, written once against tests/browser/engines/, input by real key and pointer
+events. What the page SHOWS is checked against NumPy written out here.
+
+One page is booted per engine and host and the scenarios run on it in order, each starting
+from a `#state=` link to the worked example (kit.load_state); only the scenarios about booting
+(a foreign CSP violation during the boot, the page in an iframe) boot a page of their own, last.
+Each site is served with its own policy plus a report-uri, so that a CSP violation anywhere
+(the page, its workers, in any engine) reaches this server.
+"""
+import functools
+import json
+import os
+import threading
+
+import numpy as np
+import pytest
+
+from buildtools.serve import SiteHandler, SiteServer, serve_in_thread, site_policy
+from pycore import classification_head, load_tiny_vit
+from reference import WORKED_CLS, WORKED_W_HEAD
+
+from .engines import ENGINES, EngineError
+from .engines.kit import (alerts, active_label, cell, edit, heatmap_z, layout_problems,
+                          load_state, renders, wait_ready, wait_render_after)
+
+pytestmark = [pytest.mark.browser]
+
+HOSTS = ("pyscript", "fallback")
+CLS, W = np.array(WORKED_CLS, float), np.array(WORKED_W_HEAD, float)
+REPORT_PATH = "/__csp-report"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def head(cls, w):
+    """LayerNorm without gamma/beta (population variance, eps 1e-6 inside the root), times W."""
+    mu = cls.mean(axis=1, keepdims=True)
+    var = ((cls - mu) ** 2).mean(axis=1, keepdims=True)
+    h_hat = (cls - mu) / np.sqrt(var + 1e-6)
+    return h_hat, h_hat @ w
+
+
+# ---- the sites, with a report-uri -----------------------------------------------------------
+
+class ReportingSites:
+    """Each host's built site (built by the `sites` fixture) served again with its own policy
+    plus `report-uri`, collecting the browsers' violation reports."""
+
+    def __init__(self, sites):
+        self.sites, self.urls, self.servers, self.reports = sites, {}, [], []
+
+    def url(self, host):
+        if host not in self.urls:
+            self.sites.url(host)  # builds it (or fails saying why)
+            folder = os.path.join(ROOT, "build", "test-" + host)
+            reports = self.reports
+
+            class Handler(SiteHandler):
+                quiet = True
+                policy = site_policy(folder) + "; report-uri " + REPORT_PATH
+
+                def do_POST(self):
+                    body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    if self.path.startswith(REPORT_PATH):
+                        try:
+                            reports.append(json.loads(body.decode("utf-8")))
+                        except ValueError:
+                            reports.append({"unreadable": body[:300].decode("latin-1")})
+                    self.send_response(204)
+                    self.end_headers()
+
+            server = SiteServer(("127.0.0.1", 0), functools.partial(Handler, directory=folder))
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            self.servers.append(server)
+            self.urls[host] = "http://127.0.0.1:%d/" % server.server_address[1]
+        return self.urls[host]
+
+    def close(self):
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+
+
+def violation(report):
+    r = report.get("csp-report", report)
+    return "%s blocked %s (%s:%s)" % (r.get("effective-directive") or r.get("violated-directive"),
+                                     r.get("blocked-uri"), r.get("source-file"), r.get("line-number"))
+
+
+@pytest.fixture(scope="session")
+def reporting_sites(sites):
+    found = ReportingSites(sites)
+    yield found
+    found.close()
+
+
+# ---- one booted page per engine and host ----------------------------------------------------
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine_name(request):
+    return request.param
+
+
+@pytest.fixture(scope="module", params=HOSTS)
+def host(request):
+    return request.param
+
+
+class App:
+    """The page booted once in one engine on one host; scenarios check what happened since
+    they started (console errors, CSP reports)."""
+
+    def __init__(self, engine, base, reports):
+        self.engine, self.base, self.reports = engine, base, reports
+        self.boot_error = None
+        self.reports_at_boot = self.reports_seen = len(reports)
+        self.errors_seen = 0
+        try:
+            engine.goto(base + "index.html")
+            wait_ready(engine)
+        except EngineError as e:
+            self.boot_error = str(e)
+
+    def start(self, viewport=(1280, 720)):
+        """Before a scenario: the page must have booted; back to the worked example."""
+        if self.boot_error:
+            pytest.fail("the page did not boot in %s: %s" % (self.engine.name, self.boot_error),
+                        pytrace=False)
+        self.engine.set_viewport(*viewport)
+        self.errors_seen = len(self.engine.console_errors())
+        self.reports_seen = len(self.reports)
+        load_state(self.engine, {"cls": CLS.tolist(), "W_head": W.tolist()})
+        return self.engine
+
+    def problems(self):
+        """Console errors and CSP violations since the scenario started."""
+        found = ["console: %s" % e for e in self.engine.console_errors()[self.errors_seen:]]
+        found += ["CSP violation: %s" % violation(r) for r in self.reports[self.reports_seen:]]
+        return found
+
+    def assert_clean(self):
+        assert self.problems() == []
+
+
+@pytest.fixture(scope="module")
+def app(engines, engine_name, host, reporting_sites):
+    engine = engines.get(engine_name)
+    return App(engine, reporting_sites.url(host), reporting_sites.reports)
+
+
+# ---- scenarios on the booted page -----------------------------------------------------------
+
+def test_boots_to_ready_without_console_errors_or_csp_violations(app):
+    engine = app.start()
+    assert engine.evaluate("() => document.documentElement.dataset.ready") == "true"
+    assert alerts(engine) == ""
+    app.errors_seen, app.reports_seen = 0, app.reports_at_boot  # all since the navigation
+    app.assert_clean()
+
+
+def test_a_state_link_shows_exactly_numpys_logits(app):
+    engine = app.start()
+    rng = np.random.RandomState(7)
+    cls, w = np.round(rng.standard_normal((3, 5)), 3), np.round(rng.standard_normal((5, 4)), 3)
+    load_state(engine, {"cls": cls.tolist(), "W_head": w.tolist()})
+    h_hat, logits = head(cls, w)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-normalized"), h_hat, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), logits, rtol=0, atol=1e-12)
+    app.assert_clean()
+
+
+def test_click_a_cls_cell_and_type_key_by_key(app):
+    engine = app.start()
+    edit(engine, "cls[0,1]", "4.5", then="Tab")
+    cls = CLS.copy()
+    cls[0, 1] = 4.5
+    h_hat, logits = head(cls, W)
+    np.testing.assert_array_equal(heatmap_z(engine, "heatmap-cls"), cls)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-normalized"), h_hat, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), logits, atol=1e-12)
+    app.assert_clean()
+
+
+def test_click_a_w_head_cell_and_type_then_the_bottom_row_with_enter(app):
+    engine = app.start()
+    w = W.copy()
+    edit(engine, "W_head[2,1]", "-0.25", then="Tab")
+    w[2, 1] = -0.25
+    np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
+    edit(engine, "W_head[3,2]", "1.5", then="Enter")  # Enter on the last row: it stays there
+    w[3, 2] = 1.5
+    assert active_label(engine) == "W_head[3,2]"
+    np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(CLS, w)[1], atol=1e-12)
+    app.assert_clean()
+
+
+def test_paste_a_block_at_the_focused_cell(app):
+    engine = app.start()
+    engine.click(cell("cls[0,1]"))
+    before = renders(engine)
+    engine.paste("9\t8\n7\t6")
+    wait_render_after(engine, before)
+    cls = CLS.copy()
+    cls[0:2, 1:3] = [[9, 8], [7, 6]]
+    np.testing.assert_array_equal(heatmap_z(engine, "heatmap-cls"), cls)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+    assert active_label(engine) == "cls[0,1]"
+    assert engine.evaluate("(s) => document.querySelector(s).value", cell("cls[0,1]")) == "9"
+    app.assert_clean()
+
+
+def test_escape_takes_a_typed_entry_back(app):
+    engine = app.start()
+    engine.click(cell("W_head[1,2]"))
+    engine.type_keys("25")  # valid all the way: previewed while typing
+    engine.wait_for("() => document.getElementById('heatmap-w').data[0].z[1][2] === 25")
+    engine.press("Escape")
+    engine.wait_for("() => document.getElementById('heatmap-w').data[0].z[1][2] === -0.5")
+    assert engine.evaluate("(s) => document.querySelector(s).value", cell("W_head[1,2]")) == "-0.5"
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(CLS, W)[1], atol=1e-12)
+    app.assert_clean()
+
+
+def test_tab_leaves_the_grid_as_one_stop(app):
+    engine = app.start()
+    engine.click(cell("cls[0,2]"))
+    engine.press("Tab")
+    assert engine.evaluate(
+        "() => !document.getElementById('grid-input').contains(document.activeElement)")
+    engine.press("Shift+Tab")  # back to the cell it left
+    assert active_label(engine) == "cls[0,2]"
+    app.assert_clean()
+
+
+def walk_math(engine):
+    text = engine.evaluate("() => document.querySelector('#walk-math .katex-html').textContent")
+    return "".join(ch for ch in text.replace("\u2212", "-") if not ch.isspace() and ch != "\u200b")
+
+
+def test_the_walk_through_steps(app):
+    engine = app.start()
+    mu = CLS.mean(axis=1)
+    var = ((CLS - mu[:, None]) ** 2).mean(axis=1)
+    h_hat, logits = head(CLS, W)
+    before = renders(engine)
+    engine.click("#walk-start")
+    wait_render_after(engine, before)
+    engine.wait_for("() => document.activeElement.id === 'walk-next'")
+    title = "() => document.getElementById('walk-title').textContent"
+    assert engine.evaluate(title) == "Step 1 of 7: the CLS token of sample 0"
+    shown = []
+    for _ in range(3):  # the mean, the variance, normalize: by the arrow key
+        before = renders(engine)
+        engine.press("ArrowRight")
+        wait_render_after(engine, before)
+        shown.append(walk_math(engine))
+    assert shown[0].endswith("%.4f" % mu[0]) and shown[1].endswith("%.4f" % var[0])
+    assert all(("%.4f" % v) in shown[2] for v in h_hat[0])
+    before = renders(engine)
+    engine.click("#walk-next")  # and by the button: one dot product, the predicted class
+    wait_render_after(engine, before)
+    c = int(np.argmax(logits[0]))
+    assert engine.evaluate(title) == "Step 5 of 7: one dot product: sample 0, class %d" % c
+    assert walk_math(engine).endswith("%.4f" % (h_hat[0] @ W[:, c]))
+    app.assert_clean()
+
+
+def test_layout_at_desktop_size(app):
+    engine = app.start()
+    assert layout_problems(engine) == []
+    app.assert_clean()
+
+
+def settle_layout(engine):
+    """Two animation frames, then until the figures are redrawn for the new width."""
+    engine.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    engine.wait_for("() => !document.querySelector('.js-plotly-plot .plot-container') ||"
+                    " document.getElementById('heatmap-logits').getBoundingClientRect().width <= innerWidth")
+
+
+def test_phone_width_works_and_nothing_is_cut_off(app):
+    engine = app.start(viewport=(390, 844))
+    settle_layout(engine)
+    width = engine.evaluate("() => innerWidth")
+    assert width == 390 or 390 < width <= engine.narrowest, width  # MiniBrowser: 447 at least
+    assert layout_problems(engine) == []
+    edit(engine, "cls[1,2]", "2", then="Tab")
+    cls = CLS.copy()
+    cls[1, 2] = 2
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+    app.assert_clean()
+
+
+# ---- the tiny ViT's digit panel -------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def model():
+    return load_tiny_vit()
+
+
+def pad_pixels(engine):
+    values = engine.evaluate("""() => Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'),
+                                                 (c) => Number(c.dataset.value))""")
+    assert len(values) == 64
+    return np.array(values, float).reshape(8, 8)
+
+
+def check_digit_shown(engine, model):
+    """Every stage shows the model's numbers for the pixels on the pad; returns the logits."""
+    images = pad_pixels(engine)[None]
+    z_L = model.encode(images)
+    logits = classification_head(z_L, model.W_head)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-cls"), z_L[:, 0, :], atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), logits, atol=1e-12)
+    return logits
+
+
+def test_a_finger_taps_a_pixel_on_a_phone(app, model):
+    engine = app.start(viewport=(390, 844))
+    settle_layout(engine)
+    engine.tap("#digit-pad", at=(2.5 / 8, 5.5 / 8))  # (x, y): column 2, row 5
+    engine.wait_for("""() => document.getElementById('real-vit').dataset.drawing === 'done'
+        && document.documentElement.dataset.mode === 'encoder'""")
+    pixels = pad_pixels(engine)
+    assert pixels[5, 2] == 16 and pixels[5, 3] == 8 and pixels[0].max() == 0
+    check_digit_shown(engine, model)
+    app.assert_clean()
+
+
+def test_a_drawn_digit_is_read(app, model):
+    engine = app.start()
+    engine.click("#digit-clear")  # the pad keeps an earlier drawing (a link does not clear it)
+    engine.wait_for("""() => Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'))
+        .every((c) => Number(c.dataset.value) === 0)""")
+    rows = [0.5, 2.5, 4.5, 7.5]  # a vertical stroke down column 4 through cell centres: a "1"
+    engine.drag("#digit-pad", [(4.5 / 8, r / 8) for r in rows])
+    engine.wait_for("""() => document.getElementById('real-vit').dataset.drawing === 'done'
+        && document.documentElement.dataset.mode === 'encoder'
+        && Number(document.querySelectorAll('#digit-pad [role=gridcell]')[60].dataset.value) === 16""")
+    pixels = pad_pixels(engine)
+    assert pixels[:, 4].min() == 16 and pixels[:, :2].max() == 0
+    logits = check_digit_shown(engine, model)
+    assert int(logits.argmax()) == 1
+    assert engine.evaluate("() => document.getElementById('digit-prediction').textContent"
+                           ).startswith("1 (softmax ")
+    app.assert_clean()
+
+
+# ---- fine-tuning ----------------------------------------------------------------------------
+
+def softmax(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+IDLE = """() => { const s = document.getElementById('finetune').dataset;
+    return s.busy === 'false' && s.playing === 'false'; }"""
+
+
+def test_a_fine_tune_step_is_sgd_written_here(app):
+    engine = app.start()
+    engine.click("#ft-load-means")
+    engine.wait_for("() => document.querySelectorAll('#ft-labels input').length === 60", timeout=60)
+    engine.wait_for(IDLE, timeout=60)
+    h_cls = heatmap_z(engine, "heatmap-cls")
+    y = np.array([int(v) for v in engine.evaluate(
+        "() => Array.from(document.querySelectorAll('#ft-labels input'), (i) => i.value)")])
+    assert h_cls.shape == (60, 64) and not heatmap_z(engine, "heatmap-w").any()
+    steps = int(engine.evaluate("() => Number(document.getElementById('finetune').dataset.runSteps || 0)"))
+    engine.click("#ft-step")
+    engine.wait_for("(n) => Number(document.getElementById('finetune').dataset.runSteps) > n",
+                    steps, timeout=60)
+    engine.wait_for(IDLE, timeout=60)
+    h_hat = head(h_cls, np.zeros((64, 10)))[0]
+    delta = softmax(h_hat @ np.zeros((64, 10)))
+    delta[np.arange(60), y] -= 1.0
+    w1 = -0.1 * (h_hat.T @ delta) / 60
+    losses = [float(-np.mean(np.log(softmax(h_hat @ w)[np.arange(60), y])))
+              for w in (np.zeros((64, 10)), w1)]
+    shown = engine.evaluate("() => Array.from(document.getElementById('loss-curve').data[0].y)")
+    np.testing.assert_allclose(shown, losses, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-w"), w1, rtol=1e-9, atol=1e-12)
+    app.assert_clean()
+
+
+# ---- scenarios that boot a page of their own (last: they leave the shared one) --------------
+
+EVAL_DURING_BOOT = """() => { try { eval("1"); } catch (e) {}
+    const root = document.documentElement;
+    return root.dataset.ready === 'true' || root.dataset.bootFailed === 'true'; }"""
+
+
+def test_a_csp_violation_not_the_pages_own_does_not_stop_the_boot(app):
+    engine = app.engine
+    engine.goto(app.base + "index.html", wait="commit")
+    # eval() again and again while the page boots: each is refused (no 'unsafe-eval'), and
+    # each refusal is a securitypolicyviolation event that the page did not cause
+    engine.wait_for(EVAL_DURING_BOOT, timeout=120, every_ms=50)
+    wait_ready(engine, timeout=5)
+    edit(engine, "cls[0,0]", "1", then="Tab")
+    cls = CLS.copy()
+    cls[0, 0] = 1
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+
+
+@pytest.fixture
+def course_site(tmp_path, reporting_sites, host):
+    """A course's page on another origin (another port) with the explorer in an 800 x 600 iframe."""
+    src = reporting_sites.url(host) + "index.html?embed=1"
+    (tmp_path / "course.html").write_text(
+        '<!doctype html><link rel="icon" href="data:,"><title>Course</title>'
+        '<iframe id="f" src="%s" width="800" height="600" title="ViT head explorer"></iframe>' % src)
+    server, url = serve_in_thread(str(tmp_path), policy=None)
+    yield url + "course.html"
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_edit_inside_a_cross_origin_iframe(app, course_site):
+    engine = app.engine
+    reports = len(app.reports)
+    engine.goto(course_site)
+    engine.enter_frame("#f")
+    try:
+        wait_ready(engine)
+        edit(engine, "cls[0,0]", "1", then="Tab")
+        cls = CLS.copy()
+        cls[0, 0] = 1
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1],
+                                   atol=1e-12)
+        assert engine.evaluate("() => innerWidth") == 800
+        assert [violation(r) for r in app.reports[reports:]] == []
+    finally:
+        engine.leave_frame()
+
+
+# A policy stricter than the site's own, as a server or an embedding page may send: what each
+# engine refuses, and what the alert must say.
+STRICTER = {
+    # Firefox refuses the module worker's own imports (boot/*.mjs), Chromium and WebKit nothing
+    # more than the policy names: all must name worker-src and 'self' or boot.
+    "worker-src without 'self'": (
+        lambda p, host: p.replace("worker-src blob: 'self'", "worker-src blob:") if host == "pyscript"
+        else p.replace("worker-src 'self'", "worker-src 'none'"),
+        "must allow 'self' in worker-src."),
+    "no 'wasm-unsafe-eval'": (
+        lambda p, host: p.replace(" 'wasm-unsafe-eval'", ""),
+        "must allow 'wasm-unsafe-eval' in script-src."),
+}
+
+
+@pytest.mark.parametrize("case", list(STRICTER))
+def test_a_stricter_policy_is_named_in_the_alert_or_the_page_boots(app, case, host):
+    """The page boots, or its alert names the directive and the source to allow: never the
+    "files may be incomplete" of a download that failed."""
+    stricter, words = STRICTER[case]
+    folder = os.path.join(ROOT, "build", "test-" + host)
+    policy = stricter(site_policy(folder), host)
+    assert policy != site_policy(folder)
+    server, base = serve_in_thread(folder, policy=policy)
+    try:
+        engine = app.engine
+        engine.goto(base + "index.html", wait="commit")
+        engine.wait_for("() => document.documentElement.dataset.ready === 'true' || "
+                        "document.documentElement.dataset.bootFailed === 'true'", timeout=120)
+        if engine.evaluate("() => document.documentElement.dataset.ready") == "true":
+            # this engine does not need what the policy took away (Chromium and WebKit check a
+            # module worker's imports against script-src, which allows 'self')
+            assert case == "worker-src without 'self'" and engine.name != "firefox", engine.name
+            return
+        text = alerts(engine)
+        assert text.startswith("The page's Content-Security-Policy blocked ") and words in text, text
+        assert "incomplete" not in text, text
+    finally:
+        server.shutdown()
+        server.server_close()
