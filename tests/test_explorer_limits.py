@@ -25,15 +25,21 @@ def fragment(z_shape, w_shape=(1024, 1000)):
     return "#state=" + json.dumps(state, separators=(",", ":"))
 
 
-def load_measured(frag):
-    """(answer, peak MB of Python memory while loading, MB still held after)."""
-    session = Session()
+def measured(session, request):
+    """(answer, peak bytes of Python memory while `session` answered `request`, bytes held after)."""
     tracemalloc.start()
     try:
-        answer = session.handle({"op": "load", "fragment": frag})
+        answer = session.handle(request)
         held, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
+    return answer, peak, held
+
+
+def load_measured(frag):
+    """(session, answer, peak MB of Python memory while loading, MB still held after)."""
+    session = Session()
+    answer, peak, held = measured(session, {"op": "load", "fragment": frag})
     return session, answer, peak / MB, held / MB
 
 
@@ -119,12 +125,7 @@ def test_a_refused_resize_or_mode_switch_copies_nothing_first(monkeypatch, reque
 def test_a_refused_resize_of_a_big_state_allocates_nothing_big():
     s = Session()
     assert s.handle({"op": "load", "fragment": fragment((7, 257, 1024))})["error"] is None
-    tracemalloc.start()
-    try:
-        answer = s.handle({"op": "resize", "B": 64})
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    answer, peak, _ = measured(s, {"op": "resize", "B": 64})
     assert answer["ok"] is False and "over the limit" in answer["error"]["message"]
     assert peak < 1 * MB, "%.1f MB" % (peak / MB)   # a copy of the whole state: 23 MB
 
@@ -142,12 +143,7 @@ def test_a_training_request_at_vit_b16_size_copies_each_head_once():
     assert s.handle({"op": "preset", "name": "vit-b16"})["ok"]
     assert s.handle({"op": "train_set", "name": "optimizer", "value": "adam"})["ok"]
     assert s.handle({"op": "train", "n": 1})["ok"]
-    tracemalloc.start()
-    try:
-        answer = s.handle({"op": "train", "n": 1})
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    answer, peak, _ = measured(s, {"op": "train", "n": 1})
     assert answer["ok"], answer["error"]
     W = 768 * 1000 * 8 / MB   # one W_head: 6.1 MB
     # four heads: params + m + v copied (12 W), the state's W before and after, temporaries

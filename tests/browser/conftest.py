@@ -25,7 +25,6 @@ Fixtures for tests:
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -38,10 +37,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)  # buildtools (and pycore, if not installed)
 
-from buildtools.browser import CHROMIUM_FLAGS, SYSTEM_CHROMIUMS  # noqa: E402
+from buildtools.browser import CHROMIUM_FLAGS  # noqa: E402
 from buildtools.serve import serve_in_thread  # noqa: E402
 
 from . import pagekit  # noqa: E402
+from .engines import EngineError  # noqa: E402
+from .engines.chromium import chromium_path  # noqa: E402
 from .pagekit import wait_ready  # noqa: E402  (one copy, shared with the page tests)
 
 try:
@@ -67,17 +68,9 @@ VARIANTS = {
 def find_chromium(playwright):
     """None to use Playwright's own Chromium, else the path of a system Chromium."""
     try:
-        own = playwright.chromium.executable_path
-    except Exception:
-        own = None
-    if own and os.path.exists(own):
-        return None
-    for path in SYSTEM_CHROMIUMS + [shutil.which("chromium") or ""]:
-        if path and os.path.exists(path):
-            return path
-    pytest.fail("No Chromium for the browser tests: neither Playwright's (`playwright install "
-                "chromium`) nor the system's (`apt-get install chromium`) is installed",
-                pytrace=False)
+        return chromium_path(playwright)
+    except EngineError as missing:
+        pytest.fail("No Chromium for the browser tests: %s" % missing, pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -365,7 +358,7 @@ class EngineSet:
         self._playwright = playwright_getter
 
     def get(self, name):
-        from .engines import EngineError, launch
+        from .engines import launch
         if name not in self.started and name not in self.errors:
             try:
                 self.started[name] = launch(
