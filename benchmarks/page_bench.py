@@ -29,6 +29,9 @@ floor run by run so that machine noise hits both alike:
    the machine's noise; their medians, and the part of each edit the hosts do differently
    (edit event to the first Plotly.react: the trip to Python and back).
 4. Machine facts and a one-line summary.
+5. Scrubbing (page_bench_scrub.py): a number stepped with held keys and dragged with the pointer,
+   each change's time to the next frame against a floor of a worker round trip with the same
+   bytes plus the same cells painted on canvases.
 
 Diagnostics printed next to the targets, to show where the time goes: the boot milestones of
 both pages (when Plotly.js was evaluated, when Python and NumPy were up); per edit, the time in
@@ -69,6 +72,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSETS = Path(__file__).resolve().parent / "page_bench_assets"
 sys.path.insert(0, str(ROOT))
 from buildtools.browser import CHROMIUM_FLAGS  # noqa: E402
+import page_bench_scrub as scrub  # noqa: E402
 
 
 # Per host: boot ratio, and edit ratio at the worked example's size (ViT-B/16 edits: 1.25x).
@@ -744,7 +748,9 @@ def parse_args(argv=None):
     p.add_argument("--boot-runs", type=int, default=5,
                    help="cold boots of each page, after one untimed boot of each (default: 5)")
     p.add_argument("--skip-boot", action="store_true", help="only the edit benchmark")
-    p.add_argument("--skip-edits", action="store_true", help="only the boot benchmark")
+    p.add_argument("--skip-edits", action="store_true", help="no edit benchmark")
+    p.add_argument("--skip-scrub", action="store_true", help="no scrubbing benchmark")
+    p.add_argument("--scrub-runs", type=int, default=3, help="scrubs per scenario (default: 3)")
     p.add_argument("--chromium", default="/usr/bin/chromium", help="browser executable (default: %(default)s)")
     p.add_argument("--trace", type=Path, metavar="DIR",
                    help="also write Chromium performance traces of a boot and one edit per scenario")
@@ -773,7 +779,8 @@ def floor_pages(site, host):
     """The floor pages, served from memory next to the site (which is never written to)."""
     read = lambda name: (ASSETS / name).read_text(encoding="utf-8")
     pages = {"/floor-plotly.html": read("floor-plotly.html").replace(
-        "{{PLOTLY_REPLAY_JS}}", read("plotly_replay.js")).replace("{{PLOTLY_URL}}", plotly_url(site))}
+        "{{PLOTLY_REPLAY_JS}}", read("plotly_replay.js")).replace("{{PLOTLY_URL}}", plotly_url(site)),
+             "/floor-scrub.html": read("floor-scrub.html")}
     if host == "fallback":
         pages["/floor-boot.html"] = read("floor-boot.html").replace("{{INDEX_URL}}",
                                                                    runtime_index_url(site))
@@ -823,10 +830,10 @@ def floor_pages(site, host):
 def measure(args, browser, bases, with_bytecode=()):
     """Run what was asked, with one browser, for each host in `bases` ({host: base URL});
     `with_bytecode`: the hosts whose sites have the build's bytecode (a floor with it is booted
-    too). Returns (boots, edits, side_by_side, errors): boots and edits keyed by host,
-    side_by_side bench_hosts' results (None unless both hosts are measured)."""
+    too). Returns (boots, edits, side_by_side, errors, scrubs): boots, edits and scrubs keyed
+    by host, side_by_side bench_hosts' results (None unless both hosts are measured)."""
     errors = PageErrors()
-    boots, edits, side_by_side = {}, {}, None
+    boots, edits, side_by_side, scrubs = {}, {}, None, {}
     explorer = explorer_host = None
     for host, base in bases.items():
         if not args.skip_boot:
@@ -844,7 +851,13 @@ def measure(args, browser, bases, with_bytecode=()):
     if args.trace:  # the host whose explorer is still open, else the first
         host = explorer_host or next(iter(bases))
         trace_examples(browser, errors, bases[host], host, explorer, args.trace)
-    return boots, edits, side_by_side, errors
+    for host, base in bases.items():
+        if not args.skip_scrub:
+            print("\nscrubbing on the %s host..." % host, flush=True)
+            page = Explorer(browser, errors, base)
+            scrubs[host] = scrub.bench_scrubs(browser, errors, base, host, args.scrub_runs, new_page, page)
+            page.page.context.close()
+    return boots, edits, side_by_side, errors, scrubs
 
 
 def bench_hosts(browser, errors, bases, runs, warmups):
@@ -896,7 +909,7 @@ def report_hosts(side_by_side):
     return verdicts
 
 
-def print_report(args, boots, edits, side_by_side, errors, facts, seconds):
+def print_report(args, boots, edits, side_by_side, errors, facts, seconds, scrubs=None):
     """The sections and the summary line; returns the exit status."""
     verdicts, summary = [], []
     for host, boot in boots.items():
@@ -912,6 +925,11 @@ def print_report(args, boots, edits, side_by_side, errors, facts, seconds):
     hosts = report_hosts(side_by_side)
     verdicts += hosts
     summary += ["%s %s" % (name, verdict(ok)) for name, ok in hosts]
+    for host, results in (scrubs or {}).items():
+        scrub_verdicts = scrub.report_scrubs(host, results, verdict)
+        verdicts += scrub_verdicts
+        summary.append("%s scrubbing %d/%d %s" % (host, sum(ok for _, ok in scrub_verdicts), len(scrub_verdicts),
+                                                 verdict(all(ok for _, ok in scrub_verdicts))))
     end_load = load_average()
     print("\n4. Machine: %s CPUs (nproc), Chromium %s; load average %s at start, %s at the end;"
           " whole run %.0f s" % (facts["nproc"], facts["chromium"], facts["load"], end_load, seconds))
@@ -953,13 +971,13 @@ def run(args, sites):
                 print("site: %s (%s host: Pyodide %s, Python %s, NumPy %s), served at %s"
                       % (site, host, rt.get("pyodide", "?"), rt.get("python", "?"),
                          rt.get("numpy", "?"), bases[host]), flush=True)
-            boots, edits, side_by_side, errors = measure(args, browser, bases, with_bytecode)
+            boots, edits, side_by_side, errors, scrubs = measure(args, browser, bases, with_bytecode)
             browser.close()
     finally:
         for server in servers:
             server.shutdown()
             server.server_close()
-    return print_report(args, boots, edits, side_by_side, errors, facts, time.monotonic() - started)
+    return print_report(args, boots, edits, side_by_side, errors, facts, time.monotonic() - started, scrubs)
 
 
 def main(argv=None):

@@ -84,8 +84,8 @@ def directives(host, manifest, inline_scripts=()):
         ("connect-src", ["'self'"] + cdn_pyodide,
          "the runtime's files, the NumPy wheel and the explorer's Python files are fetched"),
         ("img-src", ["data:"],
-         "Plotly.js draws every heatmap as a data: PNG, and so does the page for the big ones; "
-         "the page's icon is data: too"),
+         "the page's icon is a data: URL, and Plotly.js draws any visible heatmap trace as a "
+         "data: PNG (the page paints its heatmaps' cells itself, on canvases)"),
         ("font-src", ["'self'"], "KaTeX's fonts, for the equations"),
         ("style-src", ["'self'", source_hash(PLOTLY_STYLE_ELEMENT)],
          "the site's stylesheets, and the empty <style> that Plotly.js fills with insertRule"),

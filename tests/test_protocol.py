@@ -45,8 +45,8 @@ def test_every_op_has_a_handler_and_every_handler_an_op():
 
 def test_a_request_with_a_field_outside_the_protocol_is_refused():
     answer = Session().handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1",
-                               "link": "separate"})
-    assert answer["ok"] is False and "link" in answer["error"]["message"]
+                               "colour": "red"})
+    assert answer["ok"] is False and "colour" in answer["error"]["message"]
 
 
 def test_answers_to_each_op_keep_to_the_protocol():

@@ -18,7 +18,9 @@ REQUESTS = {
              "commit": "true once the person has finished with the cell (Enter, Tab, leaving it): "
                        "a refusal then leaves the state as it was before the cell was entered",
              "steps": "'later' when the equations are out of view (the answer then only says "
-                      "that they changed)"},
+                      "that they changed)",
+             "link": "'later' while the number is being scrubbed: the answer's link is pending "
+                     "(the page asks for it with a link request once the changes pause)"},
     "paste": {"key": "as for edit", "index": "the block's top-left cell",
               "text": "the pasted text: a spreadsheet's cells, CSV, or a NumPy literal",
               "steps": "as for edit"},

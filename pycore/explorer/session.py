@@ -185,7 +185,8 @@ class Session(object):
         if value == old:  # nothing to redraw: the page only learns the value in effect
             return {"ok": True, "unchanged": True, "value": old, "error": error}
         answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
-                              steps=_steps_wanted(request), grids=False)
+                              steps=_steps_wanted(request), grids=False,
+                              link_later=request.get("link") == "later")
         answer["value"] = float(self.state.matrix(key)[index])
         answer["patched"] = self._patches(key, index, answer["value"])
         answer["error"] = error
@@ -427,7 +428,7 @@ class Session(object):
         a note that the state is too big for a link."""
         dense = self._dense_numbers()
         if pending_allowed and dense > SYNC_LINK_NUMBERS:
-            return {"fragment": None, "pending": True, "note": None}
+            return dict(LINK_PENDING)
         edits = sum(len(r.edits) for r in self.state.generated.values())
         if edits * EDIT_MIN_CHARS > LINK_MAX:  # surely too long: not spelled out to find out
             size = "more than %s" % "{:,}".format(LINK_MAX // 1000)
@@ -441,12 +442,15 @@ class Session(object):
                         "%s kB long). Save it with \u201cState as JSON\u201d instead."
                         % ("{:,}".format(dense), size)}
 
-    def _answer(self, parts, steps=False, grids=True):
+    def _answer(self, parts, steps=False, grids=True, link_later=False):
         """The answer's sections for `parts` (see protocol.ANSWER). The equations come too if
         `steps`; if it is "later", only a note that they changed (the page's equations are out
-        of view, so Python spares them). `grids`: whether the editors are refilled."""
+        of view, so Python spares them). `grids`: whether the editors are refilled.
+        `link_later`: the link is left pending (a number being scrubbed changes many times a
+        second; spelling the state out each time would be most of the answer's cost)."""
         s, t = self.state, self.trace
-        answer = {"ok": True, "error": None, "link": self._link(),
+        link = LINK_PENDING if link_later else self._link()
+        answer = {"ok": True, "error": None, "link": dict(link),
                   "shape": {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
                             "N1": (s.N + 1) if s.mode == "encoder" else None},
                   "heatmaps": {}, "hide": []}
@@ -526,6 +530,10 @@ class Session(object):
         arrays, specs = shown_output
         self.matrices.update(arrays)
         answer["heatmaps"].update(specs)
+
+
+LINK_PENDING = {"fragment": None, "pending": True, "note": None}
+"""An answer's link while it is not spelled out yet: the page asks for it with a link request."""
 
 
 def _steps_wanted(request):

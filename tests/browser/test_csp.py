@@ -98,22 +98,20 @@ def test_the_core_session_runs_under_the_sites_policy(page, page_log, sites, sit
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), reference_head(cls, W_head),
                                atol=1e-12)
 
-    # The ViT-B/16 head: W_head (768 x 1000) drawn as the page's own bitmap (a canvas), the
-    # logits (2 x 1000) as Plotly's heatmap (a data: PNG image).
+    # The ViT-B/16 head: W_head (768 x 1000) and the logits (2 x 1000) painted by the page on
+    # canvases of its own, under Plotly's axes.
     page.select_option("#preset", "vit-b16")
     act(page, lambda: page.click("#load-preset"))
     big = preset("vit-b16")
     assert page.get_attribute("#heatmap-w", "data-bitmap") == "true"
-    assert page.evaluate("""() => {
-        const v = document.querySelector('#stage-w canvas.heatmap-bitmap');
-        const px = v.getContext('2d').getImageData(0, 0, v.width, v.height).data;
-        return px.some((x, i) => i % 4 === 3 && x > 0);  // some pixel is painted
-    }""")
+    for stage in ("stage-w", "stage-logits"):
+        assert page.evaluate("""stage => {
+            const v = document.querySelector('#' + stage + ' canvas.heatmap-bitmap');
+            const px = v.getContext('2d').getImageData(0, 0, v.width, v.height).data;
+            return px.some((x, i) => i % 4 === 3 && x > 0);  // some pixel is painted
+        }""", stage), stage
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
                                reference_head(big.cls.tolist(), big.W_head.tolist()), atol=1e-9)
-    page.wait_for_function("() => Array.from(document.querySelectorAll('#heatmap-logits image')).some("
-                           "i => /^data:image\\/png/.test(i.getAttribute('href') || "
-                           "i.getAttributeNS('http://www.w3.org/1999/xlink', 'href') || ''))")
     # The equations (KaTeX, its stylesheet and fonts) are typeset once the page is idle.
     page.locator("#step-list").scroll_into_view_if_needed()
     page.wait_for_function("() => document.querySelector('#step-list .katex')", timeout=30000)

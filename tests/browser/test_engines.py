@@ -222,6 +222,33 @@ def test_escape_takes_a_typed_entry_back(app):
     app.assert_clean()
 
 
+def test_scrub_a_number_with_keys_then_a_finger_on_its_handle(app):
+    engine = app.start()
+    z = "() => document.getElementById('heatmap-cls').data[0].z[0][1]"
+    engine.click(cell("cls[0,1]"))
+    for _ in range(3):
+        engine.press("Alt+ArrowUp")  # 0.1 a step: -1 -> -0.7
+    engine.wait_for(z + " === -0.7")
+    cls = CLS.copy()
+    cls[0, 1] = -0.7
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+    assert engine.evaluate("(s) => document.querySelector(s).value", cell("cls[0,1]")) == "-0.7"
+    engine.press("Escape")  # back to the number before the steps
+    engine.wait_for(z + " === -1")
+    # a finger drags the focused cell's handle to the right: the number grows, 0.01 a pixel
+    engine.drag("#grid-input .scrub-handle", [(0.5, 0.5), (1.5, 0.5), (2.5, 0.5), (3.5, 0.5)], kind="touch")
+    engine.wait_for("() => document.documentElement.dataset.linkPending === 'false' && " + z[6:] + " > -0.9")
+    value = heatmap_z(engine, "heatmap-cls")[0, 1]
+    assert -0.9 < value < -0.2, value
+    assert engine.evaluate("(s) => document.querySelector(s).value", cell("cls[0,1]")) == repr(float(value)).rstrip("0").rstrip(".")
+    cls[0, 1] = value
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+    # the link follows once the scrub pauses
+    assert json.loads(engine.evaluate(
+        "() => decodeURIComponent(new URLSearchParams(location.hash.slice(1)).get('state'))"))["cls"][0][1] == value
+    app.assert_clean()
+
+
 def test_tab_leaves_the_grid_as_one_stop(app):
     engine = app.start()
     engine.click(cell("cls[0,2]"))

@@ -37,6 +37,7 @@ grids.input = new MatrixGrid($("grid-input"), {
   rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
   onEdit: (i, j, text, t0, commit) => editCell(grids.input, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
+  onScrub: (i, j, value, t0, final) => scrubCell(grids.input, i, j, value, t0, final),
   onReadOnly: notStartedYet,
 });
 grids.w = new MatrixGrid($("grid-w"), {
@@ -46,6 +47,7 @@ grids.w = new MatrixGrid($("grid-w"), {
   colHeader: (j) => `c=${j}`,
   onEdit: (i, j, text, t0, commit) => editCell(grids.w, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.w, i, j, text, t0),
+  onScrub: (i, j, value, t0, final) => scrubCell(grids.w, i, j, value, t0, final),
   onReadOnly: notStartedYet,
 });
 grids.input.setReadOnly(true);
@@ -219,10 +221,12 @@ function inputIndex(grid, i, j) {
 
 // One cell, as typed so far (commit: the person has left it). Python answers with the value
 // in effect: a text that is not a number leaves the value the cell had when it was entered.
-async function editCell(grid, i, j, text, t0, commit) {
+// `linkLater`: a number being scrubbed, whose link is written once the changes pause.
+async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
   const where = inputIndex(grid, i, j);
   const request = { op: "edit", key: where.key, index: where.index, text, steps: panels.stepsLater() };
   if (commit) request.commit = true;
+  if (linkLater) request.link = "later";
   const res = await client.call(request);
   if (!res.ok) {
     showAlert(res.error.message);
@@ -234,6 +238,27 @@ async function editCell(grid, i, j, text, t0, commit) {
   else if (!commit || !error) clearAlert();
   if (res.unchanged) grid.refill(i, j); // the value in effect, unless the cell is being typed in
   else await renderer.schedule(res, t0);
+}
+
+// A scrubbed number (js/scrub.js): one edit in flight at a time. Values that come while it is
+// answered and drawn replace each other, so the page never falls behind the pointer; the last
+// one (where a drag or a held key ended) is always sent, so the screen ends at its exact value.
+const scrubs = { next: null, running: false };
+
+function scrubCell(grid, i, j, value, t0, final) {
+  if (!client) return;
+  scrubs.next = { grid, i, j, value, t0, final };
+  if (!scrubs.running) pumpScrubs();
+}
+
+async function pumpScrubs() {
+  scrubs.running = true;
+  while (scrubs.next) {
+    const { grid, i, j, value, t0, final } = scrubs.next;
+    scrubs.next = null;
+    await editCell(grid, i, j, String(value), t0, final, !final);
+  }
+  scrubs.running = false;
 }
 
 function pasteBlock(grid, i, j, text, t0) {

@@ -1,3 +1,5 @@
+import { Scrubber } from "./scrub.js";
+
 // A spreadsheet-like editor for one matrix, virtualized: only the cells in view are <input>s,
 // so a 768 x 1000 W_head costs a few hundred elements, not 768,000.
 //
@@ -5,7 +7,8 @@
 // (onEdit, for every keystroke, and once more with commit = true when they leave the cell) and
 // pastes (onPaste), and shows what it is told is invalid. The cell being typed in keeps its text;
 // every other cell shows the value in use. Keyboard: arrows, Enter / Shift+Enter, PageUp /
-// PageDown, Ctrl+Home / Ctrl+End, Escape to take the entry back. Tab enters and leaves the grid
+// PageDown, Ctrl+Home / Ctrl+End, Escape to take the entry back; Alt+ArrowUp / Alt+ArrowDown and
+// a drag sideways scrub the number (js/scrub.js). Tab enters and leaves the grid
 // as one stop (a roving tabindex, as WAI-ARIA recommends for grids), so a keyboard user never has
 // to tab through 768,000 cells to reach the next control.
 
@@ -16,7 +19,8 @@ const OVERSCAN = 2;
 
 export class MatrixGrid {
   // opts: {name, label(i, j), rowHeader(i), colHeader(j), rowClass(i),
-  //        onEdit(i, j, text, t0, commit), onPaste(i, j, text, t0), onReadOnly()}
+  //        onEdit(i, j, text, t0, commit), onPaste(i, j, text, t0), onReadOnly(),
+  //        onScrub(i, j, value, t0, final)}
   constructor(host, opts) {
     this.opts = opts;
     this.rows = 0;
@@ -49,6 +53,7 @@ export class MatrixGrid {
     this.root.append(this.corner, this.colHead, this.rowHead, this.body);
     host.replaceChildren(this.root);
     this.measure();
+    this.scrubber = new Scrubber(this, opts.onScrub);
 
     this.body.addEventListener("scroll", () => {
       if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.render(); });
@@ -61,7 +66,10 @@ export class MatrixGrid {
     this.spacer.addEventListener("pointerdown", (e) => {
       this.pressed = e.target !== document.activeElement ? e.target : null;
       this.held = null;
+      const p = this.position(this.pressed);
+      if (p) this.scrubber.pressed(e, p[0], p[1]);
     });
+    this.spacer.addEventListener("keyup", (e) => this.scrubber.keyUp(e));
     this.spacer.addEventListener("mousedown", (e) => this.onPress(e));
     this.spacer.addEventListener("mouseup", (e) => this.onRelease(e));
     this.spacer.addEventListener("click", (e) => this.onRelease(e));
@@ -131,8 +139,22 @@ export class MatrixGrid {
     if (input && !this.typing(i, j)) this.fill(input, i, j);
   }
 
+  // Whether cell (i, j) shows the person's number rather than the answers': typed text, or a
+  // number being scrubbed (the answers to its earlier values arrive after it).
   typing(i, j) {
+    const s = this.scrubber.session;
+    if (s && s.live && s.i === i && s.j === j) return true;
     return this.entry !== null && this.entry.i === i && this.entry.j === j && this.entry.dirty;
+  }
+
+  // Cell (i, j) took a scrubbed number: what was typed there is replaced, nothing is invalid.
+  scrubbed(i, j) {
+    if (this.entry && this.entry.i === i && this.entry.j === j) this.entry.dirty = false;
+    const input = this.cells.get(`${i},${j}`);
+    if (input) {
+      input.removeAttribute("aria-invalid");
+      input.classList.remove("pending");
+    }
   }
 
   // Read-only while the runtime boots: the numbers are visible before they are editable.
@@ -193,6 +215,7 @@ export class MatrixGrid {
     }
     this.spacer.append(fresh);
     this.renderHeaders(r0, r1, c0, c1, top, left);
+    this.scrubber.place();
   }
 
   makeCell(i, j) {
@@ -281,6 +304,7 @@ export class MatrixGrid {
     this.entry = { i: p[0], j: p[1], before: e.target.value, dirty: false };
     // Like a spreadsheet: entering a cell selects its text, so typing replaces it.
     e.target.select();
+    this.scrubber.place();
   }
 
   // A press of a mouse, a finger or a pen that focuses a cell must leave its text selected, as
@@ -330,6 +354,7 @@ export class MatrixGrid {
     if (this.entry.before === null) this.entry.before = String(this.value(p[0], p[1]));
     this.entry.dirty = true;
     this.pressed = null;
+    this.scrubber.leave();
     this.opts.onEdit(p[0], p[1], e.target.value, performance.now(), false);
   }
 
@@ -338,6 +363,8 @@ export class MatrixGrid {
   onLeave(e) {
     const p = this.position(e.target);
     if (this.held === e.target) this.held = null;
+    this.scrubber.leave();
+    this.scrubber.place();
     const entry = this.entry;
     if (!p || !entry || entry.i !== p[0] || entry.j !== p[1]) return;
     this.entry = null;
@@ -371,6 +398,7 @@ export class MatrixGrid {
       if (this.opts.onReadOnly) this.opts.onReadOnly();
       return;
     }
+    if (this.scrubber.key(e, i, j, input)) return;
     const atStart = input.selectionStart === 0 && input.selectionEnd === 0;
     const atEnd = input.selectionStart === input.value.length && input.selectionEnd === input.value.length;
     const all = input.selectionStart === 0 && input.selectionEnd === input.value.length;
@@ -389,6 +417,7 @@ export class MatrixGrid {
       case "Escape": {
         // Take the entry back: the text the cell had when it was entered, and its value.
         e.preventDefault();
+        if (this.scrubber.escape(i, j, input)) return;
         const entry = this.entry;
         if (!entry || !entry.dirty || entry.i !== i || entry.j !== j) return;
         input.value = entry.before === null ? String(this.value(i, j)) : entry.before;

@@ -1,17 +1,23 @@
-// Plotly heatmaps, always updated with Plotly.react and new array objects, axes kept fixed.
+// Heatmaps: Plotly draws the axes, titles, marks and zoom; the page paints the cells.
 //
 // What each heatmap shows (title, axes, range, marks) is decided in Python
 // (pycore/explorer/panels.py; js/protocol.js: HeatmapSpec); this file only draws it.
 //
-// Big matrices (a ViT-B/16 W_head: 768,000 cells) are drawn as a bitmap: the page colours one
-// pixel per cell from the colour scale's table, into a canvas of the matrix's own size, and
-// paints the part in view onto a canvas laid under the plot's transparent background, exactly
-// over its plot area. A Plotly heatmap of that size costs 350-450 ms per redraw on a 2-CPU
-// machine, and a picture handed to Plotly costs a PNG encoding of ~250 ms; an edit here
-// recolours only the cells that changed. The figure keeps an invisible heatmap trace whose z is
-// the matrix, so data[0].z stays the page's interface (docs/interface.md), Plotly still draws
-// the axes, titles, marks and zoom, and hovering a cell shows its exact value (drawn by this
-// file, from the same hover template).
+// Every matrix is painted by the page: one pixel per cell, coloured from the colour scale's
+// table into a canvas of the matrix's own size, then the part in view is painted (cells as
+// sharp squares, and each cell's number when the spec asks for it) onto a canvas laid under the
+// plot's transparent background, exactly over its plot area. The figure keeps an invisible
+// heatmap trace whose z is the matrix, so data[0].z stays the page's interface
+// (docs/interface.md), and hovering a cell shows its exact value (drawn by this file, from the
+// spec's hover template).
+//
+// Why: a change of values (an edit, a scrub, a training step) is the page's commonest redraw,
+// and Plotly.react of even a 2 x 4 heatmap re-lays out its figure and re-renders its trace:
+// 10-15 ms a figure in Chromium, 35-140 ms in WebKit. When only the values, the colour range or
+// the marks changed, the figure is left to Plotly as it is and its cells are recoloured in
+// place (the cells whose value changed, or all of them when the range moved): well under a
+// millisecond for the worked example, a few for a 768,000-cell W_head. Plotly.react runs only
+// when what the figure looks like changes (its size, title, axes, hover).
 
 import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText } from "./dom.js";
 
@@ -23,9 +29,6 @@ const DIVERGING = [
 ];
 // Probabilities are not signed: a sequential scale from white.
 const SEQUENTIAL = [[0.0, "#f7f7f7"], [0.5, "#fdae6b"], [1.0, "#a63603"]];
-
-// Matrices with more cells than this are drawn as a bitmap.
-const BITMAP_FROM = 20000;
 
 // No mode bar: its buttons were 42 of the page's 57 Tab stops and sat over the titles on a
 // phone. Zoom stays (drag a box, double-click to zoom out) where a mouse is.
@@ -173,10 +176,9 @@ export function cellAt(el, clientX, clientY) {
   return [row, col];
 }
 
-// What each heatmap shows now: id -> {specText (the spec as JSON, and the class names if it
-// names them), spec, m}. A heatmap asked to show exactly that again is left alone; this is how
-// the first view drawn while Python boots costs nothing more once Python's own, identical
-// answer arrives.
+// What each heatmap shows now: id -> {figure (figureOf), specText (the spec as JSON), spec, m}.
+// A heatmap asked to show exactly that again is left alone; this is how the first view drawn
+// while Python boots costs nothing more once Python's own, identical answer arrives.
 const shown = new Map();
 
 function sameData(a, b) {
@@ -194,6 +196,13 @@ function rowsOf(m) {
   return out;
 }
 
+// What a figure looks like apart from its values: while this stays, a change is a recolouring.
+// The colour range, the key and the marks are not in it (they follow the values).
+function figureOf(spec, m) {
+  const { zmin, zmax, key, marks, ...look } = spec;
+  return `${m.rows}x${m.cols}:${JSON.stringify(look)}` + (spec.x_labels ? classLabels.join("\n") : "");
+}
+
 /**
  * Draw (or leave alone, if unchanged) the heatmap `id`.
  * @param {string} id
@@ -202,54 +211,32 @@ function rowsOf(m) {
  */
 export function drawHeatmap(id, spec, m) {
   const el = document.getElementById(id);
-  // a hover that names the classes changes with their names
-  const specText = JSON.stringify(spec) + (spec.x_labels ? classLabels.join("\n") : "");
+  const figure = figureOf(spec, m);
+  const specText = JSON.stringify(spec);
   const before = shown.get(id);
-  if (before && el.data && before.specText === specText && before.m.rows === m.rows &&
-      before.m.cols === m.cols && sameData(before.m.data, m.data)) return Promise.resolve(el);
+  if (before && el.data && before.figure === figure && before.specText === specText &&
+      sameData(before.m.data, m.data)) return Promise.resolve(el);
+  if (before && el.data && el.vitBitmap && before.figure === figure) return recolour(el, id, spec, m, before);
   shown.delete(id);
   const { rows, cols } = m;
   const compact = document.documentElement.classList.contains("embed");
-  const bitmap = rows * cols > BITMAP_FROM;
-  // A bitmap whose figure is unchanged (a W_head edit: the same title, range and marks): only
-  // values changed, and Plotly draws none of them (its trace is invisible), so the figure is
-  // left as it is, its z swapped in place; a Plotly.react would only re-check 768,000 values.
-  if (bitmap && before && el.data && el.dataset.bitmap === "true" && before.specText === specText &&
-      before.m.rows === rows && before.m.cols === cols) {
-    colourBitmap(el, spec, m);
-    paintBitmap(el);
-    el.data[0].z = rowsOf(m);
-    // and in Plotly's own copy of the trace, which it reads until its next full redraw
-    if (el._fullData && el._fullData[0]) el._fullData[0].z = el.data[0].z;
-    el.vitHover = { spec, m };
-    numbersTable(el, spec, m);
-    shown.set(id, { specText, spec, m });
-    return Promise.resolve(el);
-  }
-  const z = rowsOf(m);
   const trace = {
     type: "heatmap",
-    z,
+    z: rowsOf(m),
     zmin: spec.zmin,
     zmax: spec.zmax,
     colorscale: spec.scale === "sequential" ? SEQUENTIAL : DIVERGING,
+    // z for the page's interface: the canvas under the plot is what is seen
+    visible: false,
     hovertemplate: spec.hover + "<extra></extra>",
-    // The colour key is the page's own (see colourKey): Plotly's colour bar is a second plot
-    // with its own axis, and redrawing it cost about a third of every heatmap's update.
-    showscale: false,
-    xgap: 0, ygap: 0,
+    showscale: false, // the colour key is the page's own (see colourKey)
   };
   if (spec.x_labels === "classes") {
+    // each column's class name, for the hover (the same names hoverOver shows)
     const names = Array.from({ length: cols }, (_, j) => classLabels[j] || `class ${j}`);
     trace.customdata = Array.from({ length: rows }, () => names);
   }
-  // In the compact embed view, small matrices print their values; a squeezed key would not help.
-  const keyShown = !(compact && rows <= 8);
   const style = look();
-  if (spec.text) {
-    trace.texttemplate = spec.text_format || "%{z:.2f}";
-    trace.textfont = { size: style.cellText };
-  }
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
   const height = cell ? Math.max(compact ? 96 : 150, (compact ? 70 : 90) + rows * cell) : (compact ? 200 : 340);
   const title = wrapTitle(spec.title, widthOf(el) || 600, style.title);
@@ -263,8 +250,10 @@ export function drawHeatmap(id, spec, m) {
     margin: compact ? { l: 8, r: 6, t: 22 + extra, b: 8 } : { l: 10, r: 10, t: 30 + extra, b: 10 },
     // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
     // no room for both, and the plot's title and the hover say what rows and columns are.
-    xaxis: axis(compact ? "" : spec.x_title, cols, style.ink),
-    yaxis: Object.assign(axis(compact ? "" : spec.y_title, rows, style.ink), { autorange: "reversed" }),
+    xaxis: Object.assign(axis(compact ? "" : spec.x_title, cols, style.ink),
+                         { range: [-0.5, cols - 0.5], autorange: false }),
+    yaxis: Object.assign(axis(compact ? "" : spec.y_title, rows, style.ink),
+                         { range: [rows - 0.5, -0.5], autorange: false }),
     // On a touch screen a swipe scrolls the page: no dragging in the plot (explorer.css too).
     dragmode: COARSE.matches ? false : "zoom",
     shapes: allShapes(id, spec, m),
@@ -275,35 +264,58 @@ export function drawHeatmap(id, spec, m) {
     plot_bgcolor: "rgba(0,0,0,0)",
     font: { family: "system-ui, sans-serif", size: style.size, color: style.ink },
   };
-  if (bitmap) {
-    trace.visible = false; // z for the page's interface; the canvas under it is what is seen
-    Object.assign(layout.xaxis, { range: [-0.5, cols - 0.5], autorange: false });
-    Object.assign(layout.yaxis, { range: [rows - 0.5, -0.5], autorange: false });
-    hoverOver(el);
-  }
-  setData(el, "bitmap", bitmap ? "true" : "false");
+  hoverOver(el);
+  setData(el, "bitmap", "true");
   el.vitHover = { spec, m };
-  const label = `${spec.title}: a heatmap of ${rows} by ${cols} values, colours from ${spec.key[0]} to ` +
+  describe(el, spec, m);
+  numbersTable(el, spec, m);
+  // The cells' colours are set before Plotly draws, and painted in view once it has laid the
+  // plot area out (and after every zoom or resize: see paintBitmap).
+  colourBitmap(el, spec, m);
+  // The key changes the page's layout: only after Plotly has measured it (the react calls of
+  // one render all run before any of them resolves).
+  holdHeight(el, layout.height);
+  return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
+    watchBitmap(el);
+    paintBitmap(el);
+    shown.set(id, { figure, specText, spec, m });
+    colourKey(el, spec, keyShown(m));
+    return drawn;
+  });
+}
+
+// In the compact embed view, small matrices print their values; a squeezed key would not help.
+function keyShown(m) {
+  return !(document.documentElement.classList.contains("embed") && m.rows <= 8);
+}
+
+// The figure as it is, new values: its cells recoloured and painted, its z swapped in place (in
+// Plotly's own copy of the trace too, which it reads until its next full redraw), its key, label
+// and numbers table brought up to date, and its marks moved if they changed.
+function recolour(el, id, spec, m, before) {
+  colourBitmap(el, spec, m);
+  el.vitHover = { spec, m };
+  paintBitmap(el, false);
+  const z = rowsOf(m);
+  for (const trace of [el.data[0], el._fullData && el._fullData[0]]) {
+    if (trace) Object.assign(trace, { z, zmin: spec.zmin, zmax: spec.zmax });
+  }
+  describe(el, spec, m);
+  numbersTable(el, spec, m);
+  colourKey(el, spec, keyShown(m));
+  shown.set(id, { figure: before.figure, specText: JSON.stringify(spec), spec, m });
+  if (JSON.stringify(before.spec.marks) === JSON.stringify(spec.marks)) return Promise.resolve(el);
+  return window.Plotly.relayout(el, { shapes: allShapes(id, spec, m) }).then(() => el);
+}
+
+// What a screen reader hears for the figure (the cells themselves are a picture).
+function describe(el, spec, m) {
+  const label = `${spec.title}: a heatmap of ${m.rows} by ${m.cols} values, colours from ${spec.key[0]} to ` +
                 `${spec.key[2]}. "Show the numbers" below it lists them.`;
   if (el.getAttribute("aria-label") !== label) {
     el.setAttribute("role", "img");
     el.setAttribute("aria-label", label);
   }
-  numbersTable(el, spec, m);
-  // The bitmap's colours are set before Plotly draws, and painted in view once it has laid the
-  // plot area out (and after every zoom or resize: see paintBitmap).
-  if (bitmap) colourBitmap(el, spec, m);
-  else dropBitmap(el);
-  // The key changes the page's layout: only after Plotly has measured it (the react calls of
-  // one render all run before any of them resolves).
-  holdHeight(el, layout.height);
-  return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
-    if (bitmap) watchBitmap(el);
-    paintBitmap(el);
-    shown.set(id, { specText, spec, m });
-    colourKey(el, spec, keyShown);
-    return drawn;
-  });
 }
 
 // ---- highlights: the cells a walk-through step uses (js/walkthrough.js) -----------------------
@@ -421,7 +433,7 @@ function colourBitmap(el, spec, m) {
   if (r1 >= 0) bm.cells.getContext("2d").putImageData(bm.image, 0, 0, c0, r0, c1 - c0 + 1, r1 - r0 + 1);
 }
 
-// The figure stopped being a bitmap (a smaller matrix): its canvas goes.
+// The figure is cleared: its canvas goes.
 function dropBitmap(el) {
   if (!el.vitBitmap) return;
   if (el.vitBitmap.view) el.vitBitmap.view.remove();
@@ -429,11 +441,13 @@ function dropBitmap(el) {
 }
 
 // Paint the part of the bitmap in view over the plot area, one screen pixel per device pixel,
-// cells as sharp squares. Called after each Plotly redraw, zoom and resize.
-function paintBitmap(el) {
+// cells as sharp squares, then the cells' numbers if the spec asks for them. Called after each
+// Plotly redraw, zoom and resize (`place`: the plot area may have moved; a recolouring leaves it
+// where it was, and reading the layout would make the browser lay the page out first).
+function paintBitmap(el, place = true) {
   const bm = el.vitBitmap;
   const full = el._fullLayout;
-  if (!bm || !full || el.dataset.bitmap !== "true") return;
+  if (!bm || !full || !full._size) return;
   const box = el.parentElement;
   let view = bm.view;
   if (!view || !view.isConnected) {
@@ -443,25 +457,54 @@ function paintBitmap(el) {
     box.style.position = "relative";
     box.insertBefore(view, el); // first: Plotly's own layers, positioned after it, paint above
     bm.view = view;
+    place = true;
   }
   const { l, t, w, h } = full._size;
   const ratio = window.devicePixelRatio || 1;
   const width = Math.max(1, Math.round(w * ratio));
   const height = Math.max(1, Math.round(h * ratio));
-  if (view.width !== width) view.width = width;
-  if (view.height !== height) view.height = height;
-  view.style.left = `${el.offsetLeft + l}px`;
-  view.style.top = `${el.offsetTop + t}px`;
-  view.style.width = `${w}px`;
-  view.style.height = `${h}px`;
+  if (place) {
+    if (view.width !== width) view.width = width;
+    if (view.height !== height) view.height = height;
+    view.style.left = `${el.offsetLeft + l}px`;
+    view.style.top = `${el.offsetTop + t}px`;
+    view.style.width = `${w}px`;
+    view.style.height = `${h}px`;
+  }
   // Cell c spans x from c - 0.5 to c + 0.5, so the canvas's pixel column c starts at x = c - 0.5.
   const [x0, x1] = full.xaxis.range;
   const [ya, yb] = full.yaxis.range; // reversed: the top of the plot is the smaller row
+  const left = Math.min(x0, x1), top = Math.min(ya, yb);
+  const spanX = Math.abs(x1 - x0), spanY = Math.abs(yb - ya);
   const ctx = view.getContext("2d");
   ctx.imageSmoothingEnabled = false;
-  ctx.clearRect(0, 0, width, height);
-  ctx.drawImage(bm.cells, Math.min(x0, x1) + 0.5, Math.min(ya, yb) + 0.5, Math.abs(x1 - x0), Math.abs(yb - ya),
-                0, 0, width, height);
+  ctx.clearRect(0, 0, view.width, view.height);
+  ctx.drawImage(bm.cells, left + 0.5, top + 0.5, spanX, spanY, 0, 0, view.width, view.height);
+  const spec = el.vitHover && el.vitHover.spec;
+  if (spec && spec.text) paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx: view.width / spanX, sy: view.height / spanY }, ratio);
+}
+
+// Each cell's number in its centre, in dark ink on light cells and white on dark ones (as
+// Plotly's own cell text), at the figure's cell-text size.
+function paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx, sy }, ratio) {
+  const decimals = /%\{z:\.(\d+)f\}/.exec(spec.text_format || "");
+  const text = (v) => (decimals ? v.toFixed(Number(decimals[1])) : format(v));
+  const rgba = bm.image.data;
+  ctx.font = `${look().cellText * ratio}px system-ui, sans-serif`;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  const r0 = Math.max(0, Math.ceil(top)), r1 = Math.min(bm.rows - 1, Math.floor(top + spanY));
+  const c0 = Math.max(0, Math.ceil(left)), c1 = Math.min(bm.cols - 1, Math.floor(left + spanX));
+  for (let r = r0; r <= r1; r++) {
+    for (let c = c0; c <= c1; c++) {
+      const i = r * bm.cols + c;
+      const v = bm.data[i];
+      if (!Number.isFinite(v)) continue;
+      const light = 0.299 * rgba[4 * i] + 0.587 * rgba[4 * i + 1] + 0.114 * rgba[4 * i + 2] > 150;
+      ctx.fillStyle = light ? "#111" : "#fff";
+      ctx.fillText(text(v), (c - left) * sx, (r - top) * sy);
+    }
+  }
 }
 
 // Repaint after Plotly redraws the figure on its own (a zoom, a double-click, a resize).
@@ -492,7 +535,7 @@ function hoverOver(el) {
   box.style.position = "relative";
   box.appendChild(label);
   el.addEventListener("mousemove", (event) => {
-    const cell = el.dataset.bitmap === "true" ? cellAt(el, event.clientX, event.clientY) : null;
+    const cell = cellAt(el, event.clientX, event.clientY);
     if (!cell) {
       label.hidden = true;
       return;

@@ -12,6 +12,7 @@
  * @property {string} [text] edit, paste: what the cell holds now, or the pasted text; label: the class index as typed
  * @property {boolean} [commit] edit, label: the person has left the cell
  * @property {"later"} [steps] edit, paste, train: the equations are out of view
+ * @property {"later"} [link] edit: the number is being scrubbed; the link stays pending
  * @property {number} [B] resize
  * @property {number} [D] resize
  * @property {number} [C] resize

@@ -1,0 +1,123 @@
+"""Scrubbing a number (js/scrub.js) with a mouse and the keyboard in Chromium, and what the page
+then shows: the cells' numbers and colours on the screen, every stage against NumPy, the link,
+what a screen reader hears. The same keys and a finger on the handle run in every engine in
+test_engines.py.
+"""
+import numpy as np
+import pytest
+
+from pycore.explorer import decode_fragment, default_state
+from pycore.vit.trace import trace_head
+
+from .pagekit import heatmap_z, open_explorer, page_fragment
+from .test_page_bitmap import assert_screen_shows
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
+
+Z = "([id, r, c]) => document.getElementById(id).data[0].z[r][c]"
+
+
+def value_of(page, element_id, r, c):
+    return page.evaluate(Z, [element_id, r, c])
+
+
+def wait_value(page, element_id, r, c, want):
+    page.wait_for_function("([id, r, c, v]) => document.getElementById(id).data[0].z[r][c] === v",
+                           arg=[element_id, r, c, want])
+
+
+def settled(page):
+    """Wait until the page's link is written (it follows a scrub once the changes pause)."""
+    page.wait_for_function("() => document.documentElement.dataset.linkPending === 'false'")
+
+
+def assert_every_stage(page, state):
+    t = trace_head(state.W_head, cls=state.cls)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), state.cls)
+    np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), state.W_head)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), t.h_hat, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), t.logits, rtol=0, atol=1e-12)
+
+
+def test_keys_step_by_point_one_one_and_a_hundredth_and_esc_puts_the_number_back(page, site_url):
+    open_explorer(page, site_url)
+    state = default_state()
+    cell = page.get_by_label("cls[1,2]", exact=True)   # -1 in the worked example
+    cell.click()
+    page.keyboard.press("Alt+ArrowUp")            # +0.1
+    page.keyboard.press("Shift+Alt+ArrowUp")      # +1
+    page.keyboard.press("Control+Alt+ArrowDown")  # -0.01
+    wait_value(page, "heatmap-cls", 1, 2, 0.09)
+    state.cls[1, 2] = 0.09
+    assert cell.input_value() == "0.09"
+    assert_every_stage(page, state)
+    assert page.evaluate("document.querySelector('#grid-input [aria-live]').textContent") == "cls[1,2] = 0.09"
+    settled(page)
+    np.testing.assert_array_equal(decode_fragment(page_fragment(page)).cls, state.cls)
+    page.keyboard.press("Escape")
+    wait_value(page, "heatmap-cls", 1, 2, -1)
+    assert cell.input_value() == "-1"
+    # a plain arrow still moves to the next cell
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[0,2]"
+
+
+def test_a_mouse_drag_sideways_on_a_cell_scrubs_it_and_the_cells_are_recoloured_in_place(page, site_url):
+    open_explorer(page, site_url)
+    # count Plotly's full redraws from here: a change of values must not need one
+    page.evaluate("""() => { const react = window.Plotly.react; window.__reacts = 0;
+        window.Plotly.react = function (...args) { window.__reacts += 1; return react.apply(this, args); }; }""")
+    state = default_state()
+    cell = page.get_by_label("W_head[1,2]", exact=True)   # -0.5, not focused
+    cell.scroll_into_view_if_needed()
+    box = cell.bounding_box()
+    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for dx in range(2, 42, 2):        # 40 px to the right: +0.40
+        page.mouse.move(x + dx, y)
+    page.mouse.up()
+    wait_value(page, "heatmap-w", 1, 2, -0.1)
+    settled(page)
+    state.W_head[1, 2] = -0.1
+    assert page.get_by_label("W_head[1,2]", exact=True).input_value() == "-0.1"
+    assert_every_stage(page, state)
+    np.testing.assert_array_equal(decode_fragment(page_fragment(page)).W_head, state.W_head)
+    assert page.evaluate("window.__reacts") == 0, "a change of values redrew a figure with Plotly.react"
+    # what is on the screen: each cell's colour from the colour scale (away from its number)
+    page.locator("#heatmap-w").scroll_into_view_if_needed()
+    assert_screen_shows(page, "heatmap-w", state.W_head, inset=0.3)
+    # Esc during a drag (of the focused cell's handle: a drag inside a focused cell selects
+    # its text, as in any text field): the number it started from, everywhere
+    handle = page.locator("#grid-w .scrub-handle").bounding_box()
+    x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for dx in range(2, 30, 2):
+        page.mouse.move(x - dx, y)
+    page.wait_for_function("() => document.getElementById('heatmap-w').data[0].z[1][2] < -0.2")
+    page.keyboard.press("Escape")
+    page.mouse.up()
+    wait_value(page, "heatmap-w", 1, 2, -0.1)
+    settled(page)
+    assert_every_stage(page, state)
+    np.testing.assert_array_equal(decode_fragment(page_fragment(page)).W_head, state.W_head)
+
+
+def test_a_fast_drag_ends_at_its_last_value_whatever_was_skipped(page, site_url):
+    open_explorer(page, site_url)
+    page.get_by_label("cls[0,0]", exact=True).click()   # 2 in the worked example
+    page.locator("#grid-input .scrub-handle").scroll_into_view_if_needed()
+    handle = page.locator("#grid-input .scrub-handle").bounding_box()
+    x, y = handle["x"] + handle["width"] / 2, handle["y"] + handle["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for dx in range(1, 151):   # 150 moves as fast as they come: many merge into later ones
+        page.mouse.move(x + dx, y)
+    page.mouse.up()
+    wait_value(page, "heatmap-cls", 0, 0, 3.5)
+    settled(page)
+    state = default_state()
+    state.cls[0, 0] = 3.5
+    assert_every_stage(page, state)
+    assert page.get_by_label("cls[0,0]", exact=True).input_value() == "3.5"

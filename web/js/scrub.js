@@ -1,0 +1,192 @@
+// Scrubbing: change a grid's number continuously and watch every stage follow.
+//
+// - Keyboard, in a cell: Alt+ArrowUp / Alt+ArrowDown step the number by 0.1 (Shift: 1, Ctrl:
+//   0.01), repeating while held (the key's own auto-repeat).
+// - Pointer: the focused cell shows a handle at its right edge; dragging it left or right
+//   changes the number by 0.01 per pixel (Shift: 0.1, Ctrl: 0.001), with a mouse, a finger or a
+//   pen. With a mouse, a horizontal drag that starts on any other cell scrubs it too.
+// - Esc during a drag, or after key steps in the cell, puts the number back as it was.
+//
+// Each change goes to the page at once (onScrub(i, j, value, t0, final)); `final` marks the
+// last one of a drag or of a held key. The grid shows the number as it changes; screen readers
+// hear it through a polite live region, at most a few times a second.
+
+const DRAG_START_PX = 5; // a mouse press that moves this far sideways scrubs instead of focusing
+const ANNOUNCE_MS = 300;
+
+export class Scrubber {
+  constructor(grid, onScrub) {
+    this.grid = grid;
+    this.onScrub = onScrub || null;
+    this.session = null; // {i, j, start, value}: the cell being scrubbed, and its number before
+    this.drag = null; // {pointerId, x0, start, target}
+    this.press = null; // a mouse press on a cell that may become a drag
+    this.handle = document.createElement("div");
+    this.handle.className = "scrub-handle";
+    this.handle.hidden = true;
+    this.handle.title = "Drag sideways to change the number (or Alt+\u2191 / Alt+\u2193 in the cell)";
+    this.handle.setAttribute("aria-hidden", "true"); // the keys do the same for keyboard users
+    this.live = document.createElement("div");
+    this.live.className = "visually-hidden";
+    this.live.setAttribute("aria-live", "polite");
+    this.announced = 0;
+    this.announceTimer = 0;
+    grid.spacer.append(this.handle);
+    grid.root.append(this.live);
+    this.handle.addEventListener("pointerdown", (e) => this.startDrag(e, grid.active[0], grid.active[1], e.target));
+    // the cell keeps the focus (a press on the handle would otherwise give it to the page)
+    this.handle.addEventListener("mousedown", (e) => e.preventDefault());
+    // the handle is inside the grid's spacer: its events bubble there
+    grid.spacer.addEventListener("pointermove", (e) => this.move(e));
+    grid.spacer.addEventListener("pointerup", (e) => this.endDrag(e));
+    grid.spacer.addEventListener("pointercancel", (e) => this.endDrag(e));
+  }
+
+  get enabled() { return Boolean(this.onScrub) && !this.grid.readOnly; }
+
+  // The handle sits at the right edge of the grid's focused cell.
+  place() {
+    const g = this.grid;
+    const input = g.cells.get(`${g.active[0]},${g.active[1]}`);
+    const show = this.enabled && Boolean(input) && input === document.activeElement;
+    this.handle.hidden = !show;
+    if (show) this.handle.style.transform = `translate(${(g.active[1] + 1) * g.cw}px, ${g.active[0] * g.ch}px)`;
+  }
+
+  // Alt+ArrowUp / Alt+ArrowDown in cell (i, j): one step. Returns whether the key was taken.
+  key(e, i, j, input) {
+    if (!this.enabled || !e.altKey || (e.key !== "ArrowUp" && e.key !== "ArrowDown")) return false;
+    e.preventDefault();
+    const step = e.shiftKey ? 1 : e.ctrlKey ? 0.01 : 0.1;
+    const from = this.current(i, j, input);
+    if (from === null) return true; // a text that is not a number: nothing to step from
+    this.change(i, j, input, stepped(from, e.key === "ArrowUp" ? step : -step, step), false);
+    return true;
+  }
+
+  // A key released: the end of a held Alt+Arrow, whose last step is then final.
+  keyUp(e) {
+    if (!this.session || this.drag || (e.key !== "ArrowUp" && e.key !== "ArrowDown" && e.key !== "Alt")) return;
+    const { i, j, value } = this.session;
+    this.finish(i, j, value);
+  }
+
+  // Esc: the number as it was before this scrub. Returns whether there was one to undo.
+  escape(i, j, input) {
+    const s = this.session;
+    if (!s || s.i !== i || s.j !== j) return false;
+    this.drag = null;
+    this.grid.root.classList.remove("scrubbing");
+    this.change(i, j, input, s.start, true);
+    this.session = null;
+    return true;
+  }
+
+  // The cell was left (or typed in): its scrub is over; a later Esc is the grid's own.
+  leave() {
+    if (!this.drag) this.session = null;
+  }
+
+  // A mouse press on a cell: a drag sideways from it scrubs it.
+  pressed(e, i, j) {
+    this.press = this.enabled && e.pointerType === "mouse" && e.button === 0
+      ? { pointerId: e.pointerId, x: e.clientX, y: e.clientY, i, j, target: e.target } : null;
+  }
+
+  startDrag(e, i, j, capture) {
+    if (!this.enabled) return;
+    const input = this.grid.cells.get(`${i},${j}`);
+    const start = this.current(i, j, input);
+    if (start === null) return;
+    e.preventDefault();
+    this.press = null;
+    capture.setPointerCapture(e.pointerId);
+    this.drag = { pointerId: e.pointerId, x0: e.clientX, start, i, j };
+    // Esc during this drag puts back the number it started from
+    this.session = { i, j, start, value: start, live: true };
+    this.grid.root.classList.add("scrubbing");
+  }
+
+  move(e) {
+    const p = this.press;
+    if (p && e.pointerId === p.pointerId && !this.drag) {
+      const dx = e.clientX - p.x, dy = e.clientY - p.y;
+      if (Math.abs(dx) >= DRAG_START_PX && Math.abs(dx) > Math.abs(dy)) {
+        this.grid.focusCell(p.i, p.j);
+        this.startDrag(e, p.i, p.j, p.target);
+        if (this.drag) this.drag.x0 = p.x;
+      }
+      return;
+    }
+    const d = this.drag;
+    if (!d || e.pointerId !== d.pointerId) return;
+    e.preventDefault();
+    const rate = e.shiftKey ? 0.1 : e.ctrlKey ? 0.001 : 0.01;
+    const dx = Math.round(e.clientX - d.x0);
+    const value = dx === 0 ? d.start : stepped(d.start, dx * rate, rate);
+    if (value !== this.session.value) this.change(d.i, d.j, this.grid.cells.get(`${d.i},${d.j}`), value, false);
+  }
+
+  endDrag(e) {
+    if (this.press && e.pointerId === this.press.pointerId) this.press = null;
+    const d = this.drag;
+    if (!d || e.pointerId !== d.pointerId) return;
+    this.drag = null;
+    this.grid.root.classList.remove("scrubbing");
+    this.finish(d.i, d.j, this.session.value);
+  }
+
+  // The number the cell holds now: what was typed in it if that is a number, else its value.
+  current(i, j, input) {
+    const s = this.session;
+    if (s && s.i === i && s.j === j) return s.value;
+    const typed = input && this.grid.entry && this.grid.entry.dirty && this.grid.typing(i, j) ? Number(input.value) : this.grid.value(i, j);
+    return Number.isFinite(typed) ? typed : null;
+  }
+
+  change(i, j, input, value, final) {
+    if (!this.session || this.session.i !== i || this.session.j !== j) {
+      this.session = { i, j, start: this.current(i, j, input), value };
+    }
+    this.session.value = value;
+    this.session.live = !final;
+    const text = String(value);
+    if (input && input.value !== text) {
+      input.value = text;
+      if (input === document.activeElement) input.select();
+    }
+    this.grid.scrubbed(i, j);
+    this.announce(i, j, text, final);
+    this.onScrub(i, j, value, performance.now(), final);
+  }
+
+  finish(i, j, value) {
+    if (this.session) this.session.live = false;
+    this.announce(i, j, String(value), true);
+    this.onScrub(i, j, value, performance.now(), true);
+  }
+
+  announce(i, j, text, now) {
+    clearTimeout(this.announceTimer);
+    const say = () => {
+      this.announced = performance.now();
+      this.live.textContent = `${this.grid.opts.label(i, j)} = ${text}`;
+    };
+    const wait = ANNOUNCE_MS - (performance.now() - this.announced);
+    if (now || wait <= 0) say();
+    else this.announceTimer = setTimeout(say, wait);
+  }
+}
+
+// from + delta, rounded to the step's decimals or the start's (up to 6), whichever is finer: a
+// step of 0.1 from 0.537 gives 0.637, and no binary noise (0.1 + 0.2 gives 0.3).
+export function stepped(from, delta, step) {
+  return Number((from + delta).toFixed(Math.max(decimals(step), decimals(from))));
+}
+
+function decimals(x) {
+  const text = String(x);
+  if (/e/i.test(text)) return 6;
+  const dot = text.indexOf(".");
+  return dot < 0 ? 0 : Math.min(6, text.length - dot - 1);
+}
