@@ -371,3 +371,17 @@ def test_a_comparison_at_1000_classes_lists_each_samples_top_classes():
     # below 21 classes there is no table
     s.handle({"op": "preset", "name": "worked"})
     assert s.handle({"op": "option", "name": "pitfall", "value": "softmax_inside"})["pitfall"]["top_k"] is None
+
+
+def test_a_scrubbed_edit_leaves_the_link_pending_until_asked_and_the_last_value_is_in_it():
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    for k, text in enumerate(["-0.9", "-0.8", "-0.7"]):
+        answer = s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": text, "link": "later"})
+        assert answer["ok"] and answer["link"] == {"fragment": None, "pending": True, "note": None}
+        assert answer["value"] == float(text)
+    final = s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "-0.7", "commit": True})
+    assert final["ok"] and final.get("unchanged") is True   # the value was in effect already
+    link = s.handle({"op": "link"})["link"]
+    cls = decode_fragment(link["fragment"]).cls
+    assert cls[0, 1] == -0.7 and cls[0, 0] == 2.0   # the worked example, with the last value
