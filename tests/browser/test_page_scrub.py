@@ -121,3 +121,39 @@ def test_a_fast_drag_ends_at_its_last_value_whatever_was_skipped(page, site_url)
     state.cls[0, 0] = 3.5
     assert_every_stage(page, state)
     assert page.get_by_label("cls[0,0]", exact=True).input_value() == "3.5"
+
+
+def test_the_fine_tuning_settings_scrub_too(page, site_url):
+    open_explorer(page, site_url)
+    lr = page.locator("#ft-lr")
+    lr.scroll_into_view_if_needed()
+    before = float(lr.input_value())
+    lr.focus()
+    page.keyboard.press("Alt+ArrowUp")
+    page.keyboard.press("Shift+Alt+ArrowUp")
+    want = round(before + 1.1, 6)
+    # Python's answer sets the field to the rate in effect: the stepped one, accepted
+    page.wait_for_function("v => Number(document.getElementById('ft-lr').value) === v"
+                           " && document.getElementById('ft-lr').getAttribute('aria-invalid') === 'false'",
+                           arg=want)
+    page.keyboard.press("Tab")
+    assert float(lr.input_value()) == want
+    # a mouse drag sideways on the (unfocused) input scale: 0.01 per pixel
+    scale = page.locator("#ft-scale")
+    start = float(scale.input_value())
+    box = scale.bounding_box()
+    x, y = box["x"] + 10, box["y"] + box["height"] / 2
+    page.mouse.move(x, y)
+    page.mouse.down()
+    for dx in range(2, 22, 2):
+        page.mouse.move(x + dx, y)
+    page.mouse.up()
+    page.wait_for_function("v => Number(document.getElementById('ft-scale').value) === v"
+                           " && document.getElementById('ft-scale').getAttribute('aria-invalid') === 'false'",
+                           arg=round(start + 0.2, 6))
+    # the settings as they were (the reused page is checked against a fresh one's after a test)
+    for field, value in ((lr, before), (scale, start)):
+        field.fill(repr(value))
+        field.press("Tab")
+    page.wait_for_function("v => Number(document.getElementById('ft-scale').value) === v", arg=start)
+    page.wait_for_function("v => Number(document.getElementById('ft-lr').value) === v", arg=before)

@@ -13,6 +13,7 @@
 // (finetune.trained.taken): that is what Play counts. The section reports the rate reached in
 // data-steps-per-second (benchmarks/finetune_bench.py).
 
+import { scrubField } from "./scrub.js";
 import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
 
@@ -58,6 +59,7 @@ export class FineTunePanel {
     for (const [id, name] of [["ft-lr", "lr"], ["ft-scale", "input_scale"]]) {
       $(id).addEventListener("change", (e) => this.setting(name, e.target.value, e.target));
       $(id).addEventListener("keydown", (e) => { if (e.key === "Escape") this.showSettings(true); });
+      scrubField($(id), (text) => this.setting(name, text, $(id)));
     }
     $("ft-optimizer").addEventListener("change", (e) => this.setting("optimizer", e.target.value, e.target));
     $("ft-start").addEventListener("change", (e) => this.setting("start", e.target.value, e.target));

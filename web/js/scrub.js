@@ -190,3 +190,62 @@ function decimals(x) {
   const dot = text.indexOf(".");
   return dot < 0 ? 0 : Math.min(6, text.length - dot - 1);
 }
+
+/**
+ * Scrubbing for a number field outside the grids (the fine-tuning settings): Alt+ArrowUp /
+ * Alt+ArrowDown step it as a cell (0.1; Shift 1; Ctrl 0.01), and a mouse drag sideways that
+ * starts on it while it is not focused changes it by 0.01 per pixel (Shift 0.1, Ctrl 0.001).
+ * `onValue(text)` gets each new number as text, at most one at a time: values that come while
+ * one is being applied replace each other, and the last is always applied.
+ * @param {HTMLInputElement} input
+ * @param {(text: string) => Promise<unknown>} onValue
+ */
+export function scrubField(input, onValue) {
+  let next = null, running = false, drag = null;
+  const apply = async (value) => {
+    input.value = String(value);
+    next = input.value;
+    if (running) return;
+    running = true;
+    while (next !== null) {
+      const text = next;
+      next = null;
+      await onValue(text);
+    }
+    running = false;
+  };
+  input.addEventListener("keydown", (e) => {
+    if (!e.altKey || (e.key !== "ArrowUp" && e.key !== "ArrowDown")) return;
+    const from = Number(input.value);
+    e.preventDefault();
+    if (input.value.trim() === "" || !Number.isFinite(from)) return;
+    const step = e.shiftKey ? 1 : e.ctrlKey ? 0.01 : 0.1;
+    apply(stepped(from, e.key === "ArrowUp" ? step : -step, step));
+  });
+  input.addEventListener("pointerdown", (e) => {
+    const from = Number(input.value);
+    drag = e.pointerType === "mouse" && e.button === 0 && input !== document.activeElement &&
+      input.value.trim() !== "" && Number.isFinite(from) ? { id: e.pointerId, x0: e.clientX, from, on: false } : null;
+  });
+  input.addEventListener("pointermove", (e) => {
+    if (!drag || e.pointerId !== drag.id) return;
+    const dx = Math.round(e.clientX - drag.x0);
+    if (!drag.on && Math.abs(dx) < DRAG_START_PX) return;
+    if (!drag.on) {
+      drag.on = true;
+      input.setPointerCapture(e.pointerId);
+      input.classList.add("scrubbing");
+    }
+    e.preventDefault();
+    const rate = e.shiftKey ? 0.1 : e.ctrlKey ? 0.001 : 0.01;
+    const value = stepped(drag.from, dx * rate, rate);
+    if (String(value) !== input.value) apply(value);
+  });
+  const end = (e) => {
+    if (!drag || e.pointerId !== drag.id) return;
+    input.classList.remove("scrubbing");
+    drag = null;
+  };
+  input.addEventListener("pointerup", end);
+  input.addEventListener("pointercancel", end);
+}
