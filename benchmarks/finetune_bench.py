@@ -12,6 +12,10 @@ B = 64 (D = 64, C = 10, the size issue 13 names), scroll the panel into view, pr
 drawn: the loss curve, the side-by-side curves, the W_head, logits, probabilities and dW_head
 heatmaps), how many redraws that was (render cycles), and the last round's split between
 Python's answer and the redraw. Target (issue 13): at least 20 steps per second on each host.
+Also per Play, the main thread's long tasks (over 50 ms, the browser's PerformanceObserver):
+their count and the longest, for Play on the worked example, on the class-means preset at
+B = 64 and on the ViT-B/16 preset (targets: none over 50 ms at the first two sizes, none over
+100 ms at ViT-B/16 size).
 This is a benchmark, not a test: the exit status is 0 unless --strict is given and a host
 misses the target.
 """
@@ -37,28 +41,59 @@ def build(host, out):
     return out
 
 
+LONG_TASKS_JS = """() => { window.__long = [];
+    new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__long.push(e.duration); })
+      .observe({ type: "longtask" }); }"""
+IDLE = """() => { const s = document.getElementById('finetune').dataset;
+                  return s.busy === 'false' && s.playing === 'false'; }"""
+
+
+def play(page, seconds):
+    """Press Play for `seconds`, then Pause; returns (renders, the panel's dataset, long tasks)."""
+    page.locator("#finetune").scroll_into_view_if_needed()
+    renders = int(page.evaluate("document.documentElement.dataset.renders"))
+    page.evaluate(LONG_TASKS_JS)
+    page.click("#ft-play")
+    time.sleep(seconds)
+    page.click("#ft-play")
+    page.wait_for_function(IDLE, timeout=60000)
+    data = page.evaluate("Object.assign({}, document.getElementById('finetune').dataset)")
+    data["renders"] = int(page.evaluate("document.documentElement.dataset.renders")) - renders
+    return data, page.evaluate("window.__long")
+
+
+def long_tasks(browser, url, seconds):
+    """Play on the worked example and on the ViT-B/16 preset: {name: (long task ms list, target)}."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    out = {}
+    try:
+        page.goto(url + "index.html")
+        page.wait_for_function("() => document.documentElement.dataset.ready === 'true'", timeout=180000)
+        out["worked example"] = (play(page, seconds)[1], 50)
+        page.select_option("#preset", "vit-b16")
+        page.click("#load-preset")
+        page.wait_for_function("() => document.getElementById('dim-D').value === '768'", timeout=60000)
+        page.wait_for_function(IDLE, timeout=60000)
+        out["ViT-B/16 preset"] = (play(page, seconds)[1], 100)
+    finally:
+        page.close()
+    return out
+
+
 def measure(browser, url, seconds):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     try:
         page.goto(url + "index.html")
-        page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=180000)
-        idle = """() => { const s = document.getElementById('finetune').dataset;
-                          return s.busy === 'false' && s.playing === 'false'; }"""
+        page.wait_for_function("() => document.documentElement.dataset.ready === 'true'", timeout=180000)
         page.click("#ft-load-means")
-        page.wait_for_function("document.querySelectorAll('#ft-labels input').length === 60",
+        page.wait_for_function("() => document.querySelectorAll('#ft-labels input').length === 60",
                                timeout=60000)
         page.fill("#dim-B", "64")
         page.click("#apply-dims")
-        page.wait_for_function("document.querySelectorAll('#ft-labels input').length === 64",
+        page.wait_for_function("() => document.querySelectorAll('#ft-labels input').length === 64",
                                timeout=60000)
-        page.locator("#finetune").scroll_into_view_if_needed()
-        renders = int(page.evaluate("document.documentElement.dataset.renders"))
-        page.click("#ft-play")
-        time.sleep(seconds)
-        page.click("#ft-play")
-        page.wait_for_function(idle, timeout=60000)
-        data = page.evaluate("Object.assign({}, document.getElementById('finetune').dataset)")
-        data["renders"] = int(page.evaluate("document.documentElement.dataset.renders")) - renders
+        data, tasks = play(page, seconds)
+        data["long"] = tasks
         return data
     finally:
         page.close()
@@ -81,6 +116,7 @@ def main(argv=None):
             server, url = serve_in_thread(site)
             try:
                 d = measure(browser, url, args.seconds)
+                others = long_tasks(browser, url, args.seconds)
             finally:
                 server.shutdown()
             rate = float(d.get("stepsPerSecond") or 0)
@@ -90,6 +126,12 @@ def main(argv=None):
                   "ms, redraw %s ms  %s" % (host, rate, args.seconds, d.get("runSteps"),
                                             d["renders"], d.get("lastAnswerMs"),
                                             d.get("lastRedrawMs"), "ok" if ok else "FAIL"))
+            plays = dict(others, **{"class means, B = 64": (d["long"], 50)})
+            for name, (tasks, target) in plays.items():
+                worst = max(tasks, default=0.0)
+                missed = missed or worst > target
+                print("          Play on the %-20s %3d long tasks, longest %5.0f ms (target <= %d ms) %s"
+                      % (name + ":", len(tasks), worst, target, "ok" if worst <= target else "FAIL"))
         browser.close()
     with open("/proc/loadavg") if os.path.exists("/proc/loadavg") else open(os.devnull) as f:
         print("machine: %d CPUs, load average %s" % (os.cpu_count(), " ".join(f.read().split()[:3])))

@@ -35,6 +35,36 @@ function plot(id, traces, layout) {
     .catch((err) => { drawn.delete(id); throw err; });
 }
 
+// While Play runs, each chart is redrawn at most every CHART_EVERY_MS, the two in turn: a
+// Plotly.react of a chart of a thousand steps holds the main thread for tens of ms, and both in
+// every step's redraw made tasks of hundreds of ms (the page could not scroll or take a key).
+// The newest curves wait for their turn; Pause draws them at once.
+const CHART_EVERY_MS = 500;
+const waiting = new Map(); // id -> {traces, layout, timer}
+const lastAt = new Map(); // id -> when it was last drawn
+
+function plotSoon(id, traces, layout, offset) {
+  const queued = waiting.get(id);
+  if (queued) {
+    Object.assign(queued, { traces, layout });
+    return Promise.resolve($(id));
+  }
+  const due = Math.max((lastAt.get(id) || 0) + CHART_EVERY_MS, performance.now() + offset);
+  const entry = { traces, layout };
+  entry.timer = setTimeout(() => drawWaiting(id), due - performance.now());
+  waiting.set(id, entry);
+  return Promise.resolve($(id));
+}
+
+function drawWaiting(id) {
+  const entry = waiting.get(id);
+  if (!entry) return Promise.resolve();
+  clearTimeout(entry.timer);
+  waiting.delete(id);
+  lastAt.set(id, performance.now());
+  return plot(id, entry.traces, entry.layout).catch(console.error);
+}
+
 export class FineTunePanel {
   // io: {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(), stepsLater()}
   constructor(io) {
@@ -165,6 +195,7 @@ export class FineTunePanel {
   pause() {
     this.playing = false;
     this.setPlaying(false);
+    for (const id of [...waiting.keys()]) drawWaiting(id);
   }
 
   setPlaying(on) {
@@ -315,7 +346,7 @@ export class FineTunePanel {
     const layout = this.layout("Loss, step by step", "loss", !run);
     layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
                       color: layout.font.color };
-    return plot("loss-curve", traces, layout);
+    return this.playing ? plotSoon("loss-curve", traces, layout, 0) : plot("loss-curve", traces, layout);
   }
 
   drawCompare(s) {
@@ -325,7 +356,8 @@ export class FineTunePanel {
       line: { color: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" },
     })) : [];
     const layout = this.layout("Four heads, one start", "loss (softmax once)", !run);
-    return plot("compare-curves", traces, layout);
+    return this.playing ? plotSoon("compare-curves", traces, layout, CHART_EVERY_MS / 2)
+      : plot("compare-curves", traces, layout);
   }
 
   // An empty chart (no run yet) shows its axes without numbers: two tick labels would meet
