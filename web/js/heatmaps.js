@@ -148,7 +148,8 @@ function allShapes(id, spec, m) {
  */
 export function setOverlay(id, shapes) {
   const before = overlays.get(id) || [];
-  if (!shapes.length && !before.length) return Promise.resolve();
+  // the same outlines again (the focused cell's, after each edit): nothing to lay out
+  if (JSON.stringify(shapes) === JSON.stringify(before)) return Promise.resolve();
   overlays.set(id, shapes);
   const el = document.getElementById(id);
   if (!el || !el.data || !el.vitHover) return Promise.resolve();
