@@ -22,14 +22,16 @@ Examples
 >>> float(s.state.cls[0, 0])   # back to the value the cell held when it was entered
 2.0
 """
+import base64
+import binascii
 import json
 import sys
 import traceback
 
 import numpy as np
 
-from . import (comparisons, digits, export, finetune_digits, panels, protocol, readouts,
-               walkthrough)
+from . import (comparisons, digits, export, finetune_digits, model_file, panels, protocol,
+               readouts, walkthrough)
 from .class_names import class_names
 from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
@@ -306,10 +308,36 @@ class Session(object):
                    "filename": "logits.csv", "title": "The logits as CSV"}
         elif fmt == "training":
             out = self.finetune.export(self.state)
+        elif fmt == "npz":
+            out = {"text": base64.b64encode(model_file.state_npz(self.state)).decode("ascii"),
+                   "mime": "application/octet-stream", "filename": "vit-head-state.npz",
+                   "title": "The state as .npz", "base64": True}
         else:
-            raise StateError("Unknown export format %s (json, numpy, csv or training)."
+            raise StateError("Unknown export format %s (json, numpy, csv, npz or training)."
                              % shown(fmt))
         return {"ok": True, "export": out}
+
+    def op_open_file(self, request):
+        """A model file, read in the byte ranges Python asks for (model_file.py): until it has
+        them the answer's ``file.need`` names them and nothing changes; then the file's arrays
+        become the state, or it is refused, naming what was found and what was expected."""
+        name, size = request.get("name"), request.get("size")
+        if not isinstance(name, str):
+            raise StateError("A file needs a name; got %s." % shown(name), key="file")
+        size = whole_number(size, "size", 0, 2 ** 53, key="file")
+        parts = _file_parts(request.get("parts"), size)
+        try:
+            arrays, lib = model_file.read_model(name, size, parts, self.state,
+                                                request.get("target"))
+        except model_file.NeedBytes as need:
+            return {"ok": True, "file": {"need": [list(r) for r in need.ranges], "summary": None}}
+        try:
+            state, summary = model_file.model_state(self.state, arrays, lib, name)
+        except StateError as err:
+            raise StateError("%s: %s" % (shown(name, 60), err), key="file") from None
+        answer = self._replace(state)
+        answer["file"] = {"need": None, "summary": summary}
+        return answer
 
     # ---- the "Fine-tune the head" panel (its logic: pycore/explorer/finetune.py) -----------
 
@@ -425,6 +453,11 @@ class Session(object):
     def _link(self, pending_allowed=True):
         """The answer's ``link``: the fragment, pending (many typed-in numbers, while typing), or
         a note that the state is too big for a link."""
+        if self.state.model is not None:  # gamma, beta, bias and names have no place in a link
+            return {"fragment": None, "pending": False,
+                    "note": "This state comes from a model file (%s), too much for a link: save "
+                            "it with \u201cState as .npz\u201d, which loads back exactly."
+                            % shown(self.state.model["file"], 60)}
         dense = self._dense_numbers()
         if pending_allowed and dense > SYNC_LINK_NUMBERS:
             return {"fragment": None, "pending": True, "note": None}
@@ -517,8 +550,9 @@ class Session(object):
         difference)."""
         key = self.state.options.get(kind)
         section, shown_output = panels.comparison(self.state, self.trace, kind, key, self._k)
-        if self._sent.get(kind) is None:
-            section["choices"] = self._sent[kind] = comparisons.choices(kind)
+        choices = comparisons.choices(kind, self.state)  # the model's own head: while one is loaded
+        if self._sent.get(kind) != choices:
+            section["choices"] = self._sent[kind] = choices
         answer[kind] = section
         if shown_output is None:
             answer["hide"].extend(panels.comparison_ids(kind))
@@ -526,6 +560,27 @@ class Session(object):
         arrays, specs = shown_output
         self.matrices.update(arrays)
         answer["heatmaps"].update(specs)
+
+
+def _file_parts(parts, size):
+    """A request's ``parts``, ``[[offset, base64 text], ...]``, as ``[(offset, bytes)]``."""
+    if parts is None:
+        return []
+    if not isinstance(parts, list) or len(parts) > 64:
+        raise StateError("parts must be a list of at most 64 [offset, base64] pairs.", key="file")
+    out = []
+    for part in parts:
+        if not (isinstance(part, list) and len(part) == 2 and isinstance(part[1], str)):
+            raise StateError("Each of parts must be [offset, base64 text].", key="file")
+        offset = whole_number(part[0], "parts offset", 0, size, key="file")
+        try:
+            data = base64.b64decode(part[1].encode("ascii"), validate=True)
+        except (binascii.Error, UnicodeEncodeError, ValueError):
+            raise StateError("A part of the file is not base64 text.", key="file") from None
+        if offset + len(data) > size:
+            raise StateError("A part of the file ends past its size (%d bytes)." % size, key="file")
+        out.append((offset, data))
+    return out
 
 
 def _steps_wanted(request):
