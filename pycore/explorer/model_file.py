@@ -114,7 +114,11 @@ def _check_before_reading(found, state, where):
                 where, entry.name, dims_text(entry.shape) or "()", role, SHAPES[role]), key="file")
     for key in ("W_head",) + INPUT_KEYS:
         if key in found:
-            check_size(key, _shape(found, key))
+            try:
+                check_size(key, _shape(found, key))
+            except StateError as err:
+                raise StateError("%s: %s %s: %s; nothing was read of it" % (
+                    where, key, dims_text(_shape(found, key)), err), key="file") from None
     if "cls" in found and "encoder_output" in found:
         raise StateError("%s: holds both cls and encoder_output; keep one" % where, key="file")
     W = _shape(found, "W_head") if "W_head" in found else state.W_head.shape

@@ -12,9 +12,9 @@ shape and byte offsets in the data that follows).
 
 Nothing here unpickles: an array of Python objects (NumPy pickles those) is refused from its header.
 """
-import io
 import json
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -201,13 +201,7 @@ def npy_entries(source):
     source.seek(0)
     shape, fortran, dtype = _npy_header(source, source, source.name)
     start = source.tell()
-    count = _checked_count(source, source.name, shape)
-    nbytes = count * dtype.itemsize
-    if start + nbytes != source.size:
-        _refuse(source, "its header says %s %s (%s bytes of data) but the file has %s bytes of "
-                        "data: truncated or damaged" % (" \u00d7 ".join(str(n) for n in shape),
-                                                        dtype, "{:,}".format(nbytes),
-                                                        "{:,}".format(source.size - start)))
+    nbytes = _checked_count(source, source.name, shape) * dtype.itemsize
 
     def load():
         source.seek(start)
@@ -256,7 +250,7 @@ def _member_entry(source, archive, info, name):
     try:
         with open_member() as fp:
             shape, fortran, dtype = _npy_header(source, fp, info.filename)
-    except (zipfile.BadZipFile, EOFError, OSError) as exc:
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
         _refuse(source, "%s is damaged (%s)" % (info.filename, exc))
     _checked_count(source, info.filename, shape)
 
@@ -265,7 +259,7 @@ def _member_entry(source, archive, info, name):
             with open_member() as fp:  # ZipExtFile: inflates at most what each read asks for
                 _npy_header(source, fp, info.filename)
                 return _npy_data(source, fp, info.filename, shape, fortran, dtype)
-        except (zipfile.BadZipFile, EOFError, OSError) as exc:  # a bad CRC, cut-off data
+        except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:  # bad CRC, cut data
             _refuse(source, "%s is damaged (%s)" % (info.filename, exc))
     return Entry(name, shape, dtype, load)
 

@@ -15,6 +15,7 @@ import { WalkThrough } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import { FineTunePanel } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
+import { bindModelFiles, downloadNpz } from "./modelfile.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -309,6 +310,7 @@ function bindControls() {
     $(`export-${format}`).addEventListener("click", () => exportAs(format));
   }
   share.bindDialog(exportAs);
+  bindModelFileControls();
 
   // A link pasted into the address bar (or back/forward) replaces the whole state. An in-page
   // anchor ("Skip to the explorer", a heading's) only scrolls: the state and its link stay, and
@@ -324,6 +326,28 @@ function bindControls() {
       $("preset").value = "link";
       send({ op: "load", fragment: location.hash }, now());
     }
+  });
+}
+
+// ---- model files (js/modelfile.js) ----------------------------------------------------------
+
+function bindModelFileControls() {
+  let grid = "input"; // a .npy fills the grid that last had focus
+  $("grid-input").addEventListener("focusin", () => { grid = "input"; });
+  $("grid-w").addEventListener("focusin", () => { grid = "w"; });
+  bindModelFiles({
+    call: (request) => client.call(request),
+    target: () => (grid === "w" ? "W_head" : shape.mode === "encoder" ? "encoder_output" : "cls"),
+    done: (res, t0) => {
+      clearAlert();
+      return renderer.schedule(res, t0);
+    },
+    refused: showAlert,
+  });
+  $("export-npz").addEventListener("click", async () => {
+    const res = await client.call({ op: "export", format: "npz" });
+    if (res.ok) downloadNpz(res.export);
+    else showAlert(res.error.message);
   });
 }
 

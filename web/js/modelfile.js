@@ -1,0 +1,101 @@
+// A lecturer's own model, from a file (docs/own-model.md): the chooser <input id="model-file">,
+// or a file dropped anywhere on the page. Nothing leaves the browser. Python decides what to read
+// (pycore/explorer/model_file.py): each "open_file" answer names the byte ranges it needs next
+// (file.need), read here with Blob.slice and sent back in base64, until the file is loaded or
+// refused; a 170 MB checkpoint costs the few MB of its head. And the state saved as an .npz.
+
+import { setData, setHidden, setText } from "./dom.js";
+
+const $ = (id) => document.getElementById(id);
+const ROUNDS_MAX = 8; // a file needs 2 to 4 (headers, then data)
+
+function base64(buffer) {
+  const bytes = new Uint8Array(buffer);
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode.apply(null, bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+}
+
+// The final answer to a file's "open_file" requests: loaded (file.summary) or refused (ok false).
+export async function readModelFile(file, call, target) {
+  const request = { op: "open_file", name: file.name, size: file.size, parts: [] };
+  if (target) request.target = target;
+  for (let round = 0; round < ROUNDS_MAX; round++) {
+    const res = await call(request);
+    if (!res.ok || !res.file || !res.file.need) return res;
+    for (const [offset, length] of res.file.need) {
+      const data = await file.slice(offset, offset + length).arrayBuffer();
+      request.parts.push([offset, base64(data)]);
+    }
+  }
+  return { ok: false, error: { message: `${file.name}: still not read after ${ROUNDS_MAX} rounds.`, key: "file", index: null } };
+}
+
+// The page's side: the chooser, the drop, the status line, the .npz download.
+// opts: {call(request), done(answer, t0): render a loaded file, refused(message), target()}
+export function bindModelFiles(opts) {
+  const status = $("model-file-status");
+  const root = document.documentElement;
+  const say = (text) => {
+    setText(status, text);
+    setHidden(status, !text);
+  };
+  let busy = Promise.resolve();
+  const open = (file) => {
+    if (!file) return busy;
+    const t0 = performance.now();
+    busy = busy.then(async () => {
+      setData(root, "modelFile", "reading");
+      say(`Reading ${file.name}…`);
+      const res = await readModelFile(file, opts.call, opts.target());
+      if (res.ok) {
+        say(res.file.summary);
+        await opts.done(res, t0);
+      } else {
+        say("");
+        opts.refused(res.error.message);
+      }
+      setData(root, "modelFile", res.ok ? "loaded" : "refused");
+    });
+    return busy;
+  };
+  const input = $("model-file");
+  input.addEventListener("change", () => {
+    const file = input.files[0];
+    open(file).then(() => { input.value = ""; }); // the same file may be chosen again
+  });
+  // A drop anywhere on the page (files only: a dragged text or link keeps its own meaning).
+  const carriesFiles = (e) => e.dataTransfer && Array.from(e.dataTransfer.types || []).includes("Files");
+  document.addEventListener("dragover", (e) => {
+    if (!carriesFiles(e)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = "copy";
+    root.classList.add("dropping");
+  });
+  document.addEventListener("dragleave", (e) => {
+    if (!e.relatedTarget) root.classList.remove("dropping");
+  });
+  document.addEventListener("drop", (e) => {
+    root.classList.remove("dropping");
+    if (!carriesFiles(e) && !(e.dataTransfer && e.dataTransfer.files.length)) return;
+    e.preventDefault();
+    open(e.dataTransfer.files[0]);
+  });
+}
+
+// The state as an .npz file, downloaded (Python writes it: export format "npz").
+export function downloadNpz(out) {
+  const text = atob(out.text);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  const url = URL.createObjectURL(new Blob([bytes], { type: out.mime }));
+  const a = document.createElement("a");
+  a.href = url;
+  a.download = out.filename;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
