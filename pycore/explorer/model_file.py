@@ -70,7 +70,7 @@ def _named(name):
 
 def _dtype_problem(role, entry):
     dtype = entry.dtype
-    kind = "f" if dtype == "bf16" else dtype.kind
+    kind = "f" if isinstance(dtype, str) else dtype.kind
     if role == "class_names":
         return None if kind in "US" else "text (strings)"
     if role == "labels":

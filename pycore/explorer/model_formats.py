@@ -122,7 +122,8 @@ class Source(object):
 
 
 class Entry(object):
-    """One array of a file: its ``name``, ``shape``, ``dtype`` (a NumPy dtype, or "bf16"), and
+    """One array of a file: its ``name``, ``shape``, ``dtype`` (a NumPy dtype, or the text "bf16",
+    told apart by isinstance: NumPy 1.17 raises comparing a dtype with text it does not know), and
     ``load()``, which reads its data (raising :class:`NeedBytes` for bytes not yet here)."""
 
     def __init__(self, name, shape, dtype, load, ranges=()):
@@ -134,7 +135,7 @@ class Entry(object):
         return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
 
     def dtype_text(self):
-        return "bfloat16" if self.dtype == "bf16" else np.dtype(self.dtype).name
+        return "bfloat16" if isinstance(self.dtype, str) else np.dtype(self.dtype).name
 
     def load(self):
         return self._load()
@@ -308,7 +309,7 @@ def _tensor_entry(source, name, spec, base, data_len):
     dtype = "bf16" if code == "BF16" else np.dtype(SAFETENSORS_DTYPES[code])
     shape, (begin, end) = spec["shape"], spec["data_offsets"]
     count = _checked_count(source, where, shape)
-    nbytes = count * (2 if dtype == "bf16" else dtype.itemsize)
+    nbytes = count * (2 if isinstance(dtype, str) else dtype.itemsize)
     if begin > end or end > data_len or end - begin != nbytes:
         _refuse(source, "%s's data_offsets [%d, %d] do not fit: %s %s takes %s bytes, and the "
                         "file has %s bytes of data (a header that lies about offsets, or a "
@@ -318,7 +319,7 @@ def _tensor_entry(source, name, spec, base, data_len):
 
     def load():
         raw = source.read_at(base + begin, nbytes)
-        if dtype == "bf16":  # the top half of a float32: widen by hand (NumPy has no bfloat16)
+        if isinstance(dtype, str):  # the top half of a float32: widen by hand (NumPy has no bfloat16)
             bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
             return bits.view(np.float32).reshape(shape)
         return np.frombuffer(raw, dtype=dtype).reshape(shape)
