@@ -35,7 +35,7 @@ def test_an_npz_of_numpy_arrays_becomes_the_state_and_its_real_head_is_offered()
     assert s.state.labels == (4, 0, 2)
     np.testing.assert_allclose(s.matrices["logits"], page_head(CLS, W), rtol=0, atol=1e-12)
     assert answer["variant"]["selected"] == "model_head"
-    assert ["model_head", "The model's own head (LayerNorm with \u03b3/\u03b2, bias)"] in \
+    assert ["model_head", "Model's own head (LayerNorm \u03b3/\u03b2, bias)"] in \
         answer["variant"]["choices"]
     np.testing.assert_allclose(variant_output(s), real_head(CLS, W, GAMMA, BETA, BIAS, 1e-6),
                                rtol=0, atol=1e-12)

@@ -165,7 +165,7 @@ COMPARISONS = (
             "matrix. Here the pooler (seeded random W_pool, b_pool) feeds the same W_head."),
         BERT + ", Sec. 3 and its released code (the pooler).", None, _bert),
     Comparison(
-        "model_head", "variant", "The model's own head (LayerNorm with \u03b3/\u03b2, bias)", (
+        "model_head", "variant", "Model's own head (LayerNorm \u03b3/\u03b2, bias)", (
             "The head of the model file you loaded, as the model computes it: gamma * (h - mean) "
             "/ sqrt(var + eps) + beta, then h_hat @ W_head + b, with the file's own gamma, beta, "
             "eps and bias. This page's head drops gamma, beta and b; the line below says which "
