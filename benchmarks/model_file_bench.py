@@ -15,7 +15,7 @@ float32) and 64 CLS vectors, as an .npz and as a timm .safetensors plus an .npz 
    data-last-render-ms (from the change event to the last heatmap drawn). Target: 2 s.
 """
 import argparse
-import io
+import os
 import statistics
 import subprocess
 import sys
@@ -77,7 +77,8 @@ def python_part(paths, runs):
 def page_part(site, paths, runs, chromium):
     from playwright.sync_api import sync_playwright
     server, base = serve_in_thread(str(site), policy=None)
-    print("the page: %s, Chromium %s" % (site, chromium))
+    print("the page: %s, Chromium %s; load average %s" % (
+        site, chromium, " ".join("%.1f" % v for v in os.getloadavg())))
     results = []
     try:
         with sync_playwright() as pw:
@@ -105,7 +106,8 @@ def page_part(site, paths, runs, chromium):
                 ms = float(page.evaluate("document.documentElement.dataset.lastRenderMs"))
                 assert shown == 768, shown
                 results.append((wall, ms / 1000.0))
-                print("  run %d: %.2f s wall clock, %.2f s as the page measures it" % (run + 1, wall, ms / 1000))
+                print("  run %d: %.2f s wall clock, %.2f s as the page measures it (%s)" % (
+                    run + 1, wall, ms / 1000, page.evaluate("document.documentElement.dataset.modelFileMs")))
             browser.close()
     finally:
         server.shutdown()

@@ -34,12 +34,15 @@ def test_an_npz_of_numpy_arrays_becomes_the_state_and_its_real_head_is_offered()
     np.testing.assert_array_equal(s.state.cls, CLS)
     assert s.state.labels == (4, 0, 2)
     np.testing.assert_allclose(s.matrices["logits"], page_head(CLS, W), rtol=0, atol=1e-12)
-    assert answer["variant"]["selected"] == "model_head"
+    assert answer["variant"]["selected"] is None and "offered" in answer["file"]["summary"]
     assert ["model_head", "Model's own head (LayerNorm \u03b3/\u03b2, bias)"] in \
         answer["variant"]["choices"]
+    answer = s.handle({"op": "option", "name": "variant", "value": "model_head"})
     np.testing.assert_allclose(variant_output(s), real_head(CLS, W, GAMMA, BETA, BIAS, 1e-6),
                                rtol=0, atol=1e-12)
     assert answer["variant"]["changes"]
+    assert s.handle({"op": "export", "format": "json"})["ok"]
+    answer, _ = open_file(Session(), "lecture.npz", data)
     assert answer["labels"]["classes"][:2] == ["class 0 \u00b7 cat", "class 1 \u00b7 dog"]
     assert "lecture.npz" in answer["file"]["summary"] and "W_head (8 \u00d7 5)" in answer["file"]["summary"]
     assert answer["link"]["fragment"] is None and ".npz" in answer["link"]["note"]
@@ -79,6 +82,7 @@ def test_safetensors_written_by_the_safetensors_package(tmp_path, names, dtype):
     assert "seeded random" in answer["file"]["summary"]
     answer, _ = open_file(s, "cls.npz", npz_bytes(cls=CLS))   # now they fit the head
     assert answer["ok"], answer["error"]
+    assert s.handle({"op": "option", "name": "variant", "value": "model_head"})["ok"]
     eps = 1e-6 if names == "timm" else 1e-12
     expected = real_head(CLS, W.astype(dtype).astype(float), GAMMA.astype(dtype).astype(float),
                          BETA.astype(dtype).astype(float), BIAS.astype(dtype).astype(float), eps)
@@ -146,4 +150,6 @@ def test_the_state_as_npz_loads_back_bit_for_bit():
         assert s.state.model[key].tobytes() == back.state.model[key].tobytes()
     assert back.state.model["class_names"] == ["a", "b", "c", "d", "e"]
     assert back.state.labels == (0, 0, 3) and back.state.model["eps"] == 1e-6
+    for session in (s, back):
+        assert session.handle({"op": "option", "name": "variant", "value": "model_head"})["ok"]
     assert s.matrices["variant"].tobytes() == back.matrices["variant"].tobytes()

@@ -253,7 +253,10 @@ def model_state(state, arrays, lib, name):
     labels = arrays.get("labels")
     if labels is None and inputs.shape[0] == state.B and W.shape[1] == state.C:
         labels = state.labels
-    options = {"variant": "model_head" if has_real_head(model) else None}
+    if has_real_head(model) and "W_head" in arrays:
+        notes.append("Its own head (LayerNorm with its \u03b3/\u03b2, its bias) is offered in "
+                     "\u201cOther heads\u201d.")
+    options = {"variant": state.options.get("variant") if model is state.model else None}
     new = ExplorerState(W, **{inputs_key: inputs}, options=options, copy=False,
                         labels=None if labels is None else [int(v) for v in labels],
                         model=model)

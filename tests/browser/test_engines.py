@@ -415,7 +415,9 @@ def test_a_model_file_through_the_file_chooser_then_a_matrix_dropped(app, tmp_pa
     w = w.astype(float)
     np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w)[1], atol=1e-12)
-    engine.wait_for("() => document.getElementById('variant').value === 'model_head'")
+    engine.evaluate("""() => { const s = document.getElementById('variant');
+        s.value = 'model_head'; s.dispatchEvent(new Event('change')); }""")
+    engine.wait_for("() => document.getElementById('heatmap-variant').data?.[0]?.z?.[0]?.length === 5")
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-variant"),
                                real_head(cls, w, gamma, beta, b), atol=1e-12)
     assert engine.evaluate("() => document.getElementById('model-file-status').textContent"
