@@ -82,12 +82,11 @@ def _dtype_problem(role, entry):
         word + " " if word else "", entry.dtype_text())
 
 
-def _found(entries, target):
+def _found(entries):
     """{role: (entry, transposed, library)}; refuses a role named twice or nothing usable."""
     found = {}
     for entry in entries:
-        role = target if (target and entry.name == "array") else None
-        spec = (role, False, "npz") if role else NAMES.get(entry.name)
+        spec = NAMES.get(entry.name)
         if spec is None:
             continue
         if spec[0] in found:
@@ -195,12 +194,12 @@ def read_model(name, size, parts, state, target=None):
         if target not in ("W_head",) + INPUT_KEYS:
             raise StateError("%s: a .npy holds one matrix: click a cell of the grid it is for "
                              "(CLS vectors or W_head), then load it" % where, key="file")
-        entries = npy_entries(source)
+        entries = npy_entries(source, target)
     elif kind == "npz":
         entries = npz_entries(source, lambda n: n in NAMES)
     else:
         entries = safetensors_entries(source)
-    found = _found(entries, target if kind == "npy" else None)
+    found = _found(entries)
     if "W_head" not in found and not any(k in found for k in INPUT_KEYS):
         names = [e.name for e in entries][:8]
         raise StateError("%s: found %s; expected %s" % (

@@ -196,8 +196,8 @@ def _npy_data(source, fp, name, shape, fortran, dtype, exact_end=True):
     return arr.reshape(shape, order="F" if fortran else "C")
 
 
-def npy_entries(source):
-    """The one array of an ``.npy`` file, named ``"array"``."""
+def npy_entries(source, name):
+    """The one array of an ``.npy`` file, named ``name`` (the matrix it is for)."""
     source.require([(0, PROBE)])
     source.seek(0)
     shape, fortran, dtype = _npy_header(source, source, source.name)
@@ -207,7 +207,7 @@ def npy_entries(source):
     def load():
         source.seek(start)
         return _npy_data(source, source, source.name, shape, fortran, dtype)
-    return [Entry("array", shape, dtype, load, [(start, nbytes)])]
+    return [Entry(name, shape, dtype, load, [(start, nbytes)])]
 
 
 def npz_entries(source, wanted):
