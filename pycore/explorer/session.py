@@ -455,9 +455,9 @@ class Session(object):
         a note that the state is too big for a link."""
         if self.state.model is not None:  # gamma, beta, bias and names have no place in a link
             return {"fragment": None, "pending": False,
-                    "note": "This state comes from a model file (%s), too much for a link: save "
+                    "note": "This state comes from a model file, %s: too much for a link. Save "
                             "it with \u201cState as .npz\u201d, which loads back exactly."
-                            % shown(self.state.model["file"], 60)}
+                            % self.state.model["file"][:60]}
         dense = self._dense_numbers()
         if pending_allowed and dense > SYNC_LINK_NUMBERS:
             return {"fragment": None, "pending": True, "note": None}

@@ -281,6 +281,7 @@ function bindControls() {
     const name = $("preset").value;
     // "From the link": back to the state the page was opened with
     if (name === "link") send({ op: "load", fragment: opened }, now());
+    else if (name === "file") $("model-file").click(); // another file
     else send({ op: "preset", name, seed: Number($("seed").value) || 0 }, now());
   });
   $("reset").addEventListener("click", () => {
@@ -340,6 +341,7 @@ function bindModelFileControls() {
     target: () => (grid === "w" ? "W_head" : shape.mode === "encoder" ? "encoder_output" : "cls"),
     done: (res, t0) => {
       clearAlert();
+      $("preset").value = "file";
       return renderer.schedule(res, t0);
     },
     refused: showAlert,
