@@ -15,7 +15,7 @@ import { WalkThrough } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import { FineTunePanel } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
-import { bindModelFiles, downloadNpz } from "./modelfile.js";
+import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -251,6 +251,7 @@ async function send(request, t0) {
   }
   if (res.error) showAlert(res.error.message);
   else clearAlert();
+  if (["preset", "load", "digit"].includes(request.op)) forgetModelFile();
   await renderer.schedule(res, t0);
   return res;
 }

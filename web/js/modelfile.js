@@ -105,6 +105,15 @@ export function bindModelFiles(opts) {
   });
 }
 
+// Another state replaced the file's (a preset, a link, a drawn digit): what was loaded is no
+// longer what is shown.
+export function forgetModelFile() {
+  const status = $("model-file-status");
+  setText(status, "");
+  setHidden(status, true);
+  delete document.documentElement.dataset.modelFile;
+}
+
 // The state as an .npz file, downloaded (Python writes it: export format "npz").
 export function downloadNpz(out) {
   const text = atob(out.text);
