@@ -10,20 +10,29 @@ import struct
 import numpy as np
 
 
-def open_file(session, name, data, target=None, size=None, rounds=10):
-    """(final answer, the byte ranges asked for) of loading `data` as the page does."""
-    request = {"op": "open_file", "name": name, "size": len(data) if size is None else size,
-               "parts": []}
+PROBE = 65536 + 22  # the first and last bytes the page sends with its first request
+
+
+def open_file(session, name, data, target=None, size=None, rounds=40):
+    """(final answer, the byte ranges asked for) of loading `data` as web/js/modelfile.js does:
+    the first request with the file's first and last PROBE bytes, then one request per range
+    the last answer asks for."""
+    size = len(data) if size is None else size
+    request = {"op": "open_file", "name": name, "size": size, "first": True,
+               "parts": [[o, base64.b64encode(data[o:e]).decode()] for o, e in
+                         ((0, min(PROBE, len(data))), (max(PROBE, len(data) - PROBE), len(data)))
+                         if e > o]}
     if target:
         request["target"] = target
     asked = []
     for _ in range(rounds):
         answer = session.handle_json(json.dumps(request))
-        if not answer["ok"] or answer["file"]["need"] is None:
+        if not answer["ok"] or answer["file"]["need"] is None or rounds == 1:
             return answer, asked
-        for offset, length in answer["file"]["need"]:
-            asked.append((offset, length))
-            request["parts"].append([offset, base64.b64encode(data[offset:offset + length]).decode()])
+        offset, length = answer["file"]["need"][0]
+        asked.append((offset, length))
+        request = {"op": "open_file", "name": name, "size": size,
+                   "parts": [[offset, base64.b64encode(data[offset:offset + length]).decode()]]}
     raise AssertionError("still asking after %d rounds" % rounds)
 
 

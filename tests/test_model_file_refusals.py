@@ -169,9 +169,49 @@ def test_an_honest_zip_bomb_is_refused_before_its_member_is_asked_for():
         sum(n for _, n in asked) <= 2 * (65536 + 22)
 
 
-def test_parts_that_are_not_base64_or_past_the_end_are_refused():
+def test_parts_that_are_not_base64_past_the_end_or_too_big_are_refused():
     s = Session()
-    bad = {"op": "open_file", "name": "m.npz", "size": 10, "parts": [[0, "!!"]]}
+    bad = {"op": "open_file", "name": "m.npz", "size": 10, "first": True, "parts": [[0, "!!"]]}
     assert "not base64" in s.handle(bad)["error"]["message"]
     bad["parts"] = [[8, "AAAAAA=="]]
     assert "ends past its size" in s.handle(bad)["error"]["message"]
+    bad.update(size=2 ** 24, parts=[[0, "A" * (6 * 2 ** 20)]])
+    assert "over 4 MB: send at most 4 MB a request" in s.handle(bad)["error"]["message"]
+
+
+def test_a_reading_is_let_go_by_any_other_action_and_by_another_file():
+    data = npz_bytes(W_head=RNG.standard_normal((300, 200)), cls=RNG.standard_normal((2, 300)))
+    s = Session()
+    first = open_file(s, "m.npz", data, rounds=1)
+    assert first[0]["ok"] and first[0]["file"]["need"]  # still reading
+    s.handle({"op": "steps"})
+    offset, length = first[0]["file"]["need"][0]
+    more = {"op": "open_file", "name": "m.npz", "size": len(data),
+            "parts": [[offset, __import__("base64").b64encode(data[offset:offset + length]).decode()]]}
+    answer = s.handle(more)
+    assert not answer["ok"] and "not the file being read" in answer["error"]["message"]
+    assert open_file(s, "m.npz", data)[0]["ok"]  # from its first request: read whole
+
+
+def test_the_largest_file_a_state_allows_loads_in_short_requests_of_bounded_memory():
+    """A 1024 x 1000 W_head beside a 32 x 64 x 1024 encoder output, float64 (24 MB): sent 4 MB a
+    request, none holding Python for long or holding the file's text at once."""
+    data = npz_bytes(W_head=RNG.standard_normal((1024, 1000)),
+                     encoder_output=RNG.standard_normal((32, 64, 1024)))
+    s = Session()
+    handle, costs = s.handle_json, []
+
+    def measured(text):
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        try:
+            return handle(text)
+        finally:
+            costs.append((time.perf_counter() - t0, tracemalloc.get_traced_memory()[1]))
+            tracemalloc.stop()
+    s.handle_json = measured
+    answer, asked = open_file(s, "largest.npz", data)
+    assert answer["ok"], answer["error"]
+    assert s.state.encoder_output.shape == (32, 64, 1024) and len(costs) >= 7
+    assert max(n for _, n in asked) <= 4 * 2 ** 20
+    assert max(t for t, _ in costs) < 1.0 and max(m for _, m in costs) < 100 * 2 ** 20, costs

@@ -26,8 +26,11 @@ FILE_MAX = 300 * 2 ** 20
 ARRAY_MAX = 2 ** 21
 """The most numbers one array may hold: the largest input the state allows
 (state.INPUT_ELEMENTS_MAX); each role has its own, smaller limit besides (model_file.py)."""
-READ_MAX = 64 * 2 ** 20
-"""The most bytes Python asks the page for in all: every array a state can use fits in it."""
+READ_MAX = 32 * 2 ** 20
+"""The most bytes Python asks the page for in all: the largest state's arrays in float64 (a
+1024 x 1000 W_head and 2,097,152 inputs, 24 MB) fit in it."""
+MEMBER_MAX = ARRAY_MAX * 8 + 4096
+"""The most bytes an .npz member may inflate to: the largest array in float64, and its header."""
 HEADER_MAX = 16 * 2 ** 20
 """The largest safetensors header read (a whole ViT-L checkpoint's is under 100 kB)."""
 PROBE = 65536 + 22  # the first and last bytes read first: headers, and a zip's end records
@@ -224,20 +227,23 @@ def npz_entries(source, wanted):
         raise
     except (zipfile.BadZipFile, ValueError, EOFError, OSError) as exc:
         _refuse(source, "is not a readable zip archive (%s): truncated or damaged" % exc)
-    entries, listed = [], []
+    wanted_infos, listed, total, ranges = [], [], 0, []
     for info in infos:
         name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
         if not wanted(name):
             listed.append(Entry(name, (), None, None))
             continue
-        if info.file_size > ARRAY_MAX * 16 + 4096 or info.compress_size > READ_MAX:
+        total += info.compress_size
+        if info.file_size > MEMBER_MAX or total > READ_MAX:
             _refuse(source, "%s would decompress to %s bytes, over the limit of %s: nothing was "
                             "read of it" % (info.filename, "{:,}".format(info.file_size),
-                                            "{:,}".format(ARRAY_MAX * 16 + 4096)))
+                                            "{:,}".format(MEMBER_MAX)) if total <= READ_MAX else
+                    "its arrays hold more than %d MB: nothing was read of them" % (READ_MAX >> 20))
         slack = 30 + len(info.filename.encode("utf-8")) + len(info.extra) + 1024
-        source.require([(info.header_offset, info.compress_size + slack)])
-        entries.append(_member_entry(source, archive, info, name))
-    return entries + listed
+        ranges.append((info.header_offset, info.compress_size + slack))
+        wanted_infos.append((info, name))
+    source.require(ranges)  # every member wanted, in one round
+    return [_member_entry(source, archive, info, name) for info, name in wanted_infos] + listed
 
 
 def _member_entry(source, archive, info, name):

@@ -49,8 +49,10 @@ REQUESTS = {
     "open_file": {"name": "the file's name: .npz, .safetensors or .npy (model_file.py)",
                   "size": "its size in bytes (over 300 MB: refused before any byte is read)",
                   "target": "for a .npy: 'W_head', 'cls' or 'encoder_output', the grid it fills",
-                  "parts": "[[offset, base64 text], ...]: the byte ranges read so far, as the "
-                           "last answer's file.need asked"},
+                  "first": "true on a file's first request (a new reading begins)",
+                  "parts": "[[offset, base64 text], ...]: byte ranges of it, at most 4 MB each: "
+                           "the first and last 64 kB with the first request, then one range "
+                           "the last answer's file.need asked for per request"},
     "steps": {},
     "link": {},
     "selfcheck": {},

@@ -23,7 +23,6 @@ Examples
 2.0
 """
 import base64
-import binascii
 import json
 import sys
 import traceback
@@ -72,6 +71,7 @@ class Session(object):
         self._logit = None  # the logit the person selected, (b, c): its terms follow every edit
         self._k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
         self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune.py)
+        self._reading = None  # the model file being read (model_file.Reading), between requests
 
     @property
     def state(self):
@@ -106,6 +106,8 @@ class Session(object):
             if unknown:
                 raise StateError("The request %s has no field %s." % (op, shown(unknown[0])))
             _refuse_long_numbers(request)
+            if op != "open_file":
+                self._reading = None  # a file being read is let go by any other action
             if op not in ("edit", "contributions"):
                 self._cell = None  # any other action ends the typing in a cell (pointing at a
                 #                    logit changes nothing, and may happen while typing)
@@ -325,12 +327,24 @@ class Session(object):
         if not isinstance(name, str):
             raise StateError("A file needs a name; got %s." % shown(name), key="file")
         size = whole_number(size, "size", 0, 2 ** 53, key="file")
-        parts = _file_parts(request.get("parts"), size)
+        if request.get("first") is True:
+            model_file.file_kind(name, size)  # refused by its name and size before a byte is kept
+            self._reading = model_file.Reading(name, size, request.get("target"))
+        elif self._reading is None or (name, size) != (self._reading.name, self._reading.size):
+            raise StateError("%s is not the file being read: send it again from its first "
+                             "request." % shown(name, 60), key="file")
+        reading = self._reading
         try:
-            arrays, lib = model_file.read_model(name, size, parts, self.state,
-                                                request.get("target"))
-        except model_file.NeedBytes as need:
-            return {"ok": True, "file": {"need": [list(r) for r in need.ranges], "summary": None}}
+            reading.add(model_file.decode_parts(request.get("parts"), size))
+            loaded = reading.step(self.state)
+        except StateError:
+            self._reading = None  # refused: its bytes are let go
+            raise
+        if loaded is None:
+            return {"ok": True, "file": {"need": [list(r) for r in reading.outstanding],
+                                         "summary": None}}
+        self._reading = None
+        arrays, lib = loaded
         try:
             state, summary = model_file.model_state(self.state, arrays, lib, name)
         except StateError as err:
@@ -560,27 +574,6 @@ class Session(object):
         arrays, specs = shown_output
         self.matrices.update(arrays)
         answer["heatmaps"].update(specs)
-
-
-def _file_parts(parts, size):
-    """A request's ``parts``, ``[[offset, base64 text], ...]``, as ``[(offset, bytes)]``."""
-    if parts is None:
-        return []
-    if not isinstance(parts, list) or len(parts) > 64:
-        raise StateError("parts must be a list of at most 64 [offset, base64] pairs.", key="file")
-    out = []
-    for part in parts:
-        if not (isinstance(part, list) and len(part) == 2 and isinstance(part[1], str)):
-            raise StateError("Each of parts must be [offset, base64 text].", key="file")
-        offset = whole_number(part[0], "parts offset", 0, size, key="file")
-        try:
-            data = base64.b64decode(part[1].encode("ascii"), validate=True)
-        except (binascii.Error, UnicodeEncodeError, ValueError):
-            raise StateError("A part of the file is not base64 text.", key="file") from None
-        if offset + len(data) > size:
-            raise StateError("A part of the file ends past its size (%d bytes)." % size, key="file")
-        out.append((offset, data))
-    return out
 
 
 def _steps_wanted(request):

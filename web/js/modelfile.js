@@ -7,7 +7,7 @@
 import { setData, setHidden, setText } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
-const ROUNDS_MAX = 8; // a file needs 2 or 3 (headers, then data)
+const ROUNDS_MAX = 40; // a file needs 2 or 3 requests, and one more per 4 MB of its arrays
 // Every file's headers are in its first or last bytes (a zip's directory is at its end): these
 // go with the first request, which saves a round trip (model_formats.PROBE in Python).
 const PROBE = 65536 + 22;
@@ -25,18 +25,21 @@ function base64(blob) {
 
 // The final answer to a file's "open_file" requests: loaded (file.summary) or refused (ok false).
 export async function readModelFile(file, call, target) {
-  const request = { op: "open_file", name: file.name, size: file.size, parts: [] };
-  if (target) request.target = target;
   const spent = { rounds: 0, python: 0, calls: 0, reads: 0 }; // <html data-model-file-ms>
   const clock = () => performance.now();
-  const start = clock();
+  const read = async (ranges) => {
+    const t = clock();
+    const parts = [];
+    for (const [a, b] of ranges) if (b > a) parts.push([a, await base64(file.slice(a, b))]);
+    spent.reads += clock() - t;
+    return parts;
+  };
   const tail = Math.max(PROBE, file.size - PROBE);
-  for (const [a, b] of [[0, Math.min(PROBE, file.size)], [tail, file.size]]) {
-    if (b > a) request.parts.push([a, await base64(file.slice(a, b))]);
-  }
-  spent.reads = clock() - start;
+  const request = { op: "open_file", name: file.name, size: file.size, first: true,
+                    parts: await read([[0, Math.min(PROBE, file.size)], [tail, file.size]]) };
+  if (target) request.target = target;
   for (let round = 0; round < ROUNDS_MAX; round++) {
-    let t = clock();
+    const t = clock();
     const res = await call(request);
     spent.calls += clock() - t;
     spent.rounds += 1;
@@ -44,13 +47,12 @@ export async function readModelFile(file, call, target) {
     setData(document.documentElement, "modelFileMs", `${spent.rounds} requests: ` +
       `${spent.calls.toFixed(0)} ms (${spent.python.toFixed(0)} ms in Python); reading ${spent.reads.toFixed(0)} ms`);
     if (!res.ok || !res.file || !res.file.need) return res;
-    t = clock();
-    for (const [offset, length] of res.file.need) {
-      request.parts.push([offset, await base64(file.slice(offset, offset + length))]);
-    }
-    spent.reads += clock() - t;
+    const [offset, length] = res.file.need[0]; // Python asks for at most 4 MB a range
+    delete request.first;
+    delete request.target;
+    request.parts = await read([[offset, offset + length]]);
   }
-  return { ok: false, error: { message: `${file.name}: still not read after ${ROUNDS_MAX} rounds.`, key: "file", index: null } };
+  return { ok: false, error: { message: `${file.name}: still not read after ${ROUNDS_MAX} requests.`, key: "file", index: null } };
 }
 
 // The page's side: the chooser, the drop, the status line, the .npz download.

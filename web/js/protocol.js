@@ -29,7 +29,8 @@
  * @property {string} [format] export
  * @property {number} [size] open_file: the file's size in bytes
  * @property {"W_head"|"cls"|"encoder_output"} [target] open_file: the grid a .npy fills
- * @property {Array<[number, string]>} [parts] open_file: the byte ranges read so far, [offset, base64]
+ * @property {boolean} [first] open_file: a file's first request
+ * @property {Array<[number, string]>} [parts] open_file: byte ranges of the file, [offset, base64]
  * @property {number} [n] train: how many steps
  * @property {number} [run] train: the run being played (refused once it is not the current one)
  */
