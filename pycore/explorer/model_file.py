@@ -14,17 +14,15 @@ Recognised names (docs/own-model.md):
 
 Floating-point data of any width (float16, bfloat16, float32, float64) is read as float64.
 """
-import base64
-import binascii
 import io
 
 import numpy as np
 
 from ..vit.checks import describe_nonfinite
 from .errors import StateError
-from .model_formats import (FILE_MAX, PROBE, READ_MAX, NeedBytes, Source, npy_entries,
-                            npz_entries, safetensors_entries)
-from .state import ExplorerState, check_size, dims_text, whole_number
+from .model_formats import (FILE_MAX, READ_MAX, NeedBytes, Source, npy_entries, npz_entries,
+                            safetensors_entries)
+from .state import ExplorerState, check_size, dims_text
 
 EXTENSIONS = (".npz", ".safetensors", ".npy")
 EPS = {"npz": 1e-6, "timm": 1e-6, "hf": 1e-12}  # each library's LayerNorm epsilon for ViT
@@ -55,17 +53,17 @@ def file_kind(name, size):
     """The file's format from its name, refused by its size before anything is read."""
     kind = next((ext[1:] for ext in EXTENSIONS if str(name).lower().endswith(ext)), None)
     if kind is None:
-        raise StateError("%s: the page reads .npz, .safetensors or .npy files" % _named(name),
+        raise StateError("%s: the page reads .npz, .safetensors or .npy files" % named(name),
                          key="file")
     if size > FILE_MAX:
         raise StateError("%s is %s MB, over the limit of %d MB: nothing was read (the page needs "
                          "only the head; docs/own-model.md writes it alone)"
-                         % (_named(name), "{:,.0f}".format(size / 2.0 ** 20), FILE_MAX >> 20),
+                         % (named(name), "{:,.0f}".format(size / 2.0 ** 20), FILE_MAX >> 20),
                          key="file")
     return kind
 
 
-def _named(name):
+def named(name):
     name = str(name)
     return repr(name if len(name) <= 60 else name[:60] + "...")
 
@@ -189,9 +187,9 @@ def read_model(name, size, parts, state, target=None):
     """
     kind = file_kind(name, size)
     if sum(len(data) for _, data in parts) > READ_MAX:
-        raise StateError("%s: more than %d MB were sent" % (_named(name), READ_MAX >> 20),
+        raise StateError("%s: more than %d MB were sent" % (named(name), READ_MAX >> 20),
                          key="file")
-    source, where = Source(_named(name), size, parts), _named(name)
+    source, where = Source(named(name), size, parts), named(name)
     if kind == "npy":
         if target not in ("W_head",) + INPUT_KEYS:
             raise StateError("%s: a .npy holds one matrix: click a cell of the grid it is for "
@@ -270,78 +268,6 @@ def model_state(state, arrays, lib, name):
                        for r, a in arrays.items())
     words = {"timm": " (timm's names)", "hf": " (Hugging Face's names)", "npz": ""}[lib]
     return new, " ".join(["Loaded from %s%s: %s." % (name, words, loaded)] + notes)
-
-
-CHUNK = 4 * 2 ** 20
-"""The most bytes of a file one request carries: decoding them takes tens of milliseconds, so no
-request of a 24 MB file holds Python for long, nor its whole text at once."""
-
-
-class Reading(object):
-    """A model file the page is sending, across requests: the parts that have come, and the
-    ranges asked for and not yet sent (``outstanding``, at most :data:`CHUNK` bytes each).
-
-    Examples
-    --------
-    >>> from pycore.explorer.presets import default_state
-    >>> out = io.BytesIO(); np.save(out, np.ones((300, 100))); data = out.getvalue()
-    >>> r = Reading("w.npy", len(data), "W_head")
-    >>> r.add([(0, data[:PROBE])]); r.step(default_state()), r.outstanding
-    (None, [(128, 240000)])
-    >>> r.add([(128, data[128:])]); sorted(r.step(default_state())[0])
-    ['W_head']
-    """
-
-    def __init__(self, name, size, target):
-        self.name, self.size, self.target = name, size, target
-        self.parts, self.outstanding, self.received = [], [], 0
-
-    def add(self, parts):
-        """Keep decoded ``[(offset, bytes)]`` parts, within :data:`READ_MAX` in all."""
-        for offset, data in parts:
-            self.received += len(data)
-            if self.received > READ_MAX + 2 * PROBE:
-                raise StateError("%s: more than %d MB were sent" % (_named(self.name),
-                                                                   READ_MAX >> 20), key="file")
-            self.parts.append((offset, data))
-            if (offset, len(data)) in self.outstanding:
-                self.outstanding.remove((offset, len(data)))
-
-    def step(self, state):
-        """``(arrays, library)`` once the file is read (:func:`read_model`); None while ranges
-        are outstanding, or newly asked for by the file's headers."""
-        if self.outstanding:
-            return None
-        try:
-            return read_model(self.name, self.size, self.parts, state, self.target)
-        except NeedBytes as need:
-            self.outstanding = [(o + i, min(CHUNK, n - i)) for o, n in need.ranges
-                                for i in range(0, n, CHUNK)]
-            return None
-
-
-def decode_parts(parts, size):
-    """A request's ``parts``, ``[[offset, base64 text], ...]``, as ``[(offset, bytes)]``."""
-    if parts is None:
-        return []
-    if not isinstance(parts, list) or len(parts) > 4:
-        raise StateError("parts must be a list of at most 4 [offset, base64] pairs.", key="file")
-    out = []
-    for part in parts:
-        if not (isinstance(part, list) and len(part) == 2 and isinstance(part[1], str)):
-            raise StateError("Each of parts must be [offset, base64 text].", key="file")
-        offset = whole_number(part[0], "parts offset", 0, size, key="file")
-        if len(part[1]) > (CHUNK + 2) // 3 * 4:
-            raise StateError("A part of the file is over %d MB: send at most %d MB a request."
-                             % (CHUNK >> 20, CHUNK >> 20), key="file")
-        try:
-            data = base64.b64decode(part[1].encode("ascii"), validate=True)
-        except (binascii.Error, UnicodeEncodeError, ValueError):
-            raise StateError("A part of the file is not base64 text.", key="file") from None
-        if offset + len(data) > size:
-            raise StateError("A part of the file ends past its size (%d bytes)." % size, key="file")
-        out.append((offset, data))
-    return out
 
 
 def has_real_head(model):

@@ -29,8 +29,8 @@ import traceback
 
 import numpy as np
 
-from . import (comparisons, digits, export, finetune_digits, model_file, panels, protocol,
-               readouts, walkthrough)
+from . import (comparisons, digits, export, finetune_digits, model_file, model_transfer,
+               panels, protocol, readouts, walkthrough)
 from .class_names import class_names
 from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
@@ -71,7 +71,7 @@ class Session(object):
         self._logit = None  # the logit the person selected, (b, c): its terms follow every edit
         self._k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
         self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune.py)
-        self._reading = None  # the model file being read (model_file.Reading), between requests
+        self._reading = None  # a model file being read, between requests (model_transfer)
 
     @property
     def state(self):
@@ -329,13 +329,13 @@ class Session(object):
         size = whole_number(size, "size", 0, 2 ** 53, key="file")
         if request.get("first") is True:
             model_file.file_kind(name, size)  # refused by its name and size before a byte is kept
-            self._reading = model_file.Reading(name, size, request.get("target"))
+            self._reading = model_transfer.Reading(name, size, request.get("target"))
         elif self._reading is None or (name, size) != (self._reading.name, self._reading.size):
             raise StateError("%s is not the file being read: send it again from its first "
                              "request." % shown(name, 60), key="file")
         reading = self._reading
         try:
-            reading.add(model_file.decode_parts(request.get("parts"), size))
+            reading.add(model_transfer.decode_parts(request.get("parts"), size))
             loaded = reading.step(self.state)
         except StateError:
             self._reading = None  # refused: its bytes are let go
