@@ -325,7 +325,7 @@ def _tensor_entry(source, name, spec, base, data_len):
 
     def load():
         raw = source.read_at(base + begin, nbytes)
-        if isinstance(dtype, str):  # the top half of a float32: widen by hand (NumPy has no bfloat16)
+        if isinstance(dtype, str):  # bfloat16, the top half of a float32: widened by hand
             bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
             return bits.view(np.float32).reshape(shape)
         return np.frombuffer(raw, dtype=dtype).reshape(shape)
