@@ -29,9 +29,10 @@ class Reading(object):
     >>> from pycore.explorer.presets import default_state
     >>> out = io.BytesIO(); np.save(out, np.ones((300, 100))); data = out.getvalue()
     >>> r = Reading("w.npy", len(data), "W_head")
-    >>> r.add([(0, data[:PROBE])]); r.step(default_state()), r.outstanding
-    (None, [(128, 240000)])
-    >>> r.add([(128, data[128:])]); sorted(r.step(default_state())[0])
+    >>> start = len(data) - 300 * 100 * 8   # where the numbers begin, after the npy header
+    >>> r.add([(0, data[:PROBE])]); r.step(default_state()), r.outstanding == [(start, 240000)]
+    (None, True)
+    >>> r.add([(start, data[start:])]); sorted(r.step(default_state())[0])
     ['W_head']
     """
 
