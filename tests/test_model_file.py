@@ -41,7 +41,8 @@ def test_an_npz_of_numpy_arrays_becomes_the_state_and_its_real_head_is_offered()
     np.testing.assert_allclose(variant_output(s), real_head(CLS, W, GAMMA, BETA, BIAS, 1e-6),
                                rtol=0, atol=1e-12)
     assert answer["variant"]["changes"]
-    assert s.handle({"op": "export", "format": "json"})["ok"]
+    assert "State as .npz\u201d keeps them" in s.handle({"op": "export", "format": "json"})[
+        "export"]["title"]
     answer, _ = open_file(Session(), "lecture.npz", data)
     assert answer["labels"]["classes"][:2] == ["class 0 \u00b7 cat", "class 1 \u00b7 dog"]
     assert "lecture.npz" in answer["file"]["summary"] and "W_head (8 \u00d7 5)" in answer["file"]["summary"]

@@ -302,6 +302,10 @@ class Session(object):
         if fmt == "json":
             out = {"text": export.state_json_text(self.state), "mime": "application/json",
                    "filename": "vit-head-state.json", "title": "The state as JSON"}
+            if model_file.has_real_head(self.state.model) or (self.state.model or {}).get(
+                    "class_names"):  # JSON holds W_head and the inputs, not a model's extras
+                out["title"] += (" (without the model file's \u03b3, \u03b2, bias and class "
+                                 "names: \u201cState as .npz\u201d keeps them)")
         elif fmt == "numpy":
             out = {"text": export.numpy_code(self.state), "mime": "text/x-python",
                    "filename": "vit_head.py", "title": "NumPy code that reproduces the logits"}
