@@ -29,14 +29,15 @@ import traceback
 
 import numpy as np
 
-from . import (comparisons, digits, export, finetune_digits, model_file, model_transfer,
-               panels, protocol, readouts, walkthrough)
+from . import (comparisons, digits, export, finetune_digits, panels, protocol, readouts,
+               walkthrough)
 from .class_names import class_names
 from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
 from .errors import StateError
+from . import model_file, model_transfer  # a lecturer's own model (docs/own-model.md)
 from .link import LINK_MAX, decode_fragment, encode_fragment, json_loads
 from .presets import default_state, preset
 from .state import check_option, shown, whole_number
