@@ -97,10 +97,14 @@ def is_vit_b16_head(state):
 def class_names(state):
     """The classes' names for `state`, or None (the page then numbers them).
 
-    The tiny ViT's head names its classes by digit ("7"); the ViT-B/16 preset's head by
-    ImageNet-1k name, as "class 417 · balloon" (the index stays: it is W_head's column).
+    The tiny ViT's head names its classes by digit ("7"); a model file's head by the names it
+    brought, and the ViT-B/16 preset's head by ImageNet-1k name, both as "class 417 · balloon"
+    (the index stays: it is W_head's column).
     """
     names = digits.class_names(state)
+    model_names = (state.model or {}).get("class_names")
+    if names is None and model_names is not None and len(model_names) == state.C:
+        names = ["class %d \u00b7 %s" % (c, n) for c, n in enumerate(model_names)]
     if names is None and _labelled and is_vit_b16_head(state):
         names = list(_labelled)  # a copy of the list (a few microseconds): callers may keep it
     return names

@@ -64,6 +64,26 @@ def _bert(state):
         return np.dot(variants.bert_pooler(state.h_cls, p["W_pool"], p["b_pool"]), state.W_head)
 
 
+def _model_head(state):
+    """The model file's own head: LayerNorm with its gamma/beta (and its epsilon), W_head, its
+    bias; what it lacks is left out (gamma 1, beta 0, no bias)."""
+    m = state.model
+    if not m or all(m.get(k) is None for k in ("ln_gamma", "ln_beta", "b_head")):
+        raise ValueError("No model file with the real head's LayerNorm gamma/beta or bias is "
+                         "loaded: load one (docs/own-model.md) to compare its own head.")
+    D, C = state.D, state.C
+    gamma = m["ln_gamma"] if m.get("ln_gamma") is not None else np.ones(D)
+    beta = m["ln_beta"] if m.get("ln_beta") is not None else np.zeros(D)
+    bias = m["b_head"] if m.get("b_head") is not None else np.zeros(C)
+    if gamma.shape != (D,) or beta.shape != (D,) or bias.shape != (C,):
+        raise ValueError("The model file's gamma/beta are for D = %d and its bias for C = %d, but "
+                         "W_head is now %d \u00d7 %d: load the file again to compare."
+                         % (gamma.shape[0], bias.shape[0], D, C))
+    with np.errstate(all="ignore"):
+        return np.dot(variants.layer_norm_affine(state.h_cls, gamma, beta, m["eps"]),
+                      state.W_head) + bias
+
+
 COMPARISONS = (
     Comparison(
         "last_position", "pitfall", "Position -1 instead of 0", (
@@ -144,7 +164,16 @@ COMPARISONS = (
             "before its classifier. ViT's fine-tuning head has no pooler: LayerNorm and one "
             "matrix. Here the pooler (seeded random W_pool, b_pool) feeds the same W_head."),
         BERT + ", Sec. 3 and its released code (the pooler).", None, _bert),
+    Comparison(
+        "model_head", "variant", "Model's own head (LayerNorm \u03b3/\u03b2, bias)", (
+            "The head of the model file you loaded, as the model computes it: gamma * (h - mean) "
+            "/ sqrt(var + eps) + beta, then h_hat @ W_head + b, with the file's own gamma, beta, "
+            "eps and bias. This page's head drops gamma, beta and b; the line below says which "
+            "predictions that changes on your inputs."),
+        "Your model file; Ba et al. (2016), \u201cLayer Normalization\u201d, and " + PAPER +
+        ", Eq. 4.", None, _model_head),
 )
+MODEL_ONLY = ("model_head",)  # offered only while a model file with the real head is loaded
 
 
 def of_kind(kind):
@@ -160,9 +189,12 @@ def find(key):
     return None
 
 
-def choices(kind):
-    """``[[key, title], ...]`` for the page's select of one kind."""
-    return [[c.key, c.title] for c in of_kind(kind)]
+def choices(kind, state=None):
+    """``[[key, title], ...]`` for the page's select of one kind (the model file's own head only
+    while ``state`` holds one)."""
+    real = state is not None and state.model is not None and any(
+        state.model.get(k) is not None for k in ("ln_gamma", "ln_beta", "b_head"))
+    return [[c.key, c.title] for c in of_kind(kind) if real or c.key not in MODEL_ONLY]
 
 
 def run(state, key):
@@ -182,13 +214,15 @@ def offer(kind):
     >>> offer("pitfall").split(":")[0]
     'Choose one of 6 classic mistakes'
     """
-    titles = [c.title for c in of_kind(kind)]
+    titles = [c.title for c in of_kind(kind) if c.key not in MODEL_ONLY]
     if kind == "pitfall":
         return ("Choose one of %d classic mistakes: %s. Its output appears beside the correct "
                 "logits, on the same colour scale, with a line saying which predictions it "
                 "changes." % (len(titles), "; ".join(titles)))
-    return ("Choose one of %d other heads: %s. Its output appears beside the correct logits, "
-            "on the same colour scale, computed on the same inputs." % (len(titles), "; ".join(titles)))
+    return ("Choose one of %d other heads: %s; and, once a model file with the real head's "
+            "gamma/beta or bias is loaded, %s. Its output appears beside the correct logits, on "
+            "the same colour scale, computed on the same inputs."
+            % (len(titles), "; ".join(titles), find("model_head").title))
 
 
 def predicted(output):

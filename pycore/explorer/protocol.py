@@ -46,7 +46,15 @@ REQUESTS = {
                         "of 8 whole numbers from 0 (paper) to 16 (ink)",
               "head": "'keep' (the default: the model's W_head stays, with its edits) or "
                       "'trained' (the model's W_head as trained)"},
-    "export": {"format": "'json', 'numpy', 'csv' or 'training'"},
+    "export": {"format": "'json', 'numpy', 'csv', 'npz' (the state as .npz, base64) or "
+                         "'training'"},
+    "open_file": {"name": "the file's name: .npz, .safetensors or .npy (model_file.py)",
+                  "size": "its size in bytes (over 300 MB: refused before any byte is read)",
+                  "target": "for a .npy: 'W_head', 'cls' or 'encoder_output', the grid it fills",
+                  "first": "true on a file's first request (a new reading begins)",
+                  "parts": "[[offset, base64 text], ...]: byte ranges of it, at most 4 MB each: "
+                           "the first and last 64 kB with the first request, then one range "
+                           "the last answer's file.need asked for per request"},
     "steps": {},
     "link": {},
     "selfcheck": {},
@@ -113,7 +121,11 @@ ANSWER = {
              "encoder's milliseconds per image; images null when the state is not the tiny "
              "ViT's encoder output",
     "host": "the Python and NumPy the page runs on (in the answer to 'load')",
-    "export": "{text, mime, filename, title}: an export",
+    "export": "{text, mime, filename, title, base64}: an export (base64 true: text is the "
+              "file's bytes in base64, the .npz)",
+    "file": "{need, summary}: a model file being read: need the [[offset, length], ...] byte "
+            "ranges to send next (nothing changed yet), or null once it is loaded, and summary "
+            "one line saying what was loaded",
     "finetune": "the 'Fine-tune the head' panel: see FINETUNE",
     "matrices": "{name: {rows, cols, data}}: every matrix the heatmaps and grids name and the "
                 "page does not hold (attached by the bridge, not part of the JSON)",

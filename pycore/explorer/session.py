@@ -22,6 +22,7 @@ Examples
 >>> float(s.state.cls[0, 0])   # back to the value the cell held when it was entered
 2.0
 """
+import base64
 import json
 import sys
 import traceback
@@ -36,6 +37,7 @@ from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
 from .editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
 from .errors import StateError
+from . import model_file, model_transfer  # a lecturer's own model (docs/own-model.md)
 from .link import LINK_MAX, decode_fragment, encode_fragment, json_loads
 from .presets import default_state, preset
 from .state import check_option, shown, whole_number
@@ -70,6 +72,7 @@ class Session(object):
         self._logit = None  # the logit the person selected, (b, c): its terms follow every edit
         self._k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
         self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune.py)
+        self._reading = None  # a model file being read, between requests (model_transfer)
 
     @property
     def state(self):
@@ -104,6 +107,8 @@ class Session(object):
             if unknown:
                 raise StateError("The request %s has no field %s." % (op, shown(unknown[0])))
             _refuse_long_numbers(request)
+            if op != "open_file":
+                self._reading = None  # a file being read is let go by any other action
             if op not in ("edit", "contributions"):
                 self._cell = None  # any other action ends the typing in a cell (pointing at a
                 #                    logit changes nothing, and may happen while typing)
@@ -299,6 +304,10 @@ class Session(object):
         if fmt == "json":
             out = {"text": export.state_json_text(self.state), "mime": "application/json",
                    "filename": "vit-head-state.json", "title": "The state as JSON"}
+            if model_file.has_real_head(self.state.model) or (self.state.model or {}).get(
+                    "class_names"):  # JSON holds W_head and the inputs, not a model's extras
+                out["title"] += (" (without the model file's \u03b3, \u03b2, bias and class "
+                                 "names: \u201cState as .npz\u201d keeps them)")
         elif fmt == "numpy":
             out = {"text": export.numpy_code(self.state), "mime": "text/x-python",
                    "filename": "vit_head.py", "title": "NumPy code that reproduces the logits"}
@@ -307,10 +316,48 @@ class Session(object):
                    "filename": "logits.csv", "title": "The logits as CSV"}
         elif fmt == "training":
             out = self.finetune.export(self.state)
+        elif fmt == "npz":
+            out = {"text": base64.b64encode(model_file.state_npz(self.state)).decode("ascii"),
+                   "mime": "application/octet-stream", "filename": "vit-head-state.npz",
+                   "title": "The state as .npz", "base64": True}
         else:
-            raise StateError("Unknown export format %s (json, numpy, csv or training)."
+            raise StateError("Unknown export format %s (json, numpy, csv, npz or training)."
                              % shown(fmt))
         return {"ok": True, "export": out}
+
+    def op_open_file(self, request):
+        """A model file, read in the byte ranges Python asks for (model_file.py): until it has
+        them the answer's ``file.need`` names them and nothing changes; then the file's arrays
+        become the state, or it is refused, naming what was found and what was expected."""
+        name, size = request.get("name"), request.get("size")
+        if not isinstance(name, str):
+            raise StateError("A file needs a name; got %s." % shown(name), key="file")
+        size = whole_number(size, "size", 0, 2 ** 53, key="file")
+        if request.get("first") is True:
+            model_file.file_kind(name, size)  # refused by its name and size before a byte is kept
+            self._reading = model_transfer.Reading(name, size, request.get("target"))
+        elif self._reading is None or (name, size) != (self._reading.name, self._reading.size):
+            raise StateError("%s is not the file being read: send it again from its first "
+                             "request." % shown(name, 60), key="file")
+        reading = self._reading
+        try:
+            reading.add(model_transfer.decode_parts(request.get("parts"), size))
+            loaded = reading.step(self.state)
+        except StateError:
+            self._reading = None  # refused: its bytes are let go
+            raise
+        if loaded is None:
+            return {"ok": True, "file": {"need": [list(r) for r in reading.outstanding],
+                                         "summary": None}}
+        self._reading = None
+        arrays, lib = loaded
+        try:
+            state, summary = model_file.model_state(self.state, arrays, lib, name)
+        except StateError as err:
+            raise StateError("%s: %s" % (shown(name, 60), err), key="file") from None
+        answer = self._replace(state)
+        answer["file"] = {"need": None, "summary": summary}
+        return answer
 
     # ---- the "Fine-tune the head" panel (its logic: pycore/explorer/finetune.py) -----------
 
@@ -426,6 +473,11 @@ class Session(object):
     def _link(self, pending_allowed=True):
         """The answer's ``link``: the fragment, pending (many typed-in numbers, while typing), or
         a note that the state is too big for a link."""
+        if self.state.model is not None:  # gamma, beta, bias and names have no place in a link
+            return {"fragment": None, "pending": False,
+                    "note": "This state comes from a model file, %s: too much for a link. Save "
+                            "it with \u201cState as .npz\u201d, which loads back exactly."
+                            % self.state.model["file"][:60]}
         dense = self._dense_numbers()
         if pending_allowed and dense > SYNC_LINK_NUMBERS:
             return dict(LINK_PENDING)
@@ -521,8 +573,9 @@ class Session(object):
         difference)."""
         key = self.state.options.get(kind)
         section, shown_output = panels.comparison(self.state, self.trace, kind, key, self._k)
-        if self._sent.get(kind) is None:
-            section["choices"] = self._sent[kind] = comparisons.choices(kind)
+        choices = comparisons.choices(kind, self.state)  # the model's own head: while one is loaded
+        if self._sent.get(kind) != choices:
+            section["choices"] = self._sent[kind] = choices
         answer[kind] = section
         if shown_output is None:
             answer["hide"].extend(panels.comparison_ids(kind))

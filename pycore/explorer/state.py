@@ -375,6 +375,10 @@ class ExplorerState(object):
     train : dict, optional
         Training settings, merged over
         :data:`~pycore.explorer.train_state.TRAIN_DEFAULTS` and checked.
+    model : dict, optional
+        What a model file brought besides W_head (pycore/explorer/model_file.py): its name,
+        the real head's LayerNorm ``ln_gamma``, ``ln_beta``, ``eps``, its bias ``b_head``,
+        its ``class_names``. Shared, never changed: a copy of the state keeps the same one.
 
     Raises
     ------
@@ -388,10 +392,11 @@ class ExplorerState(object):
     ('cls', 1, 2, 1, None, (0,))
     """
 
-    __slots__ = ("W_head", "cls", "encoder_output", "options", "generated", "labels", "train")
+    __slots__ = ("W_head", "cls", "encoder_output", "options", "generated", "labels", "train",
+                 "model")
 
     def __init__(self, W_head, cls=None, encoder_output=None, options=None, generated=None,
-                 copy=True, labels=None, train=None):
+                 copy=True, labels=None, train=None, model=None):
         if (cls is None) == (encoder_output is None):
             raise StateError("a state needs exactly one of cls (B × D) or encoder_output "
                              "(B × (N+1) × D)", key="cls" if cls is None else None)
@@ -411,6 +416,7 @@ class ExplorerState(object):
         from .train_state import check_labels, train_settings  # it uses this module's checks
         self.labels = check_labels(labels, self.B, self.C)
         self.train = train_settings(train)
+        self.model = model
 
     @property
     def mode(self):
@@ -458,7 +464,7 @@ class ExplorerState(object):
         generated = dict((k, r.copy()) for k, r in self.generated.items())
         return ExplorerState(self.W_head, self.cls, self.encoder_output,
                              dict(self.options), generated, labels=self.labels,
-                             train=dict(self.train))
+                             train=dict(self.train), model=self.model)
 
     def __eq__(self, other):
         if not isinstance(other, ExplorerState):

@@ -411,6 +411,64 @@ def test_a_fine_tune_step_is_sgd_written_here(app):
     app.assert_clean()
 
 
+# ---- a lecturer's own model file ------------------------------------------------------------
+
+def real_head(cls, w, gamma, beta, b, eps=1e-6):
+    mu = cls.mean(axis=1, keepdims=True)
+    var = ((cls - mu) ** 2).mean(axis=1, keepdims=True)
+    return (gamma * (cls - mu) / np.sqrt(var + eps) + beta) @ w + b
+
+
+def file_outcome(engine, before):
+    """'loaded' or 'refused' (with the alert) once the page has answered the file; a loaded one
+    is drawn (a render after `before`)."""
+    engine.wait_for("() => ['loaded', 'refused'].includes(document.documentElement.dataset.modelFile)",
+                    timeout=60)
+    outcome = engine.evaluate("() => document.documentElement.dataset.modelFile")
+    if outcome == "loaded":
+        wait_render_after(engine, before)
+    return outcome, alerts(engine)
+
+
+def test_a_model_file_through_the_file_chooser_then_a_matrix_dropped(app, tmp_path):
+    engine = app.start()
+    rng = np.random.RandomState(31)
+    cls, w = rng.standard_normal((3, 6)), rng.standard_normal((6, 5)).astype(np.float32)
+    gamma, beta, b = 1 + rng.standard_normal(6) * 0.5, rng.standard_normal(6), rng.standard_normal(5) * 2
+    np.savez(str(tmp_path / "lecture.npz"), W_head=w, cls=cls, ln_gamma=gamma, ln_beta=beta, b_head=b)
+    before = renders(engine)
+    engine.set_files("#model-file", str(tmp_path / "lecture.npz"))
+    assert file_outcome(engine, before) == ("loaded", "")
+    w = w.astype(float)
+    np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w)[1], atol=1e-12)
+    engine.evaluate("""() => { const s = document.getElementById('variant');
+        s.value = 'model_head'; s.dispatchEvent(new Event('change')); }""")
+    engine.wait_for("() => document.getElementById('heatmap-variant').data?.[0]?.z?.[0]?.length === 5")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-variant"),
+                               real_head(cls, w, gamma, beta, b), atol=1e-12)
+    assert engine.evaluate("() => document.getElementById('model-file-status').textContent"
+                           ).startswith("Loaded from lecture.npz: W_head (6 \u00d7 5)")
+    # a bad file: refused in words, nothing changes
+    np.save(str(tmp_path / "bad.npy"), np.full((6, 5), np.nan))
+    engine.click(cell("W_head[0,0]"))  # a .npy fills the grid that has focus
+    engine.press("Escape")
+    engine.set_files("#model-file", str(tmp_path / "bad.npy"))
+    outcome, alert = file_outcome(engine, renders(engine))
+    assert outcome == "refused" and "'bad.npy': W_head[0,0] is NaN" in alert, alert
+    np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
+    # a W_head dropped on the page, into the grid that had focus
+    w2 = np.round(rng.standard_normal((6, 5)), 2)
+    np.save(str(tmp_path / "w2.npy"), w2)
+    before = renders(engine)
+    engine.evaluate("() => { document.documentElement.dataset.modelFile = 'dropping'; }")
+    engine.drop_file("#stage-w", str(tmp_path / "w2.npy"))
+    assert file_outcome(engine, before) == ("loaded", "")
+    np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w2)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w2)[1], atol=1e-12)
+    app.assert_clean()
+
+
 # ---- scenarios that boot a page of their own (last: they leave the shared one) --------------
 
 EVAL_DURING_BOOT = """() => { try { eval("1"); } catch (e) {}

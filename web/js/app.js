@@ -15,6 +15,7 @@ import { WalkThrough } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import { FineTunePanel } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
+import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -275,6 +276,7 @@ async function send(request, t0) {
   }
   if (res.error) showAlert(res.error.message);
   else clearAlert();
+  if (["preset", "load", "digit"].includes(request.op)) forgetModelFile();
   await renderer.schedule(res, t0);
   return res;
 }
@@ -305,6 +307,7 @@ function bindControls() {
     const name = $("preset").value;
     // "From the link": back to the state the page was opened with
     if (name === "link") send({ op: "load", fragment: opened }, now());
+    else if (name === "file") $("model-file").click(); // another file
     else send({ op: "preset", name, seed: Number($("seed").value) || 0 }, now());
   });
   $("reset").addEventListener("click", () => {
@@ -334,6 +337,7 @@ function bindControls() {
     $(`export-${format}`).addEventListener("click", () => exportAs(format));
   }
   share.bindDialog(exportAs);
+  bindModelFileControls();
 
   // A link pasted into the address bar (or back/forward) replaces the whole state. An in-page
   // anchor ("Skip to the explorer", a heading's) only scrolls: the state and its link stay, and
@@ -349,6 +353,29 @@ function bindControls() {
       $("preset").value = "link";
       send({ op: "load", fragment: location.hash }, now());
     }
+  });
+}
+
+// ---- model files (js/modelfile.js) ----------------------------------------------------------
+
+function bindModelFileControls() {
+  let grid = "input"; // a .npy fills the grid that last had focus
+  $("grid-input").addEventListener("focusin", () => { grid = "input"; });
+  $("grid-w").addEventListener("focusin", () => { grid = "w"; });
+  bindModelFiles({
+    call: (request) => client.call(request),
+    target: () => (grid === "w" ? "W_head" : shape.mode === "encoder" ? "encoder_output" : "cls"),
+    done: (res, t0) => {
+      clearAlert();
+      $("preset").value = "file";
+      return renderer.schedule(res, t0);
+    },
+    refused: showAlert,
+  });
+  $("export-npz").addEventListener("click", async () => {
+    const res = await client.call({ op: "export", format: "npz" });
+    if (res.ok) downloadNpz(res.export);
+    else showAlert(res.error.message);
   });
 }
 

@@ -5,7 +5,7 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"|"open_file"} op
  * @property {string} [fragment] load: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
@@ -18,7 +18,7 @@
  * @property {number} [C] resize
  * @property {number} [N1] resize
  * @property {string} [mode] mode
- * @property {string} [name] preset, option, train_set
+ * @property {string} [name] preset, option, train_set; open_file: the file's name
  * @property {number} [seed] preset
  * @property {{train: Array<[string, number]>, held_out: Array<[string, number]>}} [digits] preset "finetune-digits": labelled pixels from digits.json
  * @property {*} [value] option, train_set
@@ -28,6 +28,10 @@
  * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16
  * @property {"keep"|"trained"} [head] digit: keep W_head's edits, or the trained W_head
  * @property {string} [format] export
+ * @property {number} [size] open_file: the file's size in bytes
+ * @property {"W_head"|"cls"|"encoder_output"} [target] open_file: the grid a .npy fills
+ * @property {boolean} [first] open_file: a file's first request
+ * @property {Array<[number, string]>} [parts] open_file: byte ranges of the file, [offset, base64]
  * @property {number} [n] train: how many steps
  * @property {number} [run] train: the run being played (refused once it is not the current one)
  */
@@ -59,7 +63,8 @@
  * @property {?Walk} [walk]
  * @property {?Digit} [digit]
  * @property {string} [host]
- * @property {{text: string, mime: string, filename: string, title: string}} [export]
+ * @property {{text: string, mime: string, filename: string, title: string, base64: (boolean|undefined)}} [export]
+ * @property {{need: ?Array<[number, number]>, summary: ?string}} [file]
  * @property {FineTune} [finetune]
  * @property {Object<string, Matrix>} [matrices]
  * @property {number} [worker_ms]

@@ -89,6 +89,36 @@ class Engine:
         """Put `text` on the engine's clipboard (as a person's copy would)."""
         raise NotImplementedError
 
+    def set_files(self, selector, path):
+        """Choose the file at `path` in the <input type="file"> `selector`, as the file chooser
+        does (the browser reads the file from disk; change and input events fire)."""
+        raise NotImplementedError
+
+    def drop_file(self, selector, path):
+        """Drop the file at `path` on the element `selector`. Here: the browser reads it from
+        disk through a file input of the test's own (set_files), and dragenter, dragover and
+        drop events carrying it in a DataTransfer are dispatched at the element's centre
+        (WebDriver has no drag of files from outside the page). Chromium overrides this with
+        a drag the browser itself delivers (DevTools' Input.dispatchDragEvent)."""
+        self.evaluate("""() => { let i = document.getElementById('__drop_source');
+            if (!i) { i = document.createElement('input'); i.type = 'file'; i.id = '__drop_source';
+                      i.style.cssText = 'position:fixed;left:0;top:0;opacity:0.01'; document.body.append(i); }
+            window.__dropPicked = new Promise((r) => i.addEventListener('change', r, {once: true})); }""")
+        self.set_files("#__drop_source", path)
+        self.evaluate("""async (selector) => {
+            await window.__dropPicked;
+            const i = document.getElementById('__drop_source');
+            const target = document.querySelector(selector);
+            const r = target.getBoundingClientRect();
+            const at = {clientX: r.left + r.width / 2, clientY: r.top + r.height / 2};
+            const data = new DataTransfer();
+            data.items.add(i.files[0]);
+            for (const type of ['dragenter', 'dragover', 'drop']) {
+                target.dispatchEvent(new DragEvent(type, {bubbles: true, cancelable: true,
+                                                          dataTransfer: data, ...at}));
+            }
+            i.remove(); delete window.__dropPicked; }""", selector)
+
     def set_viewport(self, width, height):
         raise NotImplementedError
 

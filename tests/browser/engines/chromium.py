@@ -114,6 +114,18 @@ class Chromium(Engine):
     def put_on_clipboard(self, text):
         self.page.main_frame.evaluate("(t) => navigator.clipboard.writeText(t)", text)
 
+    def set_files(self, selector, path):
+        self.frame.set_input_files(selector, path)
+
+    def drop_file(self, selector, path):
+        """A drag of the file from outside the page, delivered by the browser: dragenter,
+        dragover and drop are trusted events whose DataTransfer holds the file read from disk."""
+        box = self.box(selector)
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        data = {"items": [], "files": [path], "dragOperationsMask": 1}
+        for kind in ("dragEnter", "dragOver", "drop"):
+            self.cdp.send("Input.dispatchDragEvent", {"type": kind, "x": x, "y": y, "data": data})
+
     def set_viewport(self, width, height):
         self.page.set_viewport_size({"width": width, "height": height})
 

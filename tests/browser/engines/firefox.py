@@ -170,6 +170,10 @@ class Firefox(Engine):
         self.session.call("(t) => navigator.clipboard.writeText(t)", [text],
                           context=self.session.top, user_activation=True)
 
+    def set_files(self, selector, path):
+        self.session.conn.command("input.setFiles", {
+            "context": self.context, "element": self._element(selector), "files": [path]})
+
     def set_viewport(self, width, height):
         self.session.set_viewport(width, height)
 

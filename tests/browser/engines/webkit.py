@@ -159,6 +159,10 @@ class WebKit(Engine):
     # viewport is then that wide, a large phone's (phones are 360-430 px wide).
     narrowest = 460
 
+    def set_files(self, selector, path):
+        # WebDriver's Element Send Keys to a file input chooses the file at that path
+        self._element(selector).send_keys(path)
+
     def set_viewport(self, width, height):
         # The window includes MiniBrowser's own toolbar: size it so the viewport is as asked.
         self.driver.set_window_size(width, height)

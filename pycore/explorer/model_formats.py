@@ -1,0 +1,332 @@
+"""Reading arrays out of a model file the page has only partly read: ``.npy``, ``.npz`` and
+``.safetensors``, each checked before its data is read.
+
+The page never hands Python a whole file. It reads the byte ranges Python asks for
+(:class:`NeedBytes`) and asks again with them; :class:`Source` is what has arrived so far, a
+read-only file object over those parts. So a 170 MB model file costs the few MB of its head, and
+every size, shape and dtype is checked from the file's headers before its data is asked for: the
+npy header (NumPy's own reader, ``numpy.lib.format``), the zip's central directory (the standard
+library's ``zipfile``, which also streams an ``.npz`` member's decompression in bounded pieces),
+the safetensors header (8 bytes of little-endian length, then JSON naming each tensor's dtype,
+shape and byte offsets in the data that follows).
+
+Nothing here unpickles: an array of Python objects (NumPy pickles those) is refused from its header.
+"""
+import json
+import zipfile
+import zlib
+
+import numpy as np
+
+from .errors import StateError
+
+FILE_MAX = 300 * 2 ** 20
+"""Larger files are refused before any of their bytes are read (a whole f32 ViT-B checkpoint is
+330 MB; the page needs only its head, a few MB)."""
+ARRAY_MAX = 2 ** 21
+"""The most numbers one array may hold: the largest input the state allows
+(state.INPUT_ELEMENTS_MAX); each role has its own, smaller limit besides (model_file.py)."""
+READ_MAX = 32 * 2 ** 20
+"""The most bytes Python asks the page for in all: the largest state's arrays in float64 (a
+1024 x 1000 W_head and 2,097,152 inputs, 24 MB) fit in it."""
+MEMBER_MAX = ARRAY_MAX * 8 + 4096
+"""The most bytes an .npz member may inflate to: the largest array in float64, and its header."""
+HEADER_MAX = 16 * 2 ** 20
+"""The largest safetensors header read (a whole ViT-L checkpoint's is under 100 kB)."""
+PROBE = 65536 + 22  # the first and last bytes read first: headers, and a zip's end records
+
+SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "bf16",
+                      "I64": "<i8", "I32": "<i4", "I16": "<i2", "I8": "i1",
+                      "U64": "<u8", "U32": "<u4", "U16": "<u2", "U8": "u1", "BOOL": "?",
+                      "C64": "<c8", "C128": "<c16"}
+
+
+class NeedBytes(Exception):
+    """The parser needs these ``[(offset, length), ...]`` byte ranges of the file first."""
+
+    def __init__(self, ranges):
+        Exception.__init__(self, "need %d byte range(s)" % len(ranges))
+        self.ranges = [(int(o), int(n)) for o, n in ranges]
+
+
+class Source(object):
+    """The parts of a file that have arrived, as a read-only, seekable file object.
+
+    Parameters
+    ----------
+    name : str
+        The file's name (for messages).
+    size : int
+        Its size in bytes.
+    parts : list of (int, bytes)
+        Byte ranges read from it: (offset, data).
+
+    Examples
+    --------
+    >>> s = Source("a.npy", 10, [(0, b"0123"), (4, b"45"), (8, b"89")])
+    >>> s.read_at(2, 4)
+    b'2345'
+    >>> s.read_at(5, 2)
+    Traceback (most recent call last):
+    ...
+    pycore.explorer.model_formats.NeedBytes: need 1 byte range(s)
+    """
+
+    def __init__(self, name, size, parts):
+        self.name, self.size, self._pos = name, int(size), 0
+        merged = []  # (start, bytearray), sorted, adjacent or overlapping parts joined
+        for offset, data in sorted(parts, key=lambda p: p[0]):
+            if merged and offset <= merged[-1][0] + len(merged[-1][1]):
+                start, buf = merged[-1]
+                buf.extend(data[start + len(buf) - offset:])
+            else:
+                merged.append((offset, bytearray(data)))
+        self._parts = [(start, bytes(buf)) for start, buf in merged]
+
+    def _find(self, offset, length):
+        end = min(offset + length, self.size)
+        for start, data in self._parts:
+            if start <= offset and end <= start + len(data):
+                return data[offset - start:end - start]
+        return None
+
+    def has(self, offset, length):
+        return self._find(offset, length) is not None
+
+    def require(self, ranges):
+        """Raise :class:`NeedBytes` with those of ``ranges`` not yet here (clipped to the file)."""
+        missing = [(o, min(n, self.size - o)) for o, n in ranges
+                   if o < self.size and not self.has(o, n)]
+        if missing:
+            raise NeedBytes(missing)
+
+    def read_at(self, offset, length):
+        data = self._find(offset, length)
+        if data is None:
+            raise NeedBytes([(offset, min(length, self.size - offset))])
+        return data
+
+    # the file-object side, for numpy.lib.format and zipfile
+    def seekable(self):
+        return True
+
+    def tell(self):
+        return self._pos
+
+    def seek(self, offset, whence=0):
+        self._pos = max(0, int(offset) + (0, self._pos, self.size)[whence])
+        return self._pos
+
+    def read(self, n=-1):
+        n = self.size - self._pos if n is None or n < 0 else min(n, self.size - self._pos)
+        data = self.read_at(self._pos, n) if n > 0 else b""
+        self._pos += len(data)
+        return data
+
+
+class Entry(object):
+    """One array of a file: its ``name``, ``shape``, ``dtype`` (a NumPy dtype, or the text "bf16",
+    told apart by isinstance: NumPy 1.17 raises comparing a dtype with text it does not know), and
+    ``load()``, which reads its data (raising :class:`NeedBytes` for bytes not yet here)."""
+
+    def __init__(self, name, shape, dtype, load, ranges=()):
+        self.name, self.shape, self.dtype, self._load = name, tuple(shape), dtype, load
+        self.ranges = list(ranges)  # the bytes load() reads, when known up front
+
+    @property
+    def count(self):
+        return int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+
+    def dtype_text(self):
+        return "bfloat16" if isinstance(self.dtype, str) else np.dtype(self.dtype).name
+
+    def load(self):
+        return self._load()
+
+
+def _refuse(source, what):
+    raise StateError("%s: %s" % (source.name, what), key="file")
+
+
+def _checked_count(source, name, shape):
+    count = 1
+    for n in shape:
+        count *= int(n)
+    if count > ARRAY_MAX:
+        _refuse(source, "%s holds %s = %s numbers, over the limit of %s for one array; nothing "
+                        "was read of it" % (name, " \u00d7 ".join(str(n) for n in shape) or "()",
+                                            "{:,}".format(count), "{:,}".format(ARRAY_MAX)))
+    return count
+
+
+def _npy_header(source, fp, name):
+    """(shape, fortran_order, dtype) of the npy stream at ``fp``'s position."""
+    start = fp.read(8)
+    if start[:1] == b"\x80" or start[:6] != b"\x93NUMPY":
+        kind = ("a Python pickle, which could run code when loaded: refused, never loaded"
+                if start[:1] == b"\x80" else "not a NumPy array (its first bytes are %r, "
+                "expected the npy magic b'\\x93NUMPY')" % start[:8])
+        _refuse(source, "%s is %s" % (name, kind))
+    version = (start[6], start[7])
+    try:
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
+        else:
+            raise ValueError("npy format version %d.%d is unknown" % version)
+    except NeedBytes:
+        raise
+    except (ValueError, SyntaxError, TypeError, KeyError) as exc:
+        _refuse(source, "%s has a damaged npy header (%s)" % (name, str(exc)[:120]))
+    if dtype.hasobject or dtype.kind == "V":
+        _refuse(source, "%s holds Python objects (dtype %s), which NumPy stores as a pickle that "
+                        "could run code: refused, never loaded" % (name, dtype))
+    return shape, fortran, dtype
+
+
+def _npy_data(source, fp, name, shape, fortran, dtype, exact_end=True):
+    count = _checked_count(source, name, shape)
+    data = fp.read(count * dtype.itemsize)
+    if len(data) < count * dtype.itemsize:
+        _refuse(source, "%s is truncated: its header says %s %s (%s bytes), only %s bytes follow"
+                        % (name, " \u00d7 ".join(str(n) for n in shape), dtype,
+                           "{:,}".format(count * dtype.itemsize), "{:,}".format(len(data))))
+    if exact_end and fp.read(1):
+        _refuse(source, "%s holds more bytes than its header's shape %s says (a damaged or "
+                        "crafted file)" % (name, tuple(shape)))
+    arr = np.frombuffer(data, dtype=dtype, count=count)
+    return arr.reshape(shape, order="F" if fortran else "C")
+
+
+def npy_entries(source, name):
+    """The one array of an ``.npy`` file, named ``name`` (the matrix it is for)."""
+    source.require([(0, PROBE)])
+    source.seek(0)
+    shape, fortran, dtype = _npy_header(source, source, source.name)
+    start = source.tell()
+    nbytes = _checked_count(source, source.name, shape) * dtype.itemsize
+
+    def load():
+        source.seek(start)
+        return _npy_data(source, source, source.name, shape, fortran, dtype)
+    return [Entry(name, shape, dtype, load, [(start, nbytes)])]
+
+
+def npz_entries(source, wanted):
+    """The arrays of an ``.npz`` (a zip of ``.npy`` members) whose names ``wanted(name)`` accepts:
+    their members are asked for whole (checked against the limits by their declared size first),
+    their npy headers read; the others are listed by name, never read."""
+    source.require([(0, PROBE), (max(0, source.size - PROBE), PROBE)])
+    if source.read_at(0, 2) != b"PK":
+        _refuse(source, "is not an .npz (a zip archive): it does not start with 'PK'")
+    try:
+        archive = zipfile.ZipFile(source)
+        infos = archive.infolist()
+    except NeedBytes:
+        raise
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError) as exc:
+        _refuse(source, "is not a readable zip archive (%s): truncated or damaged" % exc)
+    wanted_infos, listed, total, ranges = [], [], 0, []
+    for info in infos:
+        name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+        if not wanted(name):
+            listed.append(Entry(name, (), None, None))
+            continue
+        total += info.compress_size
+        if info.file_size > MEMBER_MAX or total > READ_MAX:
+            _refuse(source, "%s would decompress to %s bytes, over the limit of %s: nothing was "
+                            "read of it" % (info.filename, "{:,}".format(info.file_size),
+                                            "{:,}".format(MEMBER_MAX)) if total <= READ_MAX else
+                    "its arrays hold more than %d MB: nothing was read of them" % (READ_MAX >> 20))
+        slack = 30 + len(info.filename.encode("utf-8")) + len(info.extra) + 1024
+        ranges.append((info.header_offset, info.compress_size + slack))
+        wanted_infos.append((info, name))
+    source.require(ranges)  # every member wanted, in one round
+    return [_member_entry(source, archive, info, name) for info, name in wanted_infos] + listed
+
+
+def _member_entry(source, archive, info, name):
+    def open_member():
+        try:
+            return archive.open(info)
+        except NeedBytes:
+            raise
+        except (zipfile.BadZipFile, NotImplementedError, ValueError, RuntimeError, OSError) as exc:
+            _refuse(source, "%s cannot be read from the archive (%s)" % (info.filename, exc))
+    try:
+        with open_member() as fp:
+            shape, fortran, dtype = _npy_header(source, fp, info.filename)
+    except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+        _refuse(source, "%s is damaged (%s)" % (info.filename, exc))
+    _checked_count(source, info.filename, shape)
+
+    def load():
+        try:
+            with open_member() as fp:  # ZipExtFile: inflates at most what each read asks for
+                _npy_header(source, fp, info.filename)
+                return _npy_data(source, fp, info.filename, shape, fortran, dtype)
+        except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:  # bad CRC, cut data
+            _refuse(source, "%s is damaged (%s)" % (info.filename, exc))
+    return Entry(name, shape, dtype, load)
+
+
+def safetensors_entries(source):
+    """The tensors of a ``.safetensors`` file, every offset in its header checked against the
+    file before any data is read."""
+    source.require([(0, PROBE)])
+    if source.size < 8:
+        _refuse(source, "is %d bytes long: a safetensors file starts with an 8-byte header "
+                        "length" % source.size)
+    n = int(np.frombuffer(source.read_at(0, 8), dtype="<u8")[0])
+    if n > HEADER_MAX or 8 + n > source.size:
+        _refuse(source, "its header claims %s bytes, but %s: truncated, or not a safetensors "
+                        "file" % ("{:,}".format(n), "the limit is %s" % "{:,}".format(HEADER_MAX)
+                                  if n > HEADER_MAX else "the file has only %s after the length"
+                                  % "{:,}".format(source.size - 8)))
+    source.require([(8, n)])
+    try:
+        header = json.loads(source.read_at(8, n).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        _refuse(source, "its header is not JSON (%s): truncated, or not a safetensors file"
+                        % str(exc)[:80])
+    if not isinstance(header, dict):
+        _refuse(source, "its header is not a JSON object of tensors")
+    base, data_len, entries = 8 + n, source.size - 8 - n, []
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        entries.append(_tensor_entry(source, name, spec, base, data_len))
+    return entries
+
+
+def _tensor_entry(source, name, spec, base, data_len):
+    where = "tensor %r" % name[:60]
+    if not (isinstance(spec, dict) and isinstance(spec.get("shape"), list)
+            and isinstance(spec.get("data_offsets"), list) and len(spec["data_offsets"]) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0
+                    for v in spec["shape"] + spec["data_offsets"])):
+        _refuse(source, "%s's header entry is not {dtype, shape, data_offsets} with whole "
+                        "numbers" % where)
+    code = spec.get("dtype")
+    if code not in SAFETENSORS_DTYPES:
+        _refuse(source, "%s has dtype %r, which the page cannot read (F16, BF16, F32 or F64)"
+                        % (where, str(code)[:20]))
+    dtype = "bf16" if code == "BF16" else np.dtype(SAFETENSORS_DTYPES[code])
+    shape, (begin, end) = spec["shape"], spec["data_offsets"]
+    count = _checked_count(source, where, shape)
+    nbytes = count * (2 if isinstance(dtype, str) else dtype.itemsize)
+    if begin > end or end > data_len or end - begin != nbytes:
+        _refuse(source, "%s's data_offsets [%d, %d] do not fit: %s %s takes %s bytes, and the "
+                        "file has %s bytes of data (a header that lies about offsets, or a "
+                        "truncated file)" % (where, begin, end, code,
+                                             list(shape), "{:,}".format(nbytes),
+                                             "{:,}".format(data_len)))
+
+    def load():
+        raw = source.read_at(base + begin, nbytes)
+        if isinstance(dtype, str):  # bfloat16, the top half of a float32: widened by hand
+            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
+            return bits.view(np.float32).reshape(shape)
+        return np.frombuffer(raw, dtype=dtype).reshape(shape)
+    return Entry(name, shape, dtype, load, [(base + begin, nbytes)])

@@ -1,0 +1,77 @@
+"""A ViT-B/16-size model file in the page (Chromium, the reused page): chosen in the file
+chooser, drawn with its class names and its own head offered; saved with "State as .npz" (a real
+download) and chosen again, every number back bit for bit; a bad file refused, the URL, the
+screen and the exports as they were. (The three engines: tests/browser/test_engines.py.)"""
+import hashlib
+
+import numpy as np
+import pytest
+
+from .pagekit import act, alert_text, open_explorer, page_fragment
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
+
+DONE = "() => ['loaded', 'refused'].includes(document.documentElement.dataset.modelFile)"
+
+
+# A heatmap's data[0].z as float64 bytes, hashed in the page (768,000 numbers would take
+# seconds to cross as JSON): equal digests mean equal numbers, bit for bit.
+Z_DIGEST = """async (id) => {
+    const z = document.getElementById(id).data[0].z, cols = z[0].length;
+    const all = new Float64Array(z.length * cols);
+    z.forEach((row, i) => all.set(row, i * cols));
+    const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', all.buffer));
+    return [z.length, cols, Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')];
+}"""
+
+
+def shows(page, element_id, expected):
+    expected = np.ascontiguousarray(expected, dtype="<f8")
+    return page.evaluate(Z_DIGEST, element_id) == [
+        expected.shape[0], expected.shape[1], hashlib.sha256(expected.tobytes()).hexdigest()]
+
+
+def choose(page, path):
+    page.evaluate("() => { document.documentElement.dataset.modelFile = 'choosing'; }")
+    page.set_input_files("#model-file", str(path))
+    page.wait_for_function(DONE, timeout=60000)
+    return page.evaluate("() => document.documentElement.dataset.modelFile")
+
+
+def test_a_vit_b16_file_loads_saves_as_npz_and_loads_back_bit_for_bit(page, site_url, tmp_path):
+    open_explorer(page, site_url)
+    rng = np.random.RandomState(16)
+    W = (rng.standard_normal((768, 1000)) * 0.02).astype(np.float32)
+    cls = rng.standard_normal((4, 768)).astype(np.float32)
+    names = np.array(["kind %d" % c for c in range(1000)])
+    np.savez(str(tmp_path / "vit.npz"), W_head=W, cls=cls, b_head=np.full(1000, 0.5, np.float32),
+             class_names=names)
+    assert act(page, lambda: choose(page, tmp_path / "vit.npz")) is None
+    assert page.evaluate("() => document.documentElement.dataset.modelFile") == "loaded"
+    assert shows(page, "heatmap-w", W) and shows(page, "heatmap-cls", cls)
+    assert page.locator("#top-k-table").inner_text().count("kind ") >= 4
+    assert page_fragment(page) == ""  # no link for a model: the note offers the .npz
+    assert "State as .npz" in page.locator("#link-note").inner_text()
+    assert page.locator("#variant option[value=model_head]").count() == 1
+    with page.expect_download() as info:
+        page.click("#export-npz")
+    saved = tmp_path / info.value.suggested_filename
+    info.value.save_as(str(saved))
+    assert saved.name == "vit-head-state.npz"
+    with np.load(str(saved), allow_pickle=False) as f:  # NumPy's own reader
+        assert f["W_head"].tobytes() == W.astype(np.float64).tobytes()
+        assert f["cls"].tobytes() == cls.astype(np.float64).tobytes()
+        assert list(f["class_names"]) == list(names) and f["b_head"][0] == 0.5
+    # a refused file: nothing changes, the screen, the URL and the exports neither
+    np.save(str(tmp_path / "bad.npy"), np.zeros((768, 1000), np.int32))
+    page.click('[aria-label="W_head[0,0]"]')
+    page.keyboard.press("Escape")
+    assert choose(page, tmp_path / "bad.npy") == "refused"
+    assert "'bad.npy': W_head is int32; expected floating-point" in alert_text(page)
+    assert shows(page, "heatmap-w", W)
+    assert page_fragment(page) == ""
+    # the saved state, chosen again after the worked example: back bit for bit
+    open_explorer(page, site_url, "#state=%7B%22cls%22%3A%5B%5B1%2C2%5D%5D%2C%22W_head%22%3A%5B%5B1%5D%2C%5B2%5D%5D%7D")
+    assert act(page, lambda: choose(page, saved)) is None
+    assert shows(page, "heatmap-w", W) and shows(page, "heatmap-cls", cls)
+    assert not shows(page, "heatmap-w", W + np.float32(1e-7) * (np.arange(1000) == 3))  # can fail
