@@ -16,7 +16,7 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-from . import atomic, bytecode, class_names, csp, hosts, page_digits, plotly_bundle
+from . import atomic, bytecode, class_names, csp, hosts, onefile, page_digits, plotly_bundle
 from .cache import discard, remove_stale
 from .errors import BuildError
 
@@ -316,8 +316,15 @@ def assemble(root, site, host, manifest, cache, log=print):
             numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode, integrity=integrity))
     # The host's boot tags, once the runtime's files are in (their sizes drive the progress bar).
     sizes = _fallback_sizes(manifest, site) if host.name == "fallback" else None
+    html = substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes, integrity))
     with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
-        f.write(substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes, integrity)))
+        f.write(html)
+    one_file = None
+    if host.name == "pyscript" and host.numpy_wheel and compiled.stdlib:
+        one_file = onefile.write(root, site, manifest, cache, host, files, compiled, html, log)
+    else:
+        log("one file: not written (it needs the PyScript host's runtime with NumPy, and Node.js "
+            "to compile its Python)")
 
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
                manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
@@ -334,6 +341,7 @@ def assemble(root, site, host, manifest, cache, log=print):
     info["bytecode_files"] = [f["url"] for f in compiled.files]
     info["numpy_bytecode"] = numpy_bytecode
     info["stdlib_bytecode"] = stdlib_bytecode
+    info["one_file"] = one_file
     write_json(site, "build-info.json", info)
     return info
 
