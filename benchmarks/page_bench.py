@@ -29,6 +29,9 @@ floor run by run so that machine noise hits both alike:
    the machine's noise; their medians, and the part of each edit the hosts do differently
    (edit event to the first Plotly.react: the trip to Python and back).
 4. Machine facts and a one-line summary.
+5. For a PyScript build with the one file (dist/vit-head-explorer.html): its boot from disk
+   against the served site's, and what a cold boot of the served site transfers
+   (benchmarks/onefile_bench.py).
 
 Diagnostics printed next to the targets, to show where the time goes: the boot milestones of
 both pages (when Plotly.js was evaluated, when Python and NumPy were up); per edit, the time in
@@ -69,6 +72,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ASSETS = Path(__file__).resolve().parent / "page_bench_assets"
 sys.path.insert(0, str(ROOT))
 from buildtools.browser import CHROMIUM_FLAGS  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import onefile_bench  # noqa: E402
 
 
 # Per host: boot ratio, and edit ratio at the worked example's size (ViT-B/16 edits: 1.25x).
@@ -896,7 +902,7 @@ def report_hosts(side_by_side):
     return verdicts
 
 
-def print_report(args, boots, edits, side_by_side, errors, facts, seconds):
+def print_report(args, boots, edits, side_by_side, errors, facts, seconds, one_file=None):
     """The sections and the summary line; returns the exit status."""
     verdicts, summary = [], []
     for host, boot in boots.items():
@@ -912,6 +918,10 @@ def print_report(args, boots, edits, side_by_side, errors, facts, seconds):
     hosts = report_hosts(side_by_side)
     verdicts += hosts
     summary += ["%s %s" % (name, verdict(ok)) for name, ok in hosts]
+    if one_file:  # section 5: benchmarks/onefile_bench.py
+        found = onefile_bench.report(one_file)
+        verdicts += found
+        summary += ["%s %s" % (name, verdict(ok)) for name, ok in found]
     end_load = load_average()
     print("\n4. Machine: %s CPUs (nproc), Chromium %s; load average %s at start, %s at the end;"
           " whole run %.0f s" % (facts["nproc"], facts["chromium"], facts["load"], end_load, seconds))
@@ -954,12 +964,20 @@ def run(args, sites):
                       % (site, host, rt.get("pyodide", "?"), rt.get("python", "?"),
                          rt.get("numpy", "?"), bases[host]), flush=True)
             boots, edits, side_by_side, errors = measure(args, browser, bases, with_bytecode)
+            one_file = None
+            if not args.skip_boot and "pyscript" in sites and (
+                    sites["pyscript"] / onefile_bench.ONE_FILE).exists():
+                print("\nbooting the one file from disk and the served site, side by side...",
+                      flush=True)
+                one_file = onefile_bench.measure(browser, sites["pyscript"], args.boot_runs,
+                                                 ASSETS / "instrument.js")
             browser.close()
     finally:
         for server in servers:
             server.shutdown()
             server.server_close()
-    return print_report(args, boots, edits, side_by_side, errors, facts, time.monotonic() - started)
+    return print_report(args, boots, edits, side_by_side, errors, facts, time.monotonic() - started,
+                        one_file)
 
 
 def main(argv=None):
