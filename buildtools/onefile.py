@@ -102,7 +102,7 @@ def payloads(root, site, manifest, host, files, compiled, work, log):
     pyodide = os.path.join(site, *manifest.artifact("pyodide").dest.split("/"))
     wheel = os.path.join(pyodide, manifest.numpy_wheel.file_name)
     digits = json.loads(_read(os.path.join(site, "digits.json"), "r"))
-    made = onefile_python.build(pyodide, site, wheel, os.path.join(site, compiled.stdlib["url"]),
+    made = onefile_python.build(pyodide, site, wheel, os.path.join(pyodide, "python_stdlib.zip"),
                                 [[f["url"], f["path"]] for f in files],
                                 onefile_python.requests(root, digits), work, log)
     explorer = {}

@@ -3,7 +3,7 @@
 // the very Pyodide the file embeds.
 //
 //   node onefile_python.mjs <pyodide folder> <site folder> <out folder>
-//        < {"wheel": path, "stdlib": path of the site's bytecode stdlib zip,
+//        < {"wheel": path, "stdlib": path of Pyodide's standard library zip,
 //           "sources": [[url, path], ...] of the explorer's Python, "requests": [json, ...]}
 //
 // 1. Replays the page's use of Python: installs NumPy's wheel, imports the explorer (bridge),
