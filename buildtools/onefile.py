@@ -32,6 +32,8 @@ from . import csp, onefile_python, plotly_bundle
 from .errors import BuildError
 
 FILE_NAME = "vit-head-explorer.html"
+# Where index.html offers the one file (build.py writes the link, with its size, or nothing).
+LINK_MARKER = "<!--ONE-FILE-->"
 PYTHON_DIR = "/home/pyodide/explorer"
 # Scripts the one file runs, in order (web/...): the worker's are concatenated into its blob.
 WORKER_SOURCES = ("js/host.js", "js/answers.js", "boot/onefile-worker.js")
@@ -208,6 +210,17 @@ def write(root, site, manifest, cache, host, files, compiled, index_html, log=pr
             "stdlib_modules": made["stdlib"]["modules"], "numpy_modules": made["numpy"]["modules"]}
 
 
+def with_download_link(html, one_file):
+    """index.html with its LINK_MARKER line replaced by a link to the one file and its size
+    (`one_file`: what write() returned), or removed when there is none."""
+    if one_file is None:
+        return re.sub(r"[ \t]*%s\n?" % re.escape(LINK_MARKER), "", html)
+    link = ('<p class="hint offline-file"><a id="offline-file" href="%s" download>Download for '
+            'offline use</a> (one file, %.1f MB): it opens by double-click, without a server '
+            'or a network.</p>' % (FILE_NAME, one_file["bytes"] / 1e6))
+    return html.replace(LINK_MARKER, link)
+
+
 def one_file_policy(scripts, styles):
     """The one file's own Content-Security-Policy: its inline scripts and styles by hash."""
     script_hashes = " ".join(csp.source_hash(s) for s in scripts)
@@ -233,6 +246,8 @@ def _page(index_html, policy, host_js, glue, app, worker, styles, facts_json, en
     html = re.sub(r'<meta http-equiv="Content-Security-Policy" content="[^"]*">',
                   lambda m: csp.meta_tag(policy), index_html, count=1)
     html = html.replace("<html ", '<html data-one-file="true" ', 1)
+    html = with_download_link(html, None)  # the file does not offer itself
+    html = html.replace('href="index.html"', 'href="%s"' % FILE_NAME)  # "Open the full page"
     head_end = "\n".join(
         ["<style>%s</style>" % s for s in styles] +
         ['<script type="application/json" id="vit-one-file">%s</script>' % facts_json,

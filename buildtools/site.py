@@ -331,6 +331,8 @@ def assemble(root, site, host, manifest, cache, log=print):
     else:
         log("one file: not written (it needs the PyScript host's runtime with NumPy, and Node.js "
             "to compile its Python)")
+    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
+        f.write(onefile.with_download_link(html, one_file))
     if served_gzipped:
         gzipped.remove_originals(site, served_gzipped, manifest.artifact("pyodide").dest)
 

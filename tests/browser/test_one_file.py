@@ -12,6 +12,7 @@ import http.server
 import io
 import json
 import os
+import re
 import shutil
 import threading
 from urllib.parse import unquote
@@ -170,3 +171,14 @@ def test_a_damaged_or_cut_short_file_says_so(engines, one_file, tmp_path):
     engine.goto(damaged.as_uri())
     message = wait_for_alert(engine)
     assert "This file is damaged: its numpy part could not be decompressed" in message
+
+
+def test_the_served_page_offers_the_file_with_its_size(one_file):
+    """"Download for offline use" on the served page: a link to the file, with its size."""
+    with open(os.path.join(ROOT, "build", "test-pyscript", "index.html"), encoding="utf-8") as f:
+        html = f.read()
+    link = re.search(r'<a id="offline-file" href="([^"]+)" download>Download for offline use</a>'
+                     r' \(one file, ([\d.]+) MB\)', html)
+    assert link and link.group(1) == FILE
+    assert float(link.group(2)) == round(os.path.getsize(one_file) / 1e6, 1)
+    assert os.path.getsize(one_file) <= 15e6
