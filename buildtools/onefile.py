@@ -11,9 +11,10 @@ reads is inside the file:
   file's Content-Security-Policy; the stylesheets inline, KaTeX's fonts as data: URLs;
 - payloads, each gzip-compressed and base64-encoded in a <script type="application/gzip">
   that the browser never runs, decompressed in the browser with DecompressionStream: the page's
-  (Plotly.js, KaTeX, the JSON files it reads), the runtime's (Pyodide's WebAssembly and its two
-  modules, its lock file), and Python's (only the standard library and NumPy modules the
-  explorer imports, as bytecode: buildtools/onefile_python.py; the explorer's files).
+  (Plotly.js, KaTeX, the JSON files it reads), the runtime's (Pyodide's two modules made classic
+  scripts, which the page appends to the worker's own script, and its lock file), Pyodide's
+  WebAssembly, and Python's (only the standard library and NumPy modules the explorer imports,
+  as bytecode: buildtools/onefile_python.py; the explorer's files).
 
 The manifest at the top of the file (<script type="application/json" id="vit-one-file">) names
 every payload with its length, so a file that was cut short says so instead of failing somewhere.
@@ -21,6 +22,7 @@ every payload with its length, so a file that was cut short says so instead of f
 import base64
 import gzip
 import hashlib
+import io
 import json
 import os
 import re
@@ -51,14 +53,11 @@ def _read(path, mode="rb"):
 
 def _stored_zip(entries):
     """A zip (bytes) of {name: bytes}, stored uncompressed: the payload's gzip compresses it."""
-    path = tempfile.mktemp(suffix=".zip")
-    try:
-        with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
-            for name in sorted(entries):
-                z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), entries[name])
-        return _read(path)
-    finally:
-        os.remove(path)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+        for name in sorted(entries):
+            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), entries[name])
+    return out.getvalue()
 
 
 def _bundle_app(root, cache, manifest, work):
@@ -99,7 +98,7 @@ def _inline_safe(text, what):
     return text
 
 
-def payloads(root, site, manifest, host, files, compiled, work, log):
+def payloads(root, site, manifest, files, compiled, plotly, work, log):
     """{name: {"files": {path: bytes}}} of what the one file carries, before compression."""
     pyodide = os.path.join(site, *manifest.artifact("pyodide").dest.split("/"))
     wheel = os.path.join(pyodide, manifest.numpy_wheel.file_name)
@@ -110,9 +109,8 @@ def payloads(root, site, manifest, host, files, compiled, work, log):
     explorer = {}
     for f in files + compiled.files:
         explorer[f["path"]] = _read(os.path.join(site, f["url"]))
-    page_files = ["default-view.json", "digits.json", "imagenet-classes.json",
-                  "vendor/katex/katex.min.js",
-                  "vendor/plotly/" + plotly_bundle.FILE_NAME]
+    # what the page itself reads (the class names are Python's: in the explorer's payload)
+    page_files = ["default-view.json", "digits.json", "vendor/katex/katex.min.js", plotly]
     page = {p: _read(os.path.join(site, p)) for p in page_files
             if os.path.isfile(os.path.join(site, p))}
     return {
@@ -170,10 +168,14 @@ def _pack(files):
     return head + b"".join(parts)
 
 
-def write(root, site, manifest, cache, host, files, compiled, index_html, log=print):
+def write(root, site, manifest, cache, files, compiled, index_html, log=print):
     """Write site/FILE_NAME from the built site; returns its facts for build-info.json."""
     with tempfile.TemporaryDirectory(prefix="one-file-") as work:
-        contents, made = payloads(root, site, manifest, host, files, compiled, work, log)
+        plotly = re.search(r'id="plotly-js" href="([^"]+)"', index_html)
+        if not plotly:
+            raise BuildError("index.html has no <link id=\"plotly-js\">", "restore web/index.html")
+        contents, made = payloads(root, site, manifest, files, compiled, plotly.group(1), work,
+                                  log)
         app = _inline_safe(_bundle_app(root, cache, manifest, work), "the page's bundled script")
     web = os.path.join(root, "web")
     host_js = _inline_safe(_read(os.path.join(web, "js", "host.js"), "r"), "js/host.js")

@@ -327,7 +327,10 @@ def assemble(root, site, host, manifest, cache, log=print):
         f.write(html)
     one_file = None
     if host.name == "pyscript" and host.numpy_wheel and compiled.stdlib:
-        one_file = onefile.write(root, site, manifest, cache, host, files, compiled, html, log)
+        try:
+            one_file = onefile.write(root, site, manifest, cache, files, compiled, html, log)
+        except BuildError as exc:  # the site stands without it; the build says why
+            log("warning: %s not written: %s (%s)" % (onefile.FILE_NAME, exc.what, exc.todo))
     else:
         log("one file: not written (it needs the PyScript host's runtime with NumPy, and Node.js "
             "to compile its Python)")
