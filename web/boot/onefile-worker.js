@@ -72,8 +72,10 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
     done.then(function (buffer) {
       if (buffer.byteLength !== expected.bytes) throw new Error(buffer.byteLength + " bytes, not " + expected.bytes);
       unpacked += 1;
-      if (stage === "runtime") {
+      if (stage === "runtime" && unpacked < WORKER_PAYLOADS) {
         step("runtime", "Unpacking Python (Pyodide " + facts.pyodide + ")…", unpacked / WORKER_PAYLOADS);
+      } else if (stage === "runtime") { // all in: what remains is Python starting
+        step("python", "Starting Python " + facts.python + "…", 1);
       }
       payload(name);
       waitingFor[name](unpack(new Uint8Array(buffer)));
