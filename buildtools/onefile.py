@@ -229,8 +229,8 @@ def one_file_policy(scripts, styles):
     style_hashes = " ".join(csp.source_hash(s) for s in styles + [csp.PLOTLY_STYLE_ELEMENT])
     return "; ".join([
         "default-src 'none'",
-        # its inline scripts by hash; blob: for what it unpacks (Plotly.js, KaTeX, and in the
-        # worker, which has this policy too, Pyodide's two modules); Pyodide's WebAssembly
+        # its inline scripts by hash; blob: for the scripts the page unpacks (Plotly.js, KaTeX;
+        # Pyodide's two are part of the worker's own blob: script); Pyodide's WebAssembly
         "script-src %s blob: 'wasm-unsafe-eval'" % script_hashes,
         "worker-src blob:",  # the worker is made from a blob: URL of its embedded script
         "connect-src 'none'",  # nothing is fetched: every file is in the page
