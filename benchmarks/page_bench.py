@@ -29,7 +29,10 @@ floor run by run so that machine noise hits both alike:
    the machine's noise; their medians, and the part of each edit the hosts do differently
    (edit event to the first Plotly.react: the trip to Python and back).
 4. Machine facts and a one-line summary.
-5. Scrubbing (page_bench_scrub.py): a number stepped with held keys and dragged with the pointer,
+5. For a PyScript build with the one file (dist/vit-head-explorer.html): its boot from disk
+   against the served site's, and what a cold boot of the served site transfers
+   (benchmarks/onefile_bench.py).
+6. Scrubbing (page_bench_scrub.py): a number stepped with held keys and dragged with the pointer,
    each change's time to the next frame against a floor of a worker round trip with the same
    bytes plus the same cells painted on canvases.
 
@@ -53,6 +56,7 @@ from memory next to the site, so a --site folder is never modified.
 import argparse
 import collections
 import functools
+import gzip
 import http.server
 import io
 import json
@@ -73,6 +77,9 @@ ASSETS = Path(__file__).resolve().parent / "page_bench_assets"
 sys.path.insert(0, str(ROOT))
 from buildtools.browser import CHROMIUM_FLAGS  # noqa: E402
 import page_bench_scrub as scrub  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import onefile_bench  # noqa: E402
 
 
 # Per host: boot ratio, and edit ratio at the worked example's size (ViT-B/16 edits: 1.25x).
@@ -174,9 +181,15 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
     def send_head(self):
         path = urlsplit(self.path).path
         page = self.overlay.get(path)
+        local = self.translate_path(path)
+        if page is None and not os.path.exists(local) and os.path.isfile(local + ".gz"):
+            # a file the site serves gzipped (buildtools/gzipped.py), which the floors' plain
+            # Pyodide asks for by its own name
+            with open(local + ".gz", "rb") as f:
+                page = gzip.decompress(f.read())
         if page is None:
             return super().send_head()
-        body = page.encode("utf-8")
+        body = page if isinstance(page, bytes) else page.encode("utf-8")
         self.send_response(200)
         self.send_header("Content-Type", self.extensions_map.get(os.path.splitext(path)[1], "text/plain"))
         self.send_header("Content-Length", str(len(body)))
@@ -793,6 +806,17 @@ def floor_pages(site, host):
     py_config = re.search(r"<py-config[^>]*>.*?</py-config>", html, re.S)
     if not core or not config.get("vit", {}).get("numpy"):
         raise BenchError("%s is not a PyScript build with NumPy" % site)
+    stdlib = site / config["vit"]["pyodide_index"] / "python_stdlib.zip"
+    if not stdlib.exists():
+        # the site serves the build's standard library in place of Pyodide's own, which is no
+        # longer in it: the plain floors get Pyodide's, as published, from the build's cache
+        from buildtools.cache import Cache, default_cache_dir
+        from buildtools.manifest import load
+        published = Path(tempfile.mkdtemp(prefix="page-bench-pyodide-"))
+        Cache(default_cache_dir(), offline=True).copy_unpacked(
+            load(str(ROOT / "artifacts.json")).artifact("pyodide"), str(published))
+        pages["/" + config["vit"]["pyodide_index"] + "python_stdlib.zip"] = (
+            published / "python_stdlib.zip").read_bytes()
     floor_config = {"interpreter": config["vit"]["pyodide_index"] + "pyodide.mjs",
                     "packages": ["numpy"], "packages_cache": "passthrough",
                     "plugins": config.get("plugins", [])}
@@ -909,7 +933,7 @@ def report_hosts(side_by_side):
     return verdicts
 
 
-def print_report(args, boots, edits, side_by_side, errors, facts, seconds, scrubs=None):
+def print_report(args, boots, edits, side_by_side, errors, facts, seconds, one_file=None, scrubs=None):
     """The sections and the summary line; returns the exit status."""
     verdicts, summary = [], []
     for host, boot in boots.items():
@@ -940,6 +964,10 @@ def print_report(args, boots, edits, side_by_side, errors, facts, seconds, scrub
         print("   page errors seen (%d), first ones:" % len(errors.items))
         for item in errors.items[:5]:
             print("     " + item[:200])
+    if one_file:  # section 5: benchmarks/onefile_bench.py
+        found = onefile_bench.report(one_file)
+        verdicts += found
+        summary += ["%s %s" % (name, verdict(ok)) for name, ok in found]
     met = sum(ok for _, ok in verdicts)
     print("\nSUMMARY: %d of %d targets met; %s" % (met, len(verdicts), "; ".join(summary)))
     return 1 if args.strict and met < len(verdicts) else 0
@@ -972,12 +1000,20 @@ def run(args, sites):
                       % (site, host, rt.get("pyodide", "?"), rt.get("python", "?"),
                          rt.get("numpy", "?"), bases[host]), flush=True)
             boots, edits, side_by_side, errors, scrubs = measure(args, browser, bases, with_bytecode)
+            one_file = None
+            if not args.skip_boot and "pyscript" in sites and (
+                    sites["pyscript"] / onefile_bench.ONE_FILE).exists():
+                print("\nbooting the one file from disk and the served site, side by side...",
+                      flush=True)
+                one_file = onefile_bench.measure(browser, sites["pyscript"], args.boot_runs,
+                                                 ASSETS / "instrument.js")
             browser.close()
     finally:
         for server in servers:
             server.shutdown()
             server.server_close()
-    return print_report(args, boots, edits, side_by_side, errors, facts, time.monotonic() - started, scrubs)
+    return print_report(args, boots, edits, side_by_side, errors, facts, time.monotonic() - started,
+                        one_file, scrubs)
 
 
 def main(argv=None):

@@ -175,7 +175,7 @@ def bench_scrubs(browser, errors, base, host, runs, new_page, explorer):
 
 def report_scrubs(host, results, verdict):
     """Print the scrub section for one host; returns [(name, ok)]."""
-    print("\n5. %s host: scrubbing (per change drawn: the page's lastRenderMs + the time to the next"
+    print("\n6. %s host: scrubbing (per change drawn: the page's lastRenderMs + the time to the next"
           " frame;\n   floor = a worker round trip with the same bytes + the same cells painted on"
           " canvases, same cadence)" % host)
     verdicts = []

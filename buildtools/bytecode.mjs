@@ -13,9 +13,9 @@
 // (paths relative to the site):
 // - numpy_zip: NumPy's, each as <dir>/__pycache__/<name>.<cache tag>.pyc relative to
 //   site-packages: unpacked there, Python finds it beside its source;
-// - stdlib_zip: Pyodide's standard library zip, every file as published, plus <name>.pyc beside
-//   each <name>.py the boot imported (where zipimport looks), compiled under the file name
-//   Python gives it.
+// - stdlib_zip: Pyodide's standard library zip, stored, every file as published but that each
+//   <name>.py the boot imported is <name>.pyc instead (zipimport reads it without its source),
+//   compiled under the file name Python gives it.
 // All .pyc files are checked-hash (PEP 552): Python uses one only while its source's hash
 // matches, whatever the files' dates.
 // Prints {"files": [[pyc url, pyc path], ...], "numpy": null | {"zip", "modules",
@@ -80,17 +80,22 @@ with zipfile.ZipFile("/numpy-bytecode.zip", "w", zipfile.ZIP_DEFLATED) as z:
         with open(pyc, "rb") as f:
             add(z, os.path.relpath(pyc, site_packages), f.read())
 
-# The standard library: Pyodide's zip, whole, plus name.pyc beside each name.py the boot imported,
-# where zipimport looks for it, compiled under the file name Python would give it.
+# The standard library: Pyodide's zip, stored uncompressed (the site serves it gzipped, which
+# compresses it better as a whole), with name.pyc in place of each name.py the boot imported
+# (zipimport reads a .pyc without its source), compiled under the file name Python gives it.
 stdlib_file = next(p for p in sys.path if p.endswith(".zip"))
 with zipfile.ZipFile(stdlib_file) as original, \
-        zipfile.ZipFile("/stdlib.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        zipfile.ZipFile("/stdlib.zip", "w", zipfile.ZIP_STORED) as z:
     names = set(original.namelist())
     stdlib_sources = sorted({o[len(stdlib_file) + 1:] for o in origins
                              if o.startswith(stdlib_file + "/") and o.endswith(".py")
                              and o[len(stdlib_file) + 1:-3] + ".pyc" not in names})
+    replaced = set(stdlib_sources)
     for info in original.infolist():
-        z.writestr(info, original.read(info))
+        if info.filename not in replaced:
+            stored = zipfile.ZipInfo(info.filename, date_time=info.date_time)
+            stored.external_attr = info.external_attr
+            z.writestr(stored, original.read(info))
     for name in stdlib_sources:
         os.makedirs(os.path.dirname("/stdlib/" + name), exist_ok=True)
         with open("/stdlib/" + name, "wb") as f:
@@ -99,7 +104,7 @@ with zipfile.ZipFile(stdlib_file) as original, \
                                  dfile=stdlib_file + "/" + name, doraise=True,
                                  invalidation_mode=CHECKED)
         with open(pyc, "rb") as f:
-            add(z, name[:-3] + ".pyc", f.read())
+            z.writestr(zipfile.ZipInfo(name[:-3] + ".pyc", date_time=FIXED_DATE), f.read())
 [len(numpy_sources), site_packages, len(stdlib_sources), stdlib_file]
 `).toJs();
   for (const [zip, made] of [[boot.numpy_zip, "/numpy-bytecode.zip"], [boot.stdlib_zip, "/stdlib.zip"]]) {

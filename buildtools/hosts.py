@@ -189,7 +189,7 @@ COUNTED_RUNTIME_FILES = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.
 
 
 def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=None,
-                    stdlib_bytecode=None, integrity=None):
+                    stdlib_bytecode=None, integrity=None, gzipped=()):
     """PyScript's JSON config: the interpreter, the Python files, NumPy as a package.
 
     The interpreter is boot/pyodide-worker.mjs, which loads Pyodide 314 from vit.pyodide_index
@@ -234,6 +234,8 @@ def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=Non
                                            "bytes": numpy_bytecode.get("bytes")})
     if integrity:  # a CDN build: the worker checks what Pyodide's loader fetches from the CDN
         config["vit"]["integrity"] = dict(integrity["fetched"])
+    if gzipped:  # served as <url>.gz, decompressed in the worker (buildtools/gzipped.py)
+        config["vit"]["gzipped"] = list(gzipped)
     if stdlib_bytecode:  # the worker hands it to loadPyodide in place of Pyodide's own
         config["vit"]["stdlib"] = stdlib_bytecode["url"]
         for download in config["vit"]["downloads"]:

@@ -77,22 +77,29 @@ def _licenses(modules, packages):
     return "\n\n\n".join(parts) + "\n"
 
 
-def _make(spec, cache, folder, log):
-    """Bundle into `folder` (FILE_NAME and LICENSES); raise BuildError on any failure."""
+def esbuild_executable(spec, cache, work):
+    """The pinned esbuild binary of this platform, unpacked from the cache into `work`."""
     key = esbuild_platform()
-    binary = spec.get("esbuild", {}).get(key)
+    binary = (spec or {}).get("esbuild", {}).get(key)
     if binary is None:
         raise BuildError("no esbuild binary is pinned for %s" % key,
                          "pin @esbuild/%s in artifacts.json to bundle here" % key)
+    tool = os.path.join(work, "esbuild")
+    _unpack(cache, binary, "esbuild", tool)
+    exe = os.path.join(tool, "bin", "esbuild")
+    os.chmod(exe, 0o755)
+    return exe
+
+
+def _make(spec, cache, folder, log):
+    """Bundle into `folder` (FILE_NAME and LICENSES); raise BuildError on any failure."""
+    binary = spec.get("esbuild", {}).get(esbuild_platform())
     with tempfile.TemporaryDirectory(prefix="plotly-bundle-") as work:
         modules = os.path.join(work, "node_modules")
         for entry in spec["packages"]:
             package_dir = os.path.join(modules, *entry["package"].split("/"))
             _unpack(cache, entry, "plotly-bundle", package_dir)
-        tool = os.path.join(work, "esbuild")
-        _unpack(cache, binary, "esbuild", tool)
-        exe = os.path.join(tool, "bin", "esbuild")
-        os.chmod(exe, 0o755)
+        exe = esbuild_executable(spec, cache, work)
         with open(os.path.join(work, "entry.js"), "w", encoding="utf-8") as f:
             f.write(ENTRY)
         out = os.path.join(folder, FILE_NAME)

@@ -16,7 +16,8 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-from . import atomic, bytecode, class_names, csp, hosts, page_digits, plotly_bundle
+from . import (atomic, bytecode, class_names, csp, gzipped, hosts, onefile, page_digits,
+               plotly_bundle)
 from .cache import discard, remove_stale
 from .errors import BuildError
 
@@ -307,17 +308,36 @@ def assemble(root, site, host, manifest, cache, log=print):
                                          numpy_zip=NUMPY_BYTECODE % manifest.numpy_wheel.version,
                                          stdlib_zip=STDLIB_BYTECODE,
                                          log=log)
+    served_gzipped = []
+    if host.name == "pyscript" and compiled.stdlib:  # the build's own stdlib replaces Pyodide's
+        served_gzipped = gzipped.compress(site, manifest.artifact("pyodide").dest,
+                                          compiled.stdlib["url"])
     numpy_bytecode, stdlib_bytecode = (
-        made and dict(made, bytes=os.path.getsize(os.path.join(site, made["url"])))
+        made and dict(made, bytes=gzipped.served_size(os.path.join(site, made["url"])))
         for made in (compiled.numpy, compiled.stdlib))
     if host.uses_pyscript:
         write_json(site, "pyscript.json", hosts.pyscript_config(
             host, manifest, files + compiled.files, sizes=_runtime_sizes(host, manifest, site),
-            numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode, integrity=integrity))
+            numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode, integrity=integrity,
+            gzipped=served_gzipped))
     # The host's boot tags, once the runtime's files are in (their sizes drive the progress bar).
     sizes = _fallback_sizes(manifest, site) if host.name == "fallback" else None
+    html = substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes, integrity))
     with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
-        f.write(substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes, integrity)))
+        f.write(html)
+    one_file = None
+    if host.name == "pyscript" and host.numpy_wheel and compiled.stdlib:
+        try:
+            one_file = onefile.write(root, site, manifest, cache, files, compiled, html, log)
+        except BuildError as exc:  # the site stands without it; the build says why
+            log("warning: %s not written: %s (%s)" % (onefile.FILE_NAME, exc.what, exc.todo))
+    else:
+        log("one file: not written (it needs the PyScript host's runtime with NumPy, and Node.js "
+            "to compile its Python)")
+    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
+        f.write(onefile.with_download_link(html, one_file))
+    if served_gzipped:
+        gzipped.remove_originals(site, served_gzipped, manifest.artifact("pyodide").dest)
 
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
                manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
@@ -334,6 +354,7 @@ def assemble(root, site, host, manifest, cache, log=print):
     info["bytecode_files"] = [f["url"] for f in compiled.files]
     info["numpy_bytecode"] = numpy_bytecode
     info["stdlib_bytecode"] = stdlib_bytecode
+    info["one_file"] = one_file
     write_json(site, "build-info.json", info)
     return info
 
@@ -351,7 +372,7 @@ def _runtime_sizes(host, manifest, site):
     for name in names:
         path = os.path.join(folder, name)
         if os.path.isfile(path):
-            sizes[name] = os.path.getsize(path)
+            sizes[name] = gzipped.served_size(path)
     return sizes
 
 

@@ -5,6 +5,8 @@ in heatmap-logits equal pycore.classification_head in CPython; no request leaves
 origin; no console error, uncaught page error or Python traceback. And a PyScript build whose
 NumPy is deliberately missing boots Pyodide 314 and says so in plain words in role="alert".
 """
+import gzip
+import io
 import os
 import re
 import shutil
@@ -17,6 +19,7 @@ import pytest
 from pycore import classification_head
 
 from buildtools import manifest, plotly_bundle
+from buildtools.cache import Cache, default_cache_dir
 from buildtools.site import absolute_urls
 from reference import WORKED_LOGITS
 
@@ -107,8 +110,9 @@ def fail_with(status, body=b"gone"):
     ("fallback", "numpy.data", "NumPy could not be loaded"),
     ("fallback", "pyodide.asm.wasm", "The Python runtime could not be downloaded"),
     ("fallback", "py/bridge.py", "The explorer's Python code could not be loaded"),
-    ("pyscript", "pyodide.asm.wasm", "The Python runtime could not be downloaded"),
-    ("pyscript", "python_stdlib.zip", "The Python runtime could not be downloaded"),
+    # served gzipped (buildtools/gzipped.py): the file asked for is <name>.gz
+    ("pyscript", "pyodide.asm.wasm.gz", "The Python runtime could not be downloaded"),
+    ("pyscript", "python_stdlib.zip.gz", "The Python runtime could not be downloaded"),
     ("pyscript", "numpy-2.4.3.zip", "NumPy's compiled Python (its bytecode) could not be loaded"),
     ("pyscript", "pyscript.json", "The Python runtime could not be downloaded"),
     ("pyscript", "pyscript/core.js", "PyScript could not be loaded"),
@@ -200,7 +204,8 @@ def test_the_worked_example_shows_while_python_boots(sites, page):
     assert page.locator("#host-info").inner_text() == "…"
 
 
-def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, page, wait_ready):
+def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, page, wait_ready,
+                                                                         tmp_path):
     """build.py compiles the Python with the site's own Pyodide (buildtools/bytecode.py): every
     module the boot imports, the explorer's, NumPy's and the standard library's, is read from
     bytecode (the first two from a .pyc whose checked hash matches its source)."""
@@ -231,13 +236,22 @@ def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, 
         assert len(z.namelist()) == zipped["modules"] >= 50
     used, imported = map(int, numpy.split(" of "))
     assert used == imported == zipped["modules"], said
-    # The standard library: Pyodide's zip, every file as published, plus the .pyc of each module
-    # the build saw the boot import, which the page read (and none of the others from source)
+    # The standard library: Pyodide's zip, every file as published but the .py of each module the
+    # build saw the boot import, which is its .pyc instead, and which the page read; served
+    # gzipped, and Pyodide's own zip, which no boot asks for, is not in the site
     stdlib = sites.info["pyscript"]["stdlib_bytecode"]
-    with zipfile.ZipFile(os.path.join(folder, "vendor", "pyodide", "python_stdlib.zip")) as original, \
-            zipfile.ZipFile(os.path.join(folder, stdlib["url"])) as z:
-        added = set(z.namelist()) - set(original.namelist())
-        assert all(z.read(name) == original.read(name) for name in original.namelist())
+    assert not os.path.exists(os.path.join(folder, "vendor", "pyodide", "python_stdlib.zip"))
+    assert not os.path.exists(os.path.join(folder, stdlib["url"]))
+    published = tmp_path / "pyodide"
+    Cache(default_cache_dir(), offline=True).copy_unpacked(
+        manifest.load(os.path.join(ROOT, "artifacts.json")).artifact("pyodide"), str(published))
+    with open(os.path.join(folder, stdlib["url"] + ".gz"), "rb") as f:
+        served = zipfile.ZipFile(io.BytesIO(gzip.decompress(f.read())))
+    with zipfile.ZipFile(str(published / "python_stdlib.zip")) as original:
+        names = set(original.namelist())
+        added, replaced = set(served.namelist()) - names, names - set(served.namelist())
+        assert all(served.read(name) == original.read(name) for name in names - replaced)
+    assert {name[:-1] for name in added} == replaced
     assert len(added) == stdlib["modules"] and all(n.endswith(".pyc") for n in added)
     used, imported = map(int, stdlib_said.split(" of "))
     assert used == imported >= 100, said
@@ -315,10 +329,10 @@ CONTENT_TYPES = {".js": "text/javascript", ".mjs": "text/javascript", ".css": "t
                  ".wasm": "application/wasm", ".json": "application/json"}
 
 
-def test_the_cdn_build_asks_the_cdns_for_exactly_the_pinned_files(sites, browser):
+def test_the_cdn_build_asks_the_cdns_for_exactly_the_pinned_files(sites, browser, tmp_path):
     """`--runtime cdn` makes a page that loads PyScript, Pyodide and NumPy from jsDelivr. These
     machines cannot reach it, so every request to the CDN is answered here from the pinned files
-    the PyScript build vendored (the same versions, checked against artifacts.json by the build):
+    the build checked (the same versions, from its cache, checked against artifacts.json):
     a wrong URL, version or file name in the CDN build asks for a file that is not there and fails
     this test; so does a page that does not compute the worked example with what it got."""
     m = manifest.load(os.path.join(ROOT, "artifacts.json"))
@@ -328,9 +342,12 @@ def test_the_cdn_build_asks_the_cdns_for_exactly_the_pinned_files(sites, browser
     folders = {
         m.cdn["pyscript"].format(version=m.artifact("pyscript").version):
             os.path.join(vendored, m.artifact("pyscript").dest),
-        m.cdn["pyodide"].format(version=m.artifact("pyodide").version):
-            os.path.join(vendored, m.artifact("pyodide").dest),
+        m.cdn["pyodide"].format(version=m.artifact("pyodide").version): str(tmp_path),
     }
+    # Pyodide's files as published (the vendored site serves some gzipped, and not its
+    # standard library zip), and the NumPy wheel the PyScript build vendored
+    Cache(default_cache_dir(), offline=True).copy_unpacked(m.artifact("pyodide"), str(tmp_path))
+    shutil.copy(os.path.join(vendored, m.artifact("pyodide").dest, WHEEL), str(tmp_path))
     served, unpinned = [], []
 
     def answer(route):

@@ -9,6 +9,8 @@
 //   {vitBoot: {stage: "python" | "numpy", text}};
 // - failures in plain words, at once: a download that fails or returns an HTTP error, and a file
 //   that fails its integrity check, are reported as {vitBoot: {fail: message}};
+// - files the site serves gzip-compressed (vit.gzipped: Pyodide's WebAssembly and lock file, the
+//   standard library) are fetched as <url>.gz and decompressed here (DecompressionStream);
 // - in a CDN build, integrity: each file Pyodide's loader fetches from the CDN and the build
 //   pinned (vit.integrity: URL -> sha256, the WebAssembly, the standard library, the lock file
 //   that in turn pins the NumPy wheel) is read whole, checked, and only then handed to Pyodide;
@@ -136,6 +138,7 @@ globalThis.fetch = async function (input, init) {
     numpyAsked = true;
     progress(true);
   }
+  if (gzipped.has(url)) return inflated(url);
   const asked = early.get(url);
   early.delete(url);
   let response;
@@ -157,6 +160,40 @@ globalThis.fetch = async function (input, init) {
   const pinned = vit.integrity && vit.integrity[url];
   return pinned ? checked(url, response, pinned) : counted(url, response);
 };
+
+// ---- files served gzip-compressed (buildtools/gzipped.py) --------------------------------------
+// Pyodide's loader asks for <url>; the site holds <url>.gz, which is counted as it arrives and
+// decompressed on the way to Pyodide (its WebAssembly still compiles while it streams in).
+const gzipped = new Set((vit.gzipped || []).map((u) => new URL(u, site).href));
+const TYPES = { wasm: "application/wasm", zip: "application/zip", json: "application/json" };
+async function inflated(url) {
+  const packed = `${url}.gz`;
+  let response;
+  try {
+    response = await realFetch(packed);
+  } catch (error) {
+    failedDownload(packed, error.message || error);
+    throw error;
+  }
+  if (!response.ok) {
+    failedDownload(packed, `HTTP ${response.status}`);
+    return response;
+  }
+  const reader = counted(url, response).body.pipeThrough(new DecompressionStream("gzip")).getReader();
+  const body = new ReadableStream({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) controller.close();
+        else controller.enqueue(value);
+      } catch (error) {
+        failedDownload(packed, "it could not be decompressed: the file is damaged");
+        controller.error(error);
+      }
+    },
+  });
+  return new Response(body, { headers: { "Content-Type": TYPES[url.split(".").pop()] || "" } });
+}
 
 // A pinned file (a CDN build's), read whole while counted, handed on only if its sha256 is the
 // pinned one: what Pyodide gets is exactly the bytes that were checked.

@@ -80,7 +80,7 @@ const plotlyLoaded = new Promise((resolve, reject) => {
   addPlotly = () => {
     addPlotly = null;
     const script = document.createElement("script");
-    script.src = $("plotly-js").getAttribute("href");
+    script.src = window.vitHost.asset($("plotly-js").getAttribute("href"));
     const missing = (why) => reject(new PlotlyMissing(`Plotly.js, which draws the heatmaps, ${why} ` +
                                                       `(${script.src}).${window.vitHost.boot.FIX}`));
     script.onload = resolve;

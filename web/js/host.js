@@ -157,6 +157,11 @@
         typeof globalThis !== "object") {
       missing.push("the JavaScript of 2020 (BigInt, Promise.allSettled, globalThis)");
     }
+    // the one file decompresses what it carries in the browser
+    if (self.document && document.documentElement.hasAttribute("data-one-file") &&
+        typeof DecompressionStream !== "function") {
+      missing.push("DecompressionStream");
+    }
     return missing;
   }
   // The smallest WebAssembly module (its magic number and version): compiling it tells at once
@@ -177,10 +182,12 @@
   var unable = null;
   if (self.document) {
     var missing = missingFeatures();
-    if (location.protocol === "file:") {
+    // The one file (dist/vit-head-explorer.html) carries everything and starts from a file too.
+    var oneFile = document.documentElement.hasAttribute("data-one-file");
+    if (location.protocol === "file:" && !oneFile) {
       unable = "This page needs a web server: Python cannot start from a file:// address. In the " +
                "site's folder run `python3 -m http.server`, then open http://localhost:8000/.";
-    } else if (self.origin === "null") {
+    } else if (self.origin === "null" && !oneFile) {
       // A sandboxed iframe without allow-same-origin: the page has no origin, and without one
       // the browser refuses its module scripts (they are fetched with CORS) and its workers.
       unable = "The explorer cannot start in this frame: it is a sandboxed iframe without " +
@@ -286,6 +293,9 @@
       suspect = violation;
       watchStall();
     },
+    // The URL of one of the site's files the page loads as a script (the one file's glue
+    // answers with a blob: URL of the copy it carries).
+    asset: function (path) { return path; },
     // The page calls this once; queued calls are replayed in order.
     connect: function (handler) {
       sink = handler;

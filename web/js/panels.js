@@ -152,7 +152,7 @@ function loadKatex() {
   if (!katexLoading) {
     katexLoading = new Promise((resolve, reject) => {
       const script = document.createElement("script");
-      script.src = "vendor/katex/katex.min.js";
+      script.src = window.vitHost.asset("vendor/katex/katex.min.js");
       script.onload = resolve;
       script.onerror = () => reject(new Error("vendor/katex/katex.min.js did not load"));
       document.head.append(script);

@@ -1,0 +1,184 @@
+"""The one file (dist/vit-head-explorer.html, buildtools/onefile.py): copied alone into an empty
+folder and opened from disk (file://) in each engine, and served alone by a plain static server
+under a learning platform's policy. What it shows is checked against NumPy written out here.
+
+One boot per engine covers the lot (ready, exact logits from a #state= link, a typed edit, a
+paste, an export run as Python, Copy link); a damaged and a cut-short copy each boot to their
+message in Chromium.
+"""
+import contextlib
+import functools
+import http.server
+import io
+import json
+import os
+import re
+import shutil
+import threading
+from urllib.parse import unquote
+
+import numpy as np
+import pytest
+
+from .engines import ENGINES
+from .engines.kit import (alerts, cell, edit, heatmap_z, renders, state_fragment, wait_ready,
+                          wait_render_after)
+
+pytestmark = [pytest.mark.browser]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+FILE = "vit-head-explorer.html"
+RNG = np.random.RandomState(28)
+CLS = np.round(RNG.standard_normal((3, 5)), 3)
+W = np.round(RNG.standard_normal((5, 4)), 3)
+# What a learning platform (Moodle, Canvas, ...) may send with an uploaded file: permissive for
+# scripts, but nothing from other sites; the file's own <meta> policy applies on top of it.
+PLATFORM_POLICY = ("default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval' blob:; "
+                   "style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; "
+                   "font-src 'self' data:; worker-src 'self' blob:; connect-src 'self'; "
+                   "frame-ancestors 'self'; report-uri /__csp-report")
+
+
+def head(cls, w):
+    """LayerNorm without gamma/beta (population variance, eps 1e-6 inside the root), times W."""
+    mu = cls.mean(axis=1, keepdims=True)
+    var = ((cls - mu) ** 2).mean(axis=1, keepdims=True)
+    return ((cls - mu) / np.sqrt(var + 1e-6)) @ w
+
+
+@pytest.fixture(scope="module")
+def one_file(sites, tmp_path_factory):
+    """The PyScript build's one file, copied alone into an empty folder."""
+    sites.url("pyscript")  # builds it
+    built = os.path.join(ROOT, "build", "test-pyscript", FILE)
+    folder = tmp_path_factory.mktemp("alone")
+    shutil.copy(built, folder / FILE)
+    assert os.listdir(folder) == [FILE]
+    return folder / FILE
+
+
+def wait_for_alert(engine, timeout=20.0):
+    engine.wait_for("() => document.documentElement.dataset.bootFailed === 'true'", timeout=timeout)
+    return alerts(engine)
+
+
+@pytest.mark.parametrize("engine_name", ENGINES)
+def test_the_file_alone_from_disk_does_what_the_page_does(engines, engine_name, one_file):
+    engine = engines.get(engine_name)
+    engine.goto(one_file.as_uri() + state_fragment({"cls": CLS.tolist(), "W_head": W.tolist()}))
+    wait_ready(engine)
+    assert engine.evaluate("() => location.protocol") == "file:"
+    assert engine.evaluate("() => document.documentElement.dataset.pyodide").startswith("314.")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(CLS, W), rtol=0, atol=1e-12)
+
+    edit(engine, "cls[0,1]", "4.5", then="Tab")  # typed key by key
+    cls = CLS.copy()
+    cls[0, 1] = 4.5
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W), atol=1e-12)
+
+    engine.click(cell("W_head[1,2]"))
+    before = renders(engine)
+    engine.paste("9\t8\n7\t6")
+    wait_render_after(engine, before)
+    w = W.copy()
+    w[1:3, 2:4] = [[9, 8], [7, 6]]
+    np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w), atol=1e-12)
+
+    engine.click("#export-numpy")
+    engine.wait_for("() => document.getElementById('export-dialog').open")
+    code = engine.evaluate("() => document.getElementById('export-text').value")
+    engine.click("#export-close")
+    namespace = {}
+    with contextlib.redirect_stdout(io.StringIO()):
+        exec(compile(code, "<exported>", "exec"), namespace)  # noqa: S102 - the page's own export
+    np.testing.assert_allclose(namespace["logits"], head(cls, w), rtol=1e-12, atol=1e-12)
+
+    # Copy link: what the page writes to the clipboard, recorded (every engine the same way)
+    engine.evaluate("""() => { window.__copied = [];
+        Object.defineProperty(navigator, 'clipboard', { configurable: true, value: {
+            writeText: (t) => { window.__copied.push(t); return Promise.resolve(); } } }); }""")
+    engine.click("#copy-link")
+    engine.wait_for("() => window.__copied.length > 0")
+    link = engine.evaluate("() => window.__copied[0]")
+    assert link.startswith(one_file.as_uri() + "#state=")
+    assert link.endswith(engine.evaluate("() => location.hash"))
+    assert json.loads(unquote(link.split("#state=")[1]))["W_head"] == w.tolist()
+    assert alerts(engine) == ""
+    assert engine.console_errors() == []
+
+
+class _Platform(http.server.SimpleHTTPRequestHandler):
+    """Serves a folder with PLATFORM_POLICY as a header; records every request and report."""
+    requests, reports = [], []
+
+    def end_headers(self):
+        self.send_header("Content-Security-Policy", PLATFORM_POLICY)
+        super().end_headers()
+
+    def do_GET(self):
+        self.requests.append(self.path)
+        super().do_GET()
+
+    def do_POST(self):
+        self.reports.append(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_served_alone_under_a_learning_platforms_policy_it_asks_for_nothing_else(engines, one_file):
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Platform, directory=str(one_file.parent)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        engine = engines.get("chromium")
+        engine.goto("http://127.0.0.1:%d/%s%s" % (server.server_address[1], FILE, state_fragment(
+            {"cls": CLS.tolist(), "W_head": W.tolist()})))
+        wait_ready(engine)
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(CLS, W), atol=1e-12)
+        edit(engine, "W_head[0,0]", "2", then="Tab")
+        w = W.copy()
+        w[0, 0] = 2
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(CLS, w), atol=1e-12)
+        engine.click("#real-vit .digit-gallery button")  # the tiny ViT, KaTeX-free path
+        engine.wait_for("() => /\\d/.test(document.getElementById('digit-prediction').textContent)")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _Platform.requests == ["/" + FILE]  # no request leaves the file
+    assert _Platform.reports == []
+    assert alerts(engine) == ""
+
+
+def test_a_damaged_or_cut_short_file_says_so(engines, one_file, tmp_path):
+    engine = engines.get("chromium")
+    with open(one_file, encoding="utf-8") as f:
+        text = f.read()
+    cut = tmp_path / "cut.html"
+    cut.write_text(text[:int(len(text) * 0.7)], encoding="utf-8")
+    engine.goto(cut.as_uri())
+    message = wait_for_alert(engine)
+    assert "This file is incomplete" in message and "Download vit-head-explorer.html again" in message
+
+    # one character changed in the middle of NumPy's payload: still base64, no longer its gzip
+    start = text.index('id="vit-payload-numpy">') + len('id="vit-payload-numpy">')
+    at = start + (text.index("</script>", start) - start) // 2
+    damaged = tmp_path / "damaged.html"
+    damaged.write_text(text[:at] + ("B" if text[at] != "B" else "C") + text[at + 1:], encoding="utf-8")
+    engine.goto(damaged.as_uri())
+    message = wait_for_alert(engine)
+    assert "This file is damaged: its numpy part could not be decompressed" in message
+
+
+def test_the_served_page_offers_the_file_with_its_size(one_file):
+    """"Download for offline use" on the served page: a link to the file, with its size."""
+    with open(os.path.join(ROOT, "build", "test-pyscript", "index.html"), encoding="utf-8") as f:
+        html = f.read()
+    link = re.search(r'<a id="offline-file" href="([^"]+)" download>Download for offline use</a>'
+                     r' \(one file, ([\d.]+) MB\)', html)
+    assert link and link.group(1) == FILE
+    assert float(link.group(2)) == round(os.path.getsize(one_file) / 1e6, 1)
+    assert os.path.getsize(one_file) <= 15e6

@@ -1,0 +1,199 @@
+// Boot glue of the one-file page (dist/vit-head-explorer.html, buildtools/onefile.py), inline
+// after js/host.js. Everything the page reads is inside the file: no request leaves it, so it
+// opens from disk (file://) as well as from any server.
+//
+// - The worker (js/host.js + js/answers.js + boot/onefile-worker.js, the text of
+//   <script id="vit-worker-source">) starts from a blob: URL, a classic worker: a page opened from
+//   a file may start one, but no module worker from a blob: URL (what PyScript starts).
+// - Each payload (<script type="application/gzip" id="vit-payload-NAME">: base64 of gzip) goes to
+//   the worker as text, as soon as the parser has read it; the worker decompresses it.
+// - The page's own payload (Plotly.js, KaTeX, the JSON files js/app.js fetches) is decompressed
+//   here: its scripts become blob: URLs (vitHost.asset), its JSON files answer the page's fetch.
+// - A file cut short (a download or copy that stopped) is said as such, with what to do.
+(function () {
+  "use strict";
+  var host = window.vitHost;
+  if (host.unable) return;
+  var facts = JSON.parse(document.getElementById("vit-one-file").textContent);
+  var AGAIN = " Download vit-head-explorer.html again (or copy it again, whole) and open the new copy.";
+  var settled = false;
+  function fail(message) {
+    if (settled) return;
+    settled = true;
+    host.fail(message);
+  }
+  var MB = function (n) { return (n / 1e6).toFixed(1); };
+  var total = 0;
+  Object.keys(facts.payloads).forEach(function (n) { total += facts.payloads[n].chars; });
+
+  // ---- the page's files ------------------------------------------------------------------------
+  // A payload is a JSON index line [[path, offset, length], ...], then the files' bytes.
+  function unpack(bytes) {
+    var newline = bytes.indexOf(10);
+    var index = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline)));
+    var files = {};
+    index.forEach(function (e) { files[e[0]] = bytes.subarray(newline + 1 + e[1], newline + 1 + e[1] + e[2]); });
+    return files;
+  }
+  // A stream of the bytes (WebKit fails to read a Blob's stream in a page opened from a file).
+  function bytesStream(bytes) {
+    return new ReadableStream({ start: function (c) { c.enqueue(bytes); c.close(); } });
+  }
+  function decodeBase64(text) {
+    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
+    var binary = atob(text);
+    var out = new Uint8Array(binary.length);
+    for (var i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
+    return out;
+  }
+  function gunzip(name, text) {
+    var stream = bytesStream(decodeBase64(text)).pipeThrough(new DecompressionStream("gzip"));
+    return new Response(stream).arrayBuffer().then(function (buffer) {
+      if (buffer.byteLength !== facts.payloads[name].bytes) throw new Error("wrong length");
+      return new Uint8Array(buffer);
+    }).catch(function (e) {
+      throw new Error("This file is damaged: its " + name + " part could not be decompressed (" +
+                      ((e && e.message) || e) + ")." + AGAIN);
+    });
+  }
+
+  var resolvePage;
+  var pageFiles = new Promise(function (resolve) { resolvePage = resolve; });
+  var assets = {};
+  host.asset = function (path) { return assets[path] || path; };
+  var TYPES = { js: "text/javascript", json: "application/json" };
+  function servePage(files) {
+    Object.keys(files).forEach(function (path) {
+      var type = TYPES[path.split(".").pop()] || "application/octet-stream";
+      if (type === "text/javascript") assets[path] = URL.createObjectURL(new Blob([files[path]], { type: type }));
+    });
+    resolvePage(files);
+  }
+  // js/app.js and its modules fetch a few JSON files of the site: answered from the file.
+  var realFetch = window.fetch;
+  window.fetch = function (input, init) {
+    var url = typeof input === "string" ? input : input && input.url;
+    var path = url && new URL(url, document.baseURI).href.replace(/[?#].*$/, "");
+    var base = document.baseURI.replace(/[?#].*$/, "").replace(/[^/]*$/, "");
+    if (!path || path.indexOf(base) !== 0) return realFetch.apply(this, arguments);
+    var name = path.slice(base.length);
+    return pageFiles.then(function (files) {
+      if (!files[name]) return new Response("not in this file: " + name, { status: 404 });
+      return new Response(files[name], { headers: { "Content-Type": TYPES[name.split(".").pop()] || "" } });
+    });
+  };
+
+  // ---- the worker ------------------------------------------------------------------------------
+  // Its script is the text of #vit-worker-source followed by Pyodide's two scripts (the
+  // "runtime" payload): WebKit runs no other script in a worker of a page opened from a file.
+  var worker = null;
+  var queued = []; // messages for the worker, until it exists
+  function post(message) {
+    if (worker) worker.postMessage(message);
+    else queued.push(message);
+  }
+  function startWorker(runtime) {
+    var source = document.getElementById("vit-worker-source").textContent;
+    try {
+      worker = new Worker(URL.createObjectURL(new Blob(
+        [source, "\n", runtime["pyodide.js"], "\n", runtime["pyodide.asm.js"]], { type: "text/javascript" })));
+    } catch (e) {
+      fail("This browser does not let a page opened from a file start the worker Python runs in (" +
+           ((e && e.message) || e) + "). Open the file in Chrome, Edge, Firefox or Safari, or put it " +
+           "on a web server (a learning platform, or `python3 -m http.server` in its folder).");
+      return;
+    }
+    worker.onerror = function (event) {
+      event.preventDefault();
+      fail("Python could not start (" + (event.message || "the worker did not run") + "). Open the " +
+           "file in Chrome, Edge, Firefox or Safari, or put it on a web server.");
+    };
+    worker.onmessage = onMessage;
+    worker.postMessage({ kind: "facts", facts: facts,
+                         lock: new TextDecoder().decode(runtime["pyodide-lock.json"]) });
+    queued.forEach(function (m) { worker.postMessage(m); });
+    queued = [];
+    workerStarted();
+  }
+  var workerStarted;
+  Promise.all([new Promise(function (resolve) { workerStarted = resolve; }), pageFiles])
+    .then(function () { host.started(); });
+  host.status("runtime", "Unpacking Python (Pyodide " + facts.pyodide + ")…", 0);
+
+  var waiting = new Map();
+  var next = 0;
+  function ask(message) {
+    return new Promise(function (resolve, reject) {
+      next += 1;
+      waiting.set(next, { resolve: resolve, reject: reject });
+      message.id = next;
+      post(message);
+    });
+  }
+  var bridge = {
+    call: function (request) { return ask({ kind: "call", request: request }); },
+    warmUp: function (edits) { return ask({ kind: "warm", edits: edits }); },
+  };
+  function onMessage(event) {
+    var m = event.data;
+    if (m.kind === "answer") {
+      var w = waiting.get(m.id);
+      waiting.delete(m.id);
+      if (m.error) w.reject(new Error(m.error));
+      else w.resolve(m.answer);
+    } else if (m.kind === "status") {
+      if (!settled) host.status(m.stage, m.text, m.fraction);
+    } else if (m.kind === "started") {
+      document.documentElement.dataset.pyodide = m.version;
+    } else if (m.kind === "fail") {
+      fail(m.message);
+    } else if (m.kind === "blocked") {
+      host.blocked(m.violation);
+    } else if (m.kind === "ready" && !settled) {
+      pageFiles.then(function () {
+        if (settled) return;
+        settled = true;
+        host.ready(bridge);
+      });
+    }
+  }
+
+  // ---- the payloads, as the parser reaches them --------------------------------------------
+  function payload(name) { return document.getElementById("vit-payload-" + name); }
+  var sent = {};
+  function sendReady(final) {
+    Object.keys(facts.payloads).forEach(function (name) {
+      if (sent[name]) return;
+      var el = payload(name);
+      // an element is whole once the parser has gone past it: its next sibling exists
+      if (!el || !(final || el.nextSibling)) return;
+      var text = el.textContent;
+      if (text.length !== facts.payloads[name].chars) return;
+      sent[name] = true;
+      el.textContent = ""; // the worker has its own copy: 10 MB of text need not stay here
+      if (name === "page" || name === "runtime") {
+        gunzip(name, text).then(function (bytes) {
+          (name === "page" ? servePage : startWorker)(unpack(bytes));
+        }, function (e) { fail(e.message); });
+      } else {
+        post({ kind: "payload", name: name, text: text });
+      }
+    });
+  }
+  function incomplete() {
+    var have = 0;
+    Object.keys(facts.payloads).forEach(function (name) {
+      var el = payload(name);
+      have += sent[name] ? facts.payloads[name].chars : el ? Math.min(el.textContent.length, facts.payloads[name].chars) : 0;
+    });
+    fail("This file is incomplete: it holds " + MB(have) + " of the " + MB(total) + " MB of Python, " +
+         "NumPy and the page it should carry (a download or copy that stopped early)." + AGAIN);
+  }
+  var parsing = setInterval(function () { sendReady(false); }, 20);
+  document.addEventListener("DOMContentLoaded", function () {
+    clearInterval(parsing);
+    sendReady(true);
+    var missing = Object.keys(facts.payloads).some(function (name) { return !sent[name]; });
+    if (missing || !document.getElementById("vit-one-file-end")) incomplete();
+  });
+})();
