@@ -26,6 +26,8 @@ from reference import WORKED_LOGITS
 from .conftest import ROOT, PageLog
 from .pagekit import edit, heatmap_z, state_fragment, wait_ready
 
+pytestmark = [pytest.mark.browser]
+
 # The worked example (docs/math.md).
 CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
