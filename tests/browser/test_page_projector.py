@@ -102,3 +102,36 @@ def test_a_clicker_drives_the_walk_from_anywhere_but_not_while_typing(page, site
     page.keyboard.press("Escape")
     act(page, lambda: page.click("#walk-open"))  # the same button ends it
     expect(page.locator("#walk")).to_have_attribute("data-active", "false")
+
+
+# The sizes a 1080p projector shows, in CSS pixels: each heatmap's cell numbers and tick labels
+# as Plotly drew them (its SVG text), and each equation's KaTeX text.
+SIZES = """() => {
+  const px = (e) => parseFloat(getComputedStyle(e).fontSize);
+  const figures = ['heatmap-cls', 'heatmap-normalized', 'heatmap-w', 'heatmap-logits'].map((id) => {
+    const el = document.getElementById(id);
+    const ticks = Array.from(el.querySelectorAll('.xtick text, .ytick text'), px);
+    const cells = Array.from(el.querySelectorAll('.hm text, .textpoint text, text.textpoint'), px);
+    const shown = el.data[0].texttemplate ? [el.data[0].textfont.size] : [];
+    return [id, Math.min(...ticks), ticks.length, Math.min(...cells.concat(shown)), cells.length + shown.length];
+  });
+  const maths = Array.from(document.querySelectorAll('#step-list .katex, #walk-math .katex'), px);
+  return { figures, maths: [Math.min(...maths), maths.length] };
+}"""
+
+
+def test_large_text_is_legible_from_the_back_on_a_1080p_projector(page, site_url):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    open_explorer(page, site_url)
+    page.click("#text-size")
+    act(page, lambda: page.click("#walk-open"))
+    page.locator("#steps").scroll_into_view_if_needed()  # its equations are typeset when in view
+    page.wait_for_function("() => document.querySelectorAll('#step-list .katex').length >= 3")
+    page.wait_for_timeout(500)  # the figures drawn again at the new size
+    sizes = page.evaluate(SIZES)
+    for name, tick, ticks, cell, cells in sizes["figures"]:
+        assert ticks and tick >= 24, (name, tick)
+        assert cells and cell >= 24, (name, cell)
+    smallest, count = sizes["maths"]
+    assert count >= 4 and smallest >= 32, sizes["maths"]
+    check_step(settled(page), "1920 x 1080, step 1")

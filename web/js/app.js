@@ -421,6 +421,15 @@ function bindPageControls() {
     grids.w.relayout();
     redrawAll();
   });
+  // Large text is larger still on a wide screen (css/explorer.css, js/heatmaps.js): crossing
+  // that width lays the grids out and draws the figures again.
+  const wide = window.matchMedia("(min-width: 1600px)");
+  wide.addEventListener("change", () => {
+    if (!root.classList.contains("large")) return;
+    grids.input.relayout();
+    grids.w.relayout();
+    redrawAll();
+  });
   const full = $("full-page");
   const update = () => {
     const url = new URL(location.href);

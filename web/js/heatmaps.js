@@ -101,9 +101,12 @@ function widthOf(el) {
 }
 
 // The page's text colour and size now (dark mode, large text), for Plotly's labels.
+const WIDE = window.matchMedia ? window.matchMedia("(min-width: 1600px)") : { matches: false };
 function look() {
   const large = document.documentElement.classList.contains("large");
-  // Large text (a projector): about 1.4x every text of the figure.
+  // Large text (a projector): about 1.4x every text of the figure; on a wide screen (a
+  // 1080p projector) numbers and ticks of 24 px, legible from the back of a lecture hall.
+  if (large && WIDE.matches) return { ink: inkColour(), size: 24, title: 26, cellText: 24 };
   return { ink: inkColour(), size: large ? 15 : 11, title: large ? 18 : 13,
            cellText: large ? 16 : 11 };
 }
