@@ -84,8 +84,9 @@ ANSWER = {
     "top_k": "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k largest "
              "logits, from 21 classes on (null below)",
     "contributions": "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
-                     "text}], note}: the terms h_hat[b, d] * W_head[d, c] of the selected logit, "
-                     "largest first, the rest summed into one bar (d null); a bar beyond float64 "
+                     "text, factors}], note}: the terms h_hat[b, d] * W_head[d, c] of the selected "
+                     "logit, largest magnitude first, each with its two factors as printed, the "
+                     "rest summed into one bar (d null); a bar beyond float64 "
                      "has value null and text 'beyond float64'; null: none selected",
     "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
                   "LayerNorm flattens said as such",

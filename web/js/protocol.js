@@ -101,7 +101,7 @@
  * @property {number} logit
  * @property {string} logit_text
  * @property {string} total_text
- * @property {{label: string, d: ?number, value: ?number, text: string}[]} bars the rest summed: d
+ * @property {{label: string, d: ?number, value: ?number, text: string, factors: string}[]} bars the rest summed: d
  *   null; value null beyond float64 (text "beyond float64", "-beyond float64")
  * @property {string} note
  */
