@@ -149,7 +149,8 @@ FINETUNE = {
     "status": "the line that says both, and the run's step",
     "start_note": "what the start setting means for the run's first loss, with this C",
     "run": "null (no run: the curves are empty) or {id, steps, loss: [step 0 first, then after "
-           "each update], accuracy: [...], compare: [{head, name, loss, own, stopped}]}",
+           "each update], accuracy: [...], compare: [{head, name, loss, own, stopped}], "
+           "converged: null or the words that say the run has converged (Play stops)}",
     "reading": "one line: what the side-by-side curves show at the run's last step",
     "why": "why, when the numbers show what the math predicts ('' otherwise)",
     "gradient_note": "why the heatmap of dW_head is hidden, or null when it is drawn",

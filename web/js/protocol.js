@@ -117,7 +117,7 @@
  * @property {number} accuracy
  * @property {string} status
  * @property {string} start_note
- * @property {?{id: number, steps: number, loss: number[], accuracy: number[], compare: {head: string, name: string, loss: number[], own: ?number[], stopped: ?string}[]}} run
+ * @property {?{id: number, steps: number, loss: number[], accuracy: number[], compare: {head: string, name: string, loss: number[], own: ?number[], stopped: ?string}[], converged: ?string}} run
  * @property {string} reading
  * @property {string} why
  * @property {?string} gradient_note
