@@ -14,6 +14,7 @@
 // file, from the same hover template).
 
 import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText } from "./dom.js";
+import { shortNumber } from "./numbers.js";
 
 // A diverging scale centred at zero (ColorBrewer RdBu, readable with the common colour-vision
 // deficiencies): blue below zero, white at zero, red above.
@@ -236,7 +237,8 @@ export function drawHeatmap(id, spec, m) {
     zmin: spec.zmin,
     zmax: spec.zmax,
     colorscale: spec.scale === "sequential" ? SEQUENTIAL : DIVERGING,
-    hovertemplate: spec.hover + "<extra></extra>",
+    hovertemplate: spec.hover.replace(EXACT, "%{text}") + "<extra></extra>",
+    text: bitmap ? undefined : z.map((row) => Array.from(row, shortNumber)), // hovers' numbers
     // The colour key is the page's own (see colourKey): Plotly's colour bar is a second plot
     // with its own axis, and redrawing it cost about a third of every heatmap's update.
     showscale: false,
@@ -479,11 +481,6 @@ function watchBitmap(el) {
 
 const EXACT = /%\{z(?::[^}]*)?\}/g;
 
-function format(value) {
-  if (!Number.isFinite(value)) return String(value);
-  return String(Number(value.toPrecision(12))); // 12 significant digits, trailing zeros trimmed
-}
-
 function hoverOver(el) {
   if (el.vitHoverBound) return;
   el.vitHoverBound = true;
@@ -505,7 +502,7 @@ function hoverOver(el) {
     const value = m.data[row * m.cols + col];
     label.replaceChildren(...spec.hover.replace(/%\{x\}/g, String(col)).replace(/%\{y\}/g, String(row))
       .replace(/%\{customdata\}/g, classLabels[col] || `class ${col}`)
-      .replace(EXACT, format(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
+      .replace(EXACT, shortNumber(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
     const own = box.getBoundingClientRect();
     label.style.left = `${event.clientX - own.left + 12}px`;
     label.style.top = `${event.clientY - own.top + 12}px`;
