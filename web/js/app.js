@@ -263,6 +263,11 @@ function applyShape(s) {
   setValue($("dim-N1"), s.N1 ? String(s.N1) : "");
   setValue($("mode"), s.mode);
   setData(root, "mode", s.mode);
+  // the overview in the header, with the sizes now shown (B x (N+1) x D: N+1 only when known)
+  setText($("shape-z"), `${s.B} × ${s.N1 || "(N+1)"} × ${s.D}`);
+  setText($("shape-h"), `${s.B} × ${s.D}`);
+  setText($("shape-w"), `${s.D} × ${s.C}`);
+  setText($("shape-logits"), `${s.B} × ${s.C}`);
   // New labels (cls[...] or encoder_output[...]) need new cells.
   if (reshaped) grids.input.setMatrix({ rows: 0, cols: 0, data: new Float64Array(0) });
 }
@@ -278,6 +283,7 @@ function bindControls() {
   $("mode").addEventListener("change", (e) => send({ op: "mode", mode: e.target.value }, now()));
   $("load-preset").addEventListener("click", () => {
     const name = $("preset").value;
+    if (name === "digit") return; // the drawn digit is shown already (the pad draws another)
     // "From the link": back to the state the page was opened with
     if (name === "link") send({ op: "load", fragment: opened }, now());
     else send({ op: "preset", name, seed: Number($("seed").value) || 0 }, now());
@@ -363,6 +369,9 @@ function showDigit(d) {
   setData(panel, "active", active ? "true" : "false");
   const showAttention = $("digit-show-attention").checked;
   setData(panel, "showAttention", showAttention && active ? "true" : "false");
+  // the Example menu says what the pipeline shows: the drawn digit's model, or not
+  if (active) $("preset").value = "digit";
+  else if ($("preset").value === "digit") $("preset").value = "link";
   if (!active) {
     pad.attention(null);
     setText($("digit-prediction"), "(draw a digit or pick one)");
