@@ -134,4 +134,46 @@ def test_large_text_is_legible_from_the_back_on_a_1080p_projector(page, site_url
         assert cells and cell >= 24, (name, cell)
     smallest, count = sizes["maths"]
     assert count >= 4 and smallest >= 32, sizes["maths"]
-    check_step(settled(page), "1920 x 1080, step 1")
+    press(page, "PageDown")  # the clicker: the step's cells come back into view
+    check_step(settled(page), "1920 x 1080, step 2")
+
+
+def test_paper_and_the_example_menu_say_only_what_is_there(page, site_url, reset_page):
+    """Printed for a handout, the page leaves out its buttons, the empty drawing pad and the
+    charts of a training that has not run; the Example menu says when the pipeline shows the
+    drawn digit's model rather than the worked example."""
+    open_explorer(page, site_url)
+    page.emulate_media(media="print")
+    shown = page.evaluate("""() => Object.fromEntries(['real-vit', 'ft-step', 'loss-curve', 'walk',
+        'heatmap-cls', 'heatmap-logits', 'contributions'].map((id) =>
+        [id, document.getElementById(id).getClientRects().length > 0
+             && getComputedStyle(document.getElementById(id)).visibility !== 'hidden']))""")
+    assert shown == {"real-vit": False, "ft-step": False, "loss-curve": False, "walk": False,
+                     "heatmap-cls": True, "heatmap-logits": True, "contributions": False}, shown
+    page.emulate_media(media="screen")
+    assert page.locator("#preset").input_value() == "worked"
+    act(page, lambda: page.click("#digit-gallery button >> nth=0"))
+    assert page.locator("#preset").input_value() == "digit"
+    assert "Drawn digit" in page.locator("#preset option:checked").inner_text()
+    page.emulate_media(media="print")
+    assert page.evaluate("document.getElementById('real-vit').getClientRects().length") > 0
+    page.emulate_media(media="null")
+
+
+CELL_TEXTS = """id => Array.from(document.querySelectorAll(`#${id} text`))
+    .filter((t) => !t.closest('.xtick, .ytick, .g-gtitle, .g-xtitle, .g-ytitle'))
+    .map((t) => { const r = t.getBoundingClientRect(); return [t.textContent, r.left, r.right]; })"""
+
+
+def test_a_phones_logits_never_run_together(page, site_url):
+    """Issue 27, item 10: the drawn digit's 10 logits printed in 34 px cells read as one string
+    ("9.57-0.33-1.01..."); where a cell cannot hold its number the hover and the table do."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_explorer(page, site_url)
+    act(page, lambda: page.click("#digit-gallery button >> nth=0"))
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 844})
+        page.wait_for_timeout(700)  # Plotly's resize, then the figures drawn again (250 ms)
+        texts = sorted(page.evaluate(CELL_TEXTS, "heatmap-logits"), key=lambda t: t[1])
+        assert all(a[2] <= b[1] + 0.5 for a, b in zip(texts, texts[1:])), (width, texts)
+        assert (len(texts) == 10) == (width == 1280), (width, len(texts))

@@ -321,7 +321,7 @@ export class FineTunePanel {
     }
     const layout = this.layout("Loss, step by step", "loss", !run, run ? run.steps : 0);
     layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
-                      color: layout.font.color };
+                      zeroline: false, color: layout.font.color };
     return plot("loss-curve", traces, layout);
   }
 

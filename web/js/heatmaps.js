@@ -87,11 +87,17 @@ function rewrap() {
   for (const [id, { spec, m }] of [...shown.entries()]) {
     const el = document.getElementById(id);
     const drawn = (el.layout && el.layout.title && el.layout.title.text) || "";
-    if (drawn !== wrapTitle(spec.title, widthOf(el) || 600, look().title).text) {
+    if (drawn !== wrapTitle(spec.title, widthOf(el) || 600, look().title).text ||
+        Boolean(el.data && el.data[0] && el.data[0].texttemplate) !== textInCells(el, spec, m.cols)) {
       shown.delete(id);
       drawHeatmap(id, spec, m);
     }
   }
+}
+// Numbers in the cells only where a cell is wide enough to hold one (a phone's 10 logits ran
+// together); a resize that changes this draws the figure again (rewrap).
+function textInCells(el, spec, cols) {
+  return Boolean(spec.text) && (widthOf(el) || 600) / cols >= 40;
 }
 function widthOf(el) {
   if (!widths.has(el)) {
@@ -251,7 +257,7 @@ export function drawHeatmap(id, spec, m) {
   // In the compact embed view, small matrices print their values; a squeezed key would not help.
   const keyShown = !(compact && rows <= 8);
   const style = look();
-  if (spec.text) {
+  if (textInCells(el, spec, cols)) {
     trace.texttemplate = spec.text_format || "%{z:.2f}";
     trace.textfont = { size: style.cellText };
   }
