@@ -55,7 +55,8 @@ def play(page, seconds):
     page.evaluate(LONG_TASKS_JS)
     page.click("#ft-play")
     time.sleep(seconds)
-    page.click("#ft-play")
+    if page.evaluate("() => document.getElementById('finetune').dataset.playing") == "true":
+        page.click("#ft-play")  # Pause (a run that converged has stopped on its own)
     page.wait_for_function(IDLE, timeout=60000)
     data = page.evaluate("Object.assign({}, document.getElementById('finetune').dataset)")
     data["renders"] = int(page.evaluate("document.documentElement.dataset.renders")) - renders

@@ -225,6 +225,20 @@ def _copy_tree(src, dst, skip=()):
     shutil.copytree(src, dst, ignore=ignore)
 
 
+DOCS_LINKED = ("math.md", "tiny-vit.md", "training.md")
+"""The docs the page links to (web/index.html), shipped as docs/<name>.txt."""
+
+
+def copy_docs(root, site):
+    """The docs the page links to, as plain text: a server sends .txt as text/plain, where a .md
+    file may be offered as a download instead of shown."""
+    for name in DOCS_LINKED:
+        src = os.path.join(root, "docs", name)
+        if os.path.isfile(src):
+            os.makedirs(os.path.join(site, "docs"), exist_ok=True)
+            shutil.copy2(src, os.path.join(site, "docs", name[:-len(".md")] + ".txt"))
+
+
 def assemble(root, site, host, manifest, cache, log=print):
     """Write the complete site for `host` into the empty folder `site`; return build-info."""
     web = os.path.join(root, "web")
@@ -248,6 +262,7 @@ def assemble(root, site, host, manifest, cache, log=print):
     for name in boot:
         shutil.copy2(os.path.join(web, "boot", name), os.path.join(site, "boot", name))
     _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
+    copy_docs(root, site)
 
     # A CDN build's page and worker check what they load from the CDN against these pins.
     integrity = hosts.cdn_integrity(manifest, cache) if host.name == "cdn" else None

@@ -176,6 +176,16 @@ def test_fallback_site(checkout):
     assert all(a["integrity"].startswith("sha512-") for a in info["artifacts"])
 
 
+def test_the_docs_the_page_links_to_are_served_as_text(checkout):
+    docs = checkout / "repo" / "docs"
+    docs.mkdir()
+    (docs / "tiny-vit.md").write_text("# The tiny ViT\n")
+    (docs / "hosts.md").write_text("not linked from the page\n")
+    run_build(checkout, "--runtime", "fallback")
+    assert read(checkout, "docs", "tiny-vit.txt") == "# The tiny ViT\n"
+    assert [f for f in files_in(str(checkout / "dist")) if f.startswith("docs/")] == ["docs/tiny-vit.txt"]
+
+
 def test_pyscript_site_with_the_wheel(checkout):
     info = run_build(checkout, "--runtime", "pyscript", "--numpy-wheel",
                      str(checkout / "numpy.whl"))

@@ -203,3 +203,19 @@ def test_the_numpy_export_of_a_drawing_runs_without_pycore(model):
     namespace = {}
     exec(numpy_code(s.state).replace("print(logits)", ""), namespace)
     np.testing.assert_allclose(namespace["logits"], s.trace.logits, atol=1e-12)
+
+
+def test_the_walk_through_and_the_top_k_name_their_classes_in_words(model):
+    """Issue 27, item 10: in digit mode the walk-through's titles say "digit 7", never a bare
+    "sample 0, 7"; the ViT-B/16 preset's top-k caption says its numbers are random."""
+    s = Session()
+    s.handle({"op": "digit", "images": [seven()]})
+    logits = head(np.array(s.state.encoder_output), np.array(s.state.W_head))
+    predicted = int(np.argmax(logits[0]))
+    titles = [s.handle({"op": "option", "name": "walk", "value": k})["walk"]["title"] for k in (4, 6)]
+    assert titles == ["Step 5 of 7: one dot product: sample 0, digit %d" % predicted,
+                      "Step 7 of 7: the prediction for sample 0: digit %d" % predicted]
+    caption = s.handle({"op": "preset", "name": "vit-b16", "seed": 0})["top_k"]["caption"]
+    assert "Random numbers, not a trained model" in caption
+    assert "Random numbers" not in Session().handle(
+        {"op": "resize", "B": 2, "D": 4, "C": 30})["top_k"]["caption"]

@@ -77,6 +77,18 @@ def test_chart_of_a_small_head_shows_every_term():
     assert chart["logit_text"] == "0.2000" and "sample 1, class 0" in chart["title"]
 
 
+def test_each_named_bar_shows_its_two_factors_and_the_sort_is_said():
+    state = preset("vit-b16")
+    t = trace_head(state.W_head, cls=state.cls)
+    chart = readouts.contribution_chart(t, state.W_head, 0, 3)
+    for bar in chart["bars"][:-1]:
+        h, w = t.h_hat[0, bar["d"]], state.W_head[bar["d"], 3]
+        assert bar["factors"] == "%.4f \u00d7 %.4f" % (h, w)
+        assert math.isclose(bar["value"], h * w, rel_tol=1e-12)
+    assert chart["bars"][-1]["factors"] == "their sum"
+    assert "largest magnitude first" in chart["note"]
+
+
 def test_top_k_table_only_from_21_classes():
     t20 = trace_head(np.ones((3, 20)), cls=np.array([[1.0, 2.0, 3.0]]))
     assert readouts.top_k_table(t20, 5) is None

@@ -29,6 +29,10 @@ FILE_NAME = "imagenet_classes.json"
 IMAGENET_CLASSES = 1000
 VIT_B16_W = ((768, 1000), 0.02)  # the preset's W_head recipe: shape and scale (presets.py)
 
+VIT_B16_NOTE = (". Random numbers, not a trained model: the preset's W_head and CLS vectors are "
+                "seeded random values of ViT-B/16's size, so these rankings mean nothing; the "
+                "ImageNet-1k names only say what its classes are called.")
+"""Said with the ViT-B/16 preset's top-k table, whose names would otherwise suggest a real model."""
 _imagenet = []  # the 1000 names once loaded (a list, so tests can swap them)
 _labelled = []  # the same as the page names them, "class 417 · balloon": made once, not per edit
 

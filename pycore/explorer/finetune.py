@@ -29,9 +29,9 @@ from . import panels
 from .cells import format_number, parse_cell
 from .errors import StateError
 from .finetune_export import training_code
-from .finetune_run import Run, reading
+from .finetune_run import OPTIMIZER_NAMES, Run, converged, reading
 from .state import shown, whole_number
-from .train_state import TRAIN_DEFAULTS, check_train_setting, parse_label
+from .train_state import LR_DEFAULTS, TRAIN_DEFAULTS, check_train_setting, parse_label
 
 MAX_STEPS_PER_REQUEST = 500
 """Steps one ``train`` request may ask for; it takes only as many as :func:`steps_that_fit`."""
@@ -163,6 +163,7 @@ class FineTune(object):
         self._entry = None    # the label being typed: (state, b, the label when entered)
         self.held_out = None  # the held-out digits of preset "finetune-digits" (HeldOut)
         self.trained = None   # the last train request's {asked, taken, text}, for its answer
+        self.notice = None    # what the last setting changed besides itself (see setting)
 
     def current_run(self, state):
         """The run, if it still describes ``state`` (else it is dropped)."""
@@ -308,7 +309,21 @@ class FineTune(object):
             if isinstance(name, str) and name in state.train:  # a malformed name is no key
                 message += "; it stays %s" % _setting_text(state.train[name])
             raise StateError(message, key="train") from None
+        before = dict(state.train)
+        run = self.current_run(state)
         state.train[name] = checked
+        said = []
+        if name == "optimizer" and checked != before["optimizer"]:
+            # each optimizer with a learning rate it works with (Adam at SGD's 0.5 diverges)
+            state.train["lr"] = LR_DEFAULTS[checked]
+            said.append("%s, with its usual learning rate %s%s." % (
+                OPTIMIZER_NAMES[checked], _setting_text(state.train["lr"]),
+                "" if state.train["lr"] == before["lr"] else
+                " (it was %s; type another to change it)" % _setting_text(before["lr"])))
+        ended = run.steps if run is not None and state.train != before else None
+        # said until the run that follows the change is replaced (see add)
+        self.notice = {"said": " ".join(said), "ended": ended, "next": self._runs + 1} \
+            if said or ended is not None else None
         self.active = True
 
     def label(self, state, index, text, commit=False):
@@ -364,14 +379,35 @@ class FineTune(object):
                         "this W_head." % (format_number(100.0 * accuracy, 1), right,
                                           held.count)}
 
+    def _notice(self, run):
+        """What the last setting changed, while it is news: before the next step, and during
+        the run that step starts (dropped once another run replaces it)."""
+        notice = self.notice
+        if notice is None:
+            return None
+        if run is not None and run.id != notice["next"]:
+            self.notice = None
+            return None
+        words = [notice["said"]] if notice["said"] else []
+        if notice["ended"] is not None:
+            words.append("The run of %d step%s ended when the setting changed%s." % (
+                notice["ended"], "" if notice["ended"] == 1 else "s",
+                ": the next step starts a new run" if run is None else "; this is a new run"))
+        return " ".join(words)
+
     def add(self, answer, state, trace, matrices, live=False):
         """Put the panel's section (protocol.FINETUNE) into ``answer``, with dW_head as a
         heatmap when the panel is in use (``live``: the answer to one of its own actions)."""
         run = self.current_run(state)
         y = np.array(state.labels, dtype=np.int64)
         predicted = [int(c) for c in trace.predicted]
+        zero_start = run is None and state.train["start"] == "zero"
         if run is not None:
             loss, accuracy = run.main.losses[-1], run.main.accuracies[-1]
+        elif zero_start:
+            # what the run will start from: W_head = 0, every logit 0, every sample class 0
+            loss = cross_entropy(np.zeros((state.B, state.C)), y)
+            accuracy = sum(t == 0 for t in state.labels) / float(state.B)
         else:
             with np.errstate(over="ignore"):
                 loss = cross_entropy(trace.logits, y)
@@ -379,9 +415,16 @@ class FineTune(object):
         correct = int(round(accuracy * state.B))
         finite = math.isfinite(loss)
         status = "%s · loss %s · accuracy %s %% (%d of %d)" % (
-            "Step %d of this run" % run.steps if run is not None else "No steps yet",
+            "Step %d of this run" % run.steps if run is not None else
+            "No steps yet · from W_head = 0" if zero_start else "No steps yet",
             format_number(loss, 4) if finite else "beyond float64 (logits more than ~1e308 "
             "apart)", format_number(100.0 * accuracy, 1), correct, state.B)
+        notice = self._notice(run)
+        if notice:
+            status += " · " + notice
+        done = converged(run.main.losses, run.main.accuracies) if run is not None else None
+        if done:
+            status += " · " + done
         line, why = reading(run) if run is not None else ("", "")
         section = {
             "labels": list(state.labels), "predicted": predicted, "classes": state.C,

@@ -256,7 +256,61 @@ class Run(object):
             compare.append({"head": c.head, "name": name, "loss": list(c.losses),
                             "own": list(c.own) or None, "stopped": c.stopped})
         return {"id": self.id, "steps": self.steps, "loss": list(self.main.losses),
-                "accuracy": list(self.main.accuracies), "compare": compare}
+                "accuracy": list(self.main.accuracies), "compare": compare,
+                "converged": converged(self.main.losses, self.main.accuracies)}
+
+
+CONVERGED_WINDOW = 20
+"""Steps over which a run's loss is judged flat (see :func:`converged`)."""
+
+
+def converged(losses, accuracies, window=CONVERGED_WINDOW):
+    """Whether Play has nothing more to show, in words (None: it has).
+
+    The correct head has converged when every sample is classified right and, over the last
+    ``window`` steps, the loss fell by less than 1% of its value at step 0: on the chart (whose
+    scale is set by that start) the curve is flat. Cross-entropy on separable data keeps
+    falling towards 0 for ever, so its own relative fall never stops. A loss that has not
+    changed at all over the window (stuck, any accuracy) also ends Play.
+
+    Examples
+    --------
+    >>> losses = [2.3] + [1.0 / (1 + t) for t in range(200)]
+    >>> converged(losses[:40], [1.0] * 40) is None         # still falling fast
+    True
+    >>> converged(losses, [1.0] * 201)[:29]
+    'Converged at step 200: every '
+    >>> converged(losses, [0.9] * 201) is None             # a sample still wrong
+    True
+    >>> converged([2.3, 1.0, 0.5], [0.1, 0.5, 1.0]) is None    # too few steps to tell
+    True
+    """
+    if len(losses) <= window:
+        return None
+    start, then, now = losses[0], losses[-1 - window], losses[-1]
+    if not all(math.isfinite(x) for x in (start, then, now)):
+        return None
+    steps = len(losses) - 1
+    if accuracies[-1] >= 1.0 and then - now < 0.01 * start:
+        return ("Converged at step %d: every sample is classified right and the loss fell by "
+                "less than 1%% of its start over the last %d steps (%s \u2192 %s). Play "
+                "stopped; Step goes on." % (steps, window, _g(then), _g(now)))
+    if abs(then - now) <= 1e-9 * max(abs(start), 1e-300):
+        return ("The loss has not changed over the last %d steps (%s): Play stopped. A larger "
+                "learning rate, or Reset, may move it." % (window, _g(now)))
+    return None
+    then, now = losses[-1 - window], losses[-1]
+    if not (math.isfinite(then) and math.isfinite(now)):
+        return None
+    steps = len(losses) - 1
+    if accuracies[-1] >= 1.0 and then - now < 0.02 * then:
+        return ("Converged at step %d: every sample is classified right and the loss fell by "
+                "less than 2%% over the last %d steps (%s \u2192 %s). Play stopped; Step goes "
+                "on." % (steps, window, _g(then), _g(now)))
+    if abs(then - now) <= 1e-6 * max(abs(then), 1e-300):
+        return ("The loss has not changed over the last %d steps (%s): Play stopped. A larger "
+                "learning rate, or Reset, may move it." % (window, _g(now)))
+    return None
 
 
 # ---- what the side-by-side curves show, in words ------------------------------------------

@@ -94,8 +94,9 @@ ANSWER = {
     "top_k": "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k largest "
              "logits, from 21 classes on (null below)",
     "contributions": "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
-                     "text}], note}: the terms h_hat[b, d] * W_head[d, c] of the selected logit, "
-                     "largest first, the rest summed into one bar (d null); a bar beyond float64 "
+                     "text, factors}], note}: the terms h_hat[b, d] * W_head[d, c] of the selected "
+                     "logit, largest magnitude first, each with its two factors as printed, the "
+                     "rest summed into one bar (d null); a bar beyond float64 "
                      "has value null and text 'beyond float64'; null: none selected",
     "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
                   "LayerNorm flattens said as such",
@@ -162,7 +163,8 @@ FINETUNE = {
     "status": "the line that says both, and the run's step",
     "start_note": "what the start setting means for the run's first loss, with this C",
     "run": "null (no run: the curves are empty) or {id, steps, loss: [step 0 first, then after "
-           "each update], accuracy: [...], compare: [{head, name, loss, own, stopped}]}",
+           "each update], accuracy: [...], compare: [{head, name, loss, own, stopped}], "
+           "converged: null or the words that say the run has converged (Play stops)}",
     "reading": "one line: what the side-by-side curves show at the run's last step",
     "why": "why, when the numbers show what the math predicts ('' otherwise)",
     "gradient_note": "why the heatmap of dW_head is hidden, or null when it is drawn",

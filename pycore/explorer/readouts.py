@@ -1,5 +1,5 @@
 """Two readings of the logits the page shows beside the heatmaps: where one logit comes from
-(its D terms, largest first) and, for heads with many classes, each sample's top k classes.
+(its D terms, largest magnitude first) and, for heads with many classes, each sample's top k classes.
 
 The numbers come from :mod:`pycore.vit.readout`; this module only decides what is shown and
 formats it, so the page's JavaScript places it as it is.
@@ -63,7 +63,8 @@ def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):
     Returns
     -------
     dict
-        ``{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, text}], note}``;
+        ``{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, text, factors}],
+        note}``; ``factors`` "h_hat[b, d] × W_head[d, c]" as printed (the rest: "their sum");
         ``d`` is None for the bar of the rest; ``value`` is None (``text`` "beyond float64")
         for a bar whose term or sum lies beyond float64 although the logit does not.
 
@@ -93,14 +94,21 @@ def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):
             unit = 2.0 ** SCALE_BITS
             terms = contributions(trace.h_hat, np.asarray(W_head) / unit, b, c)
     bars = [_bar("d = %d" % d, int(d), terms[d], unit, decimals) for d in named]
+    # each named term's two factors, the link to the dot product's equation
+    for bar in bars:
+        bar["factors"] = "%s \u00d7 %s" % (format_number(trace.h_hat[b, bar["d"]], decimals),
+                                           format_number(W_head[bar["d"], c], decimals))
     if rest.size:
         bars.append(_bar("the other %d" % rest.size, None, np.sum(terms[rest]), unit, decimals))
+        bars[-1]["factors"] = "their sum"
     logit = float(trace.logits[b, c])
     title = "logit[%d, %d] = %s (sample %d, %s): its %d terms h_hat[%d, d] \u00b7 W_head[d, %d]" % (
         b, c, format_number(logit, decimals), b, class_label(c, classes), D, b, c)
-    note = ("The %d largest terms by size, then the other %d summed. Their sum is the logit."
-            % (len(named), rest.size) if rest.size else
-            "Every term, largest first. Their sum is the logit.")
+    note = ("Each bar: h_hat[%d, d] \u00d7 W_head[d, %d] = the term. The %d terms of largest "
+            "magnitude, largest magnitude first, then the other %d summed. Their sum is the logit."
+            % (b, c, len(named), rest.size) if rest.size else
+            "Each bar: h_hat[%d, d] \u00d7 W_head[d, %d] = the term; every term, largest magnitude "
+            "first. Their sum is the logit." % (b, c))
     if any(bar["value"] is None for bar in bars):
         note += (" A bar \u201cbeyond float64\u201d is larger than about 1.8e308 in size: "
                  "the other terms cancel it, so the logit is not.")

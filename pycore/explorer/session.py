@@ -31,7 +31,7 @@ import numpy as np
 
 from . import (comparisons, digits, export, finetune_digits, panels, protocol, readouts,
                walkthrough)
-from .class_names import class_names
+from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from .finetune import FineTune
 from .cells import could_become_number, format_number, parse_cell
 from .computed import Computed
@@ -562,7 +562,10 @@ class Session(object):
         return answer
 
     def _top_k(self):
-        return readouts.top_k_table(self.trace, self._k, classes=class_names(self.state))
+        table = readouts.top_k_table(self.trace, self._k, classes=class_names(self.state))
+        if table is not None and is_vit_b16_head(self.state):
+            table["caption"] += VIT_B16_NOTE
+        return table
 
     def _steps(self):
         s = self.state

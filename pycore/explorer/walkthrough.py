@@ -10,6 +10,7 @@ state's options (``walk``, ``sample``, ``walk_class``), so a link reopens the sa
 import numpy as np
 
 from .cells import format_number
+from .readouts import class_label
 
 # (key, short name): the order a lecture takes.
 STEPS = (
@@ -144,7 +145,7 @@ def section(state, trace, prediction_notes=(), classes=None):
     b = min(max(int(state.options.get("sample", 0) or 0), 0), B - 1)
     c = min(max(walk_class(state, trace, b), 0), C - 1)
     predicted = int(trace.predicted[b])
-    name = (lambda k: classes[k]) if classes else (lambda k: "class %d" % k)
+    name = lambda k: class_label(k, classes)  # noqa: E731  ("digit 3", not a bare "3")
     h, h_hat, w = trace.h_cls[b], trace.h_hat[b], state.W_head[:, c]
     mu, var, std = trace.mean[b], trace.var[b], trace.std[b]
     cls_rect = {"heatmap-cls": [_row(b, D)]}

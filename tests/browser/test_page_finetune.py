@@ -102,6 +102,38 @@ def play_until(page, steps):
     idle(page)
 
 
+def test_play_keeps_going_through_a_setting_and_stops_when_converged(page, site_url):
+    """Issue 27, item 8: a new optimizer during Play starts a new run with its own learning
+    rate and Play goes on (it used to stop and reset silently); Play stops by itself once the
+    run has converged, and says so; the step axis has whole-number ticks."""
+    open_explorer(page, site_url)
+    load_means(page)
+    page.click("#ft-play")
+    page.wait_for_function("() => Number(document.getElementById('finetune').dataset.runSteps) >= 5")
+    page.select_option("#ft-optimizer", "adam")
+    page.wait_for_function("() => document.getElementById('ft-status').textContent.includes('usual learning rate')")
+    assert page.locator("#ft-lr").input_value() == "0.01"
+    assert "ended when the setting changed" in page.locator("#ft-status").inner_text()
+    # Play went on, on a new run, until that run converged
+    page.wait_for_function("""() => { const s = document.getElementById('finetune').dataset;
+        return s.playing === 'false' && s.busy === 'false'; }""", timeout=120000)
+    status = page.locator("#ft-status").inner_text()
+    assert "Converged at step" in status and "Play stopped" in status, status
+    losses = curve(page)[1]
+    assert 20 < run_steps(page) < 300 and len(losses) == run_steps(page) + 1
+    # the converged run's own numbers: every sample right, the last 20 steps flat
+    assert losses[-21] - losses[-1] < 0.01 * losses[0]
+    assert page.locator("#ft-labels [data-right=false]").count() == 0
+    ticks = page.evaluate("""() => Array.from(document.querySelectorAll('#loss-curve .xtick text'),
+        t => t.textContent)""")
+    assert ticks and all(re.fullmatch(r"\d+", t.replace(",", "")) for t in ticks), ticks
+    # in dark mode the charts' grid is the page's dark --line, not Plotly's white
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_function("""() => ['loss-curve', 'compare-curves'].every(id =>
+        document.getElementById(id)._fullLayout.xaxis.gridcolor === '#3a4150'
+        && document.getElementById(id)._fullLayout.yaxis.gridcolor === '#3a4150')""", timeout=10000)
+
+
 def type_label(page, b, text):
     box = page.get_by_label(re.compile(r"^Label of sample %d " % b))
     box.click()
@@ -207,9 +239,10 @@ def test_a_label_typed_key_by_key_changes_the_run_and_the_link_carries_the_train
     idle(page)
     assert labels_shown(page) == [2, 1]
     status = page.locator("#ft-status").inner_text()
-    # before any step the panel reads the loss of the W_head shown, with the new labels
-    assert "loss %.4f" % loss_of(layer_norm(np.array(WORKED_CLS)), np.array(WORKED_W), [2, 1]) \
-        in status
+    # before any step the panel reads the loss the run will start from: W_head = 0, every
+    # logit 0, so log C, and every sample read as class 0 (issue 27: it read the W_head shown,
+    # and the first Step seemed to make the loss jump)
+    assert "from W_head = 0 · loss %.4f · accuracy 0.0 %% (0 of 2)" % math.log(3) in status
     step(page, 4)                            # a run from zero, as the start says
     expected, W = sgd(WORKED_CLS, [2, 1], np.zeros((4, 3)), 0.1, 4)
     _, shown = curve(page)

@@ -106,6 +106,36 @@ def test_hover_shows_the_logit_under_the_pointer_then_the_selected_one_again(pag
     expect_rows_and_column(page, 0, 2, B=2, D=4, C=3)
 
 
+def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_factors(
+        page, site_url, reset_page):
+    """The chart keeps its place while hidden: what is under it (the logits table, the next
+    panel) stays where it was while the pointer comes and goes (issue 27, item 9); each bar
+    reads h_hat[b,d] x W_head[d,c] = term, checked against NumPy."""
+    h_hat, _ = head(WORKED_CLS, WORKED_W)
+    for width, height in [(1280, 800), (390, 844)]:
+        reset_page()
+        page.set_viewport_size({"width": width, "height": height})
+        open_explorer(page, site_url)
+        below = """() => ['logits-table', 'pitfalls'].map(id =>
+            Math.round(document.getElementById(id).getBoundingClientRect().top + scrollY))"""
+        before = page.evaluate(below)
+        area, point = cell_point(page, "heatmap-logits", 1, 2)
+        area.hover(position=point)
+        expect(page.locator("#contributions")).to_have_attribute("data-logit", "1,2")
+        expect(page.locator("#contributions")).to_be_visible()
+        assert page.evaluate(below) == before, width
+        factors = page.evaluate("""() => Array.from(document.querySelectorAll('#contributions-bars li'),
+            li => [li.querySelector('.bar-label').textContent, li.querySelector('.bar-factors').textContent])""")
+        assert len(factors) == 4
+        for label, text in factors:
+            d = int(label.split("= ")[1])
+            assert text == "%.4f \u00d7 %.4f =" % (h_hat[1, d], WORKED_W[d, 2]), (label, text)
+        assert "largest magnitude first" in page.locator("#contributions-note").inner_text()
+        page.mouse.move(2, 2)
+        expect(page.locator("#contributions")).to_be_hidden()
+        assert page.evaluate(below) == before, width
+
+
 def test_keyboard_moves_the_selection_and_its_terms_follow_edits(page, site_url):
     open_explorer(page, site_url)
     page.locator("#heatmap-logits").focus()

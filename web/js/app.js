@@ -290,6 +290,11 @@ function applyShape(s) {
   setValue($("dim-N1"), s.N1 ? String(s.N1) : "");
   setValue($("mode"), s.mode);
   setData(root, "mode", s.mode);
+  // the overview in the header, with the sizes now shown (B x (N+1) x D: N+1 only when known)
+  setText($("shape-z"), `${s.B} × ${s.N1 || "(N+1)"} × ${s.D}`);
+  setText($("shape-h"), `${s.B} × ${s.D}`);
+  setText($("shape-w"), `${s.D} × ${s.C}`);
+  setText($("shape-logits"), `${s.B} × ${s.C}`);
   // New labels (cls[...] or encoder_output[...]) need new cells.
   if (reshaped) grids.input.setMatrix({ rows: 0, cols: 0, data: new Float64Array(0) });
 }
@@ -305,6 +310,7 @@ function bindControls() {
   $("mode").addEventListener("change", (e) => send({ op: "mode", mode: e.target.value }, now()));
   $("load-preset").addEventListener("click", () => {
     const name = $("preset").value;
+    if (name === "digit") return; // the drawn digit is shown already (the pad draws another)
     // "From the link": back to the state the page was opened with
     if (name === "link") send({ op: "load", fragment: opened }, now());
     else if (name === "file") $("model-file").click(); // another file
@@ -415,6 +421,9 @@ function showDigit(d) {
   setData(panel, "active", active ? "true" : "false");
   const showAttention = $("digit-show-attention").checked;
   setData(panel, "showAttention", showAttention && active ? "true" : "false");
+  // the Example menu says what the pipeline shows: the drawn digit's model, or not
+  if (active) $("preset").value = "digit";
+  else if ($("preset").value === "digit") $("preset").value = "link";
   if (!active) {
     pad.attention(null);
     setText($("digit-prediction"), "(draw a digit or pick one)");
@@ -469,6 +478,15 @@ function bindPageControls() {
     if (root.classList.contains("large")) url.searchParams.set("text", "large");
     else url.searchParams.delete("text");
     history.replaceState(null, "", url.href);
+    grids.input.relayout();
+    grids.w.relayout();
+    redrawAll();
+  });
+  // Large text is larger still on a wide screen (css/explorer.css, js/heatmaps.js): crossing
+  // that width lays the grids out and draws the figures again.
+  const wide = window.matchMedia("(min-width: 1600px)");
+  wide.addEventListener("change", () => {
+    if (!root.classList.contains("large")) return;
     grids.input.relayout();
     grids.w.relayout();
     redrawAll();

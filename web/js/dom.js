@@ -43,6 +43,17 @@ export function inkColour() {
   return ink;
 }
 
+// Another colour of the page's scheme (--line, ...), read once per scheme like the ink.
+const colours = new Map();
+if (DARK) DARK.addEventListener("change", () => colours.clear());
+
+export function cssColour(name, fallback) {
+  if (!colours.has(name)) {
+    colours.set(name, getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback);
+  }
+  return colours.get(name);
+}
+
 export function onColourScheme(callback) {
   if (DARK) DARK.addEventListener("change", () => callback());
 }

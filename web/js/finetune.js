@@ -14,7 +14,7 @@
 // data-steps-per-second (benchmarks/finetune_bench.py).
 
 import { scrubField } from "./scrub.js";
-import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
+import { cssColour, holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
 
 const STEPS_PER_SECOND = 30; // issue 13 asks for at least 20
@@ -169,18 +169,23 @@ export class FineTunePanel {
     return res;
   }
 
+  // Play: rounds of train requests until Pause, a refusal, the run's last step or its
+  // convergence (Python says when: finetune.run.converged, in the status too). Each Play is
+  // one loop: a loop whose Play was paused (a setting changed, then Play went on) ends.
   async play() {
+    const id = (this.playId = (this.playId || 0) + 1);
     this.playing = true;
     this.setPlaying(true);
     let n = 2;
     let steps = 0;
     const start = performance.now();
-    while (this.playing) {
+    const mine = () => this.playing && this.playId === id;
+    while (mine()) {
       const run = this.section && this.section.run;
-      if (run && run.steps >= MAX_RUN_STEPS) break;
+      if (run && (run.steps >= MAX_RUN_STEPS || (steps && run.converged))) break;
       const t = performance.now();
       const res = await this.train(n);
-      if (!res.ok || !this.playing) break;
+      if (!res.ok || !mine()) break;
       const trained = res.finetune && res.finetune.trained;
       steps += trained ? trained.taken : n;
       const took = performance.now() - t;
@@ -189,7 +194,7 @@ export class FineTunePanel {
       setData(this.root, "stepsPerSecond", rate.toFixed(1));
       await new Promise((resolve) => requestAnimationFrame(resolve)); // let the page breathe
     }
-    this.pause();
+    if (this.playId === id) this.pause();
   }
 
   pause() {
@@ -205,10 +210,14 @@ export class FineTunePanel {
     setData(this.root, "playing", on ? "true" : "false");
   }
 
+  // A setting changed during Play: the run ends there (Python says so in the status) and Play
+  // goes on with a new run under the new setting.
   async setting(name, value, input) {
+    const playing = this.playing;
     this.pause();
     const res = await this.request({ op: "train_set", name, value });
     input.setAttribute("aria-invalid", String(!res.ok));
+    if (playing && res.ok) this.play();
   }
 
   async label(input, commit) {
@@ -343,9 +352,9 @@ export class FineTunePanel {
       traces.push({ x: s.held_out.curve.map((p) => p[0]), y: s.held_out.curve.map((p) => 100 * p[1]),
                     name: "held-out accuracy (%)", mode: "lines+markers", yaxis: "y2", line: { color: "#15803d" } });
     }
-    const layout = this.layout("Loss, step by step", "loss", !run);
+    const layout = this.layout("Loss, step by step", "loss", !run, run ? run.steps : 0);
     layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
-                      color: layout.font.color };
+                      zeroline: false, color: layout.font.color };
     return this.playing ? plotSoon("loss-curve", traces, layout, 0) : plot("loss-curve", traces, layout);
   }
 
@@ -355,20 +364,26 @@ export class FineTunePanel {
       x: c.loss.map((_, i) => i), y: c.loss.slice(), name: c.name, mode: "lines",
       line: { color: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" },
     })) : [];
-    const layout = this.layout("Four heads, one start", "loss (softmax once)", !run);
+    const layout = this.layout("Four heads, one start", "loss (softmax once)", !run, run ? run.steps : 0);
     return this.playing ? plotSoon("compare-curves", traces, layout, CHART_EVERY_MS / 2)
       : plot("compare-curves", traces, layout);
   }
 
   // An empty chart (no run yet) shows its axes without numbers: two tick labels would meet
   // in its corner.
-  layout(title, yTitle, empty) {
+  // Steps are whole numbers: ticks 1, 2, 5, 10, 20... apart, about eight of them. The grid is
+  // in the page's --line colour (bright white on a dark page otherwise).
+  layout(title, yTitle, empty, steps = 0) {
     const ink = inkColour();
+    const grid = cssColour("--line", "#d9dde5");
+    const dtick = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].find((d) => d * 8 >= steps) || 1000;
     return {
       title: { text: title, x: 0, xanchor: "left", font: { size: 13 } },
       height: 320, margin: { l: 50, r: 50, t: 34, b: 80 },
-      xaxis: { title: { text: "step" }, color: ink, showticklabels: !empty },
-      yaxis: { title: { text: yTitle }, color: ink, showticklabels: !empty },
+      xaxis: { title: { text: "step" }, color: ink, showticklabels: !empty, tick0: 0, dtick,
+               tickformat: "d", gridcolor: grid, zerolinecolor: grid },
+      yaxis: { title: { text: yTitle }, color: ink, showticklabels: !empty, gridcolor: grid,
+               zerolinecolor: grid },
       legend: { orientation: "h", y: -0.3 },
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
       font: { family: "system-ui, sans-serif", size: 11, color: ink },

@@ -1,3 +1,4 @@
+import { shortNumber } from "./numbers.js";
 import { Scrubber } from "./scrub.js";
 
 // A spreadsheet-like editor for one matrix, virtualized: only the cells in view are <input>s,
@@ -238,8 +239,11 @@ export class MatrixGrid {
     return input;
   }
 
+  // A cell reads its value in the short form (js/numbers.js); the focused one in full, so that
+  // typing starts from, and Esc gives back, the exact number.
   fill(input, i, j) {
-    const text = String(this.value(i, j));
+    const v = this.value(i, j);
+    const text = input === document.activeElement ? String(v) : shortNumber(v);
     if (input.value !== text) {
       input.value = text;
       // The focused cell's new text is selected, as on entering it: typing replaces it.
@@ -301,6 +305,9 @@ export class MatrixGrid {
     e.target.tabIndex = 0;
     this.active = p;
     this.root.dataset.active = `${p[0]},${p[1]}`;
+    if (!e.target.classList.contains("pending") && e.target.getAttribute("aria-invalid") !== "true") {
+      this.fill(e.target, p[0], p[1]); // the full value
+    }
     this.entry = { i: p[0], j: p[1], before: e.target.value, dirty: false };
     // Like a spreadsheet: entering a cell selects its text, so typing replaces it.
     e.target.select();

@@ -20,6 +20,7 @@
 // when what the figure looks like changes (its size, title, axes, hover).
 
 import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText } from "./dom.js";
+import { shortNumber } from "./numbers.js";
 
 // A diverging scale centred at zero (ColorBrewer RdBu, readable with the common colour-vision
 // deficiencies): blue below zero, white at zero, red above.
@@ -89,11 +90,17 @@ function rewrap() {
   for (const [id, { spec, m }] of [...shown.entries()]) {
     const el = document.getElementById(id);
     const drawn = (el.layout && el.layout.title && el.layout.title.text) || "";
-    if (drawn !== wrapTitle(spec.title, widthOf(el) || 600, look().title).text) {
+    if (drawn !== wrapTitle(spec.title, widthOf(el) || 600, look().title).text ||
+        Boolean(el.vitText) !== textInCells(el, spec, m.cols)) {
       shown.delete(id);
       drawHeatmap(id, spec, m);
     }
   }
+}
+// Numbers in the cells only where a cell is wide enough to hold one (a phone's 10 logits ran
+// together); a resize that changes this draws the figure again (rewrap).
+function textInCells(el, spec, cols) {
+  return Boolean(spec.text) && (widthOf(el) || 600) / cols >= 40;
 }
 function widthOf(el) {
   if (!widths.has(el)) {
@@ -104,9 +111,12 @@ function widthOf(el) {
 }
 
 // The page's text colour and size now (dark mode, large text), for Plotly's labels.
+const WIDE = window.matchMedia ? window.matchMedia("(min-width: 1600px)") : { matches: false };
 function look() {
   const large = document.documentElement.classList.contains("large");
-  // Large text (a projector): about 1.4x every text of the figure.
+  // Large text (a projector): about 1.4x every text of the figure; on a wide screen (a
+  // 1080p projector) numbers and ticks of 24 px, legible from the back of a lecture hall.
+  if (large && WIDE.matches) return { ink: inkColour(), size: 24, title: 26, cellText: 24 };
   return { ink: inkColour(), size: large ? 15 : 11, title: large ? 18 : 13,
            cellText: large ? 16 : 11 };
 }
@@ -268,6 +278,7 @@ export function drawHeatmap(id, spec, m) {
   hoverOver(el);
   setData(el, "bitmap", "true");
   el.vitHover = { spec, m };
+  el.vitText = textInCells(el, spec, cols); // the cells' numbers painted (paintNumbers)
   describe(el, spec, m);
   numbersTable(el, spec, m);
   // The cells' colours are set before Plotly draws, and painted in view once it has laid the
@@ -482,14 +493,14 @@ function paintBitmap(el, place = true) {
   ctx.clearRect(0, 0, view.width, view.height);
   ctx.drawImage(bm.cells, left + 0.5, top + 0.5, spanX, spanY, 0, 0, view.width, view.height);
   const spec = el.vitHover && el.vitHover.spec;
-  if (spec && spec.text) paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx: view.width / spanX, sy: view.height / spanY }, ratio);
+  if (spec && el.vitText) paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx: view.width / spanX, sy: view.height / spanY }, ratio);
 }
 
 // Each cell's number in its centre, in dark ink on light cells and white on dark ones (as
 // Plotly's own cell text), at the figure's cell-text size.
 function paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx, sy }, ratio) {
   const decimals = /%\{z:\.(\d+)f\}/.exec(spec.text_format || "");
-  const text = (v) => (decimals ? v.toFixed(Number(decimals[1])) : format(v));
+  const text = (v) => (decimals ? v.toFixed(Number(decimals[1])) : shortNumber(v));
   const rgba = bm.image.data;
   ctx.font = `${look().cellText * ratio}px system-ui, sans-serif`;
   ctx.textAlign = "center";
@@ -520,11 +531,6 @@ function watchBitmap(el) {
 
 const EXACT = /%\{z(?::[^}]*)?\}/g;
 
-function format(value) {
-  if (!Number.isFinite(value)) return String(value);
-  return String(Number(value.toPrecision(12))); // 12 significant digits, trailing zeros trimmed
-}
-
 function hoverOver(el) {
   if (el.vitHoverBound) return;
   el.vitHoverBound = true;
@@ -546,7 +552,7 @@ function hoverOver(el) {
     const value = m.data[row * m.cols + col];
     label.replaceChildren(...spec.hover.replace(/%\{x\}/g, String(col)).replace(/%\{y\}/g, String(row))
       .replace(/%\{customdata\}/g, classLabels[col] || `class ${col}`)
-      .replace(EXACT, format(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
+      .replace(EXACT, shortNumber(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
     const own = box.getBoundingClientRect();
     label.style.left = `${event.clientX - own.left + 12}px`;
     label.style.top = `${event.clientY - own.top + 12}px`;

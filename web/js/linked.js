@@ -82,6 +82,7 @@ export function prepare(res) {
     if (resized) hovered = null;
   }
   if ("top_k" in res) topK(res.top_k);
+  if (res.shape) reserve($("contributions"));
 }
 
 /** After: the selected logit's terms, and the highlights for the new sizes. */
@@ -264,10 +265,28 @@ function editedCell() {
 }
 
 // The contribution chart: one bar per named feature and one for the rest, drawn as HTML (a
-// dozen rows), with each bar's value printed and the sum said in words.
+// dozen rows), with each bar's two factors and value printed and the sum said in words. Hidden,
+// it keeps its place (css/explorer.css): pointing at a logit and away never moves what is
+// below it. The place is its bars' (min(D, TERMS_NAMED + 1) rows) and two lines each for its
+// title and note, or the tallest it has been at this D.
+const BARS_SHOWN = 11; // pycore/explorer/readouts.py: TERMS_NAMED named, one for the rest
+let reservedFor = null;
+function reserve(box) {
+  if (!shape) return;
+  if (reservedFor !== shape.D) {
+    reservedFor = shape.D;
+    box.style.setProperty("--bars", String(Math.min(shape.D, BARS_SHOWN)));
+    box.style.removeProperty("--seen");
+  }
+  if (!box.hidden && box.offsetHeight > parseFloat(box.style.getPropertyValue("--seen") || "0")) {
+    box.style.setProperty("--seen", `${box.offsetHeight}px`);
+  }
+}
+
 function showChart(c) {
   const box = $("contributions");
   setHidden(box, !c);
+  reserve(box);
   if (!c) {
     setText($("contributions-title"), "");
     return;
@@ -296,13 +315,17 @@ function showChart(c) {
     fill.style.width = `${width}%`;
     fill.style.left = negative(bar) ? `${50 - width}%` : "50%";
     track.append(fill);
+    const factors = document.createElement("span");
+    factors.className = "bar-factors";
+    factors.textContent = bar.factors ? `${bar.factors} =` : "";
     const value = document.createElement("span");
     value.className = "bar-value";
     value.textContent = bar.text;
-    li.append(label, track, value);
+    li.append(label, factors, track, value);
     return li;
   });
   $("contributions-bars").replaceChildren(...items);
+  reserve(box);
 }
 
 /** The top-k table's k (1 to 20), as the person sets it. */

@@ -107,7 +107,7 @@
  * @property {number} logit
  * @property {string} logit_text
  * @property {string} total_text
- * @property {{label: string, d: ?number, value: ?number, text: string}[]} bars the rest summed: d
+ * @property {{label: string, d: ?number, value: ?number, text: string, factors: string}[]} bars the rest summed: d
  *   null; value null beyond float64 (text "beyond float64", "-beyond float64")
  * @property {string} note
  */
@@ -123,7 +123,7 @@
  * @property {number} accuracy
  * @property {string} status
  * @property {string} start_note
- * @property {?{id: number, steps: number, loss: number[], accuracy: number[], compare: {head: string, name: string, loss: number[], own: ?number[], stopped: ?string}[]}} run
+ * @property {?{id: number, steps: number, loss: number[], accuracy: number[], compare: {head: string, name: string, loss: number[], own: ?number[], stopped: ?string}[], converged: ?string}} run
  * @property {string} reading
  * @property {string} why
  * @property {?string} gradient_note

@@ -1,5 +1,5 @@
-// The lecture walk-through: Back / Next (and the arrow keys while it has focus) step one
-// sample through the head: extract CLS, mean, variance, normalize, one dot product, all logits,
+// The lecture walk-through: Back / Next (and a presenter's clicker: Page Down / Page Up, the
+// arrows, Space, from anywhere on the page while it is on) step one sample through the head: extract CLS, mean, variance, normalize, one dot product, all logits,
 // prediction. Every number, equation and outlined cell comes from Python (the answer's "walk",
 // pycore/explorer/walkthrough.py); this file only places them and asks for another step.
 // Its position is the state's options walk / sample / walk_class, so the link carries it.
@@ -10,10 +10,13 @@ import { setData, setHidden, setText } from "./dom.js";
 
 // The heatmaps a step may outline: every one of them is cleared or outlined at each step.
 const FIGURES = ["heatmap-encoder", "heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits"];
-// Keys that move the walk while focus is inside it (not in its selects, which use the arrows
-// themselves). PageUp/PageDown are what presentation clickers send.
-const NEXT = new Set(["ArrowRight", "ArrowDown", "PageDown"]);
+// Keys that move the walk while it is on, wherever the focus is, except where the key already
+// means something: typing in a cell or a field, a select, the drawing pad, the logits heatmap's
+// arrows (js/linked.js), a button's or a summary's Space. PageUp/PageDown are what presentation
+// clickers send; some send the arrows or Space.
+const NEXT = new Set(["ArrowRight", "ArrowDown", "PageDown", " "]);
 const BACK = new Set(["ArrowLeft", "ArrowUp", "PageUp"]);
+const OWN_KEYS = "input, select, textarea, [contenteditable], dialog, .digit-pad, #heatmap-logits";
 
 export class WalkThrough {
   /**
@@ -40,21 +43,40 @@ export class WalkThrough {
       if (this.walk) this.go(null);
       else this.go(0).then(() => this.el.next.focus());
     });
+    // the toolbar's way in, above the pipeline: starts it (or ends it) from the top of the page
+    document.getElementById("walk-open").addEventListener("click", () => start.click());
     back.addEventListener("click", () => this.step(-1));
     next.addEventListener("click", () => this.step(1));
     sample.addEventListener("change", () => this.request("sample", Number(sample.value)));
     cls.addEventListener("change", () => this.request("walk_class", cls.value === "" ? null : Number(cls.value)));
-    this.root.addEventListener("keydown", (e) => {
-      if (!this.walk || e.altKey || e.ctrlKey || e.metaKey || e.target.closest("select, input, textarea")) return;
-      let to = null;
-      if (NEXT.has(e.key)) to = this.walk.step + 1;
-      else if (BACK.has(e.key)) to = this.walk.step - 1;
-      else if (e.key === "Home") to = 0;
-      else if (e.key === "End") to = this.walk.count - 1;
-      if (to === null) return;
-      e.preventDefault(); // the page does not scroll: the walk does
-      if (to >= 0 && to < this.walk.count && to !== this.walk.step) this.go(to);
-    });
+    document.addEventListener("keydown", (e) => this.key(e));
+    // The page's layout changed under the walk (docked or undocked in projector mode, large
+    // text, a resize): the figures follow the pipeline's new width (Plotly resizes its responsive
+    // figures on a window's resize only), then the step's cells come into view again.
+    let timer = 0;
+    let width = 0;
+    new ResizeObserver(([entry]) => {
+      const now = Math.round(entry.contentRect.width);
+      if (width && now !== width) window.dispatchEvent(new Event("resize"));
+      width = now;
+      clearTimeout(timer);
+      if (this.walk) timer = setTimeout(() => this.walk && this.reveal(this.walk), 300);
+    }).observe(document.getElementById("pipeline"));
+  }
+
+  key(e) {
+    if (!this.walk || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+    const at = e.target instanceof Element ? e.target : document.body;
+    if (at.closest(OWN_KEYS)) return;
+    if (e.key === " " && at.closest("button, summary, a")) return; // Space presses it
+    let to = null;
+    if (NEXT.has(e.key)) to = e.shiftKey && e.key === " " ? this.walk.step - 1 : this.walk.step + 1;
+    else if (BACK.has(e.key)) to = this.walk.step - 1;
+    else if (e.key === "Home" && this.root.contains(at)) to = 0;
+    else if (e.key === "End" && this.root.contains(at)) to = this.walk.count - 1;
+    if (to === null) return;
+    e.preventDefault(); // the page does not scroll: the walk does
+    if (to >= 0 && to < this.walk.count && to !== this.walk.step) this.go(to);
   }
 
   step(delta) {
@@ -82,6 +104,7 @@ export class WalkThrough {
     setData(document.documentElement, "walking", active ? "true" : "false");
     this.el.start.setAttribute("aria-pressed", String(active));
     setText(this.el.start, active ? "End the walk-through" : "Start the walk-through");
+    document.getElementById("walk-open").setAttribute("aria-pressed", String(active));
     const outlined = FIGURES.map((id) => highlight(id, (w && w.highlights[id]) || []));
     if (!w) {
       this.moved = false;
@@ -132,11 +155,26 @@ export class WalkThrough {
     });
   }
 
-  // Bring the step's result (the last figure it outlines) into view above the panel.
+  // Bring every figure the step outlines into view at once, beside or above the panel (docked
+  // at the window's right in projector mode, pinned to its bottom otherwise): the page scrolls
+  // as little as it can; if they cannot all fit, the first one's top goes to the top.
   reveal(w) {
-    const ids = FIGURES.filter((id) => id in w.highlights);
-    const el = ids.length && document.getElementById(ids[ids.length - 1]);
-    if (el && el.offsetParent !== null) el.closest(".plot-box").scrollIntoView({ block: "nearest" });
+    const shown = FIGURES.filter((id) => id in w.highlights)
+      .map((id) => document.getElementById(id))
+      .filter((el) => el && el.offsetParent !== null);
+    if (!shown.length) return;
+    const panel = this.root.getBoundingClientRect();
+    const docked = panel.top <= 1 && panel.height >= innerHeight - 2;
+    const bottom = docked ? innerHeight : Math.min(innerHeight, panel.top);
+    const boxes = shown.map((el) => el.closest(".plot-box").getBoundingClientRect());
+    const end = Math.max(...boxes.map((b) => b.bottom)) + 4;
+    // with their stages' headings if those fit too
+    const headed = Math.min(...shown.map((el) => el.closest(".stage, .panel").getBoundingClientRect().top)) - 6;
+    const top = end - headed <= bottom ? headed : Math.min(...boxes.map((b) => b.top)) - 6;
+    let by = 0;
+    if (end - top > bottom || top < 0) by = top;
+    else if (end > bottom) by = end - bottom;
+    if (Math.abs(by) >= 1) window.scrollBy({ top: by, left: 0, behavior: "instant" });
   }
 }
 

@@ -1,0 +1,179 @@
+"""Projector mode (issue 27): with large text on a 720p or 768p projector, everything a
+walk-through step outlines, its title and its equation are on screen at once; a presenter's
+clicker drives the walk from anywhere on the page; the walk starts from the top of the page."""
+import pytest
+from playwright.sync_api import expect
+
+from .pagekit import act, open_explorer, renders, wait_render_after
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
+
+# Each outlined cell range (shape "highlight") in screen pixels, and the walk-through's own
+# boxes: what a student must see of each step.
+TARGETS = """() => {
+  const boxes = [];
+  for (const id of ['heatmap-encoder', 'heatmap-cls', 'heatmap-normalized', 'heatmap-w', 'heatmap-logits']) {
+    const el = document.getElementById(id);
+    if (!el || !el.layout || !el._fullLayout) continue;
+    const area = el.querySelector('.nsewdrag').getBoundingClientRect();
+    const { xaxis, yaxis } = el._fullLayout;
+    for (const s of (el.layout.shapes || []).filter((s) => s.name === 'highlight')) {
+      const xs = [area.left + xaxis.l2p(s.x0), area.left + xaxis.l2p(s.x1)];
+      const ys = [area.top + yaxis.l2p(s.y0), area.top + yaxis.l2p(s.y1)];
+      boxes.push([id, Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)]);
+    }
+  }
+  const walk = document.getElementById('walk');
+  const own = ['walk-title', 'walk-math', 'walk-note', 'walk-next', 'walk-back'].map((id) => {
+    const r = document.getElementById(id).getBoundingClientRect();
+    return [id, r.left, r.top, r.right, r.bottom];
+  });
+  const r = walk.getBoundingClientRect();
+  return { boxes, own, panel: [r.left, r.top, r.right, r.bottom],
+           panelScrolls: walk.scrollHeight > walk.clientHeight + 1, view: [innerWidth, innerHeight] };
+}"""
+
+
+def press(page, key):
+    before = renders(page)
+    page.keyboard.press(key)
+    wait_render_after(page, before)
+
+
+def settled(page):
+    """The step drawn and scrolled into view (js/walkthrough.js reveals after a redraw and after
+    the layout settles, 300 ms later)."""
+    page.wait_for_timeout(450)
+    return page.evaluate(TARGETS)
+
+
+def check_step(seen, where):
+    width, height = seen["view"]
+    px0, py0, px1, py1 = seen["panel"]
+    assert not seen["panelScrolls"], "%s: the walk-through's panel scrolls" % where
+    assert seen["boxes"], "%s: nothing outlined" % where
+    for name, x0, y0, x1, y1 in seen["boxes"] + seen["own"]:
+        assert x0 >= -1 and y0 >= -1 and x1 <= width + 1 and y1 <= height + 1, (
+            "%s: %s at (%d, %d)-(%d, %d) is not inside the %d x %d window"
+            % (where, name, x0, y0, x1, y1, width, height))
+    for name, x0, y0, x1, y1 in seen["boxes"]:
+        covered = min(x1, px1) - max(x0, px0) > 1 and min(y1, py1) - max(y0, py0) > 1
+        assert not covered, "%s: the walk-through's panel covers %s" % (where, name)
+
+
+def test_every_step_is_on_screen_at_once_on_a_small_projector(page, site_url, reset_page):
+    for width, height in [(1280, 720), (1366, 768)]:
+        reset_page()
+        page.set_viewport_size({"width": width, "height": height})
+        open_explorer(page, site_url)
+        page.click("#text-size")
+        # Start is in the toolbar, in view without scrolling past the pipeline
+        start = page.locator("#walk-open").bounding_box()
+        assert start["y"] + start["height"] <= height, start
+        act(page, lambda: page.click("#walk-open"))
+        for step in range(7):
+            if step:
+                press(page, "PageDown")
+            expect(page.locator("#walk-position")).to_have_text("Step %d of 7" % (step + 1))
+            check_step(settled(page), "%d x %d, step %d" % (width, height, step + 1))
+
+
+def test_a_clicker_drives_the_walk_from_anywhere_but_not_while_typing(page, site_url):
+    open_explorer(page, site_url)
+    act(page, lambda: page.click("#walk-open"))
+    position = page.locator("#walk-position")
+    page.evaluate("document.activeElement.blur()")  # focus on the page itself
+    for key, shown in [("PageDown", 2), ("ArrowRight", 3), ("Space", 4), ("PageUp", 3), ("ArrowLeft", 2)]:
+        press(page, key)
+        expect(position).to_have_text("Step %d of 7" % shown)
+    page.click("#h-softmax")  # a click elsewhere on the page, far from the panel
+    press(page, "PageDown")
+    expect(position).to_have_text("Step 3 of 7")
+    page.focus("#walk-next")  # Space presses the focused button once: one step, not two
+    press(page, "Space")
+    page.wait_for_timeout(300)
+    expect(position).to_have_text("Step 4 of 7")
+    cell = page.get_by_label("W_head[0,0]", exact=True)
+    cell.focus()
+    for key in ["PageDown", "ArrowRight", "Space"]:
+        page.keyboard.press(key)
+    page.wait_for_timeout(300)
+    expect(position).to_have_text("Step 4 of 7")  # the keys were the cell's
+    page.keyboard.press("Escape")
+    act(page, lambda: page.click("#walk-open"))  # the same button ends it
+    expect(page.locator("#walk")).to_have_attribute("data-active", "false")
+
+
+# The sizes a 1080p projector shows, in CSS pixels: each heatmap's cell numbers and tick labels
+# as Plotly drew them (its SVG text), and each equation's KaTeX text.
+SIZES = """() => {
+  const px = (e) => parseFloat(getComputedStyle(e).fontSize);
+  const figures = ['heatmap-cls', 'heatmap-normalized', 'heatmap-w', 'heatmap-logits'].map((id) => {
+    const el = document.getElementById(id);
+    const ticks = Array.from(el.querySelectorAll('.xtick text, .ytick text'), px);
+    const cells = Array.from(el.querySelectorAll('.hm text, .textpoint text, text.textpoint'), px);
+    const shown = el.data[0].texttemplate ? [el.data[0].textfont.size] : [];
+    return [id, Math.min(...ticks), ticks.length, Math.min(...cells.concat(shown)), cells.length + shown.length];
+  });
+  const maths = Array.from(document.querySelectorAll('#step-list .katex, #walk-math .katex'), px);
+  return { figures, maths: [Math.min(...maths), maths.length] };
+}"""
+
+
+def test_large_text_is_legible_from_the_back_on_a_1080p_projector(page, site_url):
+    page.set_viewport_size({"width": 1920, "height": 1080})
+    open_explorer(page, site_url)
+    page.click("#text-size")
+    act(page, lambda: page.click("#walk-open"))
+    page.locator("#steps").scroll_into_view_if_needed()  # its equations are typeset when in view
+    page.wait_for_function("() => document.querySelectorAll('#step-list .katex').length >= 3")
+    page.wait_for_timeout(500)  # the figures drawn again at the new size
+    sizes = page.evaluate(SIZES)
+    for name, tick, ticks, cell, cells in sizes["figures"]:
+        assert ticks and tick >= 24, (name, tick)
+        assert cells and cell >= 24, (name, cell)
+    smallest, count = sizes["maths"]
+    assert count >= 4 and smallest >= 32, sizes["maths"]
+    press(page, "PageDown")  # the clicker: the step's cells come back into view
+    check_step(settled(page), "1920 x 1080, step 2")
+
+
+def test_paper_and_the_example_menu_say_only_what_is_there(page, site_url, reset_page):
+    """Printed for a handout, the page leaves out its buttons, the empty drawing pad and the
+    charts of a training that has not run; the Example menu says when the pipeline shows the
+    drawn digit's model rather than the worked example."""
+    open_explorer(page, site_url)
+    page.emulate_media(media="print")
+    shown = page.evaluate("""() => Object.fromEntries(['real-vit', 'ft-step', 'loss-curve', 'walk',
+        'heatmap-cls', 'heatmap-logits', 'contributions'].map((id) =>
+        [id, document.getElementById(id).getClientRects().length > 0
+             && getComputedStyle(document.getElementById(id)).visibility !== 'hidden']))""")
+    assert shown == {"real-vit": False, "ft-step": False, "loss-curve": False, "walk": False,
+                     "heatmap-cls": True, "heatmap-logits": True, "contributions": False}, shown
+    page.emulate_media(media="screen")
+    assert page.locator("#preset").input_value() == "worked"
+    act(page, lambda: page.click("#digit-gallery button >> nth=0"))
+    assert page.locator("#preset").input_value() == "digit"
+    assert "Drawn digit" in page.locator("#preset option:checked").inner_text()
+    page.emulate_media(media="print")
+    assert page.evaluate("document.getElementById('real-vit').getClientRects().length") > 0
+    page.emulate_media(media="null")
+
+
+CELL_TEXTS = """id => Array.from(document.querySelectorAll(`#${id} text`))
+    .filter((t) => !t.closest('.xtick, .ytick, .g-gtitle, .g-xtitle, .g-ytitle'))
+    .map((t) => { const r = t.getBoundingClientRect(); return [t.textContent, r.left, r.right]; })"""
+
+
+def test_a_phones_logits_never_run_together(page, site_url):
+    """Issue 27, item 10: the drawn digit's 10 logits printed in 34 px cells read as one string
+    ("9.57-0.33-1.01..."); where a cell cannot hold its number the hover and the table do."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_explorer(page, site_url)
+    act(page, lambda: page.click("#digit-gallery button >> nth=0"))
+    for width in (390, 1280):
+        page.set_viewport_size({"width": width, "height": 844})
+        page.wait_for_timeout(700)  # Plotly's resize, then the figures drawn again (250 ms)
+        texts = sorted(page.evaluate(CELL_TEXTS, "heatmap-logits"), key=lambda t: t[1])
+        assert all(a[2] <= b[1] + 0.5 for a, b in zip(texts, texts[1:])), (width, texts)
+        assert (len(texts) == 10) == (width == 1280), (width, len(texts))
