@@ -123,7 +123,8 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
         area.hover(position=point)
         expect(page.locator("#contributions")).to_have_attribute("data-logit", "1,2")
         expect(page.locator("#contributions")).to_be_visible()
-        assert page.evaluate(below) == before, width
+        after = page.evaluate(below)  # nothing below moves more than 2 px (it jumped ~180 px);
+        assert all(abs(a - b) <= 2 for a, b in zip(after, before)), (width, before, after)
         factors = page.evaluate("""() => Array.from(document.querySelectorAll('#contributions-bars li'),
             li => [li.querySelector('.bar-label').textContent, li.querySelector('.bar-factors').textContent])""")
         assert len(factors) == 4
@@ -133,7 +134,8 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
         assert "largest magnitude first" in page.locator("#contributions-note").inner_text()
         page.mouse.move(2, 2)
         expect(page.locator("#contributions")).to_be_hidden()
-        assert page.evaluate(below) == before, width
+        after = page.evaluate(below)  # nothing below moves more than 2 px (it jumped ~180 px);
+        assert all(abs(a - b) <= 2 for a, b in zip(after, before)), (width, before, after)
 
 
 def test_keyboard_moves_the_selection_and_its_terms_follow_edits(page, site_url):

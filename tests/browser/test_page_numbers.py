@@ -62,14 +62,15 @@ def test_cells_and_hovers_read_short_and_never_cut_and_focus_shows_the_full_valu
     page.keyboard.press("Escape")
     page.keyboard.press("Tab")
     assert cell.input_value() == "0.5344"
-    # a hover reads the short form too: what Plotly's hover label says over W_head[1, 0]
+    # a hover reads the short form too: what the hover label says over W_head[1, 0]
     page.set_viewport_size({"width": 1280, "height": 800})
     area = page.locator("#heatmap-w .nsewdrag")
     area.scroll_into_view_if_needed()
     box = area.bounding_box()
     area.hover(position={"x": box["width"] / 6, "y": box["height"] * 3 / 8})
-    page.wait_for_function("() => document.querySelector('#heatmap-w .hoverlayer .hovertext')")
-    hover = page.locator("#heatmap-w .hoverlayer .hovertext").text_content()
+    label = page.locator("#heatmap-w").locator("xpath=..").locator(".hover-value")   # the page's own hover label
+    label.wait_for(state="visible")
+    hover = label.text_content()
     assert short(W[1][0]) == "0.6325" and "0.6325" in hover and "0.63245540554" not in hover, hover
     # the exports keep every digit
     page.click("#export-json")

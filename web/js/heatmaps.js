@@ -493,7 +493,15 @@ function paintBitmap(el, place = true) {
   ctx.clearRect(0, 0, view.width, view.height);
   ctx.drawImage(bm.cells, left + 0.5, top + 0.5, spanX, spanY, 0, 0, view.width, view.height);
   const spec = el.vitHover && el.vitHover.spec;
-  if (spec && el.vitText) paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx: view.width / spanX, sy: view.height / spanY }, ratio);
+  const numbers = spec && el.vitText
+    ? paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx: view.width / spanX, sy: view.height / spanY }, ratio)
+    : { count: 0, px: 0, widest: 0 };
+  // What was painted, for the tests (docs/interface.md): how many numbers, their size in CSS
+  // px, the widest one's width and a cell's width.
+  setData(el, "cellNumbers", String(numbers.count));
+  setData(el, "cellNumberPx", String(numbers.px));
+  setData(el, "cellNumberWidest", numbers.widest.toFixed(1));
+  setData(el, "cellWidth", (view.width / spanX / ratio).toFixed(1));
 }
 
 // Each cell's number in its centre, in dark ink on light cells and white on dark ones (as
@@ -502,7 +510,9 @@ function paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx, sy }, ratio)
   const decimals = /%\{z:\.(\d+)f\}/.exec(spec.text_format || "");
   const text = (v) => (decimals ? v.toFixed(Number(decimals[1])) : shortNumber(v));
   const rgba = bm.image.data;
-  ctx.font = `${look().cellText * ratio}px system-ui, sans-serif`;
+  const px = look().cellText;
+  ctx.font = `${px * ratio}px system-ui, sans-serif`;
+  let count = 0, widest = 0;
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   const r0 = Math.max(0, Math.ceil(top)), r1 = Math.min(bm.rows - 1, Math.floor(top + spanY));
@@ -514,9 +524,13 @@ function paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx, sy }, ratio)
       if (!Number.isFinite(v)) continue;
       const light = 0.299 * rgba[4 * i] + 0.587 * rgba[4 * i + 1] + 0.114 * rgba[4 * i + 2] > 150;
       ctx.fillStyle = light ? "#111" : "#fff";
-      ctx.fillText(text(v), (c - left) * sx, (r - top) * sy);
+      const shown = text(v);
+      ctx.fillText(shown, (c - left) * sx, (r - top) * sy);
+      count += 1;
+      widest = Math.max(widest, ctx.measureText(shown).width / ratio);
     }
   }
+  return { count, px, widest };
 }
 
 // Repaint after Plotly redraws the figure on its own (a zoom, a double-click, a resize).
