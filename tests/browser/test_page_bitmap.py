@@ -11,6 +11,7 @@ import pytest
 
 from pycore.explorer import preset
 
+from .test_page_numbers import short
 from .pagekit import act, heatmap_z, open_explorer, renders, wait_render_after
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
@@ -184,12 +185,13 @@ def test_a_big_matrix_is_shown_cell_by_cell_through_zoom_edit_hover_and_resize(p
                                " return [d.zmin, d.zmax]; }")
     assert np.abs(rdbu(W[r, c], zmin, zmax) - rdbu(state.W_head[r, c], zmin, zmax)).max() > 40  # visible
 
-    # Hovering the cell shows its exact value.
+    # Hovering the cell shows its value in the page's short form (js/numbers.js; the exact one is
+    # in the focused cell and the exports).
     (_, _, point), = [(rr, cc, p) for rr, cc, p in cells_in_view(after) if (rr, cc) == (r, c)]
     page.mouse.move(*point)
     label = page.locator("#heatmap-w").locator("xpath=..").locator(".hover-value")
     label.wait_for(state="visible")
-    assert "%.12g" % float(text) in label.inner_text()
+    assert "W = " + short(float(text)) in label.inner_text()
     assert "%d" % c in label.inner_text() and "%d" % r in label.inner_text()
 
     page.mouse.move(1, 1)
