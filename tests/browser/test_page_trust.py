@@ -433,7 +433,7 @@ def test_tab_never_stops_in_a_chart_toolbar_and_focus_is_visible(page, site_url)
     open_explorer(page, site_url)
     page.locator("body").click(position={"x": 1, "y": 1})
     stops = []
-    for _ in range(60):
+    for _ in range(90):  # the toolbar's controls, then the grids
         page.keyboard.press("Tab")
         stops.append(page.evaluate("""() => { const e = document.activeElement;
             return [e.closest('.modebar') ? 'modebar' : '', e.tagName, e.id || e.getAttribute('aria-label') || ''] }"""))
@@ -566,7 +566,7 @@ def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url
           if (el) window.__bootTexts.push(el.textContent);
         }).observe(document, {subtree: true, childList: true, characterData: true});
     """)
-    page.route("**/*.wasm", lambda route: held.append(route))
+    page.route("**/*.wasm*", lambda route: held.append(route))  # .wasm, or .wasm.gz (served gzipped)
     state = {"cls": [[1.5, 2, 3, 4], [4, 3, 2, 1]], "W_head": W.tolist()}
     page.goto(site_url + "index.html" + state_fragment(state))
     page.wait_for_function("() => document.querySelector('[aria-label=\"cls[0,0]\"]') !== null")
