@@ -4,6 +4,7 @@
 // answers from a Web Worker (see js/host.js for what a host hands over).
 
 import { MatrixGrid } from "./grid.js";
+import { latestOnly } from "./scrub.js";
 import { Renderer } from "./render.js";
 import * as panels from "./panels.js";
 import * as share from "./share.js";
@@ -244,22 +245,11 @@ async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
 // A scrubbed number (js/scrub.js): one edit in flight at a time. Values that come while it is
 // answered and drawn replace each other, so the page never falls behind the pointer; the last
 // one (where a drag or a held key ended) is always sent, so the screen ends at its exact value.
-const scrubs = { next: null, running: false };
+const scrubs = latestOnly(({ grid, i, j, value, t0, final }) =>
+  editCell(grid, i, j, String(value), t0, final, !final));
 
 function scrubCell(grid, i, j, value, t0, final) {
-  if (!client) return;
-  scrubs.next = { grid, i, j, value, t0, final };
-  if (!scrubs.running) pumpScrubs();
-}
-
-async function pumpScrubs() {
-  scrubs.running = true;
-  while (scrubs.next) {
-    const { grid, i, j, value, t0, final } = scrubs.next;
-    scrubs.next = null;
-    await editCell(grid, i, j, String(value), t0, final, !final);
-  }
-  scrubs.running = false;
+  if (client) scrubs({ grid, i, j, value, t0, final });
 }
 
 function pasteBlock(grid, i, j, text, t0) {

@@ -178,6 +178,28 @@ export class Scrubber {
   }
 }
 
+/**
+ * `run(x)` for each x pushed, one at a time: an x pushed while a run is under way waits, and
+ * replaces any that was waiting, so the newest is always run and none falls behind.
+ * @param {(x: any) => Promise<unknown>} run
+ * @returns {(x: any) => void} push
+ */
+export function latestOnly(run) {
+  let next = null, waiting = false, running = false;
+  return async function push(x) {
+    next = x;
+    waiting = true;
+    if (running) return;
+    running = true;
+    while (waiting) {
+      const current = next;
+      waiting = false;
+      await run(current);
+    }
+    running = false;
+  };
+}
+
 // from + delta, rounded to the step's decimals or the start's (up to 6), whichever is finer: a
 // step of 0.1 from 0.537 gives 0.637, and no binary noise (0.1 + 0.2 gives 0.3).
 export function stepped(from, delta, step) {
@@ -201,18 +223,11 @@ function decimals(x) {
  * @param {(text: string) => Promise<unknown>} onValue
  */
 export function scrubField(input, onValue) {
-  let next = null, running = false, drag = null;
-  const apply = async (value) => {
+  let drag = null;
+  const send = latestOnly(onValue);
+  const apply = (value) => {
     input.value = String(value);
-    next = input.value;
-    if (running) return;
-    running = true;
-    while (next !== null) {
-      const text = next;
-      next = null;
-      await onValue(text);
-    }
-    running = false;
+    send(input.value);
   };
   input.addEventListener("keydown", (e) => {
     if (!e.altKey || (e.key !== "ArrowUp" && e.key !== "ArrowDown")) return;
