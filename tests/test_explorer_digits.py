@@ -84,6 +84,43 @@ def test_the_digit_section_shows_the_pixels_the_attention_and_the_prediction(mod
     assert digit["edits"] == {"encoder_output": 0, "W_head": 0}
 
 
+def softmax_rows(z):
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_a_preview_reads_a_drawing_in_progress_and_changes_nothing(model):
+    """digit_preview (while the pen is down): the top 3 and the attention of the drawing, with
+    the head drawing would give (the edited model head stays, another head is not used)."""
+    s = Session()
+    before = snapshot(s)
+    answer = s.handle({"op": "digit_preview", "images": [seven()]})
+    check_answer(answer)
+    assert set(answer) == {"ok", "digit_preview"}          # no section of the pipeline
+    after = snapshot(s)
+    assert after[0] == before[0] and (after[1] == before[1]).all()
+    images = np.array([seven()], dtype=float)
+    probs = softmax_rows(head(model.encode(images), model.W_head))[0]
+    order = np.argsort(-probs)[:3]
+    preview = answer["digit_preview"]
+    assert [name for name, _ in preview["top"]] == [str(c) for c in order]
+    np.testing.assert_allclose([p for _, p in preview["top"]], probs[order], atol=1e-12)
+    assert preview["prediction"] == "%d (softmax %.3f)" % (order[0], probs[order[0]])
+    np.testing.assert_allclose(preview["attention"], model.cls_attention(images)[0], atol=1e-15)
+    # after drawing, the full answer lists the same top 3
+    digit = s.handle({"op": "digit", "images": [seven()]})["digit"]
+    assert digit["top"] == preview["top"] and digit["prediction"] == preview["prediction"]
+    # with W_head edited, the preview reads with the edited head, as drawing again would
+    s.handle({"op": "edit", "key": "W_head", "index": [0, int(order[0])], "text": "-40"})
+    W = model.W_head.copy()
+    W[0, order[0]] = -40
+    edited = softmax_rows(head(model.encode(images), W))[0]
+    assert int(edited.argmax()) != order[0]
+    top = s.handle({"op": "digit_preview", "images": [seven()]})["digit_preview"]["top"]
+    assert top[0] == [str(int(edited.argmax())), pytest.approx(edited.max(), abs=1e-12)]
+    assert s.handle({"op": "digit_preview", "images": [[[17] * 8] * 8]})["ok"] is False
+
+
 def test_the_link_carries_pixels_and_gives_the_same_state_back(model):
     s = Session()
     fragment = s.handle({"op": "digit", "images": [seven()]})["link"]["fragment"]

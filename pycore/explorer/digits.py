@@ -29,6 +29,8 @@ PIXEL_CHARS = "0123456789abcdefg"
 DIGITS_MAX = 16
 """At most this many images at once (B), which keeps an encoding under ~50 ms in a browser."""
 PRESET = "tiny-vit"
+TOP = 3
+"""The panel lists this many of the most likely classes of the drawing."""
 CLASS_NAMES = [str(d) for d in range(10)]
 
 _model = []      # the loaded model, once it is needed (not at import: the page boots faster)
@@ -240,19 +242,64 @@ def section(state, trace):
     """
     texts = drawn(state)
     if texts is None:
-        return {"images": None, "attention": None, "prediction": None, "edits": None,
-                "encode_ms": None}
+        return {"images": None, "attention": None, "prediction": None, "top": None,
+                "edits": None, "encode_ms": None}
     _, attention, ms = encoded(texts)
     names = class_names(state) or ["class %d" % c for c in range(state.C)]
     lines = []
     for b, c in enumerate(trace.predicted):
         lines.append("%s%s (softmax %.3f)" % ("image %d: " % b if len(texts) > 1 else "",
                                                names[int(c)], trace.display_softmax[b, c]))
+    top = top_classes(trace.display_softmax[0], names)
     edits = len(state.generated["encoder_output"].edits)
     w_recipe = state.generated.get("W_head")
     edits_w = len(w_recipe.edits) if is_model_head(state) else None
     return {"images": [[PIXEL_CHARS.index(ch) for ch in t] for t in texts],
             "attention": [[float(a) for a in row] for row in attention],
             "prediction": "; ".join(lines),
+            "top": top,
             "edits": {"encoder_output": edits, "W_head": edits_w},
             "encode_ms": round(ms, 2)}
+
+
+def top_classes(probs, names):
+    """The :data:`TOP` most likely classes: ``[[name, probability], ...]``, most likely first
+    (the first of equal ones first, as the head's prediction).
+
+    Examples
+    --------
+    >>> top_classes(np.array([0.1, 0.6, 0.1, 0.2]), ["a", "b", "c", "d"])
+    [['b', 0.6], ['d', 0.2], ['a', 0.1]]
+    """
+    order = np.argsort(-np.asarray(probs), kind="stable")[:TOP]
+    return [[names[int(c)], float(probs[c])] for c in order]
+
+
+def preview(state, texts):
+    """What the panel shows while the pen is down: the tiny ViT's reading of one drawing,
+    without changing the state (the pipeline is redrawn once the pen lifts).
+
+    The head is the one drawing would give (:func:`digit_state`): the state's W_head while it
+    is the model's, with its edits, else the trained one.
+
+    Returns
+    -------
+    dict
+        ``prediction`` (the line :func:`section` writes), ``top`` (:func:`top_classes`),
+        ``attention`` (16 values, as in :func:`section`) and ``encode_ms``.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> p = preview(default_state(), check_images([[[0] * 4 + [16] + [0] * 3] * 8]))
+    >>> p["prediction"].startswith("1 (softmax "), [name for name, _ in p["top"]][0]
+    (True, '1')
+    """
+    from ..vit.head import classification_head
+    from ..vit.softmax import softmax
+    z_L, attention, ms = encoded(texts[:1])
+    W_head = state.W_head if is_model_head(state) else model().W_head
+    probs = softmax(classification_head(z_L, W_head), axis=-1)[0]
+    top = top_classes(probs, CLASS_NAMES)
+    return {"prediction": "%s (softmax %.3f)" % tuple(top[0]), "top": top,
+            "attention": [float(a) for a in attention[0]], "encode_ms": round(ms, 2)}

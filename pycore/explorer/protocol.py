@@ -46,6 +46,7 @@ REQUESTS = {
                         "of 8 whole numbers from 0 (paper) to 16 (ink)",
               "head": "'keep' (the default: the model's W_head stays, with its edits) or "
                       "'trained' (the model's W_head as trained)"},
+    "digit_preview": {"images": "one drawing in progress, as for digit (only the first is read)"},
     "export": {"format": "'json', 'numpy', 'csv', 'npz' (the state as .npz, base64) or "
                          "'training'"},
     "open_file": {"name": "the file's name: .npz, .safetensors or .npy (model_file.py)",
@@ -115,12 +116,15 @@ ANSWER = {
             "{heatmap id: [[row0, col0, row1, col1], ...]} the cells it uses; null while it is off",
     "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's numbers",
     "steps_follow": "true when the equations changed but were left out (see the edit's 'steps')",
-    "digit": "{images, attention, prediction, edits, encode_ms}: the real-ViT panel, when it "
-             "changed: the drawn images (B lists of 64 pixels 0..16, row-major), the CLS token's "
-             "attention to each of the 16 patches in the last block, the prediction in words, "
+    "digit": "{images, attention, prediction, top, edits, encode_ms}: the real-ViT panel, when "
+             "it changed: the drawn images (B lists of 64 pixels 0..16, row-major), the CLS "
+             "token's attention to each of the 16 patches in the last block, the prediction in "
+             "words, image 0's three most likely classes [[name, probability], ...], "
              "how many cells of encoder_output and W_head differ from the model's, and the "
              "encoder's milliseconds per image; images null when the state is not the tiny "
              "ViT's encoder output",
+    "digit_preview": "{prediction, top, attention, encode_ms}: the answer to digit_preview, "
+                     "as in digit for the one drawing (its attention a list of 16)",
     "host": "the Python and NumPy the page runs on (in the answer to 'load')",
     "export": "{text, mime, filename, title, base64}: an export (base64 true: text is the "
               "file's bytes in base64, the .npz)",

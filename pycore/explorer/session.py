@@ -285,6 +285,11 @@ class Session(object):
         texts = digits.check_images(request.get("images"))
         return self._replace(digits.digit_state(self.state, texts, request.get("head")))
 
+    def op_digit_preview(self, request):
+        """The tiny ViT's reading of a drawing in progress (digits.preview): the state stays."""
+        texts = digits.check_images(request.get("images"))
+        return {"ok": True, "digit_preview": digits.preview(self.state, texts)}
+
     def op_contributions(self, request):
         """The terms of logit (b, c), for the contribution chart; with "select" the session
         keeps the choice, and every later answer that changes the logits brings its terms

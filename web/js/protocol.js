@@ -5,7 +5,7 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"|"open_file"} op
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"digit_preview"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"|"open_file"} op
  * @property {string} [fragment] load: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
@@ -25,7 +25,7 @@
  * @property {?number} [b] contributions: the logit's sample (null: nothing selected)
  * @property {?number} [c] contributions: the logit's class
  * @property {boolean} [select] contributions: chosen (click, keyboard), not hovered: follows edits
- * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16
+ * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16 (digit_preview: one)
  * @property {"keep"|"trained"} [head] digit: keep W_head's edits, or the trained W_head
  * @property {string} [format] export
  * @property {number} [size] open_file: the file's size in bytes
@@ -62,6 +62,7 @@
  * @property {boolean} [steps_follow]
  * @property {?Walk} [walk]
  * @property {?Digit} [digit]
+ * @property {DigitPreview} [digit_preview]
  * @property {string} [host]
  * @property {{text: string, mime: string, filename: string, title: string, base64: (boolean|undefined)}} [export]
  * @property {{need: ?Array<[number, number]>, summary: ?string}} [file]
@@ -138,8 +139,19 @@
  * @property {?number[][]} images B lists of 64 pixels 0..16, row-major
  * @property {?number[][]} attention B lists of 16: the CLS token's attention to each patch
  * @property {?string} prediction
+ * @property {?Array<[string, number]>} top image 0's three most likely classes and their softmax
  * @property {?{encoder_output: number, W_head: ?number}} edits cells that differ from the model's
  * @property {?number} encode_ms the encoder's milliseconds per image, in this browser's Python
+ */
+
+/**
+ * The answer to digit_preview: the tiny ViT's reading of a drawing while the pen is down
+ * (pycore.explorer.digits.preview); the state, and so the pipeline, stay as they were.
+ * @typedef {Object} DigitPreview
+ * @property {string} prediction
+ * @property {Array<[string, number]>} top
+ * @property {number[]} attention 16: the CLS token's attention to each patch
+ * @property {number} encode_ms
  */
 
 /**
