@@ -350,7 +350,7 @@ def test_a_finger_taps_a_pixel_on_a_phone(app, model):
     engine.wait_for("""() => document.getElementById('real-vit').dataset.drawing === 'done'
         && document.documentElement.dataset.mode === 'encoder'""")
     pixels = pad_pixels(engine)
-    assert pixels[5, 2] == 16 and pixels[5, 3] == 8 and pixels[0].max() == 0
+    assert pixels[5, 2] == 16 and pixels.sum() == 16  # a dot in a pixel's middle inks it alone
     check_digit_shown(engine, model)
     app.assert_clean()
 

@@ -117,14 +117,14 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
         page.set_viewport_size({"width": width, "height": height})
         open_explorer(page, site_url)
         below = """() => ['logits-table', 'pitfalls'].map(id =>
-            Math.round(document.getElementById(id).getBoundingClientRect().top + scrollY))"""
+            document.getElementById(id).getBoundingClientRect().top + scrollY)"""
         before = page.evaluate(below)
         area, point = cell_point(page, "heatmap-logits", 1, 2)
         area.hover(position=point)
         expect(page.locator("#contributions")).to_have_attribute("data-logit", "1,2")
         expect(page.locator("#contributions")).to_be_visible()
-        after = page.evaluate(below)  # nothing below moves more than 2 px (it jumped ~180 px);
-        assert all(abs(a - b) <= 2 for a, b in zip(after, before)), (width, before, after)
+        after = page.evaluate(below)  # nothing below moves (it jumped ~180 px, then ~1.6 px)
+        assert all(abs(a - b) <= 0.5 for a, b in zip(after, before)), (width, before, after)
         factors = page.evaluate("""() => Array.from(document.querySelectorAll('#contributions-bars li'),
             li => [li.querySelector('.bar-label').textContent, li.querySelector('.bar-factors').textContent])""")
         assert len(factors) == 4
@@ -134,8 +134,8 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
         assert "largest magnitude first" in page.locator("#contributions-note").inner_text()
         page.mouse.move(2, 2)
         expect(page.locator("#contributions")).to_be_hidden()
-        after = page.evaluate(below)  # nothing below moves more than 2 px (it jumped ~180 px);
-        assert all(abs(a - b) <= 2 for a, b in zip(after, before)), (width, before, after)
+        after = page.evaluate(below)  # nothing below moves (it jumped ~180 px, then ~1.6 px)
+        assert all(abs(a - b) <= 0.5 for a, b in zip(after, before)), (width, before, after)
 
 
 def test_keyboard_moves_the_selection_and_its_terms_follow_edits(page, site_url):

@@ -83,7 +83,10 @@ def test_a_vertical_stroke_is_read_as_a_one(page, site_url, model):
     open_explorer(page, site_url)
     draw(page, [(1.0, 4.5), (3.0, 4.5), (5.0, 4.5), (7.0, 4.5)])
     pixels = pad_pixels(page)
-    assert pixels[:, 4].min() == 16 and pixels[:, :2].max() == 0 and 0 < pixels[3, 3] < 16
+    # the pen inks the column it runs down the middle of, and not its neighbours (the data
+    # set's strokes, not a blob); its ends (rows 1.0 and 7.0) half-ink rows 0 and 7
+    assert pixels[1:7, 4].tolist() == [16] * 6 and 0 < pixels[0, 4] < 16 and 0 < pixels[7, 4] < 16
+    assert np.delete(pixels, 4, axis=1).max() == 0
     logits = check_shown(page, model)
     assert int(logits.argmax()) == 1
     assert page.inner_text("#digit-prediction").startswith("1 (softmax ")
@@ -162,7 +165,7 @@ def test_a_finger_draws_too(browser, site_url, model):
         page.touchscreen.tap(box["x"] + 2.5 * cell, box["y"] + 5.5 * cell)
         settled(page)
         pixels = pad_pixels(page)
-        assert pixels[5, 2] == 16 and pixels[5, 3] == 8 and pixels[0].max() == 0
+        assert pixels[5, 2] == 16 and pixels.sum() == 16  # a dot in a pixel's middle inks it alone
         check_shown(page, model)
     finally:
         context.close()

@@ -280,6 +280,53 @@ def test_nothing_is_cut_off_or_overlapping(site_url, context):
             shown.close()
 
 
+def test_the_first_screen_shows_the_heads_pipeline(page, site_url):
+    """At 1280 x 800, without scrolling: the overview from image to logits, and the head's
+    first two stages with their heatmaps' cells (the drawing panel comes after the pipeline;
+    the overview's "image" leads to it)."""
+    page.set_viewport_size({"width": 1280, "height": 800})
+    open_explorer(page, site_url)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    tops = page.evaluate("""() => Object.fromEntries(['overview', 'stage-input', 'stage-norm', 'real-vit']
+        .map((id) => [id, document.getElementById(id).getBoundingClientRect().top]))""")
+    assert tops["stage-input"] < 400 and tops["stage-norm"] < 400, tops
+    assert tops["real-vit"] > 800, tops
+    for heatmap in ("heatmap-cls", "heatmap-normalized"):  # the cells' area, whole
+        box = page.locator("#%s .nsewdrag" % heatmap).first.bounding_box()
+        assert box["height"] > 30 and box["y"] + box["height"] <= 800, (heatmap, box)
+    overview = page.locator("#overview")
+    assert overview.is_visible() and "logits" in overview.inner_text()
+    assert page.locator("#overview a").get_attribute("href") == "#real-vit"
+
+
+def test_printed_equations_are_not_cut(page, site_url):
+    """On paper (an A4 page's 720 px width, print media) every equation of the steps panel fits
+    its box, the long dot product of the tiny ViT's 32 features too: it wraps, as paper does
+    not scroll."""
+    open_explorer(page, site_url)
+    page.set_viewport_size({"width": 720, "height": 1000})
+    page.emulate_media(media="print")
+    try:
+        for state in ("worked", "digit"):
+            if state == "digit":
+                page.emulate_media(media="screen")
+                thumb = page.locator("#digit-gallery .digit-thumb").nth(3)
+                act(page, lambda: thumb.click())
+                page.emulate_media(media="print")
+            page.wait_for_function("() => document.querySelectorAll('#step-list .katex-display').length >= 3")
+            cut = page.evaluate("""() => Array.from(document.querySelectorAll('.katex-display')).flatMap((el) => {
+                const box = el.closest('li, .walk-math, .panel').getBoundingClientRect();
+                const parts = Array.from(el.querySelectorAll('.katex-html > .base'), (b) => b.getBoundingClientRect());
+                const right = Math.max(...parts.map((r) => r.right));
+                const left = Math.min(...parts.map((r) => r.left));
+                return right > box.right + 0.5 || left < box.left - 0.5 || el.scrollWidth > el.clientWidth + 1
+                    ? [[el.textContent.slice(0, 40), left, right, box.left, box.right]] : [];
+            })""")
+            assert cut == [], (state, cut)
+    finally:
+        page.emulate_media(media="screen")
+
+
 def test_the_layernorm_statistics_fit_without_scrolling_sideways(page, site_url):
     """The per-sample statistics (mean, variance, sqrt(var + eps)) fit the width of a 360 px
     phone; on a wider screen each header stays on one line."""

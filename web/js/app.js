@@ -59,11 +59,21 @@ const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showD
                                      onFinetune: (s) => finetune.show(s) });
 const finetune = new FineTunePanel({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
                                      alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
-// The real-ViT panel: every stroke is one "digit" request, at most one per animation frame.
-// <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
+// The real-ViT panel. While the pen is down each change asks only for the tiny ViT's reading
+// (digit_preview: the top 3 and the attention; the newest drawing, at most one request a frame),
+// and the pipeline waits; once the pen lifts (or a key, a pick, Clear changes the pixels) one
+// "digit" request redraws every stage. <section id="real-vit" data-drawing>: "pending" while
+// the pipeline is behind the drawing, "done" once the newest drawing is drawn.
+const reading = new Debounced((pixels, t0) => previewDigit(pixels, t0));
 const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
                               (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
-const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), (pixels, t0) => drawing.push(pixels, t0));
+const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), {
+  onStroke: (pixels, t0) => {
+    setData($("real-vit"), "drawing", "pending");
+    reading.push(pixels, t0);
+  },
+  onChange: (pixels, t0) => drawing.push(pixels, t0),
+});
 let lastDigit = null;
 bindPageControls();
 preview();
@@ -379,11 +389,45 @@ function bindModelFileControls() {
 
 const imageRows = (pixels) => Array.from({ length: 8 }, (_, r) => pixels.slice(8 * r, 8 * r + 8));
 
-function sendDigit(pixels, t0, head) {
-  if (!client) return Promise.resolve(); // before Python is ready the pad only draws
+async function sendDigit(pixels, t0, head) {
+  if (!client) return; // before Python is ready the pad only draws
   const request = { op: "digit", images: [imageRows(pixels)] };
   if (head) request.head = head;
-  return send(request, t0);
+  await send(request, t0);
+  // an answer without a new digit section (the drawing came back to the state's) leaves the
+  // reading of the stroke's last preview: show the state's again
+  if (lastDigit && lastDigit.images) showReading(readingOf(lastDigit));
+}
+
+// The reading of a drawing in progress (the pipeline is redrawn when the pen lifts).
+// <section id="real-vit" data-preview-ms data-previews>: the milliseconds from the change to
+// its reading on screen, and how many readings were shown.
+async function previewDigit(pixels, t0) {
+  if (!client) return;
+  const res = await client.call({ op: "digit_preview", images: [imageRows(pixels)] });
+  if (!res.ok || !pad.last) return; // a refusal is said by the pen lift's request; so is a late reading
+  showReading(res.digit_preview);
+  const panel = $("real-vit");
+  setData(panel, "previewMs", (performance.now() - t0).toFixed(1));
+  setData(panel, "previews", String(Number(panel.dataset.previews || 0) + 1));
+}
+
+// A digit section's reading of image 0 (the pad's), as digit_preview gives one.
+const readingOf = (d) => ({ prediction: d.prediction, top: d.top, attention: d.attention[0] });
+
+// The prediction line, the top 3 as bars, and the attention over the pad.
+function showReading(r) {
+  setText($("digit-prediction"), r.prediction);
+  const items = $("digit-top").children;
+  for (let k = 0; k < items.length; k++) {
+    const [name, p] = r.top[k] || ["", 0];
+    const [label, bar, value] = items[k].children;
+    setText(label, name);
+    bar.firstElementChild.style.width = `${(100 * p).toFixed(1)}%`;
+    setText(value, name ? p.toFixed(3) : "");
+    items[k].hidden = !name;
+  }
+  pad.attention($("digit-show-attention").checked ? r.attention : null);
 }
 
 function bindDigits() {
@@ -417,13 +461,14 @@ function showDigit(d) {
   if (!active) {
     pad.attention(null);
     setText($("digit-prediction"), "(draw a digit or pick one)");
+    for (const item of $("digit-top").children) item.hidden = true;
     setText($("digit-edits"), "");
     return;
   }
-  // the pixels the state was computed from, unless the person is drawing newer ones
-  if (!drawing.next && !pad.last) pad.set(d.images[0]);
-  pad.attention(d.attention[0]);
-  setText($("digit-prediction"), d.prediction);
+  // the pixels the state was computed from, unless the person is drawing newer ones (or they
+  // are the pad's already: its pen bitmap stays as drawn)
+  if (!drawing.next && !pad.last && d.images[0].some((v, i) => v !== pad.pixels[i])) pad.set(d.images[0]);
+  showReading(readingOf(d));
   const notes = [];
   if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
   const w = d.edits.W_head;

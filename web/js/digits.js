@@ -5,24 +5,42 @@
 // Pixels are whole numbers from 0 (paper) to 16 (ink), the data set's scale. The pad is a
 // WAI-ARIA grid of 64 cells with one tab stop: arrows move, Space or Enter paints the cell with
 // the brush (ink 16, or 0 when erasing), 0-9 set its ink from none to full (9 is 16), Delete
-// erases it. A mouse, pen or finger paints with a soft brush: the cell under the pointer gets
-// full ink, its neighbours less, falling off with the distance from the pointer.
+// erases it. A mouse, pen or finger draws as the data set's digits were made: a round pen on a
+// 32 x 32 bitmap, each pixel the number of inked bitmap points in its 4 x 4 block (0..16). So a
+// stroke through a pixel's middle inks it fully and its neighbours not at all, one along a
+// pixel's edge inks both halfway: strokes of the digits' width, not blobs.
+//
+// While the pen is down each change goes to onStroke (the panel reads the drawing at once);
+// when it lifts, or a key or a pick changes the pixels, the drawing goes to onChange (the
+// pipeline is redrawn).
 
 const SIDE = 8;
 const MAX = 16;
 const PATCH = 2; // the model's 2 x 2 patches: a 4 x 4 grid of 16 patch tokens
-// Ink of a cell whose centre is `d` pixels from the pointer: full within half a pixel, half at
-// one pixel, none past one and a half (the digits' strokes are about two pixels wide).
-const BRUSH = (d) => Math.round(MAX * Math.max(0, Math.min(1, 1.5 - d)));
+const FINE = 4; // bitmap points per pixel side: 16 per pixel, one per step of ink
+const BITMAP = SIDE * FINE;
+// The pen's radius in bitmap points: a dot in a pixel's middle inks all 16 of its points and
+// none of its neighbours' (its nearest are 2.55 points away).
+const PEN = 2.2;
+// A pixel set to v from outside the pen (a key, a picked digit, a link) inks its v points
+// nearest its middle, so a pen stroke across it later adds to what is shown.
+const FILL_ORDER = Array.from({ length: FINE * FINE }, (_, k) => k).sort((a, b) => {
+  const d = (k) => Math.hypot((k >> 2) - 1.5, (k & 3) - 1.5);
+  return d(a) - d(b) || a - b;
+});
 // A key 0-9 sets this much ink: 0, 2, 4, 5, 7, 9, 11, 12, 14, 16.
 const KEY_INK = (n) => Math.round((n * MAX) / 9);
 
 export class DigitPad {
-  // host: the pad's element; onChange(pixels: number[64], t0) after every change a person makes
-  constructor(host, overlay, onChange) {
+  // host: the pad's element; onStroke(pixels: number[64], t0) for each change while the pen is
+  // down, onChange(pixels, t0) once a change is complete (the pen lifted, a key)
+  constructor(host, overlay, { onStroke, onChange }) {
     this.host = host;
+    this.onStroke = onStroke;
     this.onChange = onChange;
     this.pixels = new Array(SIDE * SIDE).fill(0);
+    this.bitmap = new Uint8Array(BITMAP * BITMAP); // the pen's ink (see the top of this file)
+    this.strokeChanged = false; // whether the stroke under way changed a pixel
     this.erasing = false;
     this.active = 0; // the cell in the tab order
     this.last = null; // the pointer's last position while drawing, in pixels
@@ -67,7 +85,24 @@ export class DigitPad {
 
   set(pixels) {
     this.pixels = Array.from(pixels, (v) => Math.max(0, Math.min(MAX, Math.round(v))));
+    this.pixels.forEach((v, i) => this.fill(i, v));
     this.paintAll();
+  }
+
+  // Pixel i's block of the bitmap holds v points, those nearest its middle.
+  fill(i, v) {
+    const r0 = Math.floor(i / SIDE) * FINE;
+    const c0 = (i % SIDE) * FINE;
+    FILL_ORDER.forEach((k, n) => { this.bitmap[(r0 + (k >> 2)) * BITMAP + c0 + (k & 3)] = n < v ? 1 : 0; });
+  }
+
+  // The inked points of pixel i's block: its ink.
+  count(i) {
+    const r0 = Math.floor(i / SIDE) * FINE;
+    const c0 = (i % SIDE) * FINE;
+    let n = 0;
+    for (let r = r0; r < r0 + FINE; r++) for (let c = c0; c < c0 + FINE; c++) n += this.bitmap[r * BITMAP + c];
+    return n;
   }
 
   paintAll() { for (let i = 0; i < this.cells.length; i++) this.paint(i); }
@@ -105,41 +140,57 @@ export class DigitPad {
     e.preventDefault();
     this.host.setPointerCapture && this.host.setPointerCapture(e.pointerId);
     this.last = this.at(e);
+    this.strokeChanged = false;
     this.stroke([this.last], performance.now());
   }
 
   move(e) {
     if (!this.last) return;
     const to = this.at(e);
-    // fast strokes leave gaps between events: paint along the segment, a quarter pixel apart
+    // fast strokes leave gaps between events: ink along the segment, a bitmap point apart
     const [y0, x0] = this.last;
-    const steps = Math.max(1, Math.ceil(Math.hypot(to[0] - y0, to[1] - x0) / 0.25));
+    const steps = Math.max(1, Math.ceil(Math.hypot(to[0] - y0, to[1] - x0) * FINE));
     const points = [];
     for (let s = 1; s <= steps; s++) points.push([y0 + ((to[0] - y0) * s) / steps, x0 + ((to[1] - x0) * s) / steps]);
     this.last = to;
     this.stroke(points, performance.now());
   }
 
-  up() { this.last = null; }
+  // The pen lifts: a stroke that changed the drawing is complete (its redraw is timed from here).
+  up() {
+    if (!this.last) return;
+    this.last = null;
+    if (this.strokeChanged) this.onChange(this.pixels.slice(), performance.now());
+    this.strokeChanged = false;
+  }
 
+  // Ink (or erase) the bitmap within the pen's radius of each point (in pixels: row, column).
   stroke(points, t0) {
-    let changed = false;
+    const ink = this.erasing ? 0 : 1;
+    const touched = new Set();
     for (const [y, x] of points) {
-      for (let r = Math.floor(y) - 2; r <= Math.floor(y) + 2; r++) {
-        for (let c = Math.floor(x) - 2; c <= Math.floor(x) + 2; c++) {
-          if (r < 0 || c < 0 || r >= SIDE || c >= SIDE) continue;
-          const ink = BRUSH(Math.hypot(r + 0.5 - y, c + 0.5 - x));
-          const i = r * SIDE + c;
-          const v = this.erasing ? Math.min(this.pixels[i], MAX - ink) : Math.max(this.pixels[i], ink);
-          if (v !== this.pixels[i]) {
-            this.pixels[i] = v;
-            this.paint(i);
-            changed = true;
-          }
+      const fy = y * FINE;
+      const fx = x * FINE;
+      for (let r = Math.max(0, Math.ceil(fy - PEN - 0.5)); r <= Math.min(BITMAP - 1, Math.floor(fy + PEN - 0.5)); r++) {
+        for (let c = Math.max(0, Math.ceil(fx - PEN - 0.5)); c <= Math.min(BITMAP - 1, Math.floor(fx + PEN - 0.5)); c++) {
+          if (Math.hypot(r + 0.5 - fy, c + 0.5 - fx) > PEN || this.bitmap[r * BITMAP + c] === ink) continue;
+          this.bitmap[r * BITMAP + c] = ink;
+          touched.add(Math.floor(r / FINE) * SIDE + Math.floor(c / FINE));
         }
       }
     }
-    if (changed) this.onChange(this.pixels.slice(), t0);
+    let changed = false;
+    for (const i of touched) {
+      const v = this.count(i);
+      if (v !== this.pixels[i]) {
+        this.pixels[i] = v;
+        this.paint(i);
+        changed = true;
+      }
+    }
+    if (!changed) return;
+    this.strokeChanged = true;
+    this.onStroke(this.pixels.slice(), t0);
   }
 
   // ---- the keyboard ---------------------------------------------------------------------------
@@ -171,6 +222,7 @@ export class DigitPad {
     e.preventDefault();
     if (value !== null && value !== this.pixels[i]) {
       this.pixels[i] = value;
+      this.fill(i, value);
       this.paint(i);
       this.onChange(this.pixels.slice(), performance.now());
     }

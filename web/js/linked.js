@@ -278,9 +278,10 @@ function reserve(box) {
     box.style.setProperty("--bars", String(Math.min(shape.D, BARS_SHOWN)));
     box.style.removeProperty("--seen");
   }
-  if (!box.hidden && box.offsetHeight > parseFloat(box.style.getPropertyValue("--seen") || "0")) {
-    box.style.setProperty("--seen", `${box.offsetHeight}px`);
-  }
+  // the height as laid out, fractions too: offsetHeight's whole pixels kept a place up to half
+  // a pixel taller than the chart, and the table below moved by that much
+  const height = box.hidden ? 0 : box.getBoundingClientRect().height;
+  if (height > parseFloat(box.style.getPropertyValue("--seen") || "0")) box.style.setProperty("--seen", `${height}px`);
 }
 
 function showChart(c) {
