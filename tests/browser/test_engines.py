@@ -326,6 +326,14 @@ def model():
     return load_tiny_vit()
 
 
+# The pad is below the pipeline: in view before a pointer reaches it or its buttons (WebDriver's
+# actions do not scroll).
+PAD_IN_VIEW = """() => new Promise((done) => {
+    document.getElementById('digit-pad').scrollIntoView({block: 'center', behavior: 'instant'});
+    requestAnimationFrame(() => requestAnimationFrame(done));
+})"""
+
+
 def pad_pixels(engine):
     values = engine.evaluate("""() => Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'),
                                                  (c) => Number(c.dataset.value))""")
@@ -346,6 +354,7 @@ def check_digit_shown(engine, model):
 def test_a_finger_taps_a_pixel_on_a_phone(app, model):
     engine = app.start(viewport=(390, 844))
     settle_layout(engine)
+    engine.evaluate(PAD_IN_VIEW)
     engine.tap("#digit-pad", at=(2.5 / 8, 5.5 / 8))  # (x, y): column 2, row 5
     engine.wait_for("""() => document.getElementById('real-vit').dataset.drawing === 'done'
         && document.documentElement.dataset.mode === 'encoder'""")
@@ -357,6 +366,7 @@ def test_a_finger_taps_a_pixel_on_a_phone(app, model):
 
 def test_a_drawn_digit_is_read(app, model):
     engine = app.start()
+    engine.evaluate(PAD_IN_VIEW)  # and its Clear button, below it
     engine.click("#digit-clear")  # the pad keeps an earlier drawing (a link does not clear it)
     engine.wait_for("""() => Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'))
         .every((c) => Number(c.dataset.value) === 0)""")

@@ -19,9 +19,10 @@ const MAX = 16;
 const PATCH = 2; // the model's 2 x 2 patches: a 4 x 4 grid of 16 patch tokens
 const FINE = 4; // bitmap points per pixel side: 16 per pixel, one per step of ink
 const BITMAP = SIDE * FINE;
-// The pen's radius in bitmap points: a dot in a pixel's middle inks all 16 of its points and
-// none of its neighbours' (its nearest are 2.55 points away).
-const PEN = 2.2;
+// The pen's radius in bitmap points: a dot in a pixel's middle inks all 16 of its points (the
+// farthest are 2.12 points away) and none of its neighbours' (the nearest are 2.55 away), with
+// as much room on either side for a pointer a pixel or so off the middle.
+const PEN = 2.33;
 // A pixel set to v from outside the pen (a key, a picked digit, a link) inks its v points
 // nearest its middle, so a pen stroke across it later adds to what is shown.
 const FILL_ORDER = Array.from({ length: FINE * FINE }, (_, k) => k).sort((a, b) => {
