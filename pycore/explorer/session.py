@@ -29,11 +29,11 @@ import traceback
 
 import numpy as np
 
-from . import (comparisons, digits, export, finetune_digits, panels, protocol, readouts,
-               walkthrough)
+from . import (comparisons, digits, editing, export, finetune_digits, panels, protocol,
+               readouts, walkthrough)
 from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from .finetune import FineTune
-from .cells import could_become_number, format_number, parse_cell
+from .cells import could_become_number, format_number
 from .computed import Computed
 from .editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
 from .errors import StateError
@@ -67,7 +67,7 @@ class Session(object):
 
     def __init__(self, state=None):
         self.computed = self.COMPUTED(state if state is not None else default_state())
-        self._cell = None  # the cell being typed in: (key, index, value and recipe edit before)
+        self._typing = None  # the cell being typed in, as it was entered (editing.Typing)
         self._sent = {}    # static sections as last sent (labels, comparison choices)
         self._logit = None  # the logit the person selected, (b, c): its terms follow every edit
         self._k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
@@ -110,7 +110,7 @@ class Session(object):
             if op != "open_file":
                 self._reading = None  # a file being read is let go by any other action
             if op not in ("edit", "contributions"):
-                self._cell = None  # any other action ends the typing in a cell (pointing at a
+                self._typing = None  # any other action ends the typing in a cell (pointing at a
                 #                    logit changes nothing, and may happen while typing)
             return getattr(self, "op_" + op)(request)
         except StateError as err:
@@ -150,7 +150,7 @@ class Session(object):
                 error["message"] = ("The state in this link could not be used: %s. Showing the "
                                     "worked example instead." % str(err).rstrip("."))
         self.computed = computed or self.COMPUTED(default_state())
-        self._cell, self._sent, self._logit = None, {}, None
+        self._typing, self._sent, self._logit = None, {}, None
         answer = self._answer(ALL, steps=True)
         answer["error"] = error
         answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
@@ -161,32 +161,31 @@ class Session(object):
         the answer names the value in use and patches the matrices the page holds."""
         key, index, text = request.get("key"), request.get("index"), request.get("text")
         arr, index = cell_index(self.state, key, index)
-        if self._cell is None or self._cell[:2] != (key, index):
-            self._cell = (key, index) + self._remember(key, index)
-        before = self._cell[2]
+        if self._typing is None or not self._typing.names(key, index):
+            self._typing = editing.typing(self.state, key, index)
+        before = self._typing.value
         commit = request.get("commit") is True
         error = None
-        where = "%s[%s]" % (key, ",".join(str(i) for i in index))
         try:
-            value = parse_cell(text, where=where)
+            value = editing.cell_value(key, index, text)
         except StateError as err:
-            value, error = before, error_info(StateError(str(err), key=key, index=index))
+            value, error = before, error_info(err)
             error["incomplete"] = not commit and could_become_number(text)
         old = float(arr[index])
         if value != old:
-            self._write(key, index, value)
+            editing.write_cell(self.state, key, index, value, self._typing)
             try:
                 self.computed.after_cell(key, index)
             except ValueError:  # the logits overflow: back to the value before typing
-                self._write(key, index, before)
+                editing.write_cell(self.state, key, index, before, self._typing)
                 if before != old:
                     self.computed.after_cell(key, index)
                 error = error_info(StateError(
-                    "%s: %s makes the logits overflow float64; the cell keeps %s"
-                    % (where, format_number(value, trim=True), format_number(before, trim=True)),
-                    key=key, index=index))
+                    "%s[%s]: %s makes the logits overflow float64; the cell keeps %s"
+                    % (key, ",".join(str(i) for i in index), format_number(value, trim=True),
+                       format_number(before, trim=True)), key=key, index=index))
         if commit:
-            self._cell = None
+            self._typing = None
         if value == old:  # nothing to redraw: the page only learns the value in effect
             return {"ok": True, "unchanged": True, "value": old, "error": error}
         answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
@@ -407,28 +406,6 @@ class Session(object):
         return {"ok": True, "selfcheck": run_examples()}
 
     # ---- internals -------------------------------------------------------------------
-
-    def _remember(self, key, index):
-        """(value, whether the cell had a recipe edit, that edit): the cell before typing."""
-        recipe = self.state.generated.get(key)
-        had = recipe is not None and index in recipe.edits
-        return (float(self.state.matrix(key)[index]), had, recipe.edits.get(index) if had else None)
-
-    def _write(self, key, index, value):
-        """Set one cell to a checked float, keeping its recipe (if any) in step; writing the value
-        the cell held before typing began restores its recipe entry exactly."""
-        self.state.matrix(key)[index] = value
-        recipe = self.state.generated.get(key)
-        if recipe is None:
-            return
-        cell = self._cell
-        if cell is not None and cell[:2] == (key, index) and value == cell[2]:
-            if cell[3]:
-                recipe.edits[index] = cell[4]
-            else:
-                recipe.edits.pop(index, None)
-        else:
-            recipe.edits[index] = value
 
     def _patches(self, key, index, value):
         """The cells of the matrices the page holds that one edit changed (protocol: patched)."""
