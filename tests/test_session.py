@@ -385,3 +385,23 @@ def test_a_scrubbed_edit_leaves_the_link_pending_until_asked_and_the_last_value_
     link = s.handle({"op": "link"})["link"]
     cls = decode_fragment(link["fragment"]).cls
     assert cls[0, 1] == -0.7 and cls[0, 0] == 2.0   # the worked example, with the last value
+
+
+def test_typing_in_a_preset_cell_keeps_its_recipe_exact():
+    """A preset's matrix travels in the link as its recipe plus the cells edited: typing a
+    number and then text that is not one puts back the cell as it was entered, edit record and
+    all (a cell with no edit has none again), so the link is the one before typing."""
+    s = Session()
+    s.handle({"op": "preset", "name": "random", "seed": 3})
+    link = s.handle({"op": "link"})["link"]["fragment"]
+    before = float(s.state.W_head[1, 2])
+    for text in ("7", "7x"):
+        answer = s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": text})
+    assert answer["value"] == before and s.state.generated["W_head"].edits == {}
+    answer = s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": "7x", "commit": True})
+    assert answer["error"]["message"] == "W_head[1,2]: '7x' is not a number"
+    assert s.handle({"op": "link"})["link"]["fragment"] == link
+    s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": "2", "commit": True})
+    s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": "3"})
+    s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": "-", "commit": True})
+    assert s.state.generated["W_head"].edits == {(1, 2): 2.0}  # the cell as entered: its edit 2

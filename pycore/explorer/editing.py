@@ -99,7 +99,7 @@ def typing(state, key, index):
     --------
     >>> from pycore.explorer.presets import default_state
     >>> typing(default_state(), "W_head", (3, 1))
-    Typing(key='W_head', index=(3, 1), value=-1.0, had_edit=False, edit=None)
+    Typing(key='W_head', index=(3, 1), value=-0.3, had_edit=False, edit=None)
     """
     recipe = state.generated.get(key)
     had = recipe is not None and index in recipe.edits
