@@ -13,6 +13,9 @@ from .sections import SECTIONS
 # where the session has a default.
 REQUESTS = {
     "load": {"fragment": "the URL's fragment, '#state=...' or '' (the worked example)"},
+    "reset": {"fragment": "as for load: everything the session keeps goes back to a new "
+                          "session's (the state, the selected logit, the top-k table's k, the "
+                          "fine-tuning panel), and this fragment is loaded"},
     "edit": {"key": "'cls', 'encoder_output' or 'W_head'",
              "index": "the cell, 0-based: [b, d], [b, t, d] or [d, c]",
              "text": "what the cell holds now",

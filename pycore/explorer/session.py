@@ -62,6 +62,10 @@ class Session(object):
     COMPUTED = Computed  # what keeps the trace (tests swap it for a variant)
 
     def __init__(self, state=None):
+        self._start(state)
+
+    def _start(self, state=None):
+        """Everything the session keeps, as a new session has it (see op_reset)."""
         self.computed = self.COMPUTED(state if state is not None else default_state())
         self._typing = None  # the cell being typed in, as it was entered (editing.Typing)
         self.sent = {}    # sections sent only when they change, as last sent (sections.py)
@@ -151,6 +155,14 @@ class Session(object):
         answer["error"] = error
         answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
         return answer
+
+    def op_reset(self, request):
+        """Everything the session keeps back to a new session's (the state, the selected logit,
+        the top-k table's k, the fine-tuning panel and its runs, the cell being typed in, a
+        model file being read), then the fragment loaded as by "load": the answer is a new
+        session's (a test reuses one page for many cases)."""
+        self._start()
+        return self.op_load(request)
 
     def op_edit(self, request):
         """One cell, as typed so far (see the module docstring). The page shows what was typed:

@@ -5,8 +5,8 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"|"open_file"} op
- * @property {string} [fragment] load: the URL's fragment
+ * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"|"open_file"} op
+ * @property {string} [fragment] load, reset: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
  * @property {string} [text] edit, paste: what the cell holds now, or the pasted text; label: the class index as typed
