@@ -108,7 +108,7 @@ for _section in SECTIONS:
     ANSWER.update(_section.keys)
 del _section
 
-# A heatmap spec, as panels.heatmap writes it.
+# A heatmap spec, as heatmap_spec.heatmap writes it.
 HEATMAP = {
     "matrix": "the name of the matrix it shows",
     "title": "its title",

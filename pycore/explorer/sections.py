@@ -18,7 +18,7 @@ Examples
 """
 from collections import namedtuple
 
-from . import comparisons, digits, panels, readouts, walkthrough
+from . import comparison_panel, comparisons, digits, panels, readouts, tex, walkthrough
 from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 
 # ---- what a request changed ------------------------------------------------------------------
@@ -191,13 +191,13 @@ def _comparison(kind):
         the difference)."""
         s, answer = ctx.state, ctx.answer
         key = s.options.get(kind)
-        section, shown_output = panels.comparison(s, ctx.trace, kind, key, ctx.session.k)
+        section, shown_output = comparison_panel.comparison(s, ctx.trace, kind, key, ctx.session.k)
         choices = comparisons.choices(kind, s)  # the model's own head: while one is loaded
         if ctx.session.sent.get(kind) != choices:
             section["choices"] = ctx.session.sent[kind] = choices
         answer[kind] = section
         if shown_output is None:
-            answer["hide"].extend(panels.comparison_ids(kind))
+            answer["hide"].extend(comparison_panel.comparison_ids(kind))
             return
         arrays, specs = shown_output
         ctx.session.matrices.update(arrays)
@@ -223,7 +223,7 @@ def _finetune(ctx):
 def steps(state, trace):
     """The answer's ``steps``: the equations for the chosen sample and class."""
     o = state.options
-    return panels.steps(state, trace, o.get("sample", 0), o.get("logit_class", 0))
+    return tex.steps(state, trace, o.get("sample", 0), o.get("logit_class", 0))
 
 
 def _steps(ctx):
