@@ -14,7 +14,8 @@ from ..vit.readout import top_k
 from .cells import format_number
 from .class_names import class_names
 from .heatmap_spec import EXACT, heatmap
-from .readouts import class_label
+from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, class_label
+
 
 def input_heatmaps(state, trace):
     """The CLS vectors (B, D) and, in encoder mode, the whole encoder output stacked by sample."""
@@ -75,11 +76,6 @@ def stats_table(trace, decimals=4):
         })
     return {"caption": "Per-sample statistics (population variance, ε = 1e-6)",
             "header": ["", "mean μ", "variance σ²", "√(σ² + ε)"], "rows": rows}
-
-
-# Past this many classes a full row of logits is unreadable, on screen and read aloud alike.
-TABLE_CLASSES_MAX = 24
-TABLE_TOP_K = 10
 
 
 def logits_table(trace, decimals=4, classes=None):

@@ -8,18 +8,9 @@ heatmaps it uses, which the page outlines. The position (step, sample, class) li
 state's options (``walk``, ``sample``, ``walk_class``), so a link reopens the same step.
 """
 from .readouts import class_label
+from .state import WALK_STEPS as STEPS
 from .tex import lines, number, sum_of, term, vector
 
-# (key, short name): the order a lecture takes.
-STEPS = (
-    ("extract", "Extract CLS"),
-    ("mean", "Mean"),
-    ("variance", "Variance"),
-    ("normalize", "Normalize"),
-    ("dot", "One dot product"),
-    ("logits", "All logits"),
-    ("prediction", "Prediction"),
-)
 
 def _row(r, cols):
     return [r, 0, r, cols - 1]
@@ -165,18 +156,3 @@ def _notes_about(notes, b):
     own = "Sample %d" % b
     return [n for n in notes if n.startswith(own + ":") or n.startswith(own + "'s")
             or not n.startswith("Sample ")]
-
-
-def checked_step(value, where="options.walk"):
-    """A walk-through step from a link or the page: None (off) or 0 to 6.
-
-    Examples
-    --------
-    >>> checked_step(3), checked_step(None)
-    (3, None)
-    """
-    from .state import whole_number  # the state's checks and messages, written once
-    if value is None:
-        return None
-    return whole_number(value, where, 0, len(STEPS) - 1, key="options")
-
