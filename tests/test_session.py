@@ -470,3 +470,38 @@ def test_load_alone_keeps_what_reset_lets_go():
     assert s.handle({"op": "load", "fragment": link})["top_k"]["k"] == 2
     assert s.handle({"op": "reset", "fragment": link})["top_k"]["k"] == Session().handle(
         {"op": "load", "fragment": link})["top_k"]["k"] != 2
+
+
+@pytest.mark.parametrize("request_, built", [
+    # a CLS cell: everything downstream of the input, nothing of W_head's
+    ({"op": "edit", "key": "cls", "index": [0, 1], "text": "2"},
+     {"shape", "link", "heatmap-input", "heatmap-normalized", "stats", "heatmap-logits", "top_k",
+      "contributions", "logits_table", "top_classes", "prediction", "digit", "pitfall",
+      "variant", "walk", "finetune", "steps"}),
+    # a W_head cell: nothing of the input's (its heatmap, h_hat, the statistics)
+    ({"op": "edit", "key": "W_head", "index": [0, 1], "text": "2"},
+     {"shape", "link", "heatmap-w", "heatmap-logits", "top_k", "contributions", "logits_table",
+      "top_classes", "prediction", "digit", "pitfall", "variant", "walk", "finetune", "steps"}),
+    ({"op": "option", "name": "walk", "value": 2}, {"shape", "link", "walk"}),
+    ({"op": "option", "name": "sample", "value": 1}, {"shape", "link", "walk", "steps"}),
+    ({"op": "option", "name": "pitfall", "value": "bias"}, {"shape", "link", "pitfall", "walk"}),
+    ({"op": "option", "name": "top_k", "value": 3},
+     {"shape", "link", "top_k", "pitfall", "variant", "walk"}),
+    ({"op": "train_set", "name": "lr", "value": "0.5"}, {"shape", "link", "walk", "finetune"}),
+    ({"op": "label", "index": [0], "text": "1"}, {"shape", "link", "walk", "finetune"}),
+])
+def test_a_request_builds_only_the_sections_that_follow_what_it_changed(request_, built, monkeypatch):
+    from pycore.explorer import sections
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    names = []
+    monkeypatch.setattr(sections, "SECTIONS", tuple(
+        section._replace(build=lambda ctx, section=section: (names.append(section.name),
+                                                             section.build(ctx)))
+        for section in sections.SECTIONS))
+    assert s.handle(request_)["ok"]
+    assert set(names) == built and len(names) == len(built)
+    everything = {section.name for section in sections.SECTIONS}
+    names.clear()
+    s.handle({"op": "preset", "name": "random", "seed": 1})  # a new state: every section
+    assert set(names) == everything
