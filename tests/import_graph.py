@@ -40,8 +40,10 @@ LAYERS = (
       "explorer.finetune_run", "explorer.finetune_export", "explorer")),
     ("trace", "the state's trace, kept current edit by edit, and what is read off it",
      ("explorer.readouts", "explorer.computed")),
-    ("answers", "what each panel shows",
-     ("explorer.class_names", "explorer.panels", "explorer.walkthrough", "explorer.finetune")),
+    ("answers", "what each panel shows, and the answer's sections that hold it",
+     ("explorer.class_names", "explorer.heatmap_spec", "explorer.tex", "explorer.panels",
+      "explorer.comparison_panel", "explorer.walkthrough", "explorer.finetune",
+      "explorer.sections")),
     ("requests", "the answer to each request of the page, and the self-check it can ask for",
      ("explorer.protocol", "explorer.session", "selfcheck")),
 )

@@ -3,7 +3,7 @@ JSDoc for the page (web/js/protocol.js): the two must name the same requests, fi
 import os
 import re
 
-from pycore.explorer import protocol
+from pycore.explorer import protocol, sections
 from pycore.explorer.session import Session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -31,7 +31,53 @@ def test_the_request_fields_are_the_same_on_both_sides():
 
 
 def test_the_answer_keys_are_the_same_on_both_sides():
-    assert typedefs()["Answer"] == set(protocol.ANSWER)
+    assert typedefs()["Answer"] == set(protocol.ENVELOPE)
+    assert set(protocol.ANSWER) == set(protocol.ENVELOPE) | section_keys()
+
+
+def section_keys():
+    """The answer keys the registered sections write (pycore/explorer/sections.py)."""
+    return {key for section in sections.SECTIONS for key in section.keys}
+
+
+def components():
+    """{answer key: [file, ...]}: the page's components (web/js/components.js), by the key each
+    is registered under, and the files that register one."""
+    found = {}
+    folder = os.path.join(ROOT, "web", "js")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".js"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                for key in re.findall(r'\bcomponent\(\s*"(\w+)"', f.read()):
+                    found.setdefault(key, []).append(name)
+    return found
+
+
+def test_every_section_of_the_answer_has_one_component_on_the_page():
+    """Each key a section writes is drawn by a component registered under it (the sizes,
+    "shape", by two: the editors' and the linked highlights'), and no component waits for a
+    key Python never sends."""
+    found = components()
+    assert set(found) - set(protocol.ANSWER) == set()
+    assert section_keys() - set(found) == set()
+    assert {key: files for key, files in found.items() if len(files) > 1} == {
+        "shape": ["app.js", "linked.js"]}
+    assert found["digit"] == ["digits.js"]
+
+
+def test_sections_are_named_once_and_build_only_their_keys():
+    names = [section.name for section in sections.SECTIONS]
+    assert len(names) == len(set(names))
+    keys = [key for section in sections.SECTIONS for key in section.keys]
+    assert len(keys) == len(set(keys)) and not set(keys) & set(protocol.ENVELOPE)
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    for section in sections.SECTIONS:  # each alone: what it writes beyond the envelope
+        answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
+        section.build(sections.Context(s, answer))
+        written = set(answer) - {"ok", "error", "heatmaps", "hide", "grids"}
+        assert written <= set(section.keys), section.name
+        assert bool(answer["heatmaps"]) == section.name.startswith("heatmap-"), section.name
 
 
 def test_the_heatmap_spec_is_the_same_on_both_sides():

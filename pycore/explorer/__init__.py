@@ -12,8 +12,9 @@
     link         the state in the URL, written exactly as the page's JavaScript would
     export       runnable NumPy code, the logits as CSV, the state as pretty JSON
     comparisons  the one registry of the heads shown beside the real one (mistakes, variants)
-    panels       what each panel shows: heatmap specs, tables, equations
+    panels       what the head's panels show (heatmap_spec, tex, comparison_panel: the others')
     computed     the state's trace, kept current edit by edit, and the arrays the page reads
+    sections     the answer's sections, each registered once: what it follows, what builds it
     session      the answer to each request of the page
     protocol     the requests and the answers, written down once (docs/protocol.md)
 

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..vit.loss import cross_entropy
-from . import panels
+from .heatmap_spec import EXACT, heatmap
 from .cells import format_number, parse_cell
 from .errors import StateError
 from .finetune_export import training_code
@@ -450,10 +450,10 @@ class FineTune(object):
                 (state.D * state.C))
             return
         matrices["dW_head"] = gradient(trace, y)
-        answer["heatmaps"]["heatmap-dw"] = panels.heatmap(
+        answer["heatmaps"]["heatmap-dw"] = heatmap(
             "dW_head", matrices["dW_head"],
             "dW_head = ∂loss/∂W_head at this W_head (D × C)", "class c", "feature d",
-            "d = %{y}, class %{x}<br>dW = " + panels.EXACT)
+            "d = %{y}, class %{x}<br>dW = " + EXACT)
 
 
 def _taken_text(asked, taken, steps):

@@ -11,7 +11,8 @@ import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
 import { redrawAll } from "./heatmaps.js";
-import { DigitPad, Debounced, loadGallery } from "./digits.js";
+import { bindDigits } from "./digits.js";
+import { component } from "./components.js";
 import { WalkThrough } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import { FineTunePanel } from "./finetune.js";
@@ -55,16 +56,13 @@ grids.w = new MatrixGrid($("grid-w"), {
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
 const walk = new WalkThrough($("walk"), (name, value) => client && send({ op: "option", name, value }, performance.now()));
-const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit, onWalk: (w) => walk.show(w),
-                                     onFinetune: (s) => finetune.show(s) });
+const renderer = new Renderer({ grids });
 const finetune = new FineTunePanel({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
                                      alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
-// The real-ViT panel: every stroke is one "digit" request, at most one per animation frame.
-// <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
-const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
-                              (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
-const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), (pixels, t0) => drawing.push(pixels, t0));
-let lastDigit = null;
+// The answer's sections drawn by what this file holds (js/components.js).
+component("shape", { before: (s) => { applyShape(s); } });
+component("walk", { last: (w) => walk.show(w) });
+component("finetune", { draw: (s) => finetune.show(s) });
 bindPageControls();
 preview();
 
@@ -118,7 +116,7 @@ async function start(hostBridge) {
   const warm = keepWarm(hostBridge);
   const bridge = { call: warm.call }; // every request of the page's, for warm-up to wait out
   client = bridge;
-  renderer.client = bridge;
+  share.connect(bridge);
   panels.connect(bridge);
   bindControls();
   linked.connect(bridge, grids, (res) => renderer.schedule(res, performance.now()));
@@ -156,7 +154,7 @@ async function preview() {
     for (const m of Object.values(view.matrices)) m.data = Float64Array.from(m.data);
     applyShape(view.shape);
     for (const [name, spec] of Object.entries(view.grids)) grids[name].setMatrix(view.matrices[spec.matrix]);
-    panels.render({ labels: view.labels });
+    panels.setLabels(view.labels);
     await plotlyLoaded;
     if (!client) await renderer.schedule(view, performance.now(), { preview: true });
   } catch (err) {
@@ -321,7 +319,7 @@ function bindControls() {
     $("pitfall").focus({ preventScroll: true });
   });
 
-  bindDigits();
+  bindDigits(send);
   finetune.bind();
   $("copy-link").addEventListener("click", () => share.copyLink());
   const exportAs = async (format) => {
@@ -373,67 +371,6 @@ function bindModelFileControls() {
     if (res.ok) downloadNpz(res.export);
     else showAlert(res.error.message);
   });
-}
-
-// ---- the real-ViT panel -------------------------------------------------------------------
-
-const imageRows = (pixels) => Array.from({ length: 8 }, (_, r) => pixels.slice(8 * r, 8 * r + 8));
-
-function sendDigit(pixels, t0, head) {
-  if (!client) return Promise.resolve(); // before Python is ready the pad only draws
-  const request = { op: "digit", images: [imageRows(pixels)] };
-  if (head) request.head = head;
-  return send(request, t0);
-}
-
-function bindDigits() {
-  $("digit-erase").addEventListener("click", (e) => {
-    pad.erasing = !pad.erasing;
-    e.target.setAttribute("aria-pressed", String(pad.erasing));
-  });
-  $("digit-clear").addEventListener("click", () => {
-    pad.set(new Array(64).fill(0));
-    drawing.push(pad.pixels.slice(), performance.now());
-  });
-  $("digit-trained").addEventListener("click", () => sendDigit(pad.pixels.slice(), performance.now(), "trained"));
-  $("digit-show-attention").addEventListener("change", () => showDigit(lastDigit));
-  loadGallery($("digit-gallery"), $("digit-gallery-note"), (d, t0) => {
-    pad.set(d.pixels);
-    drawing.push(pad.pixels.slice(), t0);
-  });
-}
-
-// The answer's "digit" section (js/protocol.js: Digit): what the panel shows.
-function showDigit(d) {
-  lastDigit = d;
-  const panel = $("real-vit");
-  const active = Boolean(d && d.images);
-  setData(panel, "active", active ? "true" : "false");
-  const showAttention = $("digit-show-attention").checked;
-  setData(panel, "showAttention", showAttention && active ? "true" : "false");
-  // the Example menu says what the pipeline shows: the drawn digit's model, or not
-  if (active) $("preset").value = "digit";
-  else if ($("preset").value === "digit") $("preset").value = "link";
-  if (!active) {
-    pad.attention(null);
-    setText($("digit-prediction"), "(draw a digit or pick one)");
-    setText($("digit-edits"), "");
-    return;
-  }
-  // the pixels the state was computed from, unless the person is drawing newer ones
-  if (!drawing.next && !pad.last) pad.set(d.images[0]);
-  pad.attention(d.attention[0]);
-  setText($("digit-prediction"), d.prediction);
-  const notes = [];
-  if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
-  const w = d.edits.W_head;
-  if (w) notes.push(`W_head: ${w} weight${w === 1 ? "" : "s"} edited (Trained W_head puts them back).`);
-  else if (w === null) notes.push("W_head is not the trained one.");
-  const z = d.edits.encoder_output;
-  if (z) notes.push(`z_L: ${z} value${z === 1 ? "" : "s"} edited (drawing again encodes anew).`);
-  notes.push(`Encoded in ${d.encode_ms.toFixed(1)} ms per image by Python in this browser.`);
-  setData(panel, "encodeMs", String(d.encode_ms));
-  setText($("digit-edits"), notes.join(" "));
 }
 
 function resize() {

@@ -8,6 +8,9 @@
 // erases it. A mouse, pen or finger paints with a soft brush: the cell under the pointer gets
 // full ink, its neighbours less, falling off with the distance from the pointer.
 
+import { component } from "./components.js";
+import { setData, setText } from "./dom.js";
+
 const SIDE = 8;
 const MAX = 16;
 const PATCH = 2; // the model's 2 x 2 patches: a 4 x 4 grid of 16 patch tokens
@@ -262,3 +265,86 @@ export async function loadGallery(host, note, onPick) {
   });
   host.replaceChildren(...buttons);
 }
+
+// ---- the panel: the answer's "digit" section, and the pad's requests -------------------------
+
+const $ = (id) => document.getElementById(id);
+let send = null; // (request, t0) -> promise: the page's, once Python is ready (bindDigits)
+// Every stroke is one "digit" request, at most one per animation frame.
+// <section id="real-vit" data-drawing>: "pending" while a change waits, "done" once it is drawn.
+const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
+                              (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
+const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), (pixels, t0) => drawing.push(pixels, t0));
+let lastDigit = null;
+
+const imageRows = (pixels) => Array.from({ length: SIDE }, (_, r) => pixels.slice(SIDE * r, SIDE * r + SIDE));
+
+function sendDigit(pixels, t0, head) {
+  if (!send) return Promise.resolve(); // before Python is ready the pad only draws
+  const request = { op: "digit", images: [imageRows(pixels)] };
+  if (head) request.head = head;
+  return send(request, t0);
+}
+
+// The panel's controls, once Python is ready; sendRequest(request, t0) is the page's send.
+export function bindDigits(sendRequest) {
+  send = sendRequest;
+  $("digit-erase").addEventListener("click", (e) => {
+    pad.erasing = !pad.erasing;
+    e.target.setAttribute("aria-pressed", String(pad.erasing));
+  });
+  $("digit-clear").addEventListener("click", () => {
+    pad.set(new Array(SIDE * SIDE).fill(0));
+    drawing.push(pad.pixels.slice(), performance.now());
+  });
+  $("digit-trained").addEventListener("click", () => sendDigit(pad.pixels.slice(), performance.now(), "trained"));
+  $("digit-show-attention").addEventListener("change", () => showDigit(lastDigit));
+  loadGallery($("digit-gallery"), $("digit-gallery-note"), (d, t0) => {
+    pad.set(d.pixels);
+    drawing.push(pad.pixels.slice(), t0);
+  });
+}
+
+/**
+ * The real-ViT panel (pycore.explorer.digits.section): the answer's "digit" section; images null outside that mode.
+ * @typedef {Object} Digit
+ * @property {?number[][]} images B lists of 64 pixels 0..16, row-major
+ * @property {?number[][]} attention B lists of 16: the CLS token's attention to each patch
+ * @property {?string} prediction
+ * @property {?{encoder_output: number, W_head: ?number}} edits cells that differ from the model's
+ * @property {?number} encode_ms the encoder's milliseconds per image, in this browser's Python
+ */
+
+function showDigit(d) {
+  lastDigit = d;
+  const panel = $("real-vit");
+  const active = Boolean(d && d.images);
+  setData(panel, "active", active ? "true" : "false");
+  const showAttention = $("digit-show-attention").checked;
+  setData(panel, "showAttention", showAttention && active ? "true" : "false");
+  // the Example menu says what the pipeline shows: the drawn digit's model, or not
+  if (active) $("preset").value = "digit";
+  else if ($("preset").value === "digit") $("preset").value = "link";
+  if (!active) {
+    pad.attention(null);
+    setText($("digit-prediction"), "(draw a digit or pick one)");
+    setText($("digit-edits"), "");
+    return;
+  }
+  // the pixels the state was computed from, unless the person is drawing newer ones
+  if (!drawing.next && !pad.last) pad.set(d.images[0]);
+  pad.attention(d.attention[0]);
+  setText($("digit-prediction"), d.prediction);
+  const notes = [];
+  if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
+  const w = d.edits.W_head;
+  if (w) notes.push(`W_head: ${w} weight${w === 1 ? "" : "s"} edited (Trained W_head puts them back).`);
+  else if (w === null) notes.push("W_head is not the trained one.");
+  const z = d.edits.encoder_output;
+  if (z) notes.push(`z_L: ${z} value${z === 1 ? "" : "s"} edited (drawing again encodes anew).`);
+  notes.push(`Encoded in ${d.encode_ms.toFixed(1)} ms per image by Python in this browser.`);
+  setData(panel, "encodeMs", String(d.encode_ms));
+  setText($("digit-edits"), notes.join(" "));
+}
+
+component("digit", { draw: (d) => { showDigit(d); } });

@@ -1,7 +1,7 @@
 // Heatmaps: Plotly draws the axes, titles, marks and zoom; the page paints the cells.
 //
 // What each heatmap shows (title, axes, range, marks) is decided in Python
-// (pycore/explorer/panels.py; js/protocol.js: HeatmapSpec); this file only draws it.
+// (pycore/explorer/heatmap_spec.py; js/protocol.js: HeatmapSpec); this file only draws it.
 //
 // Every matrix is painted by the page: one pixel per cell, coloured from the colour scale's
 // table into a canvas of the matrix's own size, then the part in view is painted (cells as

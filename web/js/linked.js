@@ -10,6 +10,7 @@
 // selection lives in the session (Python keeps its terms current through edits), not in the
 // link: a link is the state, not where the pointer was.
 
+import { component } from "./components.js";
 import { cellAt, setOverlay } from "./heatmaps.js";
 import { setData, setHidden, setText } from "./dom.js";
 
@@ -73,27 +74,27 @@ function focusInput(row, col) {
 
 // ---- the answers ----------------------------------------------------------------------------
 
-/** Before the heatmaps are drawn: the state's sizes, and the top-k table (which folds the
- * logits heatmap away at C > 20). */
-export function prepare(res) {
-  if (res.shape) {
-    const resized = shape && (res.shape.B !== shape.B || res.shape.C !== shape.C || res.shape.N1 !== shape.N1);
-    shape = res.shape;
+// The answer's sections this file draws (js/components.js). Before the heatmaps: the state's
+// sizes, and the top-k table (which folds the logits heatmap away at C > 20). After them: the
+// selected logit's terms, and the highlights for the new sizes.
+component("top_k", { before: (t) => { topK(t); } });
+component("shape", {
+  before: (s) => {
+    const resized = shape && (s.B !== shape.B || s.C !== shape.C || s.N1 !== shape.N1);
+    shape = s;
     if (resized) hovered = null;
-  }
-  if ("top_k" in res) topK(res.top_k);
-  if (res.shape) reserve($("contributions"));
-}
-
-/** After: the selected logit's terms, and the highlights for the new sizes. */
-export function render(res) {
-  if ("contributions" in res) {
-    selectedChart = res.contributions;
-    selected = res.contributions ? [res.contributions.b, res.contributions.c] : null;
-    if (!hovered) showChart(res.contributions);
-  }
-  if (res.shape || "contributions" in res) highlight();
-}
+    reserve($("contributions"));
+  },
+  draw: (s, res) => { if (!("contributions" in res)) highlight(); },
+});
+component("contributions", {
+  draw: (c) => {
+    selectedChart = c;
+    selected = c ? [c.b, c.c] : null;
+    if (!hovered) showChart(c);
+    highlight();
+  },
+});
 
 function topK(t) {
   const box = $("top-k");
