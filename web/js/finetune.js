@@ -16,10 +16,10 @@
 import { scrubField } from "./scrub.js";
 import { cssColour, holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
+import { MAX_RUN_STEPS } from "./shared.js";
 
 const STEPS_PER_SECOND = 30; // issue 13 asks for at least 20
 const MAX_BATCH = 100;
-const MAX_RUN_STEPS = 1000; // pycore.explorer.finetune.MAX_RUN_STEPS
 const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "#7c3aed", bias: "#15803d" };
 const $ = (id) => document.getElementById(id);
 

@@ -15,7 +15,7 @@ from pyodide.ffi import to_js
 from pyscript import config, sync
 
 VIT = config.get("vit", {})
-PYTHON_DIR = VIT.get("python_dir", "/home/pyodide/explorer")
+PYTHON_DIR = VIT["python_dir"]  # buildtools/hosts.py writes it into pyscript.json
 
 
 def tell(**message):
