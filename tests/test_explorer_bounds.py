@@ -1,4 +1,4 @@
-"""Input that costs time (issue 14): a link, a cell or a request holding absurdly long numbers is
+"""Input that costs time: a link, a cell or a request holding absurdly long numbers is
 refused in time linear in its length and far under a second, with a short message; nothing
 changes. Python 3.8 (the fallback host) turns any digit string into an int, in time quadratic in
 its length (45 s for 1,000,000 digits), and 3.11+ refuses to spell out ints past 4,300 digits."""

@@ -71,7 +71,7 @@ preview();
 
 // Plotly.js downloads with the page (index.html preloads it) and is evaluated once the runtime
 // has started its worker (vitHost.started), or has failed, or after PLOTLY_LATEST_MS whatever
-// happens: evaluating it first held the PyScript host's worker back by as long as it took.
+// happens: evaluated first, it would hold the PyScript host's worker back for as long as it takes.
 // (KaTeX loads when the equations are first typeset: see panels.js.)
 const PLOTLY_LATEST_MS = 3000;
 const PLOTLY_TIMEOUT_MS = 60000;

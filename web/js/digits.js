@@ -227,8 +227,8 @@ export async function loadGallery(host, note, onPick) {
   note.textContent = `${data.digits.length} digits the model never saw in training (the first of each `
     + "digit in its held-out set). Pick one to see how the model reads it.";
   // One canvas draws every thumbnail; each is shown as a picture. Thirty canvases in the page
-  // were thirty composited layers (and thirty more for what overlaps them), which Chromium
-  // re-examined on every frame: about 8 ms of each keystroke's first frame, anywhere on the page.
+  // would be thirty composited layers (and thirty more for what overlaps them), which Chromium
+  // re-examines on every frame, slowing each keystroke's first frame anywhere on the page.
   const canvas = document.createElement("canvas");
   canvas.width = SIDE;
   canvas.height = SIDE;

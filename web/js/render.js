@@ -86,7 +86,7 @@ export class Renderer {
       return await this.redraw(job);
     } finally {
       // The link once the figures are drawn (docs/interface.md: it is not a redraw): writing the
-      // address costs about 4 ms, which the figures need not wait for.
+      // address costs a layout of the page, which the figures need not wait for.
       if (job.res.link) writeLink(job.res.link, this.client);
     }
   }
