@@ -168,3 +168,12 @@ def test_the_page_asks_only_for_presets_python_has():
         text = open(path, encoding="utf-8").read()
         names |= set(re.findall(r'op:\s*"preset",\s*name:\s*"([\w-]+)"', text))
     assert names and names <= set(shared.PRESETS) | {"finetune-digits"}
+
+
+def test_the_size_fields_allow_what_python_allows():
+    """The sizes' fields (web/index.html's max) are Python's limits; Python checks them again."""
+    from pycore.explorer.state import LIMITS
+    html = read("web", "index.html")
+    for name, limit in LIMITS.items():
+        field = re.search(r'<input id="dim-%s"[^>]*>' % name, html).group(0)
+        assert 'min="1"' in field and 'max="%d"' % limit in field, field
