@@ -14,6 +14,7 @@
     computed     the state's trace, kept current edit by edit, and the arrays the page reads
     session      the answer to each request of the page
     protocol     the requests and the answers, written down once (docs/protocol.md)
+    protocol_types  their JavaScript types (web/js/protocol.js is written from them)
     shared       the values the page's JavaScript shares (the build writes them as js/shared.js)
 
 Rule: this package may import pycore.vit (the math); pycore.vit never imports this package.

@@ -1,11 +1,12 @@
-// The conversation between the page and Python, on the JavaScript side. pycore/explorer/protocol.py
-// defines it; these typedefs name the same fields, and tests/test_protocol.py keeps the two equal.
+// The conversation between the page and Python, on the JavaScript side. Written by
+// `python3 -m buildtools.protocol_js` from pycore/explorer/protocol.py (the names) and
+// pycore/explorer/protocol_types.py (their types): change those, not this file.
 // docs/protocol.md tells the story. (Types only: this file exports nothing.)
 
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"|"open_file"} op
+ * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"open_file"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
  * @property {string} [fragment] load: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
@@ -40,7 +41,7 @@
  * One answer (pycore.explorer.protocol.ANSWER): "ok", and what changed.
  * @typedef {Object} Answer
  * @property {boolean} ok
- * @property {{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}} [error]
+ * @property {?{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}} [error]
  * @property {{fragment: ?string, pending: boolean, note: ?string}} [link]
  * @property {{mode: string, B: number, D: number, C: number, N1: ?number}} [shape]
  * @property {{samples: string[], classes: string[]}} [labels]
@@ -107,8 +108,7 @@
  * @property {number} logit
  * @property {string} logit_text
  * @property {string} total_text
- * @property {{label: string, d: ?number, value: ?number, text: string, factors: string}[]} bars the rest summed: d
- *   null; value null beyond float64 (text "beyond float64", "-beyond float64")
+ * @property {{label: string, d: ?number, value: ?number, text: string, factors: string}[]} bars the rest summed: d null; value null beyond float64 (text "beyond float64", "-beyond float64")
  * @property {string} note
  */
 
@@ -128,8 +128,7 @@
  * @property {string} why
  * @property {?string} gradient_note
  * @property {?{count: number, accuracy: number, curve: number[][], text: string}} held_out
- * @property {?{asked: number, taken: number, text: string}} trained a train request's steps:
- *   those that fit in its time budget (at least one, never more than asked)
+ * @property {?{asked: number, taken: number, text: string}} trained a train request's steps: those that fit in its time budget (at least one, never more than asked)
  */
 
 /**
