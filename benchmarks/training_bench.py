@@ -1,6 +1,6 @@
 """Benchmark of one training step's math: ``python3 benchmarks/training_bench.py``.
 
-Times :func:`pycore.vit.training.head_backward` (the correct head: LayerNorm, logits,
+Times :func:`pycore.vit.backward.head_backward` (the correct head: LayerNorm, logits,
 softmax, cross-entropy, dW_head and dh_cls) side by side, interleaved in one run, with the
 minimal NumPy expression of the same math written below, at ViT-B/16 scale (B = 64, D = 768,
 C = 1000), and reports the medians, the ratio (target: at most 1.3x) and the peak extra memory
@@ -21,8 +21,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from pycore_bench import (blas_report, common_arguments, interleaved_medians,  # noqa: E402
                           peak_extra_memory)
-from pycore.vit.training import (SGD, Adam, HeadTrainer, head_backward,  # noqa: E402
-                                 train_head)
+from pycore.vit import SGD, Adam, HeadTrainer, head_backward, train_head  # noqa: E402
 
 TARGET = 1.3
 

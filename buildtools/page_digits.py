@@ -25,7 +25,7 @@ FILE_NAME = "digits.json"
 PER_CLASS = 3
 FINETUNE_PER_CLASS = 6
 FINETUNE_SEED = 0
-PIXEL_CHARS = "0123456789abcdefg"   # pycore.explorer.digits.PIXEL_CHARS: pixel v is char v
+PIXEL_CHARS = "0123456789abcdefg"   # pycore.explorer.digit_images.PIXEL_CHARS: pixel v is char v
 WEIGHTS = os.path.join("pycore", "vit", "tiny_vit_weights.npz")
 DATA_SET = {
     "name": "Optical Recognition of Handwritten Digits",

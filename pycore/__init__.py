@@ -9,17 +9,18 @@ The head (Dosovitskiy et al. 2020): take position 0 of the encoder output, Layer
 
 docs/ explains both. Runs on Python >= 3.8 with NumPy >= 1.17 (Pyodide 0.17 and 314 alike).
 
-Training the head (the loss and its exact gradients) is pycore.vit.training.
+Training the head (the loss, its exact gradients, the optimizers) is pycore.vit.loss,
+pycore.vit.backward, pycore.vit.optimizers and pycore.vit.training. Importing pycore, or
+pycore.vit, loads nothing of pycore.explorer.
 
 >>> from pycore import classification_head, cross_entropy, head_backward
 """
 
-from .explorer.errors import StateError
+from .vit.backward import head_backward
 from .vit.head import classification_head, extract_cls, head_from_cls, layer_norm
+from .vit.loss import cross_entropy
 from .vit.tiny_vit import load_tiny_vit
 from .vit.trace import HeadTrace, trace_head
-from .vit.training import cross_entropy, head_backward
 
 __all__ = ["classification_head", "layer_norm", "extract_cls", "head_from_cls",
-           "trace_head", "HeadTrace", "cross_entropy", "head_backward", "StateError",
-           "load_tiny_vit"]
+           "trace_head", "HeadTrace", "cross_entropy", "head_backward", "load_tiny_vit"]

@@ -19,7 +19,7 @@ from pycore.explorer import decode_fragment, encode_fragment, preset, resize, st
     state_to_json, StateError
 from pycore.explorer.protocol import FINETUNE, check_answer
 from pycore.explorer.session import Session
-from pycore.explorer.train_state import TRAIN_DEFAULTS
+from pycore.explorer.train_state import TRAIN_DEFAULTS, check_labels
 
 WORKED = {"W_head": [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]],
           "cls": [[2, -1, 0, 3], [1, 1, -1, -1]]}
@@ -85,6 +85,17 @@ def test_bad_labels_in_a_link_are_refused_with_a_clear_message(labels, words):
     answer = Session().handle({"op": "load", "fragment": "#state=" + json.dumps(
         dict(WORKED, labels=labels))})
     assert words in answer["error"]["message"] and "worked example" in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("labels, index", [
+    ([0, 1.5], (1,)), (["a", 0], (0,)), ([0, 7], (1,)), ([0], None), (np.zeros((2, 1), int), None),
+])
+def test_a_wrong_label_is_refused_at_its_entry(labels, index):
+    """The state's check is pycore.vit.loss.check_labels: its refusal becomes a StateError that
+    names the entry (the page outlines that label's field)."""
+    with pytest.raises(StateError) as err:
+        check_labels(labels, B=2, C=3)
+    assert err.value.key == "labels" and err.value.index == index
 
 
 @pytest.mark.parametrize("train, words", [

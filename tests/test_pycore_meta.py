@@ -1,6 +1,7 @@
 """pycore runs in Pyodide 0.17 (Python 3.8, NumPy 1.17.5) as well as in Python 3.14 with
 NumPy 2.x: check the syntax of every file, the absence of newer NumPy APIs, the direction of
-imports between its two packages, every docstring example, and that the benchmark runs."""
+imports (every file's go to its own layer or a lower one), every docstring example, and that the
+benchmark runs."""
 
 import ast
 import io
@@ -9,6 +10,8 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+
+import import_graph
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted((ROOT / "pycore").rglob("*.py"))
@@ -60,31 +63,23 @@ def test_browser_safe_modules_import_no_browser_or_os_specific_modules():
                              re.M), path.name
 
 
-def _imports(path):
-    """The pycore modules a file imports, as absolute dotted names."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    package = ".".join(path.relative_to(ROOT).parent.parts)
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - node.level + 1]
-                name = ".".join(base + ([node.module] if node.module else []))
-            else:
-                name = node.module or ""
-            found.append(name)
-            found += [name + "." + a.name for a in node.names]
-        elif isinstance(node, ast.Import):
-            found += [a.name for a in node.names]
-    return [n for n in found if n == "pycore" or n.startswith("pycore.")]
-
-
-@pytest.mark.parametrize("path", [p for p in FILES if "vit" in p.parts], ids=_id)
-def test_the_math_never_imports_the_explorer(path):
-    """pycore.vit is the math the page teaches: it must read, test and run without the app."""
-    bad = [n for n in _imports(path) if n.startswith("pycore.explorer") or n == "pycore"]
-    assert not bad, "%s imports %s" % (_id(path), bad)
+@pytest.mark.parametrize("path", FILES, ids=_id)
+def test_each_file_imports_only_its_layer_and_below(path):
+    """Every file of pycore, not only the math's: its imports (at module level or in a function)
+    go to its own layer or a lower one (tests/import_graph.py, LAYERS). The math (pycore.vit and
+    pycore's __init__) is the lowest layer, so it never imports the explorer."""
+    known = import_graph.modules()
+    layers = import_graph.layer_of()
+    name = import_graph.module_name(path)
+    assert name in layers, "%s is in no layer of tests/import_graph.py's LAYERS" % _id(path)
+    number, layer = layers[name]
+    above = sorted("%s (%s)" % (m, layers[m][1]) for m in import_graph.imports_of(path, known)
+                   if layers.get(m, (number + 1,))[0] > number)
+    assert not above, "%s (layer %s) imports %s" % (_id(path), layer, ", ".join(above))
+    if number == 0:
+        source = path.read_text(encoding="utf-8")
+        assert not re.search(r"^\s*(from|import)\s+(pycore\.)?\.*explorer", source, re.M), \
+            "%s is the math and imports the explorer" % _id(path)
 
 
 def test_build_and_benchmark_code_is_not_in_the_shipped_package():

@@ -1,8 +1,10 @@
 """The explorer: what a person edits on the page, and what the page is told to show.
 
-    errors       StateError, the one error every refused input raises
+    errors       StateError, the one error every refused input raises, and how it quotes
     state        ExplorerState, its size limits, and the checks every way into it shares
+    train_state  the labels and the training settings in the state
     cells        the text of one cell or a pasted block, and how numbers are written
+    digit_images drawn digits: their link form, their checks, the tiny ViT's z_L of them
     recipes      big matrices described by how they were made (the compact form of links)
     presets      the ready-made states
     editing      one cell, a pasted block, a resize, a mode switch
@@ -18,7 +20,8 @@
     shared       the values the page's JavaScript shares (the build writes them as js/shared.js)
 
 Rule: this package may import pycore.vit (the math); pycore.vit never imports this package.
-A test enforces it.
+Inside it, modules import only their own layer or lower ones, and nothing imports in a cycle
+(docs/architecture.md, "Layers"; tests/test_pycore_layers.py).
 
 >>> from pycore.explorer import default_state, encode_fragment, decode_fragment
 >>> decode_fragment(encode_fragment(default_state())) == default_state()

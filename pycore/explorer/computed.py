@@ -3,7 +3,7 @@ page reads. pycore/explorer/session.py answers the requests and owns one of thes
 import numpy as np
 
 from ..vit.trace import retrace_column, retrace_row, trace_head
-from . import panels
+from .readouts import TABLE_TOP_K
 
 
 class Computed(object):
@@ -113,7 +113,7 @@ class Computed(object):
 
 # The logits table lists each sample's TABLE_TOP_K largest logits in order; one more rank
 # decides which comes last.
-RANKED = panels.TABLE_TOP_K + 1
+RANKED = TABLE_TOP_K + 1
 
 
 def _near_tie(logits, ranks):

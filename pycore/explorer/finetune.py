@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ..vit.training import cross_entropy
+from ..vit.loss import cross_entropy
 from . import panels
 from .cells import format_number, parse_cell
 from .errors import StateError

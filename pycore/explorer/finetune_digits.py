@@ -20,7 +20,7 @@ Examples
 import numpy as np
 
 from ..vit.head import layer_norm
-from .digits import PIXEL_CHARS, image_from_text, model
+from .digit_images import PIXEL_CHARS, image_from_text, model
 from .errors import StateError
 from .state import ExplorerState, check_seed, shown
 
@@ -35,7 +35,7 @@ DIGITS_LR = 0.5
 
 def check_digit_set(value, where, limit=HELD_OUT_MAX):
     """Labelled digits as the page sends them: a list of [pixels, label] pairs, pixels the
-    64-character link form (:data:`~pycore.explorer.digits.PIXEL_CHARS`), label 0 to 9.
+    64-character link form (:data:`~pycore.explorer.digit_images.PIXEL_CHARS`), label 0 to 9.
 
     Returns
     -------

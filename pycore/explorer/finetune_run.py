@@ -24,7 +24,9 @@ import math
 
 import numpy as np
 
-from ..vit.training import HeadTrainer, cross_entropy, make_optimizer
+from ..vit.loss import cross_entropy
+from ..vit.optimizers import make_optimizer
+from ..vit.training import HeadTrainer
 from .cells import format_number
 
 HEAD_NAMES = {"correct": "correct head", "softmax_inside": "softmax inside the head",

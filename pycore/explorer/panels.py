@@ -11,7 +11,7 @@ import numpy as np
 
 from . import comparisons
 from .cells import format_number
-from .readouts import TOP_K_DEFAULT, class_label, top_k_table
+from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, TOP_K_DEFAULT, class_label, top_k_table
 from .class_names import class_names
 from .shared import HEATMAP_IDS
 
@@ -227,11 +227,6 @@ def stats_table(trace, decimals=4):
         })
     return {"caption": "Per-sample statistics (population variance, ε = 1e-6)",
             "header": ["", "mean μ", "variance σ²", "√(σ² + ε)"], "rows": rows}
-
-
-# Past this many classes a full row of logits is unreadable, on screen and read aloud alike.
-TABLE_CLASSES_MAX = 24
-TABLE_TOP_K = 10
 
 
 def logits_table(trace, decimals=4, classes=None):

@@ -17,6 +17,11 @@ TOP_K_FROM = 21
 1000-class head is a barcode)."""
 TOP_K_DEFAULT = 5
 TOP_K_MAX = 20
+TABLE_CLASSES_MAX = 24
+"""Past this many classes a full row of logits is unreadable, on screen and read aloud alike:
+the logits table lists each sample's TABLE_TOP_K largest instead (pycore/explorer/panels.py),
+and the trace keeps that ranking exact (pycore/explorer/computed.py)."""
+TABLE_TOP_K = 10
 
 
 def class_label(c, classes=None):

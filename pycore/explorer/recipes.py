@@ -10,7 +10,7 @@ written to JSON) as its recipe plus the cells the user changed::
 rounded to ``decimals`` places when that key is present (RandomState's stream is the
 same in every NumPy version, so a recipe gives the same array everywhere).
 ``"zeros"`` is an all-zero matrix of ``shape`` (used for big, mostly-zero matrices).
-``"tiny-vit"`` is the tiny trained ViT's (pycore/explorer/digits.py): with ``digits`` (the
+``"tiny-vit"`` is the tiny trained ViT's (pycore/explorer/digit_images.py): with ``digits`` (the
 pixels of B images, 64 characters each) its encoder output z_L (B, 17, 32) of them, without
 its trained W_head (32, 10); the page's real-ViT mode writes both matrices this way, whatever
 their size, so its links carry pixels rather than numbers.
@@ -21,6 +21,8 @@ outside ``keep`` are zero. The edits (index..., value) are applied last, in orde
 """
 
 import numpy as np
+
+from .digit_images import generate as tiny_vit_matrix
 
 
 class Recipe(object):
@@ -43,7 +45,7 @@ class Recipe(object):
         ``{index tuple: value}``, in the order they were made.
     digits : tuple of str, optional
         For ``"tiny-vit"``: the encoded images, in the link form of
-        :func:`pycore.explorer.digits.pixels_text` (None for the model's W_head).
+        :func:`pycore.explorer.digit_images.pixels_text` (None for the model's W_head).
 
     Examples
     --------
@@ -75,8 +77,7 @@ class Recipe(object):
         if self.preset == "zeros":
             return np.zeros(self.shape)
         if self.preset == "tiny-vit":
-            from .digits import generate  # the model loads when a state first needs it
-            return generate(self.digits, self.shape)
+            return tiny_vit_matrix(self.digits, self.shape)  # the model loads on first use
         with np.errstate(over="ignore"):          # overflow is reported by the caller
             values = np.random.RandomState(self.seed).standard_normal(self.shape) * self.scale
         if self.decimals is not None:

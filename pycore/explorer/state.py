@@ -11,7 +11,8 @@ WebAssembly's memory never gives back.
 import numpy as np
 
 from ..vit.checks import describe_nonfinite, real_array, shape_text, w_head_for
-from .errors import StateError
+from .errors import StateError, shown
+from .train_state import check_labels, train_settings
 
 LIMITS = {"B": 64, "N1": 257, "D": 1024, "C": 1000}
 INPUT_ELEMENTS_MAX = 2 ** 21
@@ -24,6 +25,17 @@ ELEMENT_LIMITS = {"W_head": LIMITS["D"] * LIMITS["C"], "cls": INPUT_ELEMENTS_MAX
 """The most numbers each matrix may hold (W_head's follows from the limits on D and C)."""
 SEED_LIMIT = 2 ** 32
 ACTIVATIONS = ("tanh", "gelu")
+WALK_STEPS = (
+    ("extract", "Extract CLS"),
+    ("mean", "Mean"),
+    ("variance", "Variance"),
+    ("normalize", "Normalize"),
+    ("dot", "One dot product"),
+    ("logits", "All logits"),
+    ("prediction", "Prediction"),
+)
+"""The lecture walk-through's steps (key, short name), in the order a lecture takes them:
+``options.walk`` is an index into it (pycore/explorer/walkthrough.py writes each step)."""
 # walk: the walk-through's step (None: off); walk_class: the class of its dot product (None:
 # the sample's predicted class). Links made before they existed hold neither: both stay off.
 DEFAULT_OPTIONS = {"sample": 0, "logit_class": 0, "pitfall": None, "variant": None,
@@ -41,43 +53,6 @@ PATTERN = {"W_head": "D × C", "cls": "B × D", "encoder_output": "B × (N+1) ×
 
 def dims_text(shape):
     return " × ".join(str(s) for s in shape)
-
-
-_LONG_INT_BITS = 1000  # about 300 digits: more than any size, index or float64 needs
-
-
-def shown(value, limit=20):
-    """How a message quotes a value it refuses: short whatever it is (a long text is cut),
-    with JSON's words (null, true, a list, an object), as people meet them in links.
-
-    Examples
-    --------
-    >>> shown(None), shown(True), shown(2.5), shown("abc"), shown([1]), shown({})
-    ('null', 'true', '2.5', "text 'abc'", 'a list', 'an object')
-    >>> shown(10 ** 5000)
-    'a whole number of about 5,001 digits'
-    """
-    if value is None:
-        return "null"
-    if isinstance(value, (bool, np.bool_)):
-        return "true" if value else "false"
-    if isinstance(value, str):
-        return "text {!r}".format(value if len(value) <= limit else value[:limit] + "...")
-    if isinstance(value, (int, float, np.integer, np.floating)):
-        value = value if isinstance(value, (int, float)) else value.item()
-        if isinstance(value, int) and value.bit_length() > _LONG_INT_BITS:
-            # Not spelled out: Python 3.11+ refuses to, and 3.8 takes time quadratic in its length.
-            return "a whole number of about {:,} digits".format(
-                int(value.bit_length() * 0.30103) + 1)
-        if isinstance(value, float) and not value - value == 0:  # NaN or an infinity
-            return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
-        text = repr(value)
-        return text if len(text) <= limit else text[:limit] + "..."
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "a {}".format(type(value).__name__)
 
 
 QUOTE_CHARS = 60
@@ -299,8 +274,9 @@ def check_option(name, value, B, C):
     if name == "seed":
         return check_seed(value, where, key="options")
     if name == "walk":
-        from .walkthrough import checked_step  # the steps are the walk-through's: no cycle
-        return checked_step(value, where)
+        if value is None:  # the walk-through is off
+            return None
+        return whole_number(value, where, 0, len(WALK_STEPS) - 1, key="options")
     if name == "walk_class":
         return None if value is None else whole_number(value, where, 0, C - 1, key="options")
     if name == "activation":
@@ -413,7 +389,6 @@ class ExplorerState(object):
         merged.update(options or {})
         self.options = merged
         self.generated = dict(generated or {})
-        from .train_state import check_labels, train_settings  # it uses this module's checks
         self.labels = check_labels(labels, self.B, self.C)
         self.train = train_settings(train)
         self.model = model

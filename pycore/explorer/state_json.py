@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..vit.checks import describe_nonfinite
+from .digit_images import check_texts
 from .errors import StateError
 from .recipes import Recipe, sparse_recipe
 from .state import (_DIMS, DEFAULT_OPTIONS, PATTERN, ExplorerState, check_fit, check_limits,
@@ -189,7 +190,6 @@ def _recipe_from_json(d, key):
 
 def _tiny_vit_digits(d, key):
     """The images of a "tiny-vit" compact form (its encoder output), or None (its W_head)."""
-    from .digits import check_texts  # the real-ViT mode (pycore/explorer/digits.py)
     if key == "cls" or (key == "W_head") == ("digits" in d):
         raise StateError("{}: a \"tiny-vit\" compact form is the model's W_head (no digits) or "
                          "its encoder_output (with digits)".format(key), key=key)

@@ -14,8 +14,10 @@ import math
 
 import numpy as np
 
-from ..vit.training import HEADS, OPTIMIZERS
-from .errors import StateError
+from ..vit.backward import HEADS
+from ..vit.loss import check_labels as check_label_array
+from ..vit.optimizers import OPTIMIZERS
+from .errors import StateError, shown
 
 STARTS = ("current", "zero")
 """Where a training run starts: the W_head shown, or W_head = 0 (the paper's protocol)."""
@@ -32,23 +34,18 @@ LR_DEFAULTS = {"sgd": TRAIN_DEFAULTS["lr"], "momentum": 0.02, "adam": 0.01}
 each converges in 50-60 steps (SGD's 0.1 in about 100), none diverges on either preset."""
 
 
-def _shown(value):
-    from .state import shown  # state imports this module: import its helper when used
-    return shown(value)
-
-
 def _positive(value, where):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer,
                                                                     np.floating)):
         raise StateError("{} must be a positive finite number; got {}".format(
-            where, _shown(value)), key="train")
+            where, shown(value)), key="train")
     try:
         number = float(value)
     except OverflowError:  # an int beyond float64
         number = math.inf
     if not (math.isfinite(number) and number > 0):
         raise StateError("{} must be a positive finite number; got {}".format(
-            where, _shown(value)), key="train")
+            where, shown(value)), key="train")
     return number
 
 
@@ -90,16 +87,16 @@ def check_train_setting(name, value):
         allowed = OPTIMIZERS if name == "optimizer" else STARTS
         if not isinstance(value, str) or value not in allowed:
             raise StateError("{} must be one of {}; got {}".format(
-                where, ", ".join('"%s"' % a for a in allowed), _shown(value)), key="train")
+                where, ", ".join('"%s"' % a for a in allowed), shown(value)), key="train")
         return value
     if name == "compare":
         if not isinstance(value, (list, tuple)) or not all(
                 isinstance(v, str) and v in COMPARED for v in value) \
                 or len(set(value)) != len(value):
             raise StateError("{} must be a list of distinct heads from {}; got {}".format(
-                where, ", ".join('"%s"' % h for h in COMPARED), _shown(value)), key="train")
+                where, ", ".join('"%s"' % h for h in COMPARED), shown(value)), key="train")
         return tuple(h for h in COMPARED if h in value)
-    raise StateError("there is no training setting {}".format(_shown(name)), key="train")
+    raise StateError("there is no training setting {}".format(shown(name)), key="train")
 
 
 def train_settings(value=None):
@@ -117,8 +114,9 @@ def train_settings(value=None):
 
 
 def check_labels(value, B, C):
-    """The one check of the labels: B whole numbers (never booleans or floats), each a class
-    index in [0, C). None means "no labels yet": every sample labelled 0.
+    """The labels of a state: :func:`pycore.vit.loss.check_labels` (B whole numbers, never
+    booleans or floats, each a class index in [0, C)), with its refusal as a StateError. None
+    means "no labels yet": every sample labelled 0.
 
     Parameters
     ----------
@@ -146,26 +144,12 @@ def check_labels(value, B, C):
     """
     if value is None:
         return (0,) * B
-    if isinstance(value, np.ndarray):
-        value = value.tolist() if value.ndim == 1 else [value]
-    if not isinstance(value, (list, tuple)):
-        raise StateError("labels must be a list of B = {} class indices; got {}".format(
-            B, _shown(value)), key="labels")
-    if len(value) != B:
-        raise StateError("labels has {} entries but there are B = {} samples: one class index "
-                         "per sample".format(len(value), B), key="labels")
-    out = []
-    for b, label in enumerate(value):
-        if isinstance(label, (bool, np.bool_)) or not isinstance(label, (int, np.integer)):
-            raise StateError("labels[{}] is {}, not a class index (a whole number from 0 to "
-                             "{})".format(b, _shown(label), C - 1), key="labels", index=(b,))
-        label = int(label)
-        if not 0 <= label < C:
-            raise StateError("labels[{}] = {} is out of range: a class index from 0 to {} "
-                             "(C = {} classes)".format(b, label, C - 1, C),
-                             key="labels", index=(b,))
-        out.append(label)
-    return tuple(out)
+    try:
+        labels = check_label_array(value, B, C, quote=shown)
+    except (TypeError, ValueError) as error:
+        raise StateError(str(error), key="labels",
+                         index=getattr(error, "index", None)) from None
+    return tuple(labels.tolist())
 
 
 def parse_label(text, b, C):
@@ -187,14 +171,14 @@ def parse_label(text, b, C):
     """
     if not isinstance(text, str):
         raise StateError("labels[{}]: the text must be a string; got {}".format(
-            b, _shown(text)), key="labels", index=(b,))
+            b, shown(text)), key="labels", index=(b,))
     stripped = text.strip()
     if not stripped:
         raise StateError("labels[{}] is empty: type a class index from 0 to {}".format(
             b, C - 1), key="labels", index=(b,))
     if not (stripped.isdigit() and stripped.isascii()) or len(stripped) > 12:
         raise StateError("labels[{}]: {} is not a class index (a whole number from 0 to "
-                         "{})".format(b, _shown(stripped), C - 1), key="labels", index=(b,))
+                         "{})".format(b, shown(stripped), C - 1), key="labels", index=(b,))
     label = int(stripped)
     if label >= C:
         raise StateError("labels[{}] = {} is out of range: a class index from 0 to {} "
@@ -248,5 +232,5 @@ def train_from_json(value):
     if value is None:
         return train_settings()
     if not isinstance(value, dict):
-        raise StateError("train must be an object; got {}".format(_shown(value)), key="train")
+        raise StateError("train must be an object; got {}".format(shown(value)), key="train")
     return train_settings(dict((k, value[k]) for k in TRAIN_DEFAULTS if k in value))

@@ -12,17 +12,7 @@ import numpy as np
 from .cells import format_number
 from .readouts import class_label
 from .shared import HEATMAP_IDS, encoder_row
-
-# (key, short name): the order a lecture takes.
-STEPS = (
-    ("extract", "Extract CLS"),
-    ("mean", "Mean"),
-    ("variance", "Variance"),
-    ("normalize", "Normalize"),
-    ("dot", "One dot product"),
-    ("logits", "All logits"),
-    ("prediction", "Prediction"),
-)
+from .state import WALK_STEPS as STEPS
 
 # How many items of a long vector or sum the equations write out (head ... tail).
 HEAD, TAIL = 3, 2
@@ -224,18 +214,3 @@ def _notes_about(notes, b):
     own = "Sample %d" % b
     return [n for n in notes if n.startswith(own + ":") or n.startswith(own + "'s")
             or not n.startswith("Sample ")]
-
-
-def checked_step(value, where="options.walk"):
-    """A walk-through step from a link or the page: None (off) or 0 to 6.
-
-    Examples
-    --------
-    >>> checked_step(3), checked_step(None)
-    (3, None)
-    """
-    from .state import whole_number  # the state's checks and messages, written once
-    if value is None:
-        return None
-    return whole_number(value, where, 0, len(STEPS) - 1, key="options")
-

@@ -34,7 +34,7 @@ def log_softmax(x, axis=-1):
 
     Never takes the log of a softmax that has underflowed to 0: a class far below the
     largest logit gets a large negative number, not ``-inf``. This is what the
-    cross-entropy loss needs (:func:`pycore.vit.training.cross_entropy`).
+    cross-entropy loss needs (:func:`pycore.vit.loss.cross_entropy`).
 
     Parameters
     ----------

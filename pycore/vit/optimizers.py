@@ -1,0 +1,204 @@
+"""The optimizers that fine-tune the head: SGD, heavy-ball momentum and Adam.
+
+Each updates named parameters in place from gradients of the same names and shapes::
+
+    SGD        p <- p - lr * g
+    Momentum   v <- momentum * v + g;   p <- p - lr * v
+    Adam       m <- beta1 m + (1 - beta1) g;   v <- beta2 v + (1 - beta2) g**2
+               p <- p - lr * (m / (1 - beta1**t)) / (sqrt(v / (1 - beta2**t)) + eps)
+
+docs/training.md, "Optimizers".
+"""
+
+import numpy as np
+
+from .checks import as_float64, real_array, shape_text
+from .scalars import check_number
+
+OPTIMIZERS = ("sgd", "momentum", "adam")
+"""The optimizer names :func:`make_optimizer` (and :func:`pycore.vit.training.train_head`)
+accept."""
+
+
+class _Optimizer(object):
+    """Shared checks: the same names in params and grads, same shapes, float64 params."""
+
+    __slots__ = ("lr", "state", "t")
+
+    def __init__(self, lr):
+        self.lr = check_number(lr, "lr", low=0.0)
+        self.state = {}
+        self.t = 0
+
+    def _pairs(self, params, grads):
+        if not isinstance(params, dict) or not isinstance(grads, dict):
+            raise TypeError("params and grads must be dicts of arrays keyed by name")
+        if set(params) != set(grads):
+            raise ValueError("params and grads must have the same names; got params {} and "
+                             "grads {}".format(sorted(params), sorted(grads)))
+        pairs = []
+        for name in sorted(params):
+            p, g = params[name], grads[name]
+            if not (isinstance(p, np.ndarray) and p.dtype == np.float64 and p.flags.writeable):
+                raise TypeError("params[{!r}] must be a writeable float64 ndarray (updated in "
+                                "place)".format(name))
+            g = as_float64(real_array(g, "grads[{!r}]".format(name)))
+            if g.shape != p.shape:
+                raise ValueError("grads[{!r}] has shape {} but params[{!r}] has shape {}".format(
+                    name, shape_text(g.shape), name, shape_text(p.shape)))
+            slot = self.state.get(name)
+            if slot is not None and slot[0].shape != p.shape:
+                raise ValueError("params[{!r}] changed shape from {} to {}: use a new "
+                                 "optimizer".format(name, shape_text(slot[0].shape),
+                                                    shape_text(p.shape)))
+            pairs.append((name, p, g))
+        self.t += 1
+        return pairs
+
+    def _slots(self, name, shape, count):
+        """The per-parameter buffers (zeros at first), the last one a scratch buffer."""
+        slot = self.state.get(name)
+        if slot is None:
+            slot = self.state[name] = tuple(np.zeros(shape) for _ in range(count))
+        return slot
+
+
+class SGD(_Optimizer):
+    """Plain gradient descent: ``p <- p - lr * g``.
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate, >= 0.
+
+    Attributes
+    ----------
+    t : int
+        Steps taken.
+    state : dict
+        A scratch buffer per parameter (no other state).
+
+    Examples
+    --------
+    >>> p = {"W": np.array([1.0, 2.0])}
+    >>> SGD(0.5).step(p, {"W": np.array([2.0, -2.0])})
+    >>> p["W"].tolist()
+    [0.0, 3.0]
+    """
+
+    __slots__ = ()
+
+    def step(self, params, grads):
+        """Update every ``params[name]`` in place from ``grads[name]`` (same shapes)."""
+        for name, p, g in self._pairs(params, grads):
+            (buf,) = self._slots(name, p.shape, 1)
+            np.multiply(g, self.lr, out=buf)
+            p -= buf
+
+
+class Momentum(_Optimizer):
+    """Heavy-ball momentum: ``v <- momentum * v + g``, then ``p <- p - lr * v``, v = 0 at first.
+
+    (The form PyTorch's SGD uses; with a constant lr it equals ``v <- momentum * v - lr * g``,
+    ``p <- p + v``.)
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate, >= 0.
+    momentum : float, optional
+        In [0, 1), 0.9 by default; 0 is plain SGD.
+
+    Examples
+    --------
+    >>> p, opt = {"W": np.array([0.0])}, Momentum(0.1)
+    >>> opt.step(p, {"W": np.array([1.0])}); opt.step(p, {"W": np.array([1.0])})
+    >>> p["W"].round(6).tolist()      # -0.1 * 1, then -0.1 * (0.9 + 1)
+    [-0.29]
+    """
+
+    __slots__ = ("momentum",)
+
+    def __init__(self, lr, momentum=0.9):
+        _Optimizer.__init__(self, lr)
+        self.momentum = check_number(momentum, "momentum", low=0.0, high=1.0)
+
+    def step(self, params, grads):
+        """Update every ``params[name]`` in place; the velocities are kept by name."""
+        for name, p, g in self._pairs(params, grads):
+            v, buf = self._slots(name, p.shape, 2)
+            v *= self.momentum
+            v += g
+            np.multiply(v, self.lr, out=buf)
+            p -= buf
+
+
+class Adam(_Optimizer):
+    """Adam (Kingma and Ba 2015), with bias correction::
+
+        m <- beta1 * m + (1 - beta1) * g          v <- beta2 * v + (1 - beta2) * g**2
+        p <- p - lr * (m / (1 - beta1**t)) / (sqrt(v / (1 - beta2**t)) + eps)
+
+    with m = v = 0 at first and t the step number, from 1. The first step moves each
+    entry by lr * sign(g) (up to eps), whatever the gradient's size.
+
+    Parameters
+    ----------
+    lr : float
+        Learning rate, >= 0.
+    beta1, beta2 : float, optional
+        In [0, 1): 0.9 and 0.999.
+    eps : float, optional
+        > 0: 1e-8.
+
+    Examples
+    --------
+    >>> p = {"W": np.array([1.0, 1.0])}
+    >>> Adam(0.01).step(p, {"W": np.array([3.0, -1e-3])})
+    >>> p["W"].round(6).tolist()
+    [0.99, 1.01]
+    """
+
+    __slots__ = ("beta1", "beta2", "eps")
+
+    def __init__(self, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+        _Optimizer.__init__(self, lr)
+        self.beta1 = check_number(beta1, "beta1", low=0.0, high=1.0)
+        self.beta2 = check_number(beta2, "beta2", low=0.0, high=1.0)
+        self.eps = check_number(eps, "eps", low=0.0, low_open=True)
+
+    def step(self, params, grads):
+        """Update every ``params[name]`` in place; the moments are kept by name."""
+        pairs = self._pairs(params, grads)
+        c1 = 1.0 - self.beta1 ** self.t                              # bias corrections
+        c2 = 1.0 - self.beta2 ** self.t
+        for name, p, g in pairs:
+            m, v, buf = self._slots(name, p.shape, 3)
+            m *= self.beta1
+            np.multiply(g, 1.0 - self.beta1, out=buf)
+            m += buf
+            v *= self.beta2
+            np.multiply(g, g, out=buf)
+            buf *= 1.0 - self.beta2
+            v += buf
+            np.divide(v, c2, out=buf)                                # v_hat
+            np.sqrt(buf, out=buf)
+            buf += self.eps
+            np.divide(m, buf, out=buf)
+            buf *= self.lr / c1                                      # lr * m_hat / (...)
+            p -= buf
+
+
+def make_optimizer(name, lr):
+    """An optimizer by name (:data:`OPTIMIZERS`) with its default settings.
+
+    Examples
+    --------
+    >>> type(make_optimizer("adam", 0.01)).__name__
+    'Adam'
+    """
+    classes = {"sgd": SGD, "momentum": Momentum, "adam": Adam}
+    if name not in classes:
+        raise ValueError("unknown optimizer {!r}: choose one of {}".format(
+            name, ", ".join(OPTIMIZERS)))
+    return classes[name](lr)
