@@ -2,7 +2,6 @@
 (Where it can, tests/browser/test_hosts.py checks the page imports every module from them.)"""
 import shutil
 
-
 from buildtools import bytecode
 
 FILES = [{"url": "pycore/__init__.py", "path": "pycore/__init__.py"},
