@@ -10,6 +10,7 @@ import os
 import traceback
 
 from pycore.explorer import class_names
+from pycore.explorer.presets import WORKED_CLS, WORKED_W_HEAD
 from pycore.explorer.protocol import matrix_names
 from pycore.explorer.session import Session, answer_json
 
@@ -89,7 +90,8 @@ def practice_request():
     """The JSON text of the next practice edit: the worked example's cells in turn, CLS vectors
     and W_head alternately, each to a value it does not hold (eighths: the example has none)."""
     n = _practice["edits"] = _practice["edits"] + 1
-    key, rows, cols = ("cls", 2, 4) if n % 2 else ("W_head", 4, 3)
+    key, matrix = ("cls", WORKED_CLS) if n % 2 else ("W_head", WORKED_W_HEAD)
+    rows, cols = len(matrix), len(matrix[0])
     cell = (n // 2) % (rows * cols)
     return json.dumps({"op": "edit", "key": key, "index": [cell // cols, cell % cols],
                        "text": "%g" % ((n % 9) * 0.25 - 1.125)})
