@@ -17,6 +17,8 @@
     sections     the answer's sections, each registered once: what it follows, what builds it
     session      the answer to each request of the page
     protocol     the requests and the answers, written down once (docs/protocol.md)
+    protocol_types  their JavaScript types (web/js/protocol.js is written from them)
+    shared       the values the page's JavaScript shares (the build writes them as js/shared.js)
 
 Rule: this package may import pycore.vit (the math); pycore.vit never imports this package.
 Inside it, modules import only their own layer or lower ones, and nothing imports in a cycle

@@ -15,18 +15,19 @@ from .cells import format_number
 from .class_names import class_names
 from .heatmap_spec import EXACT, heatmap
 from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, class_label
+from .shared import HEATMAP_IDS
 
 
 def input_heatmaps(state, trace):
     """The CLS vectors (B, D) and, in encoder mode, the whole encoder output stacked by sample."""
     out = {
-        "heatmap-cls": heatmap(
+        HEATMAP_IDS["cls"]: heatmap(
             "h_cls", trace.h_cls, "h_cls = z_L[:, 0, :]  (B × D)", "feature d", "sample b",
             "sample %{y}, d = %{x}<br>h_cls = " + EXACT),
     }
     if state.mode == "encoder":
         B, N1, D = state.encoder_output.shape
-        out["heatmap-encoder"] = heatmap(
+        out[HEATMAP_IDS["encoder"]] = heatmap(
             "input", state.encoder_output.reshape(B * N1, D),
             "Encoder output z_L, samples stacked (rows b·(N+1) + t; t = 0 is CLS)",
             "feature d", "row b·(N+1) + t", "row %{y}, d = %{x}<br>z = " + EXACT)
@@ -34,13 +35,13 @@ def input_heatmaps(state, trace):
 
 
 def normalized_heatmap(trace):
-    return {"heatmap-normalized": heatmap(
+    return {HEATMAP_IDS["normalized"]: heatmap(
         "h_hat", trace.h_hat, "h_hat = LayerNorm(h_cls)  (B × D)", "feature d", "sample b",
         "sample %{y}, d = %{x}<br>h_hat = " + EXACT)}
 
 
 def w_heatmap(state):
-    return {"heatmap-w": heatmap(
+    return {HEATMAP_IDS["w"]: heatmap(
         "W_head", state.W_head, "W_head  (D × C)", "class c", "feature d",
         "d = %{y}, class %{x}<br>W = " + EXACT)}
 
@@ -53,11 +54,11 @@ def logits_heatmaps(trace, x_title="class c", named=False):
     cls = "%{customdata}" if named else "class %{x}"
     x_labels = "classes" if named else None
     return {
-        "heatmap-logits": heatmap(
+        HEATMAP_IDS["logits"]: heatmap(
             "logits", trace.logits, "logits = h_hat @ W_head  (B × C)",
             x_title, "sample b", "sample %{y}, " + cls + "<br>logit = " + EXACT, marks=marks,
             x_labels=x_labels),
-        "heatmap-probs": heatmap(
+        HEATMAP_IDS["probs"]: heatmap(
             "probs", trace.display_softmax, "softmax(logits), for display only", "class c",
             "sample b", "sample %{y}, " + cls + "<br>p = %{z:.6f}", diverging=False, marks=marks,
             x_labels=x_labels),

@@ -20,6 +20,7 @@ from collections import namedtuple
 
 from . import comparison_panel, comparisons, digits, panels, readouts, tex, walkthrough
 from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
+from .shared import HEATMAP_IDS
 
 # ---- what a request changed ------------------------------------------------------------------
 
@@ -118,7 +119,7 @@ def _input(ctx):
     if ctx.grids:
         ctx.answer.setdefault("grids", {})["input"] = {"matrix": "input"}
     if ctx.state.mode != "encoder":
-        ctx.answer["hide"].append("heatmap-encoder")
+        ctx.answer["hide"].append(HEATMAP_IDS["encoder"])
 
 
 def _normalized(ctx):
@@ -249,11 +250,11 @@ SECTIONS = (
         "labels": "{samples, classes}: the names of the rows and columns, sent when they "
                   "change"}),
     Section("heatmap-input", frozenset((STATE, INPUT)), _input, {}),
-    Section("heatmap-normalized", frozenset((STATE, INPUT)), _normalized, {}),
+    Section(HEATMAP_IDS["normalized"], frozenset((STATE, INPUT)), _normalized, {}),
     Section("stats", frozenset((STATE, INPUT)), _stats, {
         "stats": "the per-sample statistics table: {caption, header, rows}"}),
-    Section("heatmap-w", frozenset((STATE, W_HEAD, TRAINED)), _w, {}),
-    Section("heatmap-logits", HEAD, _logits, {}),
+    Section(HEATMAP_IDS["w"], frozenset((STATE, W_HEAD, TRAINED)), _w, {}),
+    Section(HEATMAP_IDS["logits"], HEAD, _logits, {}),
     Section("top_k", HEAD | {"top_k"}, _top_k, {
         "top_k": "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k "
                  "largest logits, from 21 classes on (null below)"}),

@@ -40,6 +40,7 @@ from .errors import StateError
 from . import model_file, model_transfer  # a lecturer's own model (docs/own-model.md)
 from .link import LINK_MAX, decode_fragment, encode_fragment, json_loads
 from .presets import default_state, preset
+from .shared import encoder_row
 from .state import check_option, shown, whole_number
 
 
@@ -413,7 +414,7 @@ class Session(object):
         if key == "cls":
             return {"input": [[index[0], index[1], value]], "h_cls": [[index[0], index[1], value]]}
         b, t, d = index
-        patches = {"input": [[b * (s.N + 1) + t, d, value]]}
+        patches = {"input": [[encoder_row(b, t, s.N + 1), d, value]]}
         if t == 0:
             patches["h_cls"] = [[b, d, value]]
         return patches

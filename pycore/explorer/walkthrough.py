@@ -8,6 +8,7 @@ heatmaps it uses, which the page outlines. The position (step, sample, class) li
 state's options (``walk``, ``sample``, ``walk_class``), so a link reopens the same step.
 """
 from .readouts import class_label
+from .shared import HEATMAP_IDS, encoder_row
 from .state import WALK_STEPS as STEPS
 from .tex import lines, number, sum_of, term, vector
 
@@ -82,16 +83,17 @@ def section(state, trace, prediction_notes=(), classes=None):
     name = lambda k: class_label(k, classes)  # noqa: E731  ("digit 3", not a bare "3")
     h, h_hat, w = trace.h_cls[b], trace.h_hat[b], state.W_head[:, c]
     mu, var, std = trace.mean[b], trace.var[b], trace.std[b]
-    cls_rect = {"heatmap-cls": [_row(b, D)]}
+    cls_rect = {HEATMAP_IDS["cls"]: [_row(b, D)]}
     key = STEPS[step][0]
     notes = []
     if key == "extract":
         if state.mode == "encoder":
             N1 = state.encoder_output.shape[1]
             source = "z_L[%d, 0, :]" % b
-            highlights = {"heatmap-encoder": [_row(b * N1, D)], "heatmap-cls": [_row(b, D)]}
+            row = encoder_row(b, 0, N1)
+            highlights = {HEATMAP_IDS["encoder"]: [_row(row, D)], HEATMAP_IDS["cls"]: [_row(b, D)]}
             note = ("Sample %d has N+1 = %d tokens; the head reads only position 0, the CLS "
-                    "token (row %d of the stacked encoder output)." % (b, N1, b * N1))
+                    "token (row %d of the stacked encoder output)." % (b, N1, row))
         else:
             source = r"\text{cls}[%d]" % b
             highlights = cls_rect
@@ -114,7 +116,7 @@ def section(state, trace, prediction_notes=(), classes=None):
         tex = lines(r"\hat h", r"\frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = \frac{h - %s}{%s}"
                     % (term(mu), number(std)), vector(h_hat))
         title = "normalize sample %d" % b
-        highlights = {"heatmap-cls": [_row(b, D)], "heatmap-normalized": [_row(b, D)]}
+        highlights = {HEATMAP_IDS["cls"]: [_row(b, D)], HEATMAP_IDS["normalized"]: [_row(b, D)]}
         note = ("Shift by the mean, divide by the standard deviation: the row now has mean 0 "
                 "and variance (almost) 1. No learnable γ or β in this head.")
     elif key == "dot":
@@ -122,16 +124,16 @@ def section(state, trace, prediction_notes=(), classes=None):
                     sum_of(lambda d: r"%s \cdot %s" % (term(h_hat[d]), term(w[d])), D),
                     number(trace.logits[b, c]))
         title = "one dot product: sample %d, %s" % (b, name(c))
-        highlights = {"heatmap-normalized": [_row(b, D)], "heatmap-w": [_col(c, D)],
-                      "heatmap-logits": [[b, c, b, c]]}
+        highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)], HEATMAP_IDS["w"]: [_col(c, D)],
+                      HEATMAP_IDS["logits"]: [[b, c, b, c]]}
         note = ("Row %d of h_hat times column %d of W_head, term by term, summed: one logit. "
                 "No bias, no activation." % (b, c)) + (
                     " This is the predicted class." if c == predicted else "")
     elif key == "logits":
         tex = r"\mathrm{logits}_{%d,:} = \hat h\, W_{\mathrm{head}} = %s" % (b, vector(trace.logits[b]))
         title = "all %d logits of sample %d" % (C, b)
-        highlights = {"heatmap-normalized": [_row(b, D)], "heatmap-w": [[0, 0, D - 1, C - 1]],
-                      "heatmap-logits": [_row(b, C)]}
+        highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)],
+                      HEATMAP_IDS["w"]: [[0, 0, D - 1, C - 1]], HEATMAP_IDS["logits"]: [_row(b, C)]}
         note = ("The same dot product for every column of W_head: one logit per class. These "
                 "raw logits are what the head returns: no softmax.")
     else:
@@ -139,7 +141,7 @@ def section(state, trace, prediction_notes=(), classes=None):
                r"\mathrm{logit}_{%d,%d} = %s" % (b, predicted, b, predicted,
                                                  number(trace.logits[b, predicted])))
         title = "the prediction for sample %d: %s" % (b, name(predicted))
-        highlights = {"heatmap-logits": [_row(b, C), [b, predicted, b, predicted]]}
+        highlights = {HEATMAP_IDS["logits"]: [_row(b, C), [b, predicted, b, predicted]]}
         note = ("The predicted class is the largest logit. Softmax would not change which one: "
                 "it keeps the order.")
         notes = _notes_about(prediction_notes, b)

@@ -18,6 +18,7 @@ import * as linked from "./linked.js";
 import { FineTunePanel } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
+import { DEFAULT_PRESET, LINK_MAX, encoderPosition } from "./shared.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -37,7 +38,7 @@ grids.input = new MatrixGrid($("grid-input"), {
   label: (i, j) => inputLabel(i, j),
   rowHeader: (i) => inputRowHeader(i),
   colHeader: (j) => `d=${j}`,
-  rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
+  rowClass: (i) => (shape && shape.mode === "encoder" && encoderPosition(i, shape.N1)[1] === 0 ? "is-cls" : null),
   onEdit: (i, j, text, t0, commit) => editCell(grids.input, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
   onScrub: (i, j, value, t0, final) => scrubCell(grids.input, i, j, value, t0, final),
@@ -68,7 +69,7 @@ preview();
 
 // Plotly.js downloads with the page (index.html preloads it) and is evaluated once the runtime
 // has started its worker (vitHost.started), or has failed, or after PLOTLY_LATEST_MS whatever
-// happens: evaluating it first held the PyScript host's worker back by as long as it took.
+// happens: evaluated first, it would hold the PyScript host's worker back for as long as it takes.
 // (KaTeX loads when the equations are first typeset: see panels.js.)
 const PLOTLY_LATEST_MS = 3000;
 const PLOTLY_TIMEOUT_MS = 60000;
@@ -166,8 +167,8 @@ async function preview() {
 // sizes read-only while Python boots (Python then checks it, and computes every stage). A link
 // whose matrices are in the compact form (a preset's recipe) waits for Python, which makes them.
 function previewLink() {
-  // Longer than any link Python writes (LINK_MAX in pycore/explorer/link.py): Python refuses it.
-  if (location.hash.length > 100001) return;
+  // Longer than any link Python writes ("#" and LINK_MAX characters): Python refuses it.
+  if (location.hash.length > 1 + LINK_MAX) return;
   let state = null;
   try {
     const params = new URLSearchParams(location.hash.slice(1));
@@ -198,22 +199,23 @@ function previewLink() {
 
 function inputLabel(i, j) {
   if (shape && shape.mode === "encoder") {
-    return `encoder_output[${Math.floor(i / shape.N1)},${i % shape.N1},${j}]`;
+    const [b, t] = encoderPosition(i, shape.N1);
+    return `encoder_output[${b},${t},${j}]`;
   }
   return `cls[${i},${j}]`;
 }
 
 function inputRowHeader(i) {
   if (shape && shape.mode === "encoder") {
-    const t = i % shape.N1;
-    return `b=${Math.floor(i / shape.N1)} ${t === 0 ? "CLS" : "t=" + t}`;
+    const [b, t] = encoderPosition(i, shape.N1);
+    return `b=${b} ${t === 0 ? "CLS" : "t=" + t}`;
   }
   return `b=${i}`;
 }
 
 function inputIndex(grid, i, j) {
   if (grid === grids.w) return { key: "W_head", index: [i, j] };
-  if (shape.mode === "encoder") return { key: "encoder_output", index: [Math.floor(i / shape.N1), i % shape.N1, j] };
+  if (shape.mode === "encoder") return { key: "encoder_output", index: [...encoderPosition(i, shape.N1), j] };
   return { key: "cls", index: [i, j] };
 }
 
@@ -305,8 +307,8 @@ function bindControls() {
     else send({ op: "preset", name, seed: Number($("seed").value) || 0 }, now());
   });
   $("reset").addEventListener("click", () => {
-    $("preset").value = "worked";
-    send({ op: "preset", name: "worked", seed: 0 }, now());
+    $("preset").value = DEFAULT_PRESET;
+    send({ op: "preset", name: DEFAULT_PRESET, seed: 0 }, now());
   });
   const option = (name, value) => send({ op: "option", name, value }, now());
   $("step-sample").addEventListener("change", (e) => option("sample", Number(e.target.value)));

@@ -230,8 +230,8 @@ export async function loadGallery(host, note, onPick) {
   note.textContent = `${data.digits.length} digits the model never saw in training (the first of each `
     + "digit in its held-out set). Pick one to see how the model reads it.";
   // One canvas draws every thumbnail; each is shown as a picture. Thirty canvases in the page
-  // were thirty composited layers (and thirty more for what overlaps them), which Chromium
-  // re-examined on every frame: about 8 ms of each keystroke's first frame, anywhere on the page.
+  // would be thirty composited layers (and thirty more for what overlaps them), which Chromium
+  // re-examines on every frame, slowing each keystroke's first frame anywhere on the page.
   const canvas = document.createElement("canvas");
   canvas.width = SIDE;
   canvas.height = SIDE;
@@ -305,16 +305,7 @@ export function bindDigits(sendRequest) {
   });
 }
 
-/**
- * The real-ViT panel (pycore.explorer.digits.section): the answer's "digit" section; images null outside that mode.
- * @typedef {Object} Digit
- * @property {?number[][]} images B lists of 64 pixels 0..16, row-major
- * @property {?number[][]} attention B lists of 16: the CLS token's attention to each patch
- * @property {?string} prediction
- * @property {?{encoder_output: number, W_head: ?number}} edits cells that differ from the model's
- * @property {?number} encode_ms the encoder's milliseconds per image, in this browser's Python
- */
-
+/** @param {?import("./protocol.js").Digit} d the answer's "digit" section */
 function showDigit(d) {
   lastDigit = d;
   const panel = $("real-vit");

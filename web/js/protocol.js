@@ -1,11 +1,12 @@
-// The conversation between the page and Python, on the JavaScript side. pycore/explorer/protocol.py
-// defines it; these typedefs name the same fields, and tests/test_protocol.py keeps the two equal.
+// The conversation between the page and Python, on the JavaScript side. Written by
+// `python3 -m buildtools.protocol_js` from pycore/explorer/protocol.py (the names) and
+// pycore/explorer/protocol_types.py (their types): change those, not this file.
 // docs/protocol.md tells the story. (Types only: this file exports nothing.)
 
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"|"open_file"} op
+ * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"export"|"open_file"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
  * @property {string} [fragment] load, reset: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
@@ -37,21 +38,35 @@
  */
 
 /**
- * One answer's envelope (pycore.explorer.protocol.ENVELOPE): "ok", and what changed. Every other
- * key is a section of the answer (pycore/explorer/sections.py), drawn by the component registered
- * under its name (js/components.js), which declares its type.
+ * One answer (pycore.explorer.protocol.ANSWER): "ok", and what changed.
  * @typedef {Object} Answer
  * @property {boolean} ok
- * @property {{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}} [error]
+ * @property {?{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}} [error]
+ * @property {{fragment: ?string, pending: boolean, note: ?string}} [link]
+ * @property {{mode: string, B: number, D: number, C: number, N1: ?number}} [shape]
+ * @property {{samples: string[], classes: string[]}} [labels]
  * @property {Object<string, HeatmapSpec>} [heatmaps]
  * @property {string[]} [hide]
  * @property {Object<string, {matrix: string}>} [grids]
  * @property {Object<string, number[][]>} [patched]
  * @property {number} [value]
  * @property {boolean} [unchanged]
+ * @property {Table} [stats]
+ * @property {Table} [logits_table]
+ * @property {string} [top_classes]
+ * @property {?TopK} [top_k]
+ * @property {?Contributions} [contributions]
+ * @property {{text: string, notes: string[]}} [prediction]
+ * @property {Comparison} [pitfall]
+ * @property {Comparison} [variant]
+ * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
+ * @property {boolean} [steps_follow]
+ * @property {?Walk} [walk]
+ * @property {?Digit} [digit]
  * @property {string} [host]
  * @property {{text: string, mime: string, filename: string, title: string, base64: (boolean|undefined)}} [export]
  * @property {{need: ?Array<[number, number]>, summary: ?string}} [file]
+ * @property {FineTune} [finetune]
  * @property {Object<string, Matrix>} [matrices]
  * @property {number} [worker_ms]
  * @property {{python: string, numpy: string, modules: number, attempted: number, failed: number, failures: {module: string, report: string}[]}} [selfcheck]
@@ -93,8 +108,7 @@
  * @property {number} logit
  * @property {string} logit_text
  * @property {string} total_text
- * @property {{label: string, d: ?number, value: ?number, text: string, factors: string}[]} bars the rest summed: d
- *   null; value null beyond float64 (text "beyond float64", "-beyond float64")
+ * @property {{label: string, d: ?number, value: ?number, text: string, factors: string}[]} bars the rest summed: d null; value null beyond float64 (text "beyond float64", "-beyond float64")
  * @property {string} note
  */
 
@@ -114,8 +128,17 @@
  * @property {string} why
  * @property {?string} gradient_note
  * @property {?{count: number, accuracy: number, curve: number[][], text: string}} held_out
- * @property {?{asked: number, taken: number, text: string}} trained a train request's steps:
- *   those that fit in its time budget (at least one, never more than asked)
+ * @property {?{asked: number, taken: number, text: string}} trained a train request's steps: those that fit in its time budget (at least one, never more than asked)
+ */
+
+/**
+ * The real-ViT panel (pycore.explorer.digits.section); images null outside that mode.
+ * @typedef {Object} Digit
+ * @property {?number[][]} images B lists of 64 pixels 0..16, row-major
+ * @property {?number[][]} attention B lists of 16: the CLS token's attention to each patch
+ * @property {?string} prediction
+ * @property {?{encoder_output: number, W_head: ?number}} edits cells that differ from the model's
+ * @property {?number} encode_ms the encoder's milliseconds per image, in this browser's Python
  */
 
 /**

@@ -81,8 +81,8 @@ export class Renderer {
     try {
       return await this.redraw(job);
     } finally {
-      // What is not a redraw (the link, docs/interface.md: writing the address costs about 4 ms,
-      // which the figures need not wait for), once the figures are drawn.
+      // What is not a redraw (the link, docs/interface.md: writing the address costs a layout
+      // of the page, which the figures need not wait for), once the figures are drawn.
       for (const c of reached("settled", job.res)) c.settled(job.res[c.key], job.res);
     }
   }
