@@ -106,7 +106,7 @@ ENVELOPE = {
 
 ANSWER = dict(ENVELOPE)
 for _section in SECTIONS:
-    ANSWER.update(_section.keys)
+    ANSWER.update((key, held) for key, (_type, held) in _section.keys.items())
 del _section
 
 # A heatmap spec, as heatmap_spec.heatmap writes it.

@@ -10,6 +10,8 @@ Each typedef: (name, what it is, [(property, JSDoc type, optional, what it holds
 a request's ``op`` is written from protocol.REQUESTS.
 """
 
+from .sections import SECTIONS
+
 TYPEDEFS = [
     ("Request",
      "One request: an op and its fields (pycore.explorer.protocol.REQUESTS).", [
@@ -75,16 +77,12 @@ TYPEDEFS = [
     ]),
     ("Answer",
      "One answer (pycore.explorer.protocol.ANSWER): \"ok\", and what changed.", [
+        # the envelope's keys here; each section's key and type where it is registered
+        # (pycore/explorer/sections.py), added below
         ("ok", False, "boolean",
          ""),
         ("error", True,
          "?{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}",
-         ""),
-        ("link", True, "{fragment: ?string, pending: boolean, note: ?string}",
-         ""),
-        ("shape", True, "{mode: string, B: number, D: number, C: number, N1: ?number}",
-         ""),
-        ("labels", True, "{samples: string[], classes: string[]}",
          ""),
         ("heatmaps", True, "Object<string, HeatmapSpec>",
          ""),
@@ -98,31 +96,6 @@ TYPEDEFS = [
          ""),
         ("unchanged", True, "boolean",
          ""),
-        ("stats", True, "Table",
-         ""),
-        ("logits_table", True, "Table",
-         ""),
-        ("top_classes", True, "string",
-         ""),
-        ("top_k", True, "?TopK",
-         ""),
-        ("contributions", True, "?Contributions",
-         ""),
-        ("prediction", True, "{text: string, notes: string[]}",
-         ""),
-        ("pitfall", True, "Comparison",
-         ""),
-        ("variant", True, "Comparison",
-         ""),
-        ("steps", True,
-         "{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}",
-         ""),
-        ("steps_follow", True, "boolean",
-         ""),
-        ("walk", True, "?Walk",
-         ""),
-        ("digit", True, "?Digit",
-         ""),
         ("host", True, "string",
          ""),
         ("export", True,
@@ -130,8 +103,6 @@ TYPEDEFS = [
          "(boolean|undefined)}",
          ""),
         ("file", True, "{need: ?Array<[number, number]>, summary: ?string}",
-         ""),
-        ("finetune", True, "FineTune",
          ""),
         ("matrices", True, "Object<string, Matrix>",
          ""),
@@ -240,19 +211,6 @@ TYPEDEFS = [
          "a train request's steps: those that fit in its time budget (at least one, never "
          "more than asked)"),
     ]),
-    ("Digit",
-     "The real-ViT panel (pycore.explorer.digits.section); images null outside that mode.", [
-        ("images", False, "?number[][]",
-         "B lists of 64 pixels 0..16, row-major"),
-        ("attention", False, "?number[][]",
-         "B lists of 16: the CLS token's attention to each patch"),
-        ("prediction", False, "?string",
-         ""),
-        ("edits", False, "?{encoder_output: number, W_head: ?number}",
-         "cells that differ from the model's"),
-        ("encode_ms", False, "?number",
-         "the encoder's milliseconds per image, in this browser's Python"),
-    ]),
     ("Matrix",
      "", [
         ("rows", False, "number",
@@ -322,3 +280,18 @@ TYPEDEFS = [
          "heatmap id -> [[row0, col0, row1, col1]]"),
     ]),
 ]
+
+
+def _with_sections(typedefs):
+    """The Answer typedef completed with the keys of the answer's sections, each typed where the
+    section is registered (a new panel declares its type there, not here)."""
+    out = []
+    for name, doc, props in typedefs:
+        if name == "Answer":
+            props = props + [(key, True, js_type, "") for section in SECTIONS
+                             for key, (js_type, _held) in section.keys.items()]
+        out.append((name, doc, props))
+    return out
+
+
+TYPEDEFS = _with_sections(TYPEDEFS)

@@ -51,7 +51,8 @@ class Section(namedtuple("Section", "name after build keys")):
     build : callable
         ``build(ctx)``: writes the section into ``ctx.answer`` (:class:`Context`).
     keys : dict
-        The answer keys it writes beyond the envelope, each with what it holds (they make
+        The answer keys it writes beyond the envelope, each with its JSDoc type (for
+        web/js/protocol.js, written by buildtools/protocol_js.py) and what it holds (they make
         :data:`pycore.explorer.protocol.ANSWER`).
     """
     __slots__ = ()
@@ -241,63 +242,82 @@ COMPARISON = ("{choices (on load), selected, explanation, source, error, note, c
               "top_k}: ")
 
 SECTIONS = (
-    Section("shape", EVERY, _shape, {"shape": "{mode, B, D, C, N1}: the state's sizes"}),
+    Section("shape", EVERY, _shape, {
+        "shape": ("{mode: string, B: number, D: number, C: number, N1: ?number}",
+                  "{mode, B, D, C, N1}: the state's sizes")}),
     Section("link", EVERY, _link, {
-        "link": "{fragment, pending, note}: the state's URL fragment, or null with pending true "
-                "(the page asks with a 'link' request once typing pauses) or a note (too long "
-                "for a URL)"}),
+        "link": ("{fragment: ?string, pending: boolean, note: ?string}",
+                 "{fragment, pending, note}: the state's URL fragment, or null with pending true "
+                 "(the page asks with a 'link' request once typing pauses) or a note (too long "
+                 "for a URL)")}),
     Section("labels", frozenset((STATE, TRAINED)), _labels, {
-        "labels": "{samples, classes}: the names of the rows and columns, sent when they "
-                  "change"}),
+        "labels": ("{samples: string[], classes: string[]}",
+                   "{samples, classes}: the names of the rows and columns, sent when they "
+                   "change")}),
     Section("heatmap-input", frozenset((STATE, INPUT)), _input, {}),
     Section(HEATMAP_IDS["normalized"], frozenset((STATE, INPUT)), _normalized, {}),
     Section("stats", frozenset((STATE, INPUT)), _stats, {
-        "stats": "the per-sample statistics table: {caption, header, rows}"}),
+        "stats": ("Table",
+                  "the per-sample statistics table: {caption, header, rows}")}),
     Section(HEATMAP_IDS["w"], frozenset((STATE, W_HEAD, TRAINED)), _w, {}),
     Section(HEATMAP_IDS["logits"], HEAD, _logits, {}),
     Section("top_k", HEAD | {"top_k"}, _top_k, {
-        "top_k": "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k "
-                 "largest logits, from 21 classes on (null below)"}),
+        "top_k": ("?TopK",
+                  "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k "
+                  "largest logits, from 21 classes on (null below)")}),
     Section("contributions", HEAD, _contributions, {
-        "contributions": "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
-                         "text, factors}], note}: the terms h_hat[b, d] * W_head[d, c] of the "
-                         "selected logit, largest magnitude first, each with its two factors as "
-                         "printed, the rest summed into one bar (d null); a bar beyond float64 "
-                         "has value null and text 'beyond float64'; null: none selected"}),
+        "contributions": ("?Contributions",
+                          "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
+                          "text, factors}], note}: the terms h_hat[b, d] * W_head[d, c] of the "
+                          "selected logit, largest magnitude first, each with its two factors as "
+                          "printed, the rest summed into one bar (d null); a bar beyond float64 "
+                          "has value null and text 'beyond float64'; null: none selected")}),
     Section("logits_table", HEAD, _logits_table, {
-        "logits_table": "the logits table: {caption, header, rows}"}),
+        "logits_table": ("Table",
+                         "the logits table: {caption, header, rows}")}),
     Section("top_classes", HEAD, _top_classes, {
-        "top_classes": "one line per sample: its most probable classes"}),
+        "top_classes": ("string",
+                        "one line per sample: its most probable classes")}),
     Section("prediction", HEAD, _prediction, {
-        "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
-                      "LayerNorm flattens said as such"}),
+        "prediction": ("{text: string, notes: string[]}",
+                       "{text, notes}: what the head predicts, in words, with ties and rows that "
+                       "LayerNorm flattens said as such")}),
     Section("digit", HEAD, _digit, {
-        "digit": "{images, attention, prediction, edits, encode_ms}: the real-ViT panel, when it "
-                 "changed: the drawn images (B lists of 64 pixels 0..16, row-major), the CLS "
-                 "token's attention to each of the 16 patches in the last block, the prediction "
-                 "in words, how many cells of encoder_output and W_head differ from the model's, "
-                 "and the encoder's milliseconds per image; images null when the state is not "
-                 "the tiny ViT's encoder output"}),
+        "digit": ("?{images: ?number[][], attention: ?number[][], prediction: ?string, "
+                  "edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number}",
+                  "{images, attention, prediction, edits, encode_ms}: the real-ViT panel, when it "
+                  "changed: the drawn images (B lists of 64 pixels 0..16, row-major), the CLS "
+                  "token's attention to each of the 16 patches in the last block, the prediction "
+                  "in words, how many cells of encoder_output and W_head differ from the model's, "
+                  "and the encoder's milliseconds per image; images null when the state is not "
+                  "the tiny ViT's encoder output")}),
     Section("pitfall", HEAD | {"pitfall", "top_k"}, _comparison("pitfall"), {
-        "pitfall": COMPARISON + "the mistake shown (with none chosen, the explanation says what "
-                   "is offered); changes: which samples' predictions it changes, in one line; "
-                   "notice: the input switched to the full encoder output for it; top_k: from "
-                   "21 classes on, each sample's k largest outputs as a table (as the answer's "
-                   "top_k)"}),
+        "pitfall": ("Comparison",
+                    COMPARISON + "the mistake shown (with none chosen, the explanation says what "
+                    "is offered); changes: which samples' predictions it changes, in one line; "
+                    "notice: the input switched to the full encoder output for it; top_k: from "
+                    "21 classes on, each sample's k largest outputs as a table (as the answer's "
+                    "top_k)")}),
     Section("variant", HEAD | {"variant", "top_k"}, _comparison("variant"), {
-        "variant": COMPARISON + "the other head shown, as for pitfall"}),
+        "variant": ("Comparison",
+                    COMPARISON + "the other head shown, as for pitfall")}),
     Section("walk", EVERY, _walk, {
-        "walk": "{step, count, names, key, sample, class, predicted_class, class_chosen, title, "
-                "tex, note, notes, highlights}: the walk-through's step with this sample's "
-                "numbers, highlights {heatmap id: [[row0, col0, row1, col1], ...]} the cells it "
-                "uses; null while it is off"}),
+        "walk": ("?Walk",
+                 "{step, count, names, key, sample, class, predicted_class, class_chosen, title, "
+                 "tex, note, notes, highlights}: the walk-through's step with this sample's "
+                 "numbers, highlights {heatmap id: [[row0, col0, row1, col1], ...]} the cells it "
+                 "uses; null while it is off")}),
     Section("finetune", HEAD | {FINETUNE}, _finetune, {
-        "finetune": "the 'Fine-tune the head' panel: see FINETUNE"}),
+        "finetune": ("FineTune",
+                     "the 'Fine-tune the head' panel: see FINETUNE")}),
     Section("steps", HEAD | {"sample", "logit_class"}, _steps, {
-        "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's "
-                 "numbers",
-        "steps_follow": "true when the equations changed but were left out (see the edit's "
-                        "'steps')"}),
+        "steps": ("{sample: number, class: number, "
+                  "items: {title: string, tex: string, note: ?string}[]}",
+                  "{sample, class, items: [{title, tex, note}]}: the equations with one sample's "
+                  "numbers"),
+        "steps_follow": ("boolean",
+                         "true when the equations changed but were left out (see the edit's "
+                         "'steps')")}),
 )
 """Every section of an answer, in the order they are built (the walk-through after the
 logits, whose notes it reads)."""

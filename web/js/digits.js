@@ -1,6 +1,6 @@
 // The real-ViT panel: an 8 x 8 drawing pad, the held-out digits to pick from, the prediction and
 // the CLS token's attention over the drawing. Python does the work (pycore/explorer/digits.py):
-// this file only collects pixels and shows what the answers say (js/protocol.js: Digit).
+// this file only collects pixels and shows what the answers say (js/protocol.js: Answer, its "digit").
 //
 // Pixels are whole numbers from 0 (paper) to 16 (ink), the data set's scale. The pad is a
 // WAI-ARIA grid of 64 cells with one tab stop: arrows move, Space or Enter paints the cell with
@@ -305,7 +305,7 @@ export function bindDigits(sendRequest) {
   });
 }
 
-/** @param {?import("./protocol.js").Digit} d the answer's "digit" section */
+/** @param {import("./protocol.js").Answer["digit"]} d the answer's "digit" section */
 function showDigit(d) {
   lastDigit = d;
   const panel = $("real-vit");

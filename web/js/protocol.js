@@ -42,34 +42,34 @@
  * @typedef {Object} Answer
  * @property {boolean} ok
  * @property {?{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}} [error]
- * @property {{fragment: ?string, pending: boolean, note: ?string}} [link]
- * @property {{mode: string, B: number, D: number, C: number, N1: ?number}} [shape]
- * @property {{samples: string[], classes: string[]}} [labels]
  * @property {Object<string, HeatmapSpec>} [heatmaps]
  * @property {string[]} [hide]
  * @property {Object<string, {matrix: string}>} [grids]
  * @property {Object<string, number[][]>} [patched]
  * @property {number} [value]
  * @property {boolean} [unchanged]
- * @property {Table} [stats]
- * @property {Table} [logits_table]
- * @property {string} [top_classes]
- * @property {?TopK} [top_k]
- * @property {?Contributions} [contributions]
- * @property {{text: string, notes: string[]}} [prediction]
- * @property {Comparison} [pitfall]
- * @property {Comparison} [variant]
- * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
- * @property {boolean} [steps_follow]
- * @property {?Walk} [walk]
- * @property {?Digit} [digit]
  * @property {string} [host]
  * @property {{text: string, mime: string, filename: string, title: string, base64: (boolean|undefined)}} [export]
  * @property {{need: ?Array<[number, number]>, summary: ?string}} [file]
- * @property {FineTune} [finetune]
  * @property {Object<string, Matrix>} [matrices]
  * @property {number} [worker_ms]
  * @property {{python: string, numpy: string, modules: number, attempted: number, failed: number, failures: {module: string, report: string}[]}} [selfcheck]
+ * @property {{mode: string, B: number, D: number, C: number, N1: ?number}} [shape]
+ * @property {{fragment: ?string, pending: boolean, note: ?string}} [link]
+ * @property {{samples: string[], classes: string[]}} [labels]
+ * @property {Table} [stats]
+ * @property {?TopK} [top_k]
+ * @property {?Contributions} [contributions]
+ * @property {Table} [logits_table]
+ * @property {string} [top_classes]
+ * @property {{text: string, notes: string[]}} [prediction]
+ * @property {?{images: ?number[][], attention: ?number[][], prediction: ?string, edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number}} [digit]
+ * @property {Comparison} [pitfall]
+ * @property {Comparison} [variant]
+ * @property {?Walk} [walk]
+ * @property {FineTune} [finetune]
+ * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
+ * @property {boolean} [steps_follow]
  */
 
 /**
@@ -129,16 +129,6 @@
  * @property {?string} gradient_note
  * @property {?{count: number, accuracy: number, curve: number[][], text: string}} held_out
  * @property {?{asked: number, taken: number, text: string}} trained a train request's steps: those that fit in its time budget (at least one, never more than asked)
- */
-
-/**
- * The real-ViT panel (pycore.explorer.digits.section); images null outside that mode.
- * @typedef {Object} Digit
- * @property {?number[][]} images B lists of 64 pixels 0..16, row-major
- * @property {?number[][]} attention B lists of 16: the CLS token's attention to each patch
- * @property {?string} prediction
- * @property {?{encoder_output: number, W_head: ?number}} edits cells that differ from the model's
- * @property {?number} encode_ms the encoder's milliseconds per image, in this browser's Python
  */
 
 /**
