@@ -6,12 +6,12 @@
     python benchmarks/finetune_bench.py --seconds 20
 
 On a built site in headless Chromium at 1280 x 900: load the class-means preset, resize it to
-B = 64 (D = 64, C = 10, the size issue 13 names), scroll the panel into view, press Play for
+B = 64 (D = 64, C = 10), scroll the panel into view, press Play for
 --seconds, press Pause. Printed per host: the steps per second the page itself reports
 (<section id="finetune" data-steps-per-second>: steps taken / time since Play, every step
 drawn: the loss curve, the side-by-side curves, the W_head, logits, probabilities and dW_head
 heatmaps), how many redraws that was (render cycles), and the last round's split between
-Python's answer and the redraw. Target (issue 13): at least 20 steps per second on each host.
+Python's answer and the redraw. Target: at least 20 steps per second on each host.
 Also per Play, the main thread's long tasks (over 50 ms, the browser's PerformanceObserver):
 their count and the longest, for Play on the worked example, on the class-means preset at
 B = 64 and on the ViT-B/16 preset (targets: none over 50 ms at the first two sizes, none over

@@ -4,7 +4,8 @@ benchmarks/page_bench.py for a PyScript build that has dist/vit-head-explorer.ht
     python benchmarks/onefile_bench.py --site dist [--runs 5]
 
 1. Navigation to ready, side by side in one browser, alternating run by run, each in a fresh
-   browser context: the served site (index.html from a plain static server on 127.0.0.1, no HTTP
+   browser context: the served site (index.html from the project's static server,
+   buildtools/serve.py, on 127.0.0.1 with the site's Content-Security-Policy, no HTTP
    compression, cold cache) and the one file opened from disk (file://, a copy alone in an empty
    folder). Target: the file's median at most 1.25x the site's.
 2. What a cold boot of the served site transfers from that server (every request the page and
@@ -13,7 +14,6 @@ benchmarks/page_bench.py for a PyScript build that has dist/vit-head-explorer.ht
 """
 import argparse
 import functools
-import http.server
 import shutil
 import sys
 import tempfile
@@ -21,18 +21,19 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from buildtools import serve as site_server  # noqa: E402
+
 ONE_FILE = "vit-head-explorer.html"
 RATIO_TARGET = 1.25
 TRANSFER_TARGET = 15e6
 
 
-class CountingHandler(http.server.SimpleHTTPRequestHandler):
-    """A plain static server (no compression) that counts what it sends, by path."""
+class CountingHandler(site_server.SiteHandler):
+    """The project's static server (its MIME types, the site's policy; no compression), counting
+    what it sends, by path."""
     sent = None  # {path: bytes}; set on a subclass per server
-
-    extensions_map = dict(http.server.SimpleHTTPRequestHandler.extensions_map, **{
-        ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm",
-        ".json": "application/json"})
+    quiet = True
 
     def copyfile(self, source, outputfile):
         start = source.tell()
@@ -40,15 +41,12 @@ class CountingHandler(http.server.SimpleHTTPRequestHandler):
         path = self.path.split("?")[0]
         self.sent[path] = self.sent.get(path, 0) + source.tell() - start
 
-    def log_message(self, *args):
-        pass
-
 
 def serve(site):
     sent = {}
     handler = type("Counting", (CountingHandler,), {"sent": sent})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(handler, directory=str(site)))
+    server = site_server.SiteServer(("127.0.0.1", 0),
+                                    functools.partial(handler, directory=str(site)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, "http://127.0.0.1:%d/" % server.server_address[1], sent
 

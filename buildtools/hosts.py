@@ -162,8 +162,8 @@ def runtime_tags(host, manifest, sizes=None, integrity=None):
     if host.name == "fallback":
         index = manifest.artifact("pyodide-0.17").dest + "/"
         downloads = json.dumps(sizes or {}, separators=(",", ":"), sort_keys=True)
-        return ('<script src="boot/fallback.js" data-index-url="%s" data-downloads=\'%s\'></script>'
-                % (index, downloads))
+        return ('<script src="boot/fallback.js" data-index-url="%s" data-python-dir="%s" '
+                'data-downloads=\'%s\'></script>' % (index, PYTHON_DIR, downloads))
     core, _ = pyscript_urls(host, manifest)
     tags = []
     if host.name == "cdn":

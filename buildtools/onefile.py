@@ -30,13 +30,12 @@ import subprocess
 import tempfile
 import zipfile
 
-from . import csp, onefile_python, plotly_bundle
+from . import csp, hosts, onefile_python, plotly_bundle
 from .errors import BuildError
 
 FILE_NAME = "vit-head-explorer.html"
 # Where index.html offers the one file (build.py writes the link, with its size, or nothing).
 LINK_MARKER = "<!--ONE-FILE-->"
-PYTHON_DIR = "/home/pyodide/explorer"
 # Scripts the one file runs, in order (web/...): the worker's are concatenated into its blob.
 WORKER_SOURCES = ("js/host.js", "js/answers.js", "boot/onefile-worker.js")
 FIXED_MTIME = 0  # gzip headers without the build's time: the same inputs give the same file
@@ -60,17 +59,17 @@ def _stored_zip(entries):
     return out.getvalue()
 
 
-def _bundle_app(root, cache, manifest, work):
-    """web/js/app.js and every module it imports, as one ES module (text), by the pinned esbuild
-    that also bundles Plotly.js."""
+def _bundle_app(site, cache, manifest, work):
+    """The site's js/app.js and every module it imports (js/shared.js, written by the build,
+    among them), as one ES module (text), by the pinned esbuild that also bundles Plotly.js."""
     exe = plotly_bundle.esbuild_executable(manifest.plotly_bundle, cache, work)
     out = os.path.join(work, "app.bundle.js")
-    done = subprocess.run([exe, os.path.join(root, "web", "js", "app.js"), "--bundle",
+    done = subprocess.run([exe, os.path.join(site, "js", "app.js"), "--bundle",
                            "--format=esm", "--target=es2020", "--log-level=warning",
                            "--outfile=" + out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=300)
     if done.returncode != 0:
-        raise BuildError("esbuild could not bundle web/js/app.js: %s" % done.stderr.strip()[-400:],
+        raise BuildError("esbuild could not bundle js/app.js: %s" % done.stderr.strip()[-400:],
                          "fix the error it names")
     return _read(out, "r")
 
@@ -176,7 +175,7 @@ def write(root, site, manifest, cache, files, compiled, index_html, log=print):
             raise BuildError("index.html has no <link id=\"plotly-js\">", "restore web/index.html")
         contents, made = payloads(root, site, manifest, files, compiled, plotly.group(1), work,
                                   log)
-        app = _inline_safe(_bundle_app(root, cache, manifest, work), "the page's bundled script")
+        app = _inline_safe(_bundle_app(site, cache, manifest, work), "the page's bundled script")
     web = os.path.join(root, "web")
     host_js = _inline_safe(_read(os.path.join(web, "js", "host.js"), "r"), "js/host.js")
     glue = _inline_safe(_read(os.path.join(web, "boot", "onefile.js"), "r"), "boot/onefile.js")
@@ -193,7 +192,7 @@ def write(root, site, manifest, cache, files, compiled, index_html, log=print):
                          "files": sorted(entries)}
     rt = manifest.artifact("pyodide")
     facts = {"pyodide": rt.version, "python": rt.extra.get("python"),
-             "numpy": manifest.numpy_wheel.version, "python_dir": PYTHON_DIR,
+             "numpy": manifest.numpy_wheel.version, "python_dir": hosts.PYTHON_DIR,
              "site_packages": made["numpy"]["site_packages"], "payloads": listing}
     facts_json = json.dumps(facts, sort_keys=True)
 

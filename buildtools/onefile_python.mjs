@@ -21,13 +21,13 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const [pyodideDir, site, out] = process.argv.slice(2);
-const { wheel, stdlib, sources, requests } = JSON.parse(readFileSync(0, "utf-8"));
+const { wheel, stdlib, sources, requests, python_dir: pythonDir } = JSON.parse(readFileSync(0, "utf-8"));
 const { loadPyodide } = await import(pathToFileURL(join(pyodideDir, "pyodide.mjs")).href);
 const quiet = { stdout: () => {}, stderr: () => {} };
 
 function writeExplorer(pyodide) {
   for (const [url, path] of sources) {
-    const full = "/home/pyodide/explorer/" + path;
+    const full = pythonDir + "/" + path;
     pyodide.FS.mkdirTree(full.slice(0, full.lastIndexOf("/")));
     pyodide.FS.writeFile(full, readFileSync(join(site, url)));
   }
@@ -35,7 +35,7 @@ function writeExplorer(pyodide) {
 
 const ANSWER = `
 import json, sys
-sys.path.insert(0, "/home/pyodide/explorer")
+sys.path.insert(0, ${JSON.stringify(pythonDir)})
 sys.dont_write_bytecode = True
 import bridge
 def _answers(requests):

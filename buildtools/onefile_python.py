@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 
+from . import hosts
 from .errors import BuildError
 
 NODE_TIMEOUT_S = 300
@@ -57,7 +58,8 @@ def build(pyodide_dir, site, wheel, stdlib_zip, sources, reqs, work, log=print):
     if not node:
         raise BuildError("Node.js is needed to compile the one file's Python", "install Node.js 18+")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onefile_python.mjs")
-    request = {"wheel": wheel, "stdlib": stdlib_zip, "sources": sources, "requests": reqs}
+    request = {"wheel": wheel, "stdlib": stdlib_zip, "sources": sources, "requests": reqs,
+               "python_dir": hosts.PYTHON_DIR}
     try:
         done = subprocess.run([node, script, pyodide_dir, site, work], input=json.dumps(request),
                               capture_output=True, text=True, timeout=NODE_TIMEOUT_S)

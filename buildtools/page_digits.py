@@ -6,7 +6,7 @@ the first PER_CLASS images of each digit among the model's held-out images (its
 ``test_indices``, in that order). digits.json holds their pixels and labels and the data set's
 attribution; build-info.json records the same attribution and how many were written.
 
-It also holds the data of the fine-tuning panel's "real features" preset (issue 15, item 5),
+It also holds the data of the fine-tuning panel's "real features" preset,
 under ``"finetune"``: a fixed, seeded subset of the *training* digits (FINETUNE_PER_CLASS of
 each digit, drawn with ``np.random.RandomState(FINETUNE_SEED)`` from the images the model was
 trained on, 60 in all, within the page's limit B <= 64) and every held-out digit, each as

@@ -17,7 +17,7 @@ import tempfile
 from html.parser import HTMLParser
 
 from . import (atomic, bytecode, class_names, csp, gzipped, hosts, onefile, page_digits,
-               plotly_bundle)
+               plotly_bundle, shared_js)
 from .cache import discard, remove_stale
 from .errors import BuildError
 
@@ -263,6 +263,7 @@ def assemble(root, site, host, manifest, cache, log=print):
         shutil.copy2(os.path.join(web, "boot", name), os.path.join(site, "boot", name))
     _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
     copy_docs(root, site)
+    shared_js.write(root, site)  # the values the page's scripts share with Python
 
     # A CDN build's page and worker check what they load from the CDN against these pins.
     integrity = hosts.cdn_integrity(manifest, cache) if host.name == "cdn" else None

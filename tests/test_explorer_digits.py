@@ -174,7 +174,7 @@ def test_a_refused_drawing_changes_nothing(images, words):
     s = Session()
     s.handle({"op": "digit", "images": [one()]})
     s.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": "1", "commit": True})
-    before, link = snapshot(s), s._link()
+    before, link = snapshot(s), s.link()
     answer = s.handle({"op": "digit", "images": images})
     check_answer(answer)
     assert answer["ok"] is False and words in answer["error"]["message"]
@@ -182,7 +182,7 @@ def test_a_refused_drawing_changes_nothing(images, words):
     assert after[0] == before[0] and after[3] == before[3]
     np.testing.assert_array_equal(after[1], before[1])
     np.testing.assert_array_equal(after[2], before[2])
-    assert s._link() == link
+    assert s.link() == link
 
 
 def test_an_unknown_head_choice_is_refused():

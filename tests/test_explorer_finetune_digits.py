@@ -1,4 +1,4 @@
-"""The fine-tuning preset on real frozen features (issue 15, item 5) in CPython: the build's
+"""The fine-tuning preset on real frozen features in CPython: the build's
 seeded subset of training digits, their tiny-ViT CLS features as the CLS rows, W_head = 0, and
 the held-out accuracy the panel reports as it trains.
 

@@ -1,4 +1,4 @@
-"""What the fine-tuning panel says and does when its settings change (issue 27, item 8): each
+"""What the fine-tuning panel says and does when its settings change: each
 optimizer gets a learning rate it works with, a setting changed mid-run says that the run ends,
 a run that will start from zero shows the zero head's loss before its first step, and Play is
 told when the run has converged. Expected numbers are computed here, never by pycore."""

@@ -5,7 +5,7 @@ import math
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from pycore.explorer import panels as view
+from pycore.explorer import heatmap_spec as view
 
 
 def old_colour_limit(values):

@@ -1,6 +1,6 @@
 """Random sequences of the page's requests, good and bad: after every one, the answer keeps to
 the protocol and is JSON the bridge can send, a refusal changed nothing (state, link, exports),
-and the state held is one the explorer can compute (issue 14, "atomic actions")."""
+and the state held is one the explorer can compute."""
 import importlib.util
 import json
 import os
@@ -26,12 +26,12 @@ KEYS = st.sampled_from(["cls", "W_head", "encoder_output", "bias"])
 
 LONG_TEXT = "k" * 200000
 LONG_INDEX = list(range(200000))
-# issue 26's links: the correct head at input_scale 1e308 cannot start (Step raised after
-# training); a logit whose chart's "rest" bar is beyond float64 (the answer was not JSON)
+# Links at float64's edge: the correct head at input_scale 1e308 cannot start (Step must refuse
+# it, not raise); a logit whose chart's "rest" bar is beyond float64 (its answer must still be JSON)
 LINK_HUGE_SCALE = {"W_head": [[1, 2], [3, 4]], "cls": [[2, -1]], "labels": [1],
                    "train": {"input_scale": 1e308}}
 LINK_REST_BEYOND = {"W_head": [[1e308]] * 30, "cls": [[2, -1, -1] * 10]}
-# Where a sequence starts: the worked example, the fine-tuning preset, or issue 26's links.
+# Where a sequence starts: the worked example, the fine-tuning preset, or those links.
 STARTS = [None, {"op": "preset", "name": "finetune", "seed": 0},
           {"op": "load", "fragment": "#state=" + json.dumps(LINK_HUGE_SCALE)},
           {"op": "load", "fragment": "#state=" + json.dumps(LINK_REST_BEYOND)}]
@@ -55,7 +55,7 @@ REQUESTS = st.one_of(
                                 "transposed", "last_position", "x"])}),
     st.fixed_dictionaries({"op": st.just("load"), "fragment": st.sampled_from([
         "", "#state=%7Bbroken", "#" + encode_fragment(Session().state),
-        # issue 14's reproduction: finite inputs whose mistaken head (no LayerNorm) overflows
+        # finite inputs whose mistaken head (no LayerNorm) overflows
         "#state=" + json.dumps({"W_head": [[1e200, 1], [0, 1]], "cls": [[1e200, 0], [1, 2]],
                                 "options": {"pitfall": "no_layernorm"}}),
         "#state=" + json.dumps({"W_head": [[1.7e308, 1], [1.7e308, 1]], "cls": [[5, -5], [1, 2]]})])}),
@@ -193,7 +193,7 @@ def test_the_bridge_never_raises_even_on_a_bug():
 def test_an_answer_is_strict_json_even_when_a_section_slips(capsys):
     """A non-finite number that a section failed to put as null or words (a bug: the fuzzer
     looks for them) is sent as null, and ok stays true: the request did change the state, and
-    "ok: false" would say it had not (issue 26, case 2)."""
+    "ok: false" would say it had not."""
     bridge = load_bridge()
     bridge._session.handle = lambda request: {"ok": True, "value": float("nan"),
                                               "contributions": {"bars": [{"value": float("-inf")}]}}

@@ -1,4 +1,4 @@
-"""The lecture walk-through and the pitfall panels that say what changed (issue 12), checked
+"""The lecture walk-through and the pitfall panels that say what changed, checked
 against NumPy computations written here, not against the code under test."""
 import json
 

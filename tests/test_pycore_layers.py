@@ -53,7 +53,7 @@ def test_the_graph_counts_function_level_and_relative_imports():
     edges = import_graph.graph()
     assert "pycore.selfcheck" in edges["pycore.explorer.session"]        # inside a method
     assert "pycore.explorer.comparisons" in edges["pycore.explorer.state"]  # inside a function
-    assert "pycore.explorer.panels" in edges["pycore.explorer.session"]  # from . import panels
+    assert "pycore.explorer.sections" in edges["pycore.explorer.session"]  # from . import sections
     assert "pycore.vit.head" in edges["pycore.explorer.comparisons"]     # from ..vit.head import
     assert "pycore.explorer" not in edges["pycore.explorer.state"]      # parents are not edges
 

@@ -385,3 +385,123 @@ def test_a_scrubbed_edit_leaves_the_link_pending_until_asked_and_the_last_value_
     link = s.handle({"op": "link"})["link"]
     cls = decode_fragment(link["fragment"]).cls
     assert cls[0, 1] == -0.7 and cls[0, 0] == 2.0   # the worked example, with the last value
+
+
+def test_typing_in_a_preset_cell_keeps_its_recipe_exact():
+    """A preset's matrix travels in the link as its recipe plus the cells edited: typing a
+    number and then text that is not one puts back the cell as it was entered, edit record and
+    all (a cell with no edit has none again), so the link is the one before typing."""
+    s = Session()
+    s.handle({"op": "preset", "name": "random", "seed": 3})
+    link = s.handle({"op": "link"})["link"]["fragment"]
+    before = float(s.state.W_head[1, 2])
+    for text in ("7", "7x"):
+        answer = s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": text})
+    assert answer["value"] == before and s.state.generated["W_head"].edits == {}
+    answer = s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": "7x", "commit": True})
+    assert answer["error"]["message"] == "W_head[1,2]: '7x' is not a number"
+    assert s.handle({"op": "link"})["link"]["fragment"] == link
+    s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": "2", "commit": True})
+    s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": "3"})
+    s.handle({"op": "edit", "key": "W_head", "index": [1, 2], "text": "-", "commit": True})
+    assert s.state.generated["W_head"].edits == {(1, 2): 2.0}  # the cell as entered: its edit 2
+
+
+def _series():
+    """Requests that reach every part a session keeps: the state, a selected logit, the top-k
+    table's k, the comparisons' choices sent once, the fine-tuning panel and its runs, a cell
+    being typed in."""
+    img = [[16 if 2 <= r <= 5 and c == 3 else 0 for c in range(8)] for r in range(8)]
+    return [
+        {"op": "edit", "key": "cls", "index": [0, 1], "text": "2"},
+        {"op": "edit", "key": "cls", "index": [0, 1], "text": "2x"},
+        {"op": "contributions", "b": 1, "c": 2, "select": True},
+        {"op": "option", "name": "pitfall", "value": "bias"},
+        {"op": "option", "name": "walk", "value": 3},
+        {"op": "resize", "B": 3, "D": 4, "C": 25},
+        {"op": "option", "name": "top_k", "value": 4},
+        {"op": "edit", "key": "W_head", "index": [0, 3], "text": "5", "commit": True},
+        {"op": "label", "index": [0], "text": "1", "commit": True},
+        {"op": "train_set", "name": "optimizer", "value": "adam"},
+        {"op": "train", "n": 1},
+        {"op": "train", "n": 1},
+        {"op": "digit", "images": [img]},
+        {"op": "edit", "key": "W_head", "index": [0, 0], "text": "1"},
+        {"op": "export", "format": "training"},
+        {"op": "link"},
+    ]
+
+
+def _answers(s, requests):
+    out = []
+    for request in requests:
+        answer = s.handle(request)
+        if answer.get("digit"):
+            answer["digit"]["encode_ms"] = None  # a measured time
+        out.append(json.dumps(answer, sort_keys=True))
+    return out
+
+
+def test_a_session_after_reset_answers_exactly_as_a_new_one():
+    used = Session()
+    used.handle({"op": "load", "fragment": ""})
+    _answers(used, _series())  # everything kept is now other than a new session's
+    used.handle({"op": "edit", "key": "cls", "index": [1, 0], "text": "-"})  # typing, unfinished
+    fresh = Session()
+    assert used.handle({"op": "reset", "fragment": ""}) == fresh.handle({"op": "load",
+                                                                         "fragment": ""})
+    assert _answers(used, _series()) == _answers(fresh, _series())
+    # reset loads a link as load does
+    link = "#" + used.link()["fragment"]
+    again = Session()
+    assert used.handle({"op": "reset", "fragment": link}) == again.handle(
+        {"op": "load", "fragment": link})
+    assert _answers(used, _series()[:8]) == _answers(again, _series()[:8])
+
+
+def test_load_alone_keeps_what_reset_lets_go():
+    """Why reset exists: load replaces the state but keeps the session's view settings (the
+    top-k table's k), so a reused session would answer as the last case left it."""
+    s = Session()
+    s.handle({"op": "preset", "name": "random", "seed": 0})
+    s.handle({"op": "resize", "B": 2, "D": 4, "C": 25})
+    s.handle({"op": "option", "name": "top_k", "value": 2})
+    link = "#" + s.link()["fragment"]
+    assert s.handle({"op": "load", "fragment": link})["top_k"]["k"] == 2
+    assert s.handle({"op": "reset", "fragment": link})["top_k"]["k"] == Session().handle(
+        {"op": "load", "fragment": link})["top_k"]["k"] != 2
+
+
+@pytest.mark.parametrize("request_, built", [
+    # a CLS cell: everything downstream of the input, nothing of W_head's
+    ({"op": "edit", "key": "cls", "index": [0, 1], "text": "2"},
+     {"shape", "link", "heatmap-input", "heatmap-normalized", "stats", "heatmap-logits", "top_k",
+      "contributions", "logits_table", "top_classes", "prediction", "digit", "pitfall",
+      "variant", "walk", "finetune", "steps"}),
+    # a W_head cell: nothing of the input's (its heatmap, h_hat, the statistics)
+    ({"op": "edit", "key": "W_head", "index": [0, 1], "text": "2"},
+     {"shape", "link", "heatmap-w", "heatmap-logits", "top_k", "contributions", "logits_table",
+      "top_classes", "prediction", "digit", "pitfall", "variant", "walk", "finetune", "steps"}),
+    ({"op": "option", "name": "walk", "value": 2}, {"shape", "link", "walk"}),
+    ({"op": "option", "name": "sample", "value": 1}, {"shape", "link", "walk", "steps"}),
+    ({"op": "option", "name": "pitfall", "value": "bias"}, {"shape", "link", "pitfall", "walk"}),
+    ({"op": "option", "name": "top_k", "value": 3},
+     {"shape", "link", "top_k", "pitfall", "variant", "walk"}),
+    ({"op": "train_set", "name": "lr", "value": "0.5"}, {"shape", "link", "walk", "finetune"}),
+    ({"op": "label", "index": [0], "text": "1"}, {"shape", "link", "walk", "finetune"}),
+])
+def test_a_request_builds_only_the_sections_that_follow_what_it_changed(request_, built, monkeypatch):
+    from pycore.explorer import sections
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    names = []
+    monkeypatch.setattr(sections, "SECTIONS", tuple(
+        section._replace(build=lambda ctx, section=section: (names.append(section.name),
+                                                             section.build(ctx)))
+        for section in sections.SECTIONS))
+    assert s.handle(request_)["ok"]
+    assert set(names) == built and len(names) == len(built)
+    everything = {section.name for section in sections.SECTIONS}
+    names.clear()
+    s.handle({"op": "preset", "name": "random", "seed": 1})  # a new state: every section
+    assert set(names) == everything

@@ -12,10 +12,13 @@
     link         the state in the URL, written exactly as the page's JavaScript would
     export       runnable NumPy code, the logits as CSV, the state as pretty JSON
     comparisons  the one registry of the heads shown beside the real one (mistakes, variants)
-    panels       what each panel shows: heatmap specs, tables, equations
+    panels       what the head's panels show (heatmap_spec, tex, comparison_panel: the others')
     computed     the state's trace, kept current edit by edit, and the arrays the page reads
+    sections     the answer's sections, each registered once: what it follows, what builds it
     session      the answer to each request of the page
     protocol     the requests and the answers, written down once (docs/protocol.md)
+    protocol_types  their JavaScript types (web/js/protocol.js is written from them)
+    shared       the values the page's JavaScript shares (the build writes them as js/shared.js)
 
 Rule: this package may import pycore.vit (the math); pycore.vit never imports this package.
 Inside it, modules import only their own layer or lower ones, and nothing imports in a cycle

@@ -10,6 +10,8 @@ Matrices made by a preset record each edit in their recipe (``state.generated``)
 their compact JSON form stays exact.
 """
 
+from collections import namedtuple
+
 import numpy as np
 
 from .cells import parse_block, parse_cell
@@ -69,7 +71,89 @@ def cell_index(state, key, index):
     return arr, _index(key, index, arr)
 
 
-def set_cell(state, key, index, text):
+class Typing(namedtuple("Typing", "key index value had_edit edit")):
+    """The cell a person is typing in, as it was when they entered it.
+
+    Attributes
+    ----------
+    key : {"W_head", "cls", "encoder_output"}
+    index : tuple of int
+    value : float
+        The number the cell held: a text that is not a number puts it back.
+    had_edit : bool
+        Whether the matrix's recipe (``state.generated[key]``) recorded an edit of the cell.
+    edit : float or None
+        That edit (None when ``had_edit`` is false).
+    """
+    __slots__ = ()
+
+    def names(self, key, index):
+        """Whether this record is of the cell ``key[index]``."""
+        return self.key == key and self.index == index
+
+
+def typing(state, key, index):
+    """The :class:`Typing` record of the cell ``key[index]`` (a checked index) as it is now.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> typing(default_state(), "W_head", (3, 1))
+    Typing(key='W_head', index=(3, 1), value=-0.3, had_edit=False, edit=None)
+    """
+    recipe = state.generated.get(key)
+    had = recipe is not None and index in recipe.edits
+    return Typing(key, index, float(state.matrix(key)[index]), had,
+                  recipe.edits.get(index) if had else None)
+
+
+def cell_value(key, index, text):
+    """The number ``text`` spells for the cell ``key[index]``.
+
+    Raises
+    ------
+    StateError
+        Bad text; the message starts with where the cell is, and the error names the cell.
+    """
+    try:
+        return parse_cell(text, where=_where(key, index))
+    except StateError as exc:
+        raise StateError(str(exc), key=key, index=index) from None
+
+
+def write_cell(state, key, index, value, before=None):
+    """Set the cell ``key[index]`` (a checked index) to the float ``value``, keeping the
+    matrix's recipe, if any, in step. ``before``: the :class:`Typing` record of the cell, when
+    it is being typed in: writing back the value it held restores its recipe entry exactly (a
+    cell that had no edit has none again).
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import preset
+    >>> s = preset("random", seed=1)
+    >>> before = typing(s, "W_head", (0, 0))
+    >>> _ = write_cell(s, "W_head", (0, 0), 5.0, before)
+    >>> s.generated["W_head"].edits
+    {(0, 0): 5.0}
+    >>> _ = write_cell(s, "W_head", (0, 0), before.value, before)
+    >>> s.generated["W_head"].edits
+    {}
+    """
+    state.matrix(key)[index] = value
+    recipe = state.generated.get(key)
+    if recipe is None:
+        return state
+    if before is not None and before.names(key, index) and value == before.value:
+        if before.had_edit:
+            recipe.edits[index] = before.edit
+        else:
+            recipe.edits.pop(index, None)
+    else:
+        recipe.edits[index] = value
+    return state
+
+
+def set_cell(state, key, index, text, before=None):
     """Set one cell from the text a person typed.
 
     Parameters
@@ -82,6 +166,8 @@ def set_cell(state, key, index, text):
         0-based, one per dimension, e.g. ``(3, 1)``.
     text : str
         Parsed with :func:`~pycore.explorer.cells.parse_cell`.
+    before : Typing, optional
+        The cell as it was when the person entered it (see :func:`write_cell`).
 
     Returns
     -------
@@ -101,17 +187,8 @@ def set_cell(state, key, index, text):
     >>> float(s.W_head[3, 1])
     -0.5
     """
-    arr = _target(state, key)
-    idx = _index(key, index, arr)
-    try:
-        value = parse_cell(text, where=_where(key, idx))
-    except StateError as exc:
-        raise StateError(str(exc), key=key, index=idx) from None
-    arr[idx] = value
-    recipe = state.generated.get(key)
-    if recipe is not None:
-        recipe.edits[idx] = value
-    return state
+    arr, idx = cell_index(state, key, index)
+    return write_cell(state, key, idx, cell_value(key, idx, text), before)
 
 
 def paste_block(state, key, start_index, text, undo=None):

@@ -25,11 +25,12 @@ import math
 import numpy as np
 
 from ..vit.loss import cross_entropy
-from . import panels
+from .heatmap_spec import EXACT, heatmap
 from .cells import format_number, parse_cell
 from .errors import StateError
 from .finetune_export import training_code
 from .finetune_run import OPTIMIZER_NAMES, Run, converged, reading
+from .shared import HEATMAP_IDS, MAX_RUN_STEPS
 from .state import shown, whole_number
 from .train_state import LR_DEFAULTS, TRAIN_DEFAULTS, check_train_setting, parse_label
 
@@ -60,8 +61,6 @@ gradient made, then the update's passes: Adam's square root and divisions cost t
 OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}
 """Arrays of W_head's size each head's optimizer keeps (besides a scratch buffer)."""
 
-MAX_RUN_STEPS = 1000
-"""Steps in one run; the curves travel whole in each answer, so they stay short."""
 
 GRADIENT_LIVE_MAX = 20000
 """Up to this many weights (D * C), dW_head is redrawn with every edit once the panel is in
@@ -442,7 +441,7 @@ class FineTune(object):
         # In use: this session's actions, or a state that carries fine-tuning (a link, the preset)
         active = self.active or any(state.labels) or state.train != TRAIN_DEFAULTS
         if not active or (not live and state.D * state.C > GRADIENT_LIVE_MAX):
-            answer["hide"].append("heatmap-dw")
+            answer["hide"].append(HEATMAP_IDS["dw"])
             section["gradient_note"] = (
                 "The gradient dW_head appears here once you use this panel (Step, a label, a "
                 "setting)." if not active else
@@ -450,10 +449,10 @@ class FineTune(object):
                 (state.D * state.C))
             return
         matrices["dW_head"] = gradient(trace, y)
-        answer["heatmaps"]["heatmap-dw"] = panels.heatmap(
+        answer["heatmaps"][HEATMAP_IDS["dw"]] = heatmap(
             "dW_head", matrices["dW_head"],
             "dW_head = ∂loss/∂W_head at this W_head (D × C)", "class c", "feature d",
-            "d = %{y}, class %{x}<br>dW = " + panels.EXACT)
+            "d = %{y}, class %{x}<br>dW = " + EXACT)
 
 
 def _taken_text(asked, taken, steps):

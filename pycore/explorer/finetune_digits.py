@@ -1,4 +1,4 @@
-"""Fine-tuning the head on real frozen features (issue 15, item 5): the preset
+"""Fine-tuning the head on real frozen features: the preset
 ``"finetune-digits"`` and the held-out accuracy the panel reports as it trains.
 
 The paper's protocol at toy scale: the tiny ViT's encoder is frozen, its CLS features of a

@@ -19,12 +19,9 @@ import re
 
 from .cells import CELL_MAX_CHARS
 from .errors import StateError
+from .shared import LINK_MAX
 from .state_json import state_from_json, state_to_json
 
-LINK_MAX = 100000
-"""The longest fragment (``state=...``) a link may have, written or read. Browsers accept a few
-MB, but mail, chat and course platforms cut links far shorter; the page offers a larger state
-as JSON instead (pycore/explorer/session.py)."""
 NUMBER_MAX_CHARS = CELL_MAX_CHARS
 """The longest number a link's JSON may spell: no float64 needs more than ~30 characters."""
 

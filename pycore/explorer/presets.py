@@ -6,13 +6,13 @@ import numpy as np
 from ..vit.training import class_means_dataset
 from .errors import StateError
 from .recipes import Recipe
+from .shared import PRESETS
 from .state import SEED_LIMIT, ExplorerState, check_seed, quoted
 
 WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 WORKED_W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
 """The worked example (docs/math.md): logits [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]]."""
 
-PRESETS = ("worked", "random", "vit-b16", "encoder", "finetune")
 
 FINE_TUNING_PRESET = {"K": 10, "D": 64, "per_class": 6, "seed": 0, "spread": 2.0,
                       "lr": 0.1, "steps": 50}

@@ -3,15 +3,20 @@
 The page sends one request per action and gets one answer. A request is a JSON object with an
 ``op`` and the fields below; the answer is a JSON object with the keys below (only those that
 changed), plus the matrices it names, attached by the bridge as ``{rows, cols, data:
-Float64Array}``. web/js/protocol.js declares the same names for the JavaScript side;
-tests/test_protocol.py keeps the two equal, and checks every answer the session gives.
+Float64Array}``. protocol_types.py gives each name its JavaScript type, and web/js/protocol.js
+is written from the two (buildtools/protocol_js.py); tests/test_protocol.py checks it is up to
+date, and checks the session's answers against both.
 docs/protocol.md tells the story.
 """
+from .sections import SECTIONS
 
 # op -> {field: what it holds}. Fields not listed are refused; listed ones may be left out
 # where the session has a default.
 REQUESTS = {
     "load": {"fragment": "the URL's fragment, '#state=...' or '' (the worked example)"},
+    "reset": {"fragment": "as for load: everything the session keeps goes back to a new "
+                          "session's (the state, the selected logit, the top-k table's k, the "
+                          "fine-tuning panel), and this fragment is loaded"},
     "edit": {"key": "'cls', 'encoder_output' or 'W_head'",
              "index": "the cell, 0-based: [b, d], [b, t, d] or [d, c]",
              "text": "what the cell holds now",
@@ -72,66 +77,29 @@ REQUESTS = {
               "commit": "as for edit"},
 }
 
-# answer key -> what it holds. Every answer has "ok"; the rest appear when they changed.
-ANSWER = {
+# answer key -> what it holds. Every answer has "ok"; the rest appear when they changed. The
+# keys of the answer's sections are written where each section is registered (sections.py);
+# these are the envelope's and those of answers to one request.
+ENVELOPE = {
     "ok": "false when the request was refused: nothing changed, 'error' says why",
     "error": "{message, key, index}: what is wrong and where (a refusal, or a link that could not "
              "be used), or null",
-    "link": "{fragment, pending, note}: the state's URL fragment, or null with pending true (the "
-            "page asks with a 'link' request once typing pauses) or a note (too long for a URL)",
-    "shape": "{mode, B, D, C, N1}: the state's sizes",
-    "labels": "{samples, classes}: the names of the rows and columns, sent when they change",
     "heatmaps": "{element id: heatmap spec}: the heatmaps to redraw",
     "hide": "[element id]: heatmaps to clear",
     "grids": "{'input' | 'w': {matrix}}: editors to refill from a matrix",
     "patched": "{matrix name: [[row, col, value], ...]}: cells that changed in matrices the page "
                "already holds (they are not attached again)",
     "value": "the number an edited cell now holds",
-    "unchanged": "true when an edit changed nothing (the cell already held that value): "
-                 "nothing to redraw",
-    "stats": "the per-sample statistics table: {caption, header, rows}",
-    "logits_table": "the logits table: {caption, header, rows}",
-    "top_classes": "one line per sample: its most probable classes",
-    "top_k": "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k largest "
-             "logits, from 21 classes on (null below)",
-    "contributions": "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
-                     "text, factors}], note}: the terms h_hat[b, d] * W_head[d, c] of the selected "
-                     "logit, largest magnitude first, each with its two factors as printed, the "
-                     "rest summed into one bar (d null); a bar beyond float64 "
-                     "has value null and text 'beyond float64'; null: none selected",
-    "prediction": "{text, notes}: what the head predicts, in words, with ties and rows that "
-                  "LayerNorm flattens said as such",
-    "pitfall": "{choices (on load), selected, explanation, source, error, note, changes, notice, "
-               "top_k}: "
-               "the mistake shown (with none chosen, the explanation says what is offered); "
-               "changes: which samples' predictions it changes, in one line; notice: the input "
-               "switched to the full encoder output for it; top_k: from 21 classes on, each "
-               "sample's k largest outputs as a table (as the answer's top_k)",
-    "variant": "{choices (on load), selected, explanation, source, error, note, changes, notice, "
-               "top_k}: "
-               "the other head shown, as for pitfall",
-    "walk": "{step, count, names, key, sample, class, predicted_class, class_chosen, title, tex, "
-            "note, notes, "
-            "highlights}: the walk-through's step with this sample's numbers, highlights "
-            "{heatmap id: [[row0, col0, row1, col1], ...]} the cells it uses; null while it is off",
-    "steps": "{sample, class, items: [{title, tex, note}]}: the equations with one sample's numbers",
-    "steps_follow": "true when the equations changed but were left out (see the edit's 'steps')",
-    "digit": "{images, attention, prediction, top, edits, encode_ms}: the real-ViT panel, when "
-             "it changed: the drawn images (B lists of 64 pixels 0..16, row-major), the CLS "
-             "token's attention to each of the 16 patches in the last block, the prediction in "
-             "words, image 0's three most likely classes [[name, probability], ...], "
-             "how many cells of encoder_output and W_head differ from the model's, and the "
-             "encoder's milliseconds per image; images null when the state is not the tiny "
-             "ViT's encoder output",
     "digit_preview": "{prediction, top, attention, encode_ms}: the answer to digit_preview, "
                      "as in digit for the one drawing (its attention a list of 16)",
+    "unchanged": "true when an edit changed nothing (the cell already held that value): "
+                 "nothing to redraw",
     "host": "the Python and NumPy the page runs on (in the answer to 'load')",
     "export": "{text, mime, filename, title, base64}: an export (base64 true: text is the "
               "file's bytes in base64, the .npz)",
     "file": "{need, summary}: a model file being read: need the [[offset, length], ...] byte "
             "ranges to send next (nothing changed yet), or null once it is loaded, and summary "
             "one line saying what was loaded",
-    "finetune": "the 'Fine-tune the head' panel: see FINETUNE",
     "matrices": "{name: {rows, cols, data}}: every matrix the heatmaps and grids name and the "
                 "page does not hold (attached by the bridge, not part of the JSON)",
     "worker_ms": "how long the worker took to answer (attached by the host, for benchmarks)",
@@ -139,7 +107,12 @@ ANSWER = {
                  "examples run in this runtime (pycore/selfcheck.py)",
 }
 
-# A heatmap spec, as panels.heatmap writes it.
+ANSWER = dict(ENVELOPE)
+for _section in SECTIONS:
+    ANSWER.update((key, held) for key, (_type, held) in _section.keys.items())
+del _section
+
+# A heatmap spec, as heatmap_spec.heatmap writes it.
 HEATMAP = {
     "matrix": "the name of the matrix it shows",
     "title": "its title",

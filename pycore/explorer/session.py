@@ -29,23 +29,20 @@ import traceback
 
 import numpy as np
 
-from . import (comparisons, digits, export, finetune_digits, panels, protocol, readouts,
-               walkthrough)
-from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
+from . import (comparisons, digits, editing, export, finetune_digits, protocol, readouts,
+               sections)
+from .class_names import class_names
 from .finetune import FineTune
-from .cells import could_become_number, format_number, parse_cell
+from .cells import could_become_number, format_number
 from .computed import Computed
 from .editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
 from .errors import StateError
 from . import model_file, model_transfer  # a lecturer's own model (docs/own-model.md)
 from .link import LINK_MAX, decode_fragment, encode_fragment, json_loads
 from .presets import default_state, preset
+from .shared import encoder_row
 from .state import check_option, shown, whole_number
 
-ALL = ("input", "norm", "w", "logits", "pitfall", "variant", "finetune")
-AFTER_INPUT_EDIT = ("input", "norm", "logits", "pitfall", "variant", "finetune")
-AFTER_W_EDIT = ("w", "logits", "pitfall", "variant", "finetune")
-AFTER_TRAIN = ("w", "logits", "pitfall", "variant")  # + the panel's own section (_finetuned)
 
 # The link comes with every answer while the state is small. Spelling out many typed-in numbers
 # costs milliseconds per thousand in the browser, too much for every keystroke: past
@@ -66,11 +63,15 @@ class Session(object):
     COMPUTED = Computed  # what keeps the trace (tests swap it for a variant)
 
     def __init__(self, state=None):
+        self._start(state)
+
+    def _start(self, state=None):
+        """Everything the session keeps, as a new session has it (see op_reset)."""
         self.computed = self.COMPUTED(state if state is not None else default_state())
-        self._cell = None  # the cell being typed in: (key, index, value and recipe edit before)
-        self._sent = {}    # static sections as last sent (labels, comparison choices)
-        self._logit = None  # the logit the person selected, (b, c): its terms follow every edit
-        self._k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
+        self._typing = None  # the cell being typed in, as it was entered (editing.Typing)
+        self.sent = {}    # sections sent only when they change, as last sent (sections.py)
+        self.selected_logit = None  # (b, c) the person selected: its terms follow every edit
+        self.k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
         self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune.py)
         self._reading = None  # a model file being read, between requests (model_transfer)
 
@@ -110,7 +111,7 @@ class Session(object):
             if op != "open_file":
                 self._reading = None  # a file being read is let go by any other action
             if op not in ("edit", "contributions"):
-                self._cell = None  # any other action ends the typing in a cell (pointing at a
+                self._typing = None  # any other action ends the typing in a cell (pointing at a
                 #                    logit changes nothing, and may happen while typing)
             return getattr(self, "op_" + op)(request)
         except StateError as err:
@@ -150,47 +151,53 @@ class Session(object):
                 error["message"] = ("The state in this link could not be used: %s. Showing the "
                                     "worked example instead." % str(err).rstrip("."))
         self.computed = computed or self.COMPUTED(default_state())
-        self._cell, self._sent, self._logit = None, {}, None
-        answer = self._answer(ALL, steps=True)
+        self._typing, self.sent, self.selected_logit = None, {}, None
+        answer = self._answer({sections.STATE})
         answer["error"] = error
         answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
         return answer
+
+    def op_reset(self, request):
+        """Everything the session keeps back to a new session's (the state, the selected logit,
+        the top-k table's k, the fine-tuning panel and its runs, the cell being typed in, a
+        model file being read), then the fragment loaded as by "load": the answer is a new
+        session's (a test reuses one page for many cases)."""
+        self._start()
+        return self.op_load(request)
 
     def op_edit(self, request):
         """One cell, as typed so far (see the module docstring). The page shows what was typed:
         the answer names the value in use and patches the matrices the page holds."""
         key, index, text = request.get("key"), request.get("index"), request.get("text")
         arr, index = cell_index(self.state, key, index)
-        if self._cell is None or self._cell[:2] != (key, index):
-            self._cell = (key, index) + self._remember(key, index)
-        before = self._cell[2]
+        if self._typing is None or not self._typing.names(key, index):
+            self._typing = editing.typing(self.state, key, index)
+        before = self._typing.value
         commit = request.get("commit") is True
         error = None
-        where = "%s[%s]" % (key, ",".join(str(i) for i in index))
         try:
-            value = parse_cell(text, where=where)
+            value = editing.cell_value(key, index, text)
         except StateError as err:
-            value, error = before, error_info(StateError(str(err), key=key, index=index))
+            value, error = before, error_info(err)
             error["incomplete"] = not commit and could_become_number(text)
         old = float(arr[index])
         if value != old:
-            self._write(key, index, value)
+            editing.write_cell(self.state, key, index, value, self._typing)
             try:
                 self.computed.after_cell(key, index)
             except ValueError:  # the logits overflow: back to the value before typing
-                self._write(key, index, before)
+                editing.write_cell(self.state, key, index, before, self._typing)
                 if before != old:
                     self.computed.after_cell(key, index)
                 error = error_info(StateError(
-                    "%s: %s makes the logits overflow float64; the cell keeps %s"
-                    % (where, format_number(value, trim=True), format_number(before, trim=True)),
-                    key=key, index=index))
+                    "%s[%s]: %s makes the logits overflow float64; the cell keeps %s"
+                    % (key, ",".join(str(i) for i in index), format_number(value, trim=True),
+                       format_number(before, trim=True)), key=key, index=index))
         if commit:
-            self._cell = None
+            self._typing = None
         if value == old:  # nothing to redraw: the page only learns the value in effect
             return {"ok": True, "unchanged": True, "value": old, "error": error}
-        answer = self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
-                              steps=_steps_wanted(request), grids=False,
+        answer = self._answer(_edited(key), steps=_steps_wanted(request), grids=False,
                               link_later=request.get("link") == "later")
         answer["value"] = float(self.state.matrix(key)[index])
         answer["patched"] = self._patches(key, index, answer["value"])
@@ -207,8 +214,7 @@ class Session(object):
             undo[0]()
             raise StateError("%s: the pasted block makes the logits overflow float64; nothing was "
                              "pasted" % key, key=key) from None
-        return self._answer(AFTER_W_EDIT if key == "W_head" else AFTER_INPUT_EDIT,
-                            steps=_steps_wanted(request))
+        return self._answer(_edited(key), steps=_steps_wanted(request))
 
     def op_resize(self, request):
         sizes = {}
@@ -243,10 +249,8 @@ class Session(object):
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
         if name == "top_k":  # how many classes the top-k table lists: the page's view only
-            self._k = readouts.check_k(value)
-            answer = self._answer(("pitfall", "variant"))  # their top-k tables follow k too
-            answer["top_k"] = self._top_k()
-            return answer
+            self.k = readouts.check_k(value)
+            return self._answer({name})
         if name not in ("sample", "logit_class", "pitfall", "variant", "walk", "walk_class"):
             raise StateError("Unknown option %s." % shown(name))
         value = check_option(name, value, self.state.B, self.state.C)
@@ -254,14 +258,10 @@ class Session(object):
                 and comparisons.find(value).needs == "encoder":
             return self._to_encoder_for(name, value)
         self.state.options[name] = value
-        if name in ("walk", "walk_class"):
-            return self._answer(())
-        if name in ("sample", "logit_class"):
-            return self._answer((), steps=True)
         if name == "pitfall" and value is not None and not self.computed.exact \
                 and self.computed.current():
             self.computed.recompute()  # see Computed.after_cell: the difference needs exact logits
-        return self._answer((name,))
+        return self._answer({name})
 
     def _to_encoder_for(self, kind, key):
         """Choose a comparison that needs the patch tokens while only the CLS rows are edited:
@@ -296,11 +296,11 @@ class Session(object):
         again. b null: nothing selected."""
         b, c = request.get("b"), request.get("c")
         if b is None and c is None:
-            self._logit = None
+            self.selected_logit = None
             return {"ok": True, "contributions": None}
         b, c = readouts.check_logit(b, c, self.state.B, self.state.C)
         if request.get("select") is True:
-            self._logit = (b, c)
+            self.selected_logit = (b, c)
         return {"ok": True, "contributions": readouts.contribution_chart(
             self.trace, self.state.W_head, b, c, classes=class_names(self.state))}
 
@@ -371,7 +371,8 @@ class Session(object):
         undo = []
         self.finetune.train(self.computed, request.get("n", 1), request.get("run"), undo=undo)
         try:
-            return self._finetuned(self._answer(AFTER_TRAIN, steps=_steps_wanted(request)))
+            return self._answer({sections.TRAINED, sections.FINETUNE},
+                                steps=_steps_wanted(request), live=True)
         except Exception:
             undo[0]()   # the steps are taken back: a request that fails changes nothing
             raise
@@ -379,32 +380,29 @@ class Session(object):
     def op_train_reset(self, request):
         """W_head back to where training starts; the curves are cleared."""
         changed = self.finetune.reset(self.computed)
-        return self._finetuned(self._answer(AFTER_TRAIN if changed else (), steps=changed))
+        return self._answer({sections.TRAINED, sections.FINETUNE} if changed
+                            else {sections.FINETUNE}, live=True)
 
     def op_train_set(self, request):
         """One training setting (lr, optimizer, start, compare, input_scale)."""
         self.finetune.setting(self.state, request.get("name"), request.get("value"))
-        return self._finetuned(self._answer(()))
+        return self._answer({sections.FINETUNE}, live=True)
 
     def op_label(self, request):
         """One sample's label, as typed so far (like an edit: see FineTune.label)."""
         value, error = self.finetune.label(self.state, request.get("index"),
                                            request.get("text"), request.get("commit") is True)
-        answer = self._finetuned(self._answer(()))
+        answer = self._answer({sections.FINETUNE}, live=True)
         answer["value"], answer["error"] = value, error
-        return answer
-
-    def _finetuned(self, answer):
-        self.finetune.add(answer, self.state, self.trace, self.matrices, live=True)
         return answer
 
     def op_steps(self, request):
         """The equations of the current state (after edits that said "steps": "later")."""
-        return {"ok": True, "steps": self._steps()}
+        return {"ok": True, "steps": sections.steps(self.state, self.trace)}
 
     def op_link(self, request):
         """The link of a state whose answers said it was pending (many typed-in numbers)."""
-        return {"ok": True, "link": self._link(pending_allowed=False)}
+        return {"ok": True, "link": self.link(pending_allowed=False)}
 
     def op_selfcheck(self, request):
         """pycore's docstring examples, run in the runtime the page uses (about a second)."""
@@ -412,28 +410,6 @@ class Session(object):
         return {"ok": True, "selfcheck": run_examples()}
 
     # ---- internals -------------------------------------------------------------------
-
-    def _remember(self, key, index):
-        """(value, whether the cell had a recipe edit, that edit): the cell before typing."""
-        recipe = self.state.generated.get(key)
-        had = recipe is not None and index in recipe.edits
-        return (float(self.state.matrix(key)[index]), had, recipe.edits.get(index) if had else None)
-
-    def _write(self, key, index, value):
-        """Set one cell to a checked float, keeping its recipe (if any) in step; writing the value
-        the cell held before typing began restores its recipe entry exactly."""
-        self.state.matrix(key)[index] = value
-        recipe = self.state.generated.get(key)
-        if recipe is None:
-            return
-        cell = self._cell
-        if cell is not None and cell[:2] == (key, index) and value == cell[2]:
-            if cell[3]:
-                recipe.edits[index] = cell[4]
-            else:
-                recipe.edits.pop(index, None)
-        else:
-            recipe.edits[index] = value
 
     def _patches(self, key, index, value):
         """The cells of the matrices the page holds that one edit changed (protocol: patched)."""
@@ -443,7 +419,7 @@ class Session(object):
         if key == "cls":
             return {"input": [[index[0], index[1], value]], "h_cls": [[index[0], index[1], value]]}
         b, t, d = index
-        patches = {"input": [[b * (s.N + 1) + t, d, value]]}
+        patches = {"input": [[encoder_row(b, t, s.N + 1), d, value]]}
         if t == 0:
             patches["h_cls"] = [[b, d, value]]
         return patches
@@ -461,7 +437,7 @@ class Session(object):
         except ValueError as exc:
             raise StateError("This cannot be computed: %s; nothing was changed." % exc) from None
         self.computed = computed
-        return self._answer(ALL, steps=True)
+        return self._answer({sections.STATE})
 
     def _dense_numbers(self):
         """How many numbers the link must spell out: every number of a typed-in matrix, and
@@ -475,7 +451,7 @@ class Session(object):
                 count += arr.size if recipe is None else len(recipe.edits)
         return count
 
-    def _link(self, pending_allowed=True):
+    def link(self, pending_allowed=True):
         """The answer's ``link``: the fragment, pending (many typed-in numbers, while typing), or
         a note that the state is too big for a link."""
         if self.state.model is not None:  # gamma, beta, bias and names have no place in a link
@@ -485,7 +461,7 @@ class Session(object):
                             % self.state.model["file"][:60]}
         dense = self._dense_numbers()
         if pending_allowed and dense > SYNC_LINK_NUMBERS:
-            return dict(LINK_PENDING)
+            return dict(sections.LINK_PENDING)
         edits = sum(len(r.edits) for r in self.state.generated.values())
         if edits * EDIT_MIN_CHARS > LINK_MAX:  # surely too long: not spelled out to find out
             size = "more than %s" % "{:,}".format(LINK_MAX // 1000)
@@ -499,102 +475,22 @@ class Session(object):
                         "%s kB long). Save it with \u201cState as JSON\u201d instead."
                         % ("{:,}".format(dense), size)}
 
-    def _answer(self, parts, steps=False, grids=True, link_later=False):
-        """The answer's sections for `parts` (see protocol.ANSWER). The equations come too if
-        `steps`; if it is "later", only a note that they changed (the page's equations are out
-        of view, so Python spares them). `grids`: whether the editors are refilled.
-        `link_later`: the link is left pending (a number being scrubbed changes many times a
-        second; spelling the state out each time would be most of the answer's cost)."""
-        s, t = self.state, self.trace
-        link = LINK_PENDING if link_later else self._link()
-        answer = {"ok": True, "error": None, "link": dict(link),
-                  "shape": {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
-                            "N1": (s.N + 1) if s.mode == "encoder" else None},
-                  "heatmaps": {}, "hide": []}
-        labels = panels.labels(s)
-        if self._sent.get("labels") != labels:
-            answer["labels"] = self._sent["labels"] = labels
-        heatmaps = answer["heatmaps"]
-        if grids and ("input" in parts or "w" in parts):
-            answer["grids"] = {}
-        if "input" in parts:
-            heatmaps.update(panels.input_heatmaps(s, t))
-            if grids:
-                answer["grids"]["input"] = {"matrix": "input"}
-            if s.mode != "encoder":
-                answer["hide"].append("heatmap-encoder")
-        if "norm" in parts:
-            heatmaps.update(panels.normalized_heatmap(t))
-            answer["stats"] = panels.stats_table(t)
-        if "w" in parts:
-            heatmaps.update(panels.w_heatmap(s))
-            if grids:
-                answer["grids"]["w"] = {"matrix": "W_head"}
-        if "logits" in parts:
-            names = class_names(s)
-            by_digit = digits.class_names(s) is not None  # class c is the digit c: no hover names
-            heatmaps.update(panels.logits_heatmaps(
-                t, "class c = digit" if by_digit else "class c", named=bool(names) and not by_digit))
-            answer["top_k"] = self._top_k()
-            if self._logit is not None:
-                b, c = self._logit
-                if b < s.B and c < s.C:
-                    answer["contributions"] = readouts.contribution_chart(
-                        t, s.W_head, b, c, classes=names)
-                else:  # a resize took the selected logit away
-                    self._logit, answer["contributions"] = None, None
-            answer["logits_table"] = panels.logits_table(t, classes=names)
-            answer["top_classes"] = panels.top_classes(t, classes=names)
-            answer["prediction"] = panels.prediction(t, classes=names)
-            digit = digits.section(s, t)  # the drawing panel, when it changed
-            if self._sent.get("digit") != digit:
-                answer["digit"] = self._sent["digit"] = digit
-        for kind in ("pitfall", "variant"):
-            if kind in parts:
-                self._compare(answer, kind)
-        # The walk-through's step, redone after every change (its numbers are this state's);
-        # null while it is off.
-        answer["walk"] = walkthrough.section(
-            s, t, panels.prediction(t, classes=digits.class_names(s))["notes"]
-            if s.options.get("walk") == len(walkthrough.STEPS) - 1 else (),
-            classes=digits.class_names(s))
-        if "finetune" in parts:
-            self.finetune.add(answer, s, t, self.matrices)
-        if steps == "later":  # the page asks with a "steps" request once they are in view
-            answer["steps_follow"] = True
-        elif steps:
-            answer["steps"] = self._steps()
-        return answer
-
-    def _top_k(self):
-        table = readouts.top_k_table(self.trace, self._k, classes=class_names(self.state))
-        if table is not None and is_vit_b16_head(self.state):
-            table["caption"] += VIT_B16_NOTE
-        return table
-
-    def _steps(self):
-        s = self.state
-        return panels.steps(s, self.trace, s.options.get("sample", 0), s.options.get("logit_class", 0))
-
-    def _compare(self, answer, kind):
-        """The correct logits beside a pitfall's or variant's output (and, for pitfalls, the
-        difference)."""
-        key = self.state.options.get(kind)
-        section, shown_output = panels.comparison(self.state, self.trace, kind, key, self._k)
-        choices = comparisons.choices(kind, self.state)  # the model's own head: while one is loaded
-        if self._sent.get(kind) != choices:
-            section["choices"] = self._sent[kind] = choices
-        answer[kind] = section
-        if shown_output is None:
-            answer["hide"].extend(panels.comparison_ids(kind))
-            return
-        arrays, specs = shown_output
-        self.matrices.update(arrays)
-        answer["heatmaps"].update(specs)
+    def _answer(self, changed, steps=True, grids=True, link_later=False, live=False):
+        """The answer to a request that changed ``changed`` (names from sections.py): every
+        section that follows one of them, built in the order of ``sections.SECTIONS``.
+        ``steps`` "later": only a note that the equations changed (the page's are out of view,
+        so Python spares them). ``grids``: whether the editors are refilled. ``link_later``: the
+        link is left pending (a number being scrubbed changes many times a second; spelling the
+        state out each time would be most of the answer's cost). ``live``: the answer to one of
+        the fine-tuning panel's own actions."""
+        answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
+        return sections.build_answer(sections.Context(
+            self, answer, grids=grids, steps=steps, link_later=link_later, live=live), changed)
 
 
-LINK_PENDING = {"fragment": None, "pending": True, "note": None}
-"""An answer's link while it is not spelled out yet: the page asks for it with a link request."""
+def _edited(key):
+    """What an edit or a paste of the matrix ``key`` changed."""
+    return {sections.W_HEAD if key == "W_head" else sections.INPUT}
 
 
 def _steps_wanted(request):

@@ -56,8 +56,8 @@ def dims_text(shape):
 
 
 QUOTE_CHARS = 60
-"""A message quotes at most about this many characters of what was sent (issue 26: a 5 MB key
-must not come back as a 5 MB answer)."""
+"""A message quotes at most about this many characters of what was sent (a 5 MB key must not
+come back as a 5 MB answer)."""
 
 
 def quoted(value, limit=QUOTE_CHARS):

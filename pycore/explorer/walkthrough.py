@@ -3,69 +3,14 @@
 A lecturer steps through seven stages of one sample's trip through the head: extract the CLS
 token, its mean, its variance, the normalized row, one dot product (one class: the predicted one
 unless a class is chosen), all the logits, and the prediction. Each step is one equation with
-this sample's numbers (TeX, like :func:`pycore.explorer.panels.steps`) and the cells of the
+this sample's numbers (TeX, like :func:`pycore.explorer.tex.steps`) and the cells of the
 heatmaps it uses, which the page outlines. The position (step, sample, class) lives in the
 state's options (``walk``, ``sample``, ``walk_class``), so a link reopens the same step.
 """
-import numpy as np
-
-from .cells import format_number
 from .readouts import class_label
+from .shared import HEATMAP_IDS, encoder_row
 from .state import WALK_STEPS as STEPS
-
-# How many items of a long vector or sum the equations write out (head ... tail).
-HEAD, TAIL = 3, 2
-
-# The page typesets an equation so that its lines wrap where the box is narrow (a phone): after
-# an "=", a "+" or a vector's comma, a wrapped part hanging this far in (web/css/explorer.css,
-# .walk-math). Each of the equation's own lines begins by taking the hang back, so that its "="
-# stands under the first line's.
-HANG = "1.5em"
-
-
-def _shown(n):
-    """Indices written out of a length-n sequence; None marks the ellipsis."""
-    if n <= HEAD + TAIL + 1:
-        return list(range(n))
-    return list(range(HEAD)) + [None] + list(range(n - TAIL, n))
-
-
-def _num(x, decimals=4):
-    return format_number(x, decimals)
-
-
-def _paren(x, decimals=4):
-    """A number as a term of a sum: negative ones in parentheses, so signs never run together."""
-    text = _num(x, decimals)
-    return "(%s)" % text if text.startswith("-") else text
-
-
-def _vector(values):
-    r"""TeX of a vector, [a, b, ...], that may wrap after any comma (plain brackets: a
-    \left[ ... \right] pair would make it one box, which cannot wrap)."""
-    return "[" + r",\ \allowbreak ".join(
-        r"\ldots" if d is None else _num(values[d]) for d in _shown(len(values))) + "]"
-
-
-def _sum(terms, n):
-    """TeX of a sum of n terms, abbreviated in the middle: terms(d) gives the d-th term's TeX.
-    Each term is a group, so that a line wraps between terms (after a "+"), never inside one."""
-    return " + ".join(r"\cdots" if d is None else "{%s}" % terms(d) for d in _shown(n))
-
-
-def _lines(left, *right):
-    r"""TeX of ``left = right[0] = right[1] ...``, one "=" per line, each under the first (an
-    invisible copy of ``left`` before it, less the hang a wrapped part gets: :data:`HANG`).
-    Unlike an aligned environment, a line too long for the box (a sum on a phone) can then
-    wrap after a "+" instead of running off the side.
-
-    Examples
-    --------
-    >>> print(_lines("x", "1 + 1", "2"))
-    x = 1 + 1 \\ \kern-1.5em\phantom{x} = 2
-    """
-    again = r" \\ \kern-%s\phantom{%s} = " % (HANG, left)
-    return again.join(["%s = %s" % (left, right[0])] + list(right[1:]))
+from .tex import lines, number, sum_of, term, vector
 
 
 def _row(r, cols):
@@ -138,64 +83,65 @@ def section(state, trace, prediction_notes=(), classes=None):
     name = lambda k: class_label(k, classes)  # noqa: E731  ("digit 3", not a bare "3")
     h, h_hat, w = trace.h_cls[b], trace.h_hat[b], state.W_head[:, c]
     mu, var, std = trace.mean[b], trace.var[b], trace.std[b]
-    cls_rect = {"heatmap-cls": [_row(b, D)]}
+    cls_rect = {HEATMAP_IDS["cls"]: [_row(b, D)]}
     key = STEPS[step][0]
     notes = []
     if key == "extract":
         if state.mode == "encoder":
             N1 = state.encoder_output.shape[1]
             source = "z_L[%d, 0, :]" % b
-            highlights = {"heatmap-encoder": [_row(b * N1, D)], "heatmap-cls": [_row(b, D)]}
+            row = encoder_row(b, 0, N1)
+            highlights = {HEATMAP_IDS["encoder"]: [_row(row, D)], HEATMAP_IDS["cls"]: [_row(b, D)]}
             note = ("Sample %d has N+1 = %d tokens; the head reads only position 0, the CLS "
-                    "token (row %d of the stacked encoder output)." % (b, N1, b * N1))
+                    "token (row %d of the stacked encoder output)." % (b, N1, row))
         else:
             source = r"\text{cls}[%d]" % b
             highlights = cls_rect
             note = ("The head reads only the CLS token's output, position 0 of the sequence: "
                     "never the last token, never a mean over tokens.")
-        tex = r"h = %s = %s" % (source, _vector(h))
+        tex = r"h = %s = %s" % (source, vector(h))
         title = "the CLS token of sample %d" % b
     elif key == "mean":
-        tex = _lines(r"\mu", r"\frac{1}{%d}\Bigl(%s\Bigr)" % (D, _sum(lambda d: _paren(h[d]), D)),
-                     _num(mu))
+        tex = lines(r"\mu", r"\frac{1}{%d}\Bigl(%s\Bigr)" % (D, sum_of(lambda d: term(h[d]), D)),
+                    number(mu))
         title, highlights = "the mean of sample %d" % b, cls_rect
         note = "LayerNorm first averages the D = %d features of this one sample." % D
     elif key == "variance":
-        tex = _lines(r"\sigma^2", r"\frac{1}{%d}\Bigl(%s\Bigr)" % (
-            D, _sum(lambda d: r"(%s - %s)^2" % (_num(h[d]), _paren(mu)), D)), _num(var))
+        tex = lines(r"\sigma^2", r"\frac{1}{%d}\Bigl(%s\Bigr)" % (
+            D, sum_of(lambda d: r"(%s - %s)^2" % (number(h[d]), term(mu)), D)), number(var))
         title, highlights = "the variance of sample %d" % b, cls_rect
         note = ("Population variance: divide by D = %d, not D - 1. With all features equal it "
                 "is 0, and only ε keeps the division finite." % D)
     elif key == "normalize":
-        tex = _lines(r"\hat h", r"\frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = \frac{h - %s}{%s}"
-                     % (_paren(mu), _num(std)), _vector(h_hat))
+        tex = lines(r"\hat h", r"\frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = \frac{h - %s}{%s}"
+                    % (term(mu), number(std)), vector(h_hat))
         title = "normalize sample %d" % b
-        highlights = {"heatmap-cls": [_row(b, D)], "heatmap-normalized": [_row(b, D)]}
+        highlights = {HEATMAP_IDS["cls"]: [_row(b, D)], HEATMAP_IDS["normalized"]: [_row(b, D)]}
         note = ("Shift by the mean, divide by the standard deviation: the row now has mean 0 "
                 "and variance (almost) 1. No learnable γ or β in this head.")
     elif key == "dot":
-        tex = _lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d \hat h_d\, W_{d,%d}" % c,
-                     _sum(lambda d: r"%s \cdot %s" % (_paren(h_hat[d]), _paren(w[d])), D),
-                     _num(trace.logits[b, c]))
+        tex = lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d \hat h_d\, W_{d,%d}" % c,
+                    sum_of(lambda d: r"%s \cdot %s" % (term(h_hat[d]), term(w[d])), D),
+                    number(trace.logits[b, c]))
         title = "one dot product: sample %d, %s" % (b, name(c))
-        highlights = {"heatmap-normalized": [_row(b, D)], "heatmap-w": [_col(c, D)],
-                      "heatmap-logits": [[b, c, b, c]]}
+        highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)], HEATMAP_IDS["w"]: [_col(c, D)],
+                      HEATMAP_IDS["logits"]: [[b, c, b, c]]}
         note = ("Row %d of h_hat times column %d of W_head, term by term, summed: one logit. "
                 "No bias, no activation." % (b, c)) + (
                     " This is the predicted class." if c == predicted else "")
     elif key == "logits":
-        tex = r"\mathrm{logits}_{%d,:} = \hat h\, W_{\mathrm{head}} = %s" % (b, _vector(trace.logits[b]))
+        tex = r"\mathrm{logits}_{%d,:} = \hat h\, W_{\mathrm{head}} = %s" % (b, vector(trace.logits[b]))
         title = "all %d logits of sample %d" % (C, b)
-        highlights = {"heatmap-normalized": [_row(b, D)], "heatmap-w": [[0, 0, D - 1, C - 1]],
-                      "heatmap-logits": [_row(b, C)]}
+        highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)],
+                      HEATMAP_IDS["w"]: [[0, 0, D - 1, C - 1]], HEATMAP_IDS["logits"]: [_row(b, C)]}
         note = ("The same dot product for every column of W_head: one logit per class. These "
                 "raw logits are what the head returns: no softmax.")
     else:
         tex = (r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d,\quad \allowbreak "
                r"\mathrm{logit}_{%d,%d} = %s" % (b, predicted, b, predicted,
-                                                 _num(trace.logits[b, predicted])))
+                                                 number(trace.logits[b, predicted])))
         title = "the prediction for sample %d: %s" % (b, name(predicted))
-        highlights = {"heatmap-logits": [_row(b, C), [b, predicted, b, predicted]]}
+        highlights = {HEATMAP_IDS["logits"]: [_row(b, C), [b, predicted, b, predicted]]}
         note = ("The predicted class is the largest logit. Softmax would not change which one: "
                 "it keeps the order.")
         notes = _notes_about(prediction_notes, b)

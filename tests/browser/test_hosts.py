@@ -98,6 +98,14 @@ def test_pyscript_build_without_numpy_says_so_at_once(sites, page, page_log):
 WHEEL = manifest.load(os.path.join(ROOT, "artifacts.json")).numpy_wheel.file_name
 
 
+def stall_seconds():
+    """js/host.js's STALL_MS, in seconds: how long a boot without progress waits before it says
+    what it suspects. A failure reported by its own event comes well before that; one that a
+    timeout had to find would come after it."""
+    with open(os.path.join(ROOT, "web", "js", "host.js"), encoding="utf-8") as f:
+        return int(re.search(r"var STALL_MS = (\d+);", f.read()).group(1)) / 1000.0
+
+
 def fail_with(status, body=b"gone"):
     """A route handler that answers with an HTTP error and notes when it did."""
     when = [None]
@@ -125,7 +133,8 @@ def fail_with(status, body=b"gone"):
 ])
 def test_a_missing_file_is_reported_in_plain_words(sites, page, page_log, variant, missing,
                                                    words):
-    """Within 2 s of the HTTP error, an alert names the file and what to do."""
+    """Soon after the HTTP error (from the error's own event, not a timeout), an alert names the
+    file and what to do."""
     url = sites.url(variant)
     handler, when = fail_with(404)
     page.route("**/" + missing, handler)
@@ -134,13 +143,15 @@ def test_a_missing_file_is_reported_in_plain_words(sites, page, page_log, varian
                            timeout=120000)
     text = page.get_by_role("alert").inner_text()
     assert text.startswith(words) and missing in text and "python build.py" in text, text
-    assert time.monotonic() - when[0] <= 2.0 + 0.5, "the alert came late"  # 0.5 s: polling
+    # Under 2 s on an idle machine; the bound leaves room for a loaded one and is still short
+    # of any timeout, so a report that waited for one fails here
+    assert time.monotonic() - when[0] < stall_seconds() / 2, "the alert came late"
     assert page_log.off_origin(url) == []
 
 
 def test_a_tampered_numpy_wheel_is_refused_and_named(sites, page, page_log):
     """One flipped byte in the NumPy wheel: the page refuses it (its sha256 is pinned) and says
-    so within 2 s of its download, naming the file, instead of a progress bar that sits."""
+    so as soon as its download ends, naming the file, instead of a progress bar that sits."""
     url = sites.url("pyscript")
     with open(os.path.join(ROOT, "build", "test-pyscript", "vendor", "pyodide", WHEEL), "rb") as f:
         data = bytearray(f.read())
@@ -157,7 +168,7 @@ def test_a_tampered_numpy_wheel_is_refused_and_named(sites, page, page_log):
     text = page.get_by_role("alert").inner_text()
     assert text.startswith("NumPy could not be loaded") and WHEEL in text, text
     assert "sha256" in text and "python build.py" in text, text
-    assert time.monotonic() - when[0] <= 2.5, "the alert came late"
+    assert time.monotonic() - when[0] < stall_seconds() / 2, "the alert came late"
     assert page.evaluate("document.documentElement.dataset.ready") != "true"
 
 
@@ -213,9 +224,8 @@ def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, 
     bytecode (the first two from a .pyc whose checked hash matches its source)."""
     url = sites.url("pyscript")
     shipped = sites.info["pyscript"]["bytecode_files"]
-    if shutil.which("node") is None:  # the build could not compile: it says so, nothing shipped
-        assert shipped == []
-        return
+    # the build compiles with Node.js; without it these tests cannot check what they are for
+    assert shutil.which("node"), "Node.js is needed to compile the PyScript host's bytecode"
     sources = [u for u in sites.info["pyscript"]["python_files"] if u.endswith(".py")]
     assert len(shipped) == len(sources)
     for source in sources:

@@ -1,4 +1,4 @@
-"""Input that costs time, in the page (issue 14): a link holding a 1,000,000-digit number and a
+"""Input that costs time, in the page: a link holding a 1,000,000-digit number and a
 100,000-character text typed into a cell are refused within 2 s on both hosts (the fallback
 host's Python 3.8 would spend 45 s turning the digits into an int), and nothing changes."""
 from urllib.parse import quote

@@ -240,8 +240,8 @@ def test_a_label_typed_key_by_key_changes_the_run_and_the_link_carries_the_train
     assert labels_shown(page) == [2, 1]
     status = page.locator("#ft-status").inner_text()
     # before any step the panel reads the loss the run will start from: W_head = 0, every
-    # logit 0, so log C, and every sample read as class 0 (issue 27: it read the W_head shown,
-    # and the first Step seemed to make the loss jump)
+    # logit 0, so log C, and every sample read as class 0 (not the W_head shown: the
+    # first Step would seem to make the loss jump)
     assert "from W_head = 0 · loss %.4f · accuracy 0.0 %% (0 of 2)" % math.log(3) in status
     step(page, 4)                            # a run from zero, as the start says
     expected, W = sgd(WORKED_CLS, [2, 1], np.zeros((4, 3)), 0.1, 4)

@@ -109,7 +109,7 @@ def test_hover_shows_the_logit_under_the_pointer_then_the_selected_one_again(pag
 def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_factors(
         page, site_url, reset_page):
     """The chart keeps its place while hidden: what is under it (the logits table, the next
-    panel) stays where it was while the pointer comes and goes (issue 27, item 9); each bar
+    panel) stays where it was while the pointer comes and goes; each bar
     reads h_hat[b,d] x W_head[d,c] = term, checked against NumPy."""
     h_hat, _ = head(WORKED_CLS, WORKED_W)
     for width, height in [(1280, 800), (390, 844)]:

@@ -1,4 +1,4 @@
-"""Numbers as a person reads them (issue 27, item 6): every cell and hover shows one short form
+"""Numbers as a person reads them: every cell and hover shows one short form
 of its value (at most 4 decimals and 8 characters, scientific for very large or small values),
 never a number cut mid-digit, at a phone's, a laptop's and a projector's size; a focused cell
 and the exports keep the full value. The expected texts come from the rule written out here."""

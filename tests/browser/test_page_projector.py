@@ -1,4 +1,4 @@
-"""Projector mode (issue 27): with large text on a 720p or 768p projector, everything a
+"""Projector mode: with large text on a 720p or 768p projector, everything a
 walk-through step outlines, its title and its equation are on screen at once; a presenter's
 clicker drives the walk from anywhere on the page; the walk starts from the top of the page."""
 import pytest

@@ -78,7 +78,7 @@ def test_embed_view_fits_an_iframe(page, site_url):
     assert page.locator(".lede").is_hidden()
     assert page.locator("#pitfalls").is_hidden()
     # The inputs show as their editable grids (the numbers, and where to change them); their
-    # heatmaps would repeat them in a frame that has no room to spare (issue 11: the whole
+    # heatmaps would repeat them in a frame that has no room to spare (the whole
     # embed fits 800 x 600 without a scroll bar). The computed stages show as heatmaps.
     for grid_id in ("grid-input", "grid-w"):
         assert page.locator("#" + grid_id).is_visible()

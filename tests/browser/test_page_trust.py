@@ -1,4 +1,4 @@
-"""A page a teacher can trust on every screen (issue 11): an edit keeps only what was meant,
+"""A page a teacher can trust on every screen: an edit keeps only what was meant,
 sharing never lies, nothing is cut off or jumps, and phones, keyboards and screen readers get
 the same page. Expected numbers come from NumPy written out here, never from pycore.
 """

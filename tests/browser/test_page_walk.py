@@ -1,4 +1,4 @@
-"""The lecture walk-through and the pitfall panels that say what changed (issue 12): what the
+"""The lecture walk-through and the pitfall panels that say what changed: what the
 page SHOWS (the equation's text, the outlined cells, data[0].z, the URL) against NumPy
 computations written here."""
 import numpy as np

@@ -34,8 +34,9 @@ self.Function = new Proxy(self.Function, {
   "use strict";
   var params = new URLSearchParams(self.location.search);
   var boot = self.vitHost.boot; // only the helpers: progress goes to the page as messages
-  // Same folder as PYTHON_DIR in buildtools/hosts.py and web/py/main.py.
-  var PYTHON_DIR = "/home/pyodide/explorer";
+  // The folder on sys.path that holds the explorer's Python files (boot/fallback.js passes
+  // PYTHON_DIR of buildtools/hosts.py).
+  var PYTHON_DIR = params.get("dir");
   var stage = "runtime";
   var reported = false;
   var answers = null;

@@ -1,6 +1,9 @@
 // Boot glue of the offline fallback host: Pyodide 0.17 (Python 3.8, NumPy 1.17), all files in
 // the site itself. build.py inserts, after js/host.js (so window.vitHost exists),
-//   <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" data-downloads='{file: bytes}'></script>
+//   <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" data-python-dir="/home/..."
+//           data-downloads='{file: bytes}'></script>
+// (data-python-dir: the folder on sys.path the explorer's Python files go to, PYTHON_DIR in
+// buildtools/hosts.py.)
 // Python runs in a Web Worker (boot/fallback-worker.js, which also says what its messages are):
 // this script starts it at once, passes its progress and failures on to the page, and hands the
 // page a bridge whose call(request) posts the request to the worker and resolves to its answer.
@@ -15,6 +18,7 @@
   // not when a message from this (by then busy) main thread reaches it.
   var workerURL = scriptURL + "?" + new URLSearchParams({
     index: indexURL, files: new URL("py-files.json", base).href,
+    dir: (script && script.getAttribute("data-python-dir")) || "",
     sizes: (script && script.getAttribute("data-downloads")) || "{}" }).toString();
 
   // Without an origin (a file:// page, a sandboxed iframe) no worker can start: js/host.js

@@ -54,7 +54,7 @@ class MemoryDatabase {
   close() {}
 }
 
-export function memoryIndexedDB() {
+function memoryIndexedDB() {
   const databases = new Map();
   return {
     open(name) {

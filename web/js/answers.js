@@ -1,6 +1,6 @@
-// In the fallback host's worker, this turns the module web/py/bridge.py into what the page is
-// handed: an object whose call(request) resolves to Python's answer with the matrices it carries
-// attached, as {rows, cols, data: Float64Array}. (The PyScript host does the same in Python:
+// In the fallback host's worker (and the one file's), this turns the module web/py/bridge.py into
+// what the worker answers the page with: answer(request) returns Python's answer with the
+// matrices it carries attached, as {rows, cols, data: Float64Array}. (The PyScript host does the same in Python:
 // web/py/worker.py.)
 //
 // A classic script, not a module, because a worker can only importScripts it; it defines
@@ -37,9 +37,6 @@
   scope.vitAnswers = function (bridge) {
     return {
       answer: function (request) { return answer(bridge, JSON.stringify(request)); },
-      call: function (request) {
-        return new Promise(function (resolve) { resolve(answer(bridge, JSON.stringify(request))); });
-      },
       // `edits` practice edits, answered as the page's own are; the milliseconds they took.
       warmUp: function (edits) {
         var t0 = performance.now();

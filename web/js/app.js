@@ -11,12 +11,14 @@ import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
 import { redrawAll } from "./heatmaps.js";
-import { DigitPad, Debounced, loadGallery } from "./digits.js";
+import { bindDigits } from "./digits.js";
+import { component } from "./components.js";
 import { WalkThrough } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import { FineTunePanel } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
+import { DEFAULT_PRESET, LINK_MAX, encoderPosition } from "./shared.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -36,7 +38,7 @@ grids.input = new MatrixGrid($("grid-input"), {
   label: (i, j) => inputLabel(i, j),
   rowHeader: (i) => inputRowHeader(i),
   colHeader: (j) => `d=${j}`,
-  rowClass: (i) => (shape && shape.mode === "encoder" && i % shape.N1 === 0 ? "is-cls" : null),
+  rowClass: (i) => (shape && shape.mode === "encoder" && encoderPosition(i, shape.N1)[1] === 0 ? "is-cls" : null),
   onEdit: (i, j, text, t0, commit) => editCell(grids.input, i, j, text, t0, commit),
   onPaste: (i, j, text, t0) => pasteBlock(grids.input, i, j, text, t0),
   onScrub: (i, j, value, t0, final) => scrubCell(grids.input, i, j, value, t0, final),
@@ -55,32 +57,19 @@ grids.w = new MatrixGrid($("grid-w"), {
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
 const walk = new WalkThrough($("walk"), (name, value) => client && send({ op: "option", name, value }, performance.now()));
-const renderer = new Renderer(null, { onShape: applyShape, grids, onDigit: showDigit, onWalk: (w) => walk.show(w),
-                                     onFinetune: (s) => finetune.show(s) });
+const renderer = new Renderer({ grids });
 const finetune = new FineTunePanel({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
                                      alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
-// The real-ViT panel. While the pen is down each change asks only for the tiny ViT's reading
-// (digit_preview: the top 3 and the attention; the newest drawing, at most one request a frame),
-// and the pipeline waits; once the pen lifts (or a key, a pick, Clear changes the pixels) one
-// "digit" request redraws every stage. <section id="real-vit" data-drawing>: "pending" while
-// the pipeline is behind the drawing, "done" once the newest drawing is drawn.
-const reading = new Debounced((pixels, t0) => previewDigit(pixels, t0));
-const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
-                              (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
-const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), {
-  onStroke: (pixels, t0) => {
-    setData($("real-vit"), "drawing", "pending");
-    reading.push(pixels, t0);
-  },
-  onChange: (pixels, t0) => drawing.push(pixels, t0),
-});
-let lastDigit = null;
+// The answer's sections drawn by what this file holds (js/components.js).
+component("shape", { before: (s) => { applyShape(s); } });
+component("walk", { last: (w) => walk.show(w) });
+component("finetune", { draw: (s) => finetune.show(s) });
 bindPageControls();
 preview();
 
 // Plotly.js downloads with the page (index.html preloads it) and is evaluated once the runtime
 // has started its worker (vitHost.started), or has failed, or after PLOTLY_LATEST_MS whatever
-// happens: evaluating it first held the PyScript host's worker back by as long as it took.
+// happens: evaluated first, it would hold the PyScript host's worker back for as long as it takes.
 // (KaTeX loads when the equations are first typeset: see panels.js.)
 const PLOTLY_LATEST_MS = 3000;
 const PLOTLY_TIMEOUT_MS = 60000;
@@ -128,7 +117,7 @@ async function start(hostBridge) {
   const warm = keepWarm(hostBridge);
   const bridge = { call: warm.call }; // every request of the page's, for warm-up to wait out
   client = bridge;
-  renderer.client = bridge;
+  share.connect(bridge);
   panels.connect(bridge);
   bindControls();
   linked.connect(bridge, grids, (res) => renderer.schedule(res, performance.now()));
@@ -166,7 +155,7 @@ async function preview() {
     for (const m of Object.values(view.matrices)) m.data = Float64Array.from(m.data);
     applyShape(view.shape);
     for (const [name, spec] of Object.entries(view.grids)) grids[name].setMatrix(view.matrices[spec.matrix]);
-    panels.render({ labels: view.labels });
+    panels.setLabels(view.labels);
     await plotlyLoaded;
     if (!client) await renderer.schedule(view, performance.now(), { preview: true });
   } catch (err) {
@@ -178,8 +167,8 @@ async function preview() {
 // sizes read-only while Python boots (Python then checks it, and computes every stage). A link
 // whose matrices are in the compact form (a preset's recipe) waits for Python, which makes them.
 function previewLink() {
-  // Longer than any link Python writes (LINK_MAX in pycore/explorer/link.py): Python refuses it.
-  if (location.hash.length > 100001) return;
+  // Longer than any link Python writes ("#" and LINK_MAX characters): Python refuses it.
+  if (location.hash.length > 1 + LINK_MAX) return;
   let state = null;
   try {
     const params = new URLSearchParams(location.hash.slice(1));
@@ -210,22 +199,23 @@ function previewLink() {
 
 function inputLabel(i, j) {
   if (shape && shape.mode === "encoder") {
-    return `encoder_output[${Math.floor(i / shape.N1)},${i % shape.N1},${j}]`;
+    const [b, t] = encoderPosition(i, shape.N1);
+    return `encoder_output[${b},${t},${j}]`;
   }
   return `cls[${i},${j}]`;
 }
 
 function inputRowHeader(i) {
   if (shape && shape.mode === "encoder") {
-    const t = i % shape.N1;
-    return `b=${Math.floor(i / shape.N1)} ${t === 0 ? "CLS" : "t=" + t}`;
+    const [b, t] = encoderPosition(i, shape.N1);
+    return `b=${b} ${t === 0 ? "CLS" : "t=" + t}`;
   }
   return `b=${i}`;
 }
 
 function inputIndex(grid, i, j) {
   if (grid === grids.w) return { key: "W_head", index: [i, j] };
-  if (shape.mode === "encoder") return { key: "encoder_output", index: [Math.floor(i / shape.N1), i % shape.N1, j] };
+  if (shape.mode === "encoder") return { key: "encoder_output", index: [...encoderPosition(i, shape.N1), j] };
   return { key: "cls", index: [i, j] };
 }
 
@@ -317,8 +307,8 @@ function bindControls() {
     else send({ op: "preset", name, seed: Number($("seed").value) || 0 }, now());
   });
   $("reset").addEventListener("click", () => {
-    $("preset").value = "worked";
-    send({ op: "preset", name: "worked", seed: 0 }, now());
+    $("preset").value = DEFAULT_PRESET;
+    send({ op: "preset", name: DEFAULT_PRESET, seed: 0 }, now());
   });
   const option = (name, value) => send({ op: "option", name, value }, now());
   $("step-sample").addEventListener("change", (e) => option("sample", Number(e.target.value)));
@@ -331,7 +321,7 @@ function bindControls() {
     $("pitfall").focus({ preventScroll: true });
   });
 
-  bindDigits();
+  bindDigits(send, (request) => client.call(request));
   finetune.bind();
   $("copy-link").addEventListener("click", () => share.copyLink());
   const exportAs = async (format) => {
@@ -383,102 +373,6 @@ function bindModelFileControls() {
     if (res.ok) downloadNpz(res.export);
     else showAlert(res.error.message);
   });
-}
-
-// ---- the real-ViT panel -------------------------------------------------------------------
-
-const imageRows = (pixels) => Array.from({ length: 8 }, (_, r) => pixels.slice(8 * r, 8 * r + 8));
-
-async function sendDigit(pixels, t0, head) {
-  if (!client) return; // before Python is ready the pad only draws
-  const request = { op: "digit", images: [imageRows(pixels)] };
-  if (head) request.head = head;
-  await send(request, t0);
-  // an answer without a new digit section (the drawing came back to the state's) leaves the
-  // reading of the stroke's last preview: show the state's again
-  if (lastDigit && lastDigit.images) showReading(readingOf(lastDigit));
-}
-
-// The reading of a drawing in progress (the pipeline is redrawn when the pen lifts).
-// <section id="real-vit" data-preview-ms data-previews>: the milliseconds from the change to
-// its reading on screen, and how many readings were shown.
-async function previewDigit(pixels, t0) {
-  if (!client) return;
-  const res = await client.call({ op: "digit_preview", images: [imageRows(pixels)] });
-  if (!res.ok || !pad.last) return; // a refusal is said by the pen lift's request; so is a late reading
-  showReading(res.digit_preview);
-  const panel = $("real-vit");
-  setData(panel, "previewMs", (performance.now() - t0).toFixed(1));
-  setData(panel, "previews", String(Number(panel.dataset.previews || 0) + 1));
-}
-
-// A digit section's reading of image 0 (the pad's), as digit_preview gives one.
-const readingOf = (d) => ({ prediction: d.prediction, top: d.top, attention: d.attention[0] });
-
-// The prediction line, the top 3 as bars, and the attention over the pad.
-function showReading(r) {
-  setText($("digit-prediction"), r.prediction);
-  const items = $("digit-top").children;
-  for (let k = 0; k < items.length; k++) {
-    const [name, p] = r.top[k] || ["", 0];
-    const [label, bar, value] = items[k].children;
-    setText(label, name);
-    bar.firstElementChild.style.width = `${(100 * p).toFixed(1)}%`;
-    setText(value, name ? p.toFixed(3) : "");
-    items[k].hidden = !name;
-  }
-  pad.attention($("digit-show-attention").checked ? r.attention : null);
-}
-
-function bindDigits() {
-  $("digit-erase").addEventListener("click", (e) => {
-    pad.erasing = !pad.erasing;
-    e.target.setAttribute("aria-pressed", String(pad.erasing));
-  });
-  $("digit-clear").addEventListener("click", () => {
-    pad.set(new Array(64).fill(0));
-    drawing.push(pad.pixels.slice(), performance.now());
-  });
-  $("digit-trained").addEventListener("click", () => sendDigit(pad.pixels.slice(), performance.now(), "trained"));
-  $("digit-show-attention").addEventListener("change", () => showDigit(lastDigit));
-  loadGallery($("digit-gallery"), $("digit-gallery-note"), (d, t0) => {
-    pad.set(d.pixels);
-    drawing.push(pad.pixels.slice(), t0);
-  });
-}
-
-// The answer's "digit" section (js/protocol.js: Digit): what the panel shows.
-function showDigit(d) {
-  lastDigit = d;
-  const panel = $("real-vit");
-  const active = Boolean(d && d.images);
-  setData(panel, "active", active ? "true" : "false");
-  const showAttention = $("digit-show-attention").checked;
-  setData(panel, "showAttention", showAttention && active ? "true" : "false");
-  // the Example menu says what the pipeline shows: the drawn digit's model, or not
-  if (active) $("preset").value = "digit";
-  else if ($("preset").value === "digit") $("preset").value = "link";
-  if (!active) {
-    pad.attention(null);
-    setText($("digit-prediction"), "(draw a digit or pick one)");
-    for (const item of $("digit-top").children) item.hidden = true;
-    setText($("digit-edits"), "");
-    return;
-  }
-  // the pixels the state was computed from, unless the person is drawing newer ones (or they
-  // are the pad's already: its pen bitmap stays as drawn)
-  if (!drawing.next && !pad.last && d.images[0].some((v, i) => v !== pad.pixels[i])) pad.set(d.images[0]);
-  showReading(readingOf(d));
-  const notes = [];
-  if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
-  const w = d.edits.W_head;
-  if (w) notes.push(`W_head: ${w} weight${w === 1 ? "" : "s"} edited (Trained W_head puts them back).`);
-  else if (w === null) notes.push("W_head is not the trained one.");
-  const z = d.edits.encoder_output;
-  if (z) notes.push(`z_L: ${z} value${z === 1 ? "" : "s"} edited (drawing again encodes anew).`);
-  notes.push(`Encoded in ${d.encode_ms.toFixed(1)} ms per image by Python in this browser.`);
-  setData(panel, "encodeMs", String(d.encode_ms));
-  setText($("digit-edits"), notes.join(" "));
 }
 
 function resize() {

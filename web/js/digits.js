@@ -1,6 +1,6 @@
 // The real-ViT panel: an 8 x 8 drawing pad, the held-out digits to pick from, the prediction and
 // the CLS token's attention over the drawing. Python does the work (pycore/explorer/digits.py):
-// this file only collects pixels and shows what the answers say (js/protocol.js: Digit).
+// this file only collects pixels and shows what the answers say (js/protocol.js: Answer, its "digit").
 //
 // Pixels are whole numbers from 0 (paper) to 16 (ink), the data set's scale. The pad is a
 // WAI-ARIA grid of 64 cells with one tab stop: arrows move, Space or Enter paints the cell with
@@ -13,6 +13,9 @@
 // While the pen is down each change goes to onStroke (the panel reads the drawing at once);
 // when it lifts, or a key or a pick changes the pixels, the drawing goes to onChange (the
 // pipeline is redrawn).
+
+import { component } from "./components.js";
+import { setData, setText } from "./dom.js";
 
 const SIDE = 8;
 const MAX = 16;
@@ -280,8 +283,8 @@ export async function loadGallery(host, note, onPick) {
   note.textContent = `${data.digits.length} digits the model never saw in training (the first of each `
     + "digit in its held-out set). Pick one to see how the model reads it.";
   // One canvas draws every thumbnail; each is shown as a picture. Thirty canvases in the page
-  // were thirty composited layers (and thirty more for what overlaps them), which Chromium
-  // re-examined on every frame: about 8 ms of each keystroke's first frame, anywhere on the page.
+  // would be thirty composited layers (and thirty more for what overlaps them), which Chromium
+  // re-examines on every frame, slowing each keystroke's first frame anywhere on the page.
   const canvas = document.createElement("canvas");
   canvas.width = SIDE;
   canvas.height = SIDE;
@@ -315,3 +318,125 @@ export async function loadGallery(host, note, onPick) {
   });
   host.replaceChildren(...buttons);
 }
+
+// ---- the panel: the answer's "digit" section, and the pad's requests -------------------------
+
+const $ = (id) => document.getElementById(id);
+let send = null; // (request, t0) -> promise: the page's, once Python is ready (bindDigits)
+let call = null; // request -> promise of the answer, drawing nothing (bindDigits)
+// While the pen is down each change asks only for the tiny ViT's reading (digit_preview: the
+// top 3 and the attention; the newest drawing, at most one request a frame), and the pipeline
+// waits; once the pen lifts (or a key, a pick, Clear changes the pixels) one "digit" request
+// redraws every stage. <section id="real-vit" data-drawing>: "pending" while the pipeline is
+// behind the drawing, "done" once the newest drawing is drawn.
+const reading = new Debounced((pixels, t0) => previewDigit(pixels, t0));
+const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
+                              (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
+const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), {
+  onStroke: (pixels, t0) => {
+    setData($("real-vit"), "drawing", "pending");
+    reading.push(pixels, t0);
+  },
+  onChange: (pixels, t0) => drawing.push(pixels, t0),
+});
+let lastDigit = null;
+
+const imageRows = (pixels) => Array.from({ length: SIDE }, (_, r) => pixels.slice(SIDE * r, SIDE * r + SIDE));
+
+async function sendDigit(pixels, t0, head) {
+  if (!send) return; // before Python is ready the pad only draws
+  const request = { op: "digit", images: [imageRows(pixels)] };
+  if (head) request.head = head;
+  await send(request, t0);
+  // an answer without a new digit section (the drawing came back to the state's) leaves the
+  // reading of the stroke's last preview: show the state's again
+  if (lastDigit && lastDigit.images) showReading(readingOf(lastDigit));
+}
+
+// The reading of a drawing in progress (the pipeline is redrawn when the pen lifts).
+// <section id="real-vit" data-preview-ms data-previews>: the milliseconds from the change to
+// its reading on screen, and how many readings were shown.
+async function previewDigit(pixels, t0) {
+  if (!call) return;
+  const res = await call({ op: "digit_preview", images: [imageRows(pixels)] });
+  if (!res.ok || !pad.last) return; // a refusal is said by the pen lift's request; so is a late reading
+  showReading(res.digit_preview);
+  const panel = $("real-vit");
+  setData(panel, "previewMs", (performance.now() - t0).toFixed(1));
+  setData(panel, "previews", String(Number(panel.dataset.previews || 0) + 1));
+}
+
+// A digit section's reading of image 0 (the pad's), as digit_preview gives one.
+const readingOf = (d) => ({ prediction: d.prediction, top: d.top, attention: d.attention[0] });
+
+// The prediction line, the top 3 as bars, and the attention over the pad.
+function showReading(r) {
+  setText($("digit-prediction"), r.prediction);
+  const items = $("digit-top").children;
+  for (let k = 0; k < items.length; k++) {
+    const [name, p] = r.top[k] || ["", 0];
+    const [label, bar, value] = items[k].children;
+    setText(label, name);
+    bar.firstElementChild.style.width = `${(100 * p).toFixed(1)}%`;
+    setText(value, name ? p.toFixed(3) : "");
+    items[k].hidden = !name;
+  }
+  pad.attention($("digit-show-attention").checked ? r.attention : null);
+}
+
+// The panel's controls, once Python is ready; sendRequest(request, t0) is the page's send,
+// callPython(request) asks without drawing.
+export function bindDigits(sendRequest, callPython) {
+  send = sendRequest;
+  call = callPython;
+  $("digit-erase").addEventListener("click", (e) => {
+    pad.erasing = !pad.erasing;
+    e.target.setAttribute("aria-pressed", String(pad.erasing));
+  });
+  $("digit-clear").addEventListener("click", () => {
+    pad.set(new Array(SIDE * SIDE).fill(0));
+    drawing.push(pad.pixels.slice(), performance.now());
+  });
+  $("digit-trained").addEventListener("click", () => sendDigit(pad.pixels.slice(), performance.now(), "trained"));
+  $("digit-show-attention").addEventListener("change", () => showDigit(lastDigit));
+  loadGallery($("digit-gallery"), $("digit-gallery-note"), (d, t0) => {
+    pad.set(d.pixels);
+    drawing.push(pad.pixels.slice(), t0);
+  });
+}
+
+/** @param {import("./protocol.js").Answer["digit"]} d the answer's "digit" section */
+function showDigit(d) {
+  lastDigit = d;
+  const panel = $("real-vit");
+  const active = Boolean(d && d.images);
+  setData(panel, "active", active ? "true" : "false");
+  const showAttention = $("digit-show-attention").checked;
+  setData(panel, "showAttention", showAttention && active ? "true" : "false");
+  // the Example menu says what the pipeline shows: the drawn digit's model, or not
+  if (active) $("preset").value = "digit";
+  else if ($("preset").value === "digit") $("preset").value = "link";
+  if (!active) {
+    pad.attention(null);
+    setText($("digit-prediction"), "(draw a digit or pick one)");
+    for (const item of $("digit-top").children) item.hidden = true;
+    setText($("digit-edits"), "");
+    return;
+  }
+  // the pixels the state was computed from, unless the person is drawing newer ones (or they
+  // are the pad's already: its pen bitmap stays as drawn)
+  if (!drawing.next && !pad.last && d.images[0].some((v, i) => v !== pad.pixels[i])) pad.set(d.images[0]);
+  showReading(readingOf(d));
+  const notes = [];
+  if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
+  const w = d.edits.W_head;
+  if (w) notes.push(`W_head: ${w} weight${w === 1 ? "" : "s"} edited (Trained W_head puts them back).`);
+  else if (w === null) notes.push("W_head is not the trained one.");
+  const z = d.edits.encoder_output;
+  if (z) notes.push(`z_L: ${z} value${z === 1 ? "" : "s"} edited (drawing again encodes anew).`);
+  notes.push(`Encoded in ${d.encode_ms.toFixed(1)} ms per image by Python in this browser.`);
+  setData(panel, "encodeMs", String(d.encode_ms));
+  setText($("digit-edits"), notes.join(" "));
+}
+
+component("digit", { draw: (d) => { showDigit(d); } });

@@ -31,9 +31,9 @@ export function setValue(input, value) {
 
 // The page's text colour (--ink, which the colour scheme sets), for what Plotly draws. Read
 // once per scheme, not per figure: reading a computed style makes the browser restyle the page
-// first, and in the middle of a redraw (Plotly has just changed the document) that cost ~3 ms of
-// every edit. Callbacks given to onColourScheme run once the old colour is dropped, so what they
-// draw reads the new one.
+// first, and in the middle of a redraw (Plotly has just changed the document) that would be a
+// restyle in every edit. Callbacks given to onColourScheme run once the old colour is dropped,
+// so what they draw reads the new one.
 const DARK = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
 let ink = null;
 if (DARK) DARK.addEventListener("change", () => { ink = null; });

@@ -16,15 +16,15 @@
 import { scrubField } from "./scrub.js";
 import { cssColour, holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
+import { MAX_RUN_STEPS } from "./shared.js";
 
-const STEPS_PER_SECOND = 30; // issue 13 asks for at least 20
+const STEPS_PER_SECOND = 30; // Play's pace; benchmarks/finetune_bench.py holds it to at least 20
 const MAX_BATCH = 100;
-const MAX_RUN_STEPS = 1000; // pycore.explorer.finetune.MAX_RUN_STEPS
 const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "#7c3aed", bias: "#15803d" };
 const $ = (id) => document.getElementById(id);
 
 // A chart is redrawn only when what it shows changed: most edits leave both curves as they
-// were (no run yet, or the same run), and an unchanged Plotly.react still cost ~10 ms each.
+// were (no run yet, or the same run), and an unchanged Plotly.react still lays the chart out again.
 const drawn = new Map(); // id -> JSON of the traces and layout on screen
 function plot(id, traces, layout) {
   const text = JSON.stringify([traces, layout]);

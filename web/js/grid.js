@@ -39,8 +39,8 @@ export class MatrixGrid {
     this.active = [0, 0]; // the one cell in the tab order
 
     // Each grid is a <form> of its own, never submitted. At each keystroke Chrome's autofill
-    // reads the field's form in the main thread, while Python computes the answer: 2.9 ms with
-    // the cells in no form, 1.2-1.5 ms with each grid a form (docs/performance.md).
+    // reads the field's form in the main thread, while Python computes the answer; a form of
+    // one grid's cells gives it less to read than the whole page (docs/performance.md).
     this.root = el("form", "grid");
     this.root.addEventListener("submit", (e) => e.preventDefault());
     this.root.setAttribute("role", "group");

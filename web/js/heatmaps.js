@@ -1,7 +1,7 @@
 // Heatmaps: Plotly draws the axes, titles, marks and zoom; the page paints the cells.
 //
 // What each heatmap shows (title, axes, range, marks) is decided in Python
-// (pycore/explorer/panels.py; js/protocol.js: HeatmapSpec); this file only draws it.
+// (pycore/explorer/heatmap_spec.py; js/protocol.js: HeatmapSpec); this file only draws it.
 //
 // Every matrix is painted by the page: one pixel per cell, coloured from the colour scale's
 // table into a canvas of the matrix's own size, then the part in view is painted (cells as
@@ -12,11 +12,11 @@
 // spec's hover template).
 //
 // Why: a change of values (an edit, a scrub, a training step) is the page's commonest redraw,
-// and Plotly.react of even a 2 x 4 heatmap re-lays out its figure and re-renders its trace:
-// 10-15 ms a figure in Chromium, 35-140 ms in WebKit. When only the values, the colour range or
+// and Plotly.react of even a 2 x 4 heatmap re-lays out its figure and re-renders its trace
+// (docs/performance.md has the cost per engine). When only the values, the colour range or
 // the marks changed, the figure is left to Plotly as it is and its cells are recoloured in
-// place (the cells whose value changed, or all of them when the range moved): well under a
-// millisecond for the worked example, a few for a 768,000-cell W_head. Plotly.react runs only
+// place (the cells whose value changed, or all of them when the range moved): a cost in
+// proportion to the cells recoloured, small even for a 768,000-cell W_head. Plotly.react runs only
 // when what the figure looks like changes (its size, title, axes, hover).
 
 import { holdHeight, inkColour, onColourScheme, setData, setHidden, setText } from "./dom.js";
@@ -31,7 +31,7 @@ const DIVERGING = [
 // Probabilities are not signed: a sequential scale from white.
 const SEQUENTIAL = [[0.0, "#f7f7f7"], [0.5, "#fdae6b"], [1.0, "#a63603"]];
 
-// No mode bar: its buttons were 42 of the page's 57 Tab stops and sat over the titles on a
+// No mode bar: its buttons would be most of the page's Tab stops, and sit over the titles on a
 // phone. Zoom stays (drag a box, double-click to zoom out) where a mouse is.
 const CONFIG = { displaylogo: false, responsive: true, displayModeBar: false };
 const COARSE = window.matchMedia ? window.matchMedia("(pointer: coarse)") : { matches: false };
@@ -65,9 +65,9 @@ function wrapTitle(text, width, size) {
 onColourScheme(() => redrawAll());
 
 // Each figure's width, for wrapping its title, as a ResizeObserver reports it (its callbacks
-// come once the page is laid out). Reading el.clientWidth before each Plotly.react made the
-// browser lay the page out right there, in the middle of a redraw that has just changed it:
-// a few ms of every edit (docs/performance.md). Once widths have stopped changing for 250 ms
+// come once the page is laid out). Reading el.clientWidth before each Plotly.react would make the
+// browser lay the page out right there, in the middle of a redraw that has just changed it,
+// in every edit (docs/performance.md). Once widths have stopped changing for 250 ms
 // (a window resized, large text that moved the layout), the figures whose titles would now
 // wrap differently are drawn again.
 const widths = new WeakMap();

@@ -235,8 +235,10 @@
   // script or a download of this site, WebAssembly) stops it for sure, so it is said at once,
   // even after a failure it caused. Any other (an eval, a request elsewhere: the page makes
   // neither, but an extension or an automation tool may) is remembered as a suspect: said if
-  // the boot then fails, or makes no progress for STALL_MS; forgotten if Python starts.
-  var STALL_MS = 15000;
+  // the boot then fails, or makes no progress for STALL_MS; forgotten if Python starts. The
+  // wait is long because one stage (compiling the runtime, importing NumPy) can take 20 s or
+  // more in WebKit on a busy 2-CPU machine: a boot that is slow must not be called blocked.
+  var STALL_MS = 60000;
   var suspect = null;
   var stallTimer = 0;
   function ownFile(v) {

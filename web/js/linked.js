@@ -10,8 +10,10 @@
 // selection lives in the session (Python keeps its terms current through edits), not in the
 // link: a link is the state, not where the pointer was.
 
+import { component } from "./components.js";
 import { cellAt, setOverlay } from "./heatmaps.js";
 import { setData, setHidden, setText } from "./dom.js";
+import { HEATMAP_IDS, encoderPosition, encoderRow } from "./shared.js";
 
 const $ = (id) => document.getElementById(id);
 const ROW = { color: "#e08a00", width: 2 };
@@ -35,15 +37,15 @@ let queued = null;
 export function connect(bridge, editors, show) {
   client = bridge;
   grids = editors;
-  const logits = $("heatmap-logits");
+  const logits = $(HEATMAP_IDS.logits);
   logits.tabIndex = 0;
   logits.addEventListener("mousemove", (e) => hover(cellAt(logits, e.clientX, e.clientY)));
   logits.addEventListener("mouseleave", () => hover(null));
   onTap(logits, (cell) => select(cell, show));
   logits.addEventListener("keydown", (e) => keyboard(e, show));
-  onTap($("heatmap-cls"), (cell) => focusInput(cell[0] * (shape.mode === "encoder" ? shape.N1 : 1), cell[1]));
-  onTap($("heatmap-encoder"), (cell) => focusInput(cell[0], cell[1]));
-  onTap($("heatmap-w"), (cell) => grids.w.focusCell(cell[0], cell[1]));
+  onTap($(HEATMAP_IDS.cls), (cell) => focusInput(shape.mode === "encoder" ? encoderRow(cell[0], 0, shape.N1) : cell[0], cell[1]));
+  onTap($(HEATMAP_IDS.encoder), (cell) => focusInput(cell[0], cell[1]));
+  onTap($(HEATMAP_IDS.w), (cell) => grids.w.focusCell(cell[0], cell[1]));
   $("grid-input").addEventListener("focusin", () => highlight());
   $("grid-w").addEventListener("focusin", () => highlight());
   $("top-k-table").addEventListener("click", (e) => {
@@ -73,27 +75,27 @@ function focusInput(row, col) {
 
 // ---- the answers ----------------------------------------------------------------------------
 
-/** Before the heatmaps are drawn: the state's sizes, and the top-k table (which folds the
- * logits heatmap away at C > 20). */
-export function prepare(res) {
-  if (res.shape) {
-    const resized = shape && (res.shape.B !== shape.B || res.shape.C !== shape.C || res.shape.N1 !== shape.N1);
-    shape = res.shape;
+// The answer's sections this file draws (js/components.js). Before the heatmaps: the state's
+// sizes, and the top-k table (which folds the logits heatmap away at C > 20). After them: the
+// selected logit's terms, and the highlights for the new sizes.
+component("top_k", { before: (t) => { topK(t); } });
+component("shape", {
+  before: (s) => {
+    const resized = shape && (s.B !== shape.B || s.C !== shape.C || s.N1 !== shape.N1);
+    shape = s;
     if (resized) hovered = null;
-  }
-  if ("top_k" in res) topK(res.top_k);
-  if (res.shape) reserve($("contributions"));
-}
-
-/** After: the selected logit's terms, and the highlights for the new sizes. */
-export function render(res) {
-  if ("contributions" in res) {
-    selectedChart = res.contributions;
-    selected = res.contributions ? [res.contributions.b, res.contributions.c] : null;
-    if (!hovered) showChart(res.contributions);
-  }
-  if (res.shape || "contributions" in res) highlight();
-}
+    reserve($("contributions"));
+  },
+  draw: (s, res) => { if (!("contributions" in res)) highlight(); },
+});
+component("contributions", {
+  draw: (c) => {
+    selectedChart = c;
+    selected = c ? [c.b, c.c] : null;
+    if (!hovered) showChart(c);
+    highlight();
+  },
+});
 
 function topK(t) {
   const box = $("top-k");
@@ -239,18 +241,19 @@ function highlight() {
   if (edited && edited.grid === "input") {
     if (shape.mode === "encoder") {
       encoder.push(cellBox(edited.i, edited.j));
-      if (edited.i % shape.N1 === 0) cls.push(cellBox(edited.i / shape.N1, edited.j));
+      const [b, t] = encoderPosition(edited.i, shape.N1);
+      if (t === 0) cls.push(cellBox(b, edited.j));
     } else {
       cls.push(cellBox(edited.i, edited.j));
     }
   } else if (edited) {
     w.push(cellBox(edited.i, edited.j));
   }
-  setOverlay("heatmap-cls", cls);
-  setOverlay("heatmap-encoder", encoder);
-  setOverlay("heatmap-normalized", rows(logit && logit[0]));
-  setOverlay("heatmap-w", w);
-  setOverlay("heatmap-logits", logit ? [rowBox(logit[0], shape.C), cellBox(logit[0], logit[1])] : []);
+  setOverlay(HEATMAP_IDS.cls, cls);
+  setOverlay(HEATMAP_IDS.encoder, encoder);
+  setOverlay(HEATMAP_IDS.normalized, rows(logit && logit[0]));
+  setOverlay(HEATMAP_IDS.w, w);
+  setOverlay(HEATMAP_IDS.logits, logit ? [rowBox(logit[0], shape.C), cellBox(logit[0], logit[1])] : []);
 }
 
 // The editor cell that has the focus: {grid: "input" | "w", i, j}, or null.
@@ -341,7 +344,7 @@ export function bindTopK(send) {
   k.addEventListener("change", apply);
   k.addEventListener("keydown", (e) => { if (e.key === "Enter") apply(); });
   $("logits-full").addEventListener("toggle", () => {
-    const el = $("heatmap-logits");
+    const el = $(HEATMAP_IDS.logits);
     if ($("logits-full").open && el.data) window.Plotly.Plots.resize(el);
   });
 }

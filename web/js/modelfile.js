@@ -24,7 +24,7 @@ function base64(blob) {
 }
 
 // The final answer to a file's "open_file" requests: loaded (file.summary) or refused (ok false).
-export async function readModelFile(file, call, target) {
+async function readModelFile(file, call, target) {
   const spent = { rounds: 0, python: 0, calls: 0, reads: 0 }; // <html data-model-file-ms>
   const clock = () => performance.now();
   const read = async (ranges) => {

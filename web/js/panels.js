@@ -3,7 +3,9 @@
 // formatted in Python (js/protocol.js: the answer's sections); this file only places it, always
 // as text (never as HTML).
 
+import { component } from "./components.js";
 import { setData, setHidden, setText } from "./dom.js";
+import { setClassLabels } from "./heatmaps.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -27,6 +29,12 @@ export function connect(bridge) { client = bridge; }
 
 // The names of the samples and classes the answers last sent (for js/walkthrough.js's selects).
 export function labelsNow() { return labels; }
+
+// New names of the samples and classes: for the selects, and the heatmaps' hover.
+export function setLabels(l) {
+  labels = l;
+  setClassLabels(l.classes);
+}
 
 // What an edit request says about the equations: wanted in the answer, or "later".
 export function stepsLater() { return stepsInView ? undefined : "later"; }
@@ -65,32 +73,31 @@ function queueSteps(s) {
   if (stepsInView) flushSteps();
 }
 
+// The answer's sections this file draws (js/components.js).
+component("labels", { before: (l) => { setLabels(l); } });
+component("stats", { draw: (t) => { table($("stats"), t); } });
+component("logits_table", { draw: (t) => { table($("logits-table"), t); } });
+component("steps", { draw: (s) => { queueSteps(s); } });
+component("steps_follow", {
+  draw: (follow, res) => {
+    if (!follow || res.steps) return; // the equations themselves came too
+    stepsStale = true;
+    if (stepsInView) flushSteps();
+  },
+});
+component("top_classes", { draw: (text) => { setText($("top-classes"), text || ""); } });
+component("prediction", { draw: (p) => { setText($("prediction"), [p.text, ...p.notes].join(" ")); } });
+component("host", { draw: (host) => { $("host-info").textContent = host; } });
 // Before any heatmap is drawn: show or hide the comparison plots, so that Plotly measures
 // containers that are laid out (a hidden one would get Plotly's default 700 px width).
 // A head that cannot run (W_head transposed, GAP without patch tokens) shows its message, not
 // empty plots.
-export function prepare(res) {
-  for (const [name, section] of [["pitfall", "pitfalls"], ["variant", "variants"]]) {
-    const c = res[name];
-    if (c) setData($(section), "active", c.selected && !c.error ? "true" : "false");
-  }
-}
-
-export function render(res) {
-  if (res.labels) labels = res.labels;
-  if (res.stats) table($("stats"), res.stats);
-  if (res.logits_table) table($("logits-table"), res.logits_table);
-  if (res.steps) queueSteps(res.steps);
-  else if (res.steps_follow) {
-    stepsStale = true;
-    if (stepsInView) flushSteps();
-  }
-  if ("top_classes" in res) setText($("top-classes"), res.top_classes || "");
-  if (res.prediction) setText($("prediction"), [res.prediction.text, ...res.prediction.notes].join(" "));
-  if (res.pitfall) choice("pitfall", res.pitfall);
-  if (res.variant) choice("variant", res.variant);
-  if (res.host) $("host-info").textContent = res.host;
-}
+const comparison = (name, section) => ({
+  before: (c) => { setData($(section), "active", c.selected && !c.error ? "true" : "false"); },
+  draw: (c) => { choice(name, c); },
+});
+component("pitfall", comparison("pitfall", "pitfalls"));
+component("variant", comparison("variant", "variants"));
 
 // t: {caption, header: [str], rows: [{label, cells: [str], mark: int|null}], k?: int}
 // A top-k table (t.k: one column per rank) is "ranked": on a phone each sample's row is laid

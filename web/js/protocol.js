@@ -1,12 +1,13 @@
-// The conversation between the page and Python, on the JavaScript side. pycore/explorer/protocol.py
-// defines it; these typedefs name the same fields, and tests/test_protocol.py keeps the two equal.
+// The conversation between the page and Python, on the JavaScript side. Written by
+// `python3 -m buildtools.protocol_js` from pycore/explorer/protocol.py (the names) and
+// pycore/explorer/protocol_types.py (their types): change those, not this file.
 // docs/protocol.md tells the story. (Types only: this file exports nothing.)
 
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"digit_preview"|"export"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"|"open_file"} op
- * @property {string} [fragment] load: the URL's fragment
+ * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"digit_preview"|"export"|"open_file"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
+ * @property {string} [fragment] load, reset: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
  * @property {string} [text] edit, paste: what the cell holds now, or the pasted text; label: the class index as typed
@@ -25,7 +26,7 @@
  * @property {?number} [b] contributions: the logit's sample (null: nothing selected)
  * @property {?number} [c] contributions: the logit's class
  * @property {boolean} [select] contributions: chosen (click, keyboard), not hovered: follows edits
- * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16 (digit_preview: one)
+ * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16
  * @property {"keep"|"trained"} [head] digit: keep W_head's edits, or the trained W_head
  * @property {string} [format] export
  * @property {number} [size] open_file: the file's size in bytes
@@ -40,36 +41,36 @@
  * One answer (pycore.explorer.protocol.ANSWER): "ok", and what changed.
  * @typedef {Object} Answer
  * @property {boolean} ok
- * @property {{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}} [error]
- * @property {{fragment: ?string, pending: boolean, note: ?string}} [link]
- * @property {{mode: string, B: number, D: number, C: number, N1: ?number}} [shape]
- * @property {{samples: string[], classes: string[]}} [labels]
+ * @property {?{message: string, key: ?string, index: ?number[], incomplete: (boolean|undefined)}} [error]
  * @property {Object<string, HeatmapSpec>} [heatmaps]
  * @property {string[]} [hide]
  * @property {Object<string, {matrix: string}>} [grids]
  * @property {Object<string, number[][]>} [patched]
  * @property {number} [value]
  * @property {boolean} [unchanged]
- * @property {Table} [stats]
- * @property {Table} [logits_table]
- * @property {string} [top_classes]
- * @property {?TopK} [top_k]
- * @property {?Contributions} [contributions]
- * @property {{text: string, notes: string[]}} [prediction]
- * @property {Comparison} [pitfall]
- * @property {Comparison} [variant]
- * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
- * @property {boolean} [steps_follow]
- * @property {?Walk} [walk]
- * @property {?Digit} [digit]
- * @property {DigitPreview} [digit_preview]
+ * @property {{prediction: string, top: Array<[string, number]>, attention: number[], encode_ms: number}} [digit_preview]
  * @property {string} [host]
  * @property {{text: string, mime: string, filename: string, title: string, base64: (boolean|undefined)}} [export]
  * @property {{need: ?Array<[number, number]>, summary: ?string}} [file]
- * @property {FineTune} [finetune]
  * @property {Object<string, Matrix>} [matrices]
  * @property {number} [worker_ms]
  * @property {{python: string, numpy: string, modules: number, attempted: number, failed: number, failures: {module: string, report: string}[]}} [selfcheck]
+ * @property {{mode: string, B: number, D: number, C: number, N1: ?number}} [shape]
+ * @property {{fragment: ?string, pending: boolean, note: ?string}} [link]
+ * @property {{samples: string[], classes: string[]}} [labels]
+ * @property {Table} [stats]
+ * @property {?TopK} [top_k]
+ * @property {?Contributions} [contributions]
+ * @property {Table} [logits_table]
+ * @property {string} [top_classes]
+ * @property {{text: string, notes: string[]}} [prediction]
+ * @property {?{images: ?number[][], attention: ?number[][], prediction: ?string, top: ?Array<[string, number]>, edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number}} [digit]
+ * @property {Comparison} [pitfall]
+ * @property {Comparison} [variant]
+ * @property {?Walk} [walk]
+ * @property {FineTune} [finetune]
+ * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
+ * @property {boolean} [steps_follow]
  */
 
 /**
@@ -108,8 +109,7 @@
  * @property {number} logit
  * @property {string} logit_text
  * @property {string} total_text
- * @property {{label: string, d: ?number, value: ?number, text: string, factors: string}[]} bars the rest summed: d
- *   null; value null beyond float64 (text "beyond float64", "-beyond float64")
+ * @property {{label: string, d: ?number, value: ?number, text: string, factors: string}[]} bars the rest summed: d null; value null beyond float64 (text "beyond float64", "-beyond float64")
  * @property {string} note
  */
 
@@ -129,29 +129,7 @@
  * @property {string} why
  * @property {?string} gradient_note
  * @property {?{count: number, accuracy: number, curve: number[][], text: string}} held_out
- * @property {?{asked: number, taken: number, text: string}} trained a train request's steps:
- *   those that fit in its time budget (at least one, never more than asked)
- */
-
-/**
- * The real-ViT panel (pycore.explorer.digits.section); images null outside that mode.
- * @typedef {Object} Digit
- * @property {?number[][]} images B lists of 64 pixels 0..16, row-major
- * @property {?number[][]} attention B lists of 16: the CLS token's attention to each patch
- * @property {?string} prediction
- * @property {?Array<[string, number]>} top image 0's three most likely classes and their softmax
- * @property {?{encoder_output: number, W_head: ?number}} edits cells that differ from the model's
- * @property {?number} encode_ms the encoder's milliseconds per image, in this browser's Python
- */
-
-/**
- * The answer to digit_preview: the tiny ViT's reading of a drawing while the pen is down
- * (pycore.explorer.digits.preview); the state, and so the pipeline, stay as they were.
- * @typedef {Object} DigitPreview
- * @property {string} prediction
- * @property {Array<[string, number]>} top
- * @property {number[]} attention 16: the CLS token's attention to each patch
- * @property {number} encode_ms
+ * @property {?{asked: number, taken: number, text: string}} trained a train request's steps: those that fit in its time budget (at least one, never more than asked)
  */
 
 /**

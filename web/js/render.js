@@ -11,19 +11,15 @@
 // <html data-last-render-ms> (docs/interface.md: the link is not a redraw). The build-time first
 // view drawn while Python boots (app.js) is not a recompute: it counts in neither.
 
-import { drawHeatmap, clearHeatmap, setClassLabels } from "./heatmaps.js";
-import * as linked from "./linked.js";
+// Every other section of an answer is drawn by the component registered for its key
+// (js/components.js).
+
+import { reached } from "./components.js";
+import { drawHeatmap, clearHeatmap } from "./heatmaps.js";
 import * as panels from "./panels.js";
-import { writeLink } from "./share.js";
 
 export class Renderer {
-  // client: the bridge the host handed over (js/host.js); null until Python is ready.
-  constructor(client, { onShape, grids, onDigit, onWalk, onFinetune }) {
-    this.client = client;
-    this.onShape = onShape;
-    this.onDigit = onDigit; // the real-ViT panel (js/digits.js), given the answer's "digit"
-    this.onWalk = onWalk; // the walk-through (js/walkthrough.js), given the answer's "walk"
-    this.onFinetune = onFinetune; // the fine-tuning panel (js/finetune.js): draws its curves
+  constructor({ grids }) {
     this.grids = grids; // {input, w}: the editors, and the matrix each shows
     this.store = new Map(); // matrix name -> {rows, cols, data: Float64Array}
     this.pending = null;
@@ -85,21 +81,19 @@ export class Renderer {
     try {
       return await this.redraw(job);
     } finally {
-      // The link once the figures are drawn (docs/interface.md: it is not a redraw): writing the
-      // address costs about 4 ms, which the figures need not wait for.
-      if (job.res.link) writeLink(job.res.link, this.client);
+      // What is not a redraw (the link, docs/interface.md: writing the address costs a layout
+      // of the page, which the figures need not wait for), once the figures are drawn.
+      for (const c of reached("settled", job.res)) c.settled(job.res[c.key], job.res);
     }
   }
 
   // Returns when the last redraw ended (lastRenderMs).
   async redraw(job) {
     const res = job.res;
-    if (res.shape) this.onShape(res.shape);
     // Plotly first: it measures the page as it draws, and every DOM change made before it
-    // (grids, tables, equations) would make it lay the whole page out again.
-    panels.prepare(res);
-    if (res.labels) setClassLabels(res.labels.classes);
-    linked.prepare(res); // the top-k table opens or closes the logits heatmap's box: before it is drawn
+    // (grids, tables, equations) would make it lay the whole page out again; only what changes
+    // the layout it measures comes before (the components' "before").
+    for (const c of reached("before", res)) c.before(res[c.key], res);
     const draws = [];
     for (const id of job.hide) if (!(id in job.heatmaps)) clearHeatmap(id);
     for (const [id, spec] of Object.entries(job.heatmaps)) {
@@ -115,13 +109,10 @@ export class Renderer {
       const cells = job.patched[matrix];
       if (cells && !(name in job.grids)) grid.patch(this.store.get(matrix), cells);
     }
-    panels.render(res);
-    linked.render(res);
-    if ("digit" in res && this.onDigit) this.onDigit(res.digit);
-    if (res.finetune && this.onFinetune) draws.push(this.onFinetune(res.finetune));
+    for (const c of reached("draw", res)) draws.push(c.draw(res[c.key], res));
     await Promise.all(draws);
-    // after the redraws, whose Plotly.react would otherwise race its outlines
-    if ("walk" in res && this.onWalk) await this.onWalk(res.walk);
+    // after the redraws, whose Plotly.react would otherwise race their outlines
+    for (const c of reached("last", res)) await c.last(res[c.key], res);
     return performance.now(); // the last redraw ends here (lastRenderMs)
   }
 }

@@ -202,7 +202,7 @@ export function latestOnly(run) {
 
 // from + delta, rounded to the step's decimals or the start's (up to 6), whichever is finer: a
 // step of 0.1 from 0.537 gives 0.637, and no binary noise (0.1 + 0.2 gives 0.3).
-export function stepped(from, delta, step) {
+function stepped(from, delta, step) {
   return Number((from + delta).toFixed(Math.max(decimals(step), decimals(from))));
 }
 

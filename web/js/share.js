@@ -3,6 +3,7 @@
 // Python holds. Copy link copies the current state's link, or says why it cannot and offers the
 // state as JSON instead: it never copies an older state's link.
 
+import { component } from "./components.js";
 import { setData, setHidden, setText } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
@@ -15,6 +16,12 @@ let client = null;
 export function lastFragment() { return fragment; }
 
 // An answer's link: write it, ask for it once typing pauses, or say why there is none.
+// The answer's "link" (js/components.js), once its redraw has ended.
+component("link", { settled: (link) => writeLink(link) });
+
+// The bridge, once Python is ready: for links that answers leave pending.
+export function connect(bridge) { client = bridge; }
+
 export function writeLink(link, bridge) {
   client = bridge || client;
   current = link;

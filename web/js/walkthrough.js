@@ -7,16 +7,17 @@
 import { highlight } from "./heatmaps.js";
 import { labelsNow, typeset } from "./panels.js";
 import { setData, setHidden, setText } from "./dom.js";
+import { HEATMAP_IDS } from "./shared.js";
 
 // The heatmaps a step may outline: every one of them is cleared or outlined at each step.
-const FIGURES = ["heatmap-encoder", "heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits"];
+const FIGURES = ["encoder", "cls", "normalized", "w", "logits"].map((name) => HEATMAP_IDS[name]);
 // Keys that move the walk while it is on, wherever the focus is, except where the key already
 // means something: typing in a cell or a field, a select, the drawing pad, the logits heatmap's
 // arrows (js/linked.js), a button's or a summary's Space. PageUp/PageDown are what presentation
 // clickers send; some send the arrows or Space.
 const NEXT = new Set(["ArrowRight", "ArrowDown", "PageDown", " "]);
 const BACK = new Set(["ArrowLeft", "ArrowUp", "PageUp"]);
-const OWN_KEYS = "input, select, textarea, [contenteditable], dialog, .digit-pad, #heatmap-logits";
+const OWN_KEYS = `input, select, textarea, [contenteditable], dialog, .digit-pad, #${HEATMAP_IDS.logits}`;
 
 export class WalkThrough {
   /**

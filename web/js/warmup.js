@@ -1,8 +1,8 @@
 // Practice for Python once the page is ready. The browser compiles Python's WebAssembly into
-// fast code only for functions that have run long enough, so the first edits of a visit took
-// twice as long in Python as later ones (web/py/bridge.py's warm-up says more). While the
+// fast code only for functions that have run long enough, so the first edits of a visit take
+// about twice as long in Python as later ones (web/py/bridge.py's warm-up says more). While the
 // person is not using the page, it asks its host for practice edits, one per call, until Python
-// has answered PRACTICE of them: a person's own request waits at most for one (2-4 ms).
+// has answered PRACTICE of them: a person's own request waits at most for one.
 // <html data-warm-up>: how many so far ("12 of 40"), then "done" (or "stopped" if one failed).
 import { setData } from "./dom.js";
 

@@ -10,6 +10,7 @@ import os
 import traceback
 
 from pycore.explorer import class_names
+from pycore.explorer.presets import WORKED_CLS, WORKED_W_HEAD
 from pycore.explorer.protocol import matrix_names
 from pycore.explorer.session import Session, answer_json
 
@@ -80,7 +81,7 @@ def answer(request_json, practice=False):
 # (V8's Liftoff), then, function by function once each has run long enough, again in the
 # background into faster code (TurboFan). Until the edit path has run a few dozen times, an edit
 # runs partly in the slow code and sets off background compiles that compete with the page for
-# the CPU: the first edits of a visit took twice as long in Python as later ones. So, once the
+# the CPU: the first edits of a visit take about twice as long in Python as later ones. So, once the
 # page is ready and idle, it asks its host for practice edits, one at a time (js/warmup.js):
 # cells of both grids edited in a session of their own, answered and encoded exactly as the
 # page's own edits are. The page's session is never touched.
@@ -89,7 +90,8 @@ def practice_request():
     """The JSON text of the next practice edit: the worked example's cells in turn, CLS vectors
     and W_head alternately, each to a value it does not hold (eighths: the example has none)."""
     n = _practice["edits"] = _practice["edits"] + 1
-    key, rows, cols = ("cls", 2, 4) if n % 2 else ("W_head", 4, 3)
+    key, matrix = ("cls", WORKED_CLS) if n % 2 else ("W_head", WORKED_W_HEAD)
+    rows, cols = len(matrix), len(matrix[0])
     cell = (n // 2) % (rows * cols)
     return json.dumps({"op": "edit", "key": key, "index": [cell // cols, cell % cols],
                        "text": "%g" % ((n % 9) * 0.25 - 1.125)})

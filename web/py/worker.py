@@ -15,7 +15,7 @@ from pyodide.ffi import to_js
 from pyscript import config, sync
 
 VIT = config.get("vit", {})
-PYTHON_DIR = VIT.get("python_dir", "/home/pyodide/explorer")
+PYTHON_DIR = VIT["python_dir"]  # buildtools/hosts.py writes it into pyscript.json
 
 
 def tell(**message):
@@ -51,9 +51,9 @@ import numpy  # noqa: E402  (boot() has imported it, or said why it could not)
 
 SHARED_MAX = 4096
 """Matrices of at most this many values cross to the page in one shared Float64Array (the page
-copies each out), larger ones in one of their own: every call across Pyodide's bridge costs a
-few tens of microseconds, seven per matrix when each crossed alone (a CLS edit's answer carries
-three: h_hat, logits, probs)."""
+copies each out), larger ones in one of their own: every call across Pyodide's bridge has a
+cost of its own, and a matrix crossing alone takes seven (a CLS edit's answer carries three:
+h_hat, logits, probs)."""
 
 
 def dispatch(request_json, practice=False):

@@ -1,0 +1,80 @@
+"""What a comparison panel (a classic mistake, or another head) shows: the correct logits beside
+the compared head's output on one colour scale, the difference for a mistake, which predictions
+it changes, and from 21 classes on each sample's k largest outputs.
+"""
+import numpy as np
+
+from . import comparisons
+from .class_names import class_names
+from .heatmap_spec import EXACT, colour_limit, heatmap
+from .readouts import TOP_K_DEFAULT, top_k_table
+
+def comparison_ids(kind):
+    """The heatmaps of one comparison panel ("pitfall" or "variant")."""
+    ids = ["heatmap-%s-correct" % kind, "heatmap-%s" % kind]
+    return ids + ["heatmap-pitfall-diff"] if kind == "pitfall" else ids
+
+
+class _Outputs(object):
+    """An output matrix where top_k_table expects a trace (it reads ``.logits`` only)."""
+
+    def __init__(self, logits):
+        self.logits = logits
+
+
+def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
+    """What a comparison panel shows: the correct logits beside the output of the comparison
+    ``key`` (and, for a mistake, the difference), or why that head cannot run.
+
+    Returns
+    -------
+    (dict, (dict, dict) or None)
+        The panel's section of the answer ({selected, explanation, source, error, note,
+        changes, notice, top_k}; with nothing chosen, the explanation says what the panel
+        offers; ``top_k``: from 21 classes on, each sample's k largest outputs), and
+        the arrays it shows by name with their heatmap specs (None when nothing is drawn).
+        An output that overflows float64 is drawn as it is, and the note says so.
+    """
+    section = {"selected": key, "explanation": comparisons.offer(kind), "source": "",
+               "error": None, "note": None, "changes": None, "notice": None, "top_k": None}
+    if key is None:
+        return section, None
+    item = comparisons.find(key)
+    section["explanation"], section["source"] = item.explanation, item.source
+    output, section["error"] = comparisons.run(state, key)
+    if output is None:
+        return section, None
+    output = np.ascontiguousarray(output, dtype=np.float64)
+    if not np.isfinite(output).all():
+        section["note"] = ("Some of its outputs are not finite numbers: on these inputs this head "
+                           "overflows float64 (shown as the scale's ends).")
+    ids = comparison_ids(kind)
+    arrays = {kind: output}
+    # One colour scale for both, so that equal colours mean equal values side by side.
+    limit = colour_limit(np.concatenate([trace.logits.ravel(), output.ravel()]))
+    names = class_names(state)
+    changes = output.shape == trace.logits.shape
+    if changes:
+        section["changes"] = comparisons.prediction_changes(trace.logits, output, classes=names)
+    marks = [(b, c) for b, c in enumerate(comparisons.predicted(output)) if c is not None]
+    if output.ndim == 2:  # a heatmap of 1000 classes is a barcode: the top k read better
+        section["top_k"] = top_k_table(_Outputs(output), k, classes=names)
+        if section["top_k"] is not None:
+            section["top_k"]["caption"] = ("The %d largest outputs of each sample under %s "
+                                           "(rank 1 is its prediction; ties to the lower class)"
+                                           % (section["top_k"]["k"], item.title))
+    specs = {
+        ids[0]: heatmap("logits", trace.logits, "Correct head: logits", "class c", "sample b",
+                        "sample %{y}, class %{x}<br>logit = " + EXACT, limit=limit,
+                        marks=list(enumerate(trace.predicted))),
+        ids[1]: heatmap(kind, output, item.title, "class c", "sample b",
+                        "sample %{y}, class %{x}<br>output = " + EXACT, limit=limit,
+                        marks=marks if changes else None),
+    }
+    if kind == "pitfall" and output.shape == trace.logits.shape:
+        with np.errstate(all="ignore"):
+            arrays["pitfall_diff"] = np.ascontiguousarray(output - trace.logits)
+        specs[ids[2]] = heatmap("pitfall_diff", arrays["pitfall_diff"],
+                                "Difference: mistaken − correct", "class c", "sample b",
+                                "sample %{y}, class %{x}<br>difference = " + EXACT)
+    return section, (arrays, specs)

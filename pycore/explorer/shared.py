@@ -1,0 +1,53 @@
+"""Values the page's JavaScript needs too, defined here once.
+
+The build writes them into the site as ``js/shared.js`` (buildtools/shared_js.py), an ES module
+the page's scripts import; nothing under web/js keeps a copy (tests/test_shared_values.py checks
+both). This module imports nothing, so the build, which never imports NumPy, reads it on its own
+(``runpy.run_path``), and every name below that is not private goes to the page.
+
+Examples
+--------
+>>> encoder_row(1, 2, 5)       # sample 1, token 2 of N+1 = 5: row 7 of the stacked (B*(N+1), D)
+7
+>>> encoder_position(7, 5)
+(1, 2)
+"""
+
+LINK_MAX = 100000
+"""The longest fragment (``state=...``) a link may have, written or read. Browsers accept a few
+MB, but mail, chat and course platforms cut links far shorter; the page offers a larger state
+as JSON instead (pycore/explorer/session.py). The page skips its preview of a longer link."""
+
+MAX_RUN_STEPS = 1000
+"""Steps in one fine-tuning run; the curves travel whole in each answer, so they stay short.
+The page stops playing a run that reached it."""
+
+HEATMAP_IDS = {
+    "encoder": "heatmap-encoder",      # encoder_output, samples stacked: (B*(N+1), D)
+    "cls": "heatmap-cls",              # h_cls (B, D)
+    "normalized": "heatmap-normalized",  # h_hat (B, D)
+    "w": "heatmap-w",                  # W_head (D, C)
+    "logits": "heatmap-logits",        # logits (B, C)
+    "probs": "heatmap-probs",          # softmax(logits), for display only (B, C)
+    "dw": "heatmap-dw",                # dW_head (D, C), the fine-tuning panel's gradient
+}
+"""The element id of each heatmap of the head's stages (web/index.html holds one element per id;
+the comparison panels' ids are comparison_panel.comparison_ids)."""
+
+PRESETS = ("worked", "random", "vit-b16", "encoder", "finetune")
+"""The ready-made states a "preset" request names (presets.py; "finetune-digits" is the real-ViT
+data, sent with its digits). web/index.html offers them (a test checks its options)."""
+
+DEFAULT_PRESET = PRESETS[0]
+"""The state a page opens with, without a link, and the one its Reset loads."""
+
+
+def encoder_row(b, t, N1):
+    """The row of token ``t`` of sample ``b`` in the encoder output stacked by sample,
+    ``z_L.reshape(B * N1, D)`` (N1 = N+1 tokens per sample, t = 0 the CLS token)."""
+    return b * N1 + t
+
+
+def encoder_position(row, N1):
+    """``(b, t)`` of a row of the stacked encoder output: the inverse of :func:`encoder_row`."""
+    return row // N1, row % N1

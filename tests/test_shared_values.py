@@ -1,0 +1,179 @@
+"""Values the page's JavaScript and Python share are defined once, in pycore/explorer/shared.py.
+
+The build writes them into the site as js/shared.js (buildtools/shared_js.py); these tests run
+that module under Node.js against Python's values, and look for copies left in web/ and pycore/.
+"""
+import ast
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from buildtools import hosts, shared_js
+from pycore.explorer import presets, shared
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "*.js")) +
+                      glob.glob(os.path.join(ROOT, "web", "boot", "*.js")) +
+                      glob.glob(os.path.join(ROOT, "web", "boot", "*.mjs")))
+EXPORTED = {name: value for name, value in vars(shared).items()
+            if not name.startswith("_") and not callable(value)
+            and not isinstance(value, type(os))}
+
+
+def read(*parts):
+    with open(os.path.join(ROOT, *parts), encoding="utf-8") as f:
+        return f.read()
+
+
+def run_module(tmp_path, script):
+    """Run `script` (an ES module importing ./shared.js) under Node.js; its JSON output."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("Node.js is needed to run the generated js/shared.js (the build needs it too)")
+    (tmp_path / "shared.js").write_text(shared_js.module_text(ROOT), encoding="utf-8")
+    (tmp_path / "probe.mjs").write_text(script, encoding="utf-8")
+    done = subprocess.run([node, str(tmp_path / "probe.mjs")], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_the_generated_module_holds_every_value_of_shared_py(tmp_path):
+    got = run_module(tmp_path, 'import * as shared from "./shared.js";\n'
+                               'console.log(JSON.stringify(shared));\n')
+    assert set(EXPORTED) == {"LINK_MAX", "MAX_RUN_STEPS", "HEATMAP_IDS", "PRESETS",
+                             "DEFAULT_PRESET"}
+    assert {k: v for k, v in got.items()} == json.loads(json.dumps(EXPORTED))
+
+
+def test_the_generated_helpers_compute_what_python_does(tmp_path):
+    cases = [(b, t, n1) for n1 in (1, 2, 5, 197, 257) for b in (0, 1, 3, 63)
+             for t in sorted({0, 1, n1 - 1}) if t < n1]
+    got = run_module(tmp_path, 'import { encoderRow, encoderPosition } from "./shared.js";\n'
+                               'const cases = %s;\n'
+                               'console.log(JSON.stringify(cases.map(([b, t, n]) => '
+                               '[encoderRow(b, t, n), encoderPosition(encoderRow(b, t, n), n)])));\n'
+                               % json.dumps(cases))
+    for (b, t, n1), (row, position) in zip(cases, got):
+        assert row == shared.encoder_row(b, t, n1) == b * n1 + t  # z_L.reshape(B * N1, D)
+        assert tuple(position) == shared.encoder_position(row, n1) == (b, t)
+
+
+def test_the_translation_keeps_python_precedence(tmp_path):
+    source = "def f(a, b, c):\n    return a - (b - c) * (a + b) // c % 7, (a - b) - c, a - (b - c)\n"
+    js = shared_js.to_js_function(source)
+    # b >= c: the left operand of % is never negative, where JavaScript's % and Python's agree
+    args = [(a, b, c) for a in (0, 3, 10) for b in (1, 4, 6) for c in (1, 2, 5) if b >= c]
+    (tmp_path / "f.mjs").write_text(js + "\nconsole.log(JSON.stringify(%s.map((x) => f(...x))));\n"
+                                    % json.dumps(args))
+    node = shutil.which("node") or pytest.fail("Node.js is needed")
+    done = subprocess.run([node, str(tmp_path / "f.mjs")], capture_output=True, text=True,
+                          timeout=60)
+    scope = {}
+    exec(source, scope)
+    assert json.loads(done.stdout) == [list(scope["f"](*x)) for x in args]
+
+
+def test_shared_py_imports_nothing():
+    tree = ast.parse(read("pycore", "explorer", "shared.py"))
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def test_python_takes_the_values_from_shared_py():
+    from pycore.explorer import finetune, link
+    assert link.LINK_MAX is shared.LINK_MAX
+    assert finetune.MAX_RUN_STEPS is shared.MAX_RUN_STEPS
+    assert presets.PRESETS is shared.PRESETS
+    assert shared.DEFAULT_PRESET == presets.PRESETS[0]
+
+
+def _code_strings(path):
+    """The string literals of a Python file's code, its docstrings left out."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    docs = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                docs.add(id(body[0].value))
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            docs.add(id(node.value))  # attribute docstrings
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
+            and isinstance(n.value, str) and id(n) not in docs]
+
+
+def test_no_copy_of_a_heatmap_id_outside_shared_py():
+    ids = set(shared.HEATMAP_IDS.values())
+    for path in glob.glob(os.path.join(ROOT, "pycore", "explorer", "*.py")):
+        if path.endswith("shared.py"):
+            continue
+        assert not ids & set(_code_strings(path)), path
+    for path in PAGE_SCRIPTS:
+        text = open(path, encoding="utf-8").read()
+        found = [i for i in ids if re.search(r"[\"'`#]%s\b(?!-)" % re.escape(i), text)]
+        assert not found, (path, found)
+
+
+def test_no_page_script_keeps_its_own_copy_of_a_shared_value():
+    for path in PAGE_SCRIPTS:
+        text = open(path, encoding="utf-8").read()
+        name = os.path.relpath(path, ROOT)
+        assert not re.search(r"\b(100000|100001)\b", text), name  # LINK_MAX
+        assert not re.search(r"\bMAX_RUN_STEPS\s*=", text), name
+        assert hosts.PYTHON_DIR not in text, name
+        # the encoder's stacked row b*(N+1)+t, or its inverse, written out again
+        assert not re.search(r"([%*]\s*(shape\.)?N1\b)|(floor\([^)]*/\s*(shape\.)?N1\b)", text), name
+        assert not re.search(r"name:\s*\"%s\"" % shared.DEFAULT_PRESET, text), name
+
+
+def test_python_dir_is_written_once():
+    found = []
+    for pattern in ("buildtools/*.py", "buildtools/*.mjs", "web/py/*.py", "pycore/**/*.py"):
+        for path in glob.glob(os.path.join(ROOT, pattern), recursive=True):
+            if hosts.PYTHON_DIR in open(path, encoding="utf-8").read():
+                found.append(os.path.relpath(path, ROOT))
+    assert found == [os.path.join("buildtools", "hosts.py")]
+
+
+def test_the_page_has_one_element_per_heatmap_id():
+    html = read("web", "index.html")
+    for element_id in shared.HEATMAP_IDS.values():
+        assert html.count('id="%s"' % element_id) == 1, element_id
+
+
+def test_the_preset_menu_offers_python_presets_with_their_sizes():
+    html = read("web", "index.html")
+    menu = re.search(r'<select id="preset">(.*?)</select>', html, re.S).group(1)
+    options = dict(re.findall(r'<option value="([\w-]+)"[^>]*>([^<]*)</option>', menu))
+    page_only = {"file", "link", "digit"}  # a model file, the link opened, a drawn digit
+    assert set(options) - page_only <= set(shared.PRESETS)
+    assert list(options)[0] == shared.DEFAULT_PRESET
+    for name, label in options.items():
+        if name in page_only:
+            continue
+        state = presets.preset(name)
+        sizes = {"B": state.B, "D": state.D, "C": state.C, "N+1": state.N + 1 if state.N is not None else None}
+        for key, value in re.findall(r"(N\+1|\b[BDC])=(\d+)", label):
+            assert sizes[key] == int(value), (name, label)
+
+
+def test_the_page_asks_only_for_presets_python_has():
+    names = set()
+    for path in PAGE_SCRIPTS:
+        text = open(path, encoding="utf-8").read()
+        names |= set(re.findall(r'op:\s*"preset",\s*name:\s*"([\w-]+)"', text))
+    assert names and names <= set(shared.PRESETS) | {"finetune-digits"}
+
+
+def test_the_size_fields_allow_what_python_allows():
+    """The sizes' fields (web/index.html's max) are Python's limits; Python checks them again."""
+    from pycore.explorer.state import LIMITS
+    html = read("web", "index.html")
+    for name, limit in LIMITS.items():
+        field = re.search(r'<input id="dim-%s"[^>]*>' % name, html).group(0)
+        assert 'min="1"' in field and 'max="%d"' % limit in field, field
