@@ -371,6 +371,7 @@ def test_a_drawn_digit_is_read(app, model):
     engine.click("#digit-clear")  # the pad keeps an earlier drawing (a link does not clear it)
     engine.wait_for("""() => Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'))
         .every((c) => Number(c.dataset.value) === 0)""")
+    engine.evaluate(PAD_IN_VIEW)  # again: WebKit's WebDriver scrolls the button it clicks
     rows = [0.5, 2.5, 4.5, 7.5]  # a vertical stroke down column 4 through cell centres: a "1"
     engine.drag("#digit-pad", [(4.5 / 8, r / 8) for r in rows])
     engine.wait_for("""() => document.getElementById('real-vit').dataset.drawing === 'done'

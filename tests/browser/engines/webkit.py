@@ -52,6 +52,17 @@ def start_xvfb():
     raise EngineError("webkit: could not start Xvfb")
 
 
+CENTRE_IN_VIEW_JS = """(selector) => {
+    const el = document.querySelector(selector);
+    let r = el.getBoundingClientRect();
+    if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
+        el.scrollIntoView({block: "nearest", inline: "nearest"});
+        r = el.getBoundingClientRect();
+    }
+    return [r.left + r.width / 2, r.top + r.height / 2];
+}"""
+
+
 class WebKit(Engine):
     name = "webkit"
 
@@ -111,10 +122,21 @@ class WebKit(Engine):
                  "pen": interaction.POINTER_PEN}
         builder = ActionBuilder(self.driver, mouse=PointerInput(kinds[kind], kind))
         pointer = builder.pointer_action
-        pointer.move_to(element, round(points[0][0]), round(points[0][1]))
-        pointer.pointer_down()
-        for dx, dy in points[1:]:
-            pointer.move_to(element, round(dx), round(dy))
+        if self._frame:
+            for i, (dx, dy) in enumerate(points):
+                pointer.move_to(element, round(dx), round(dy))
+                if i == 0:
+                    pointer.pointer_down()
+        else:
+            # From the viewport's origin: WebKitWebDriver refuses a move relative to an element
+            # as out of bounds once the press has started a stroke on the drawing pad (seen
+            # with the pad fully in view); the page is scrolled to the element first, as a move
+            # to the element would.
+            x, y = self._call(CENTRE_IN_VIEW_JS, [selector])
+            for i, (dx, dy) in enumerate(points):
+                pointer.move_to_location(round(x + dx), round(y + dy))
+                if i == 0:
+                    pointer.pointer_down()
         pointer.pointer_up()
         builder.perform()
         builder.clear_actions()  # nothing stays pressed
