@@ -150,7 +150,7 @@ FINGERPRINT = """() => {
     selects: Array.from(document.querySelectorAll('select'), (s) => [s.id, s.value]),
     inputs: Array.from(document.querySelectorAll('input:not(.cell)'),
                        (i) => [i.id || i.getAttribute('aria-label'), i.type === 'checkbox' ? i.checked : i.value,
-                               i.getAttribute('aria-invalid')]),
+                               i.getAttribute('aria-invalid') === 'true']),  // "false" = absent
     pressed: Array.from(document.querySelectorAll('[aria-pressed]'), (b) => [b.id, b.getAttribute('aria-pressed')]),
     invalid: document.querySelectorAll('[aria-invalid="true"]').length,
     pending: document.querySelectorAll('.cell.pending').length,
