@@ -176,3 +176,26 @@ def test_a_phones_logits_never_run_together(page, site_url):
         count, widest, cell = page.evaluate(CELL_TEXTS, "heatmap-logits")
         assert widest <= cell, (width, widest, cell)  # each painted number fits its cell
         assert (count == 10) == (width == 1280), (width, count)
+
+
+MENU_TEXT_FITS = """() => {
+    const s = document.getElementById('preset');
+    const style = getComputedStyle(s);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = style.font;
+    const text = ctx.measureText(s.options[s.selectedIndex].text).width;
+    // the text, the select's padding and its arrow (about 20 px in every engine here)
+    const needed = text + parseFloat(style.paddingLeft) + parseFloat(style.paddingRight) + 20;
+    return [needed, s.getBoundingClientRect().width, document.documentElement.scrollWidth];
+}"""
+
+
+def test_a_phones_example_menu_shows_its_whole_choice(page, site_url):
+    """At 390 px the Example menu read "Worked example (B=2, D=4, C=3" (a width kept for a
+    label beside it, though the label wraps above it there); it must show the whole choice
+    without widening the page."""
+    page.set_viewport_size({"width": 390, "height": 844})
+    open_explorer(page, site_url)
+    needed, width, page_width = page.evaluate(MENU_TEXT_FITS)
+    assert needed <= width, (needed, width)
+    assert page_width <= 390, page_width
