@@ -301,18 +301,6 @@ def converged(losses, accuracies, window=CONVERGED_WINDOW):
         return ("The loss has not changed over the last %d steps (%s): Play stopped. A larger "
                 "learning rate, or Reset, may move it." % (window, _g(now)))
     return None
-    then, now = losses[-1 - window], losses[-1]
-    if not (math.isfinite(then) and math.isfinite(now)):
-        return None
-    steps = len(losses) - 1
-    if accuracies[-1] >= 1.0 and then - now < 0.02 * then:
-        return ("Converged at step %d: every sample is classified right and the loss fell by "
-                "less than 2%% over the last %d steps (%s \u2192 %s). Play stopped; Step goes "
-                "on." % (steps, window, _g(then), _g(now)))
-    if abs(then - now) <= 1e-6 * max(abs(then), 1e-300):
-        return ("The loss has not changed over the last %d steps (%s): Play stopped. A larger "
-                "learning rate, or Reset, may move it." % (window, _g(now)))
-    return None
 
 
 # ---- what the side-by-side curves show, in words ------------------------------------------
