@@ -123,20 +123,21 @@ class WebKit(Engine):
         builder = ActionBuilder(self.driver, mouse=PointerInput(kinds[kind], kind))
         pointer = builder.pointer_action
         if self._frame:
-            for i, (dx, dy) in enumerate(points):
+            def move(dx, dy):
                 pointer.move_to(element, round(dx), round(dy))
-                if i == 0:
-                    pointer.pointer_down()
         else:
             # From the viewport's origin: WebKitWebDriver refuses a move relative to an element
             # as out of bounds once the press has started a stroke on the drawing pad (seen
             # with the pad fully in view); the page is scrolled to the element first, as a move
             # to the element would.
             x, y = self._call(CENTRE_IN_VIEW_JS, [selector])
-            for i, (dx, dy) in enumerate(points):
+
+            def move(dx, dy):
                 pointer.move_to_location(round(x + dx), round(y + dy))
-                if i == 0:
-                    pointer.pointer_down()
+        move(*points[0])
+        pointer.pointer_down()
+        for dx, dy in points[1:]:
+            move(dx, dy)
         pointer.pointer_up()
         builder.perform()
         builder.clear_actions()  # nothing stays pressed
