@@ -59,7 +59,8 @@ OPTIMIZER_PASSES = {"sgd": 3.0, "momentum": 6.0, "adam": 20.0}
 gradient made, then the update's passes: Adam's square root and divisions cost the most)."""
 
 OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}
-"""Arrays of W_head's size each head's optimizer keeps (besides a scratch buffer)."""
+"""Arrays of W_head's size each head's optimizer keeps between steps (its update's
+temporaries are a block's, pycore.vit.optimizers.BLOCK_NUMBERS)."""
 
 
 GRADIENT_LIVE_MAX = 20000
@@ -102,21 +103,25 @@ def step_cost_ms(B, D, C, optimizer, heads):
 
 
 def request_overhead_ms(B, D, C, optimizer, heads, fresh=False):
-    """The estimated time of a ``train`` request besides its steps: each head's parameters and
-    optimizer state copied (to take the steps back if the answer fails), its loss evaluated
-    after the steps, and the answer (the head recomputed, dW_head, W_head's heatmap and its
-    copy to the page), about 8 passes over W_head and a few milliseconds of Python; for the
-    first request of a run (``fresh``) also each head's start (its own W_head, its first loss).
+    """The estimated time of a ``train`` request besides its steps: the correct head's
+    parameters and optimizer buffers copied (to take the steps back if they overflow or the
+    answer fails; a new run is dropped instead, and the other heads are not copied:
+    :meth:`pycore.explorer.finetune_run.Curve.rewind`), each head's loss evaluated after the
+    steps, and the answer (the head recomputed, dW_head, W_head's heatmap and its copy to the
+    page), about 8 passes over W_head and a few milliseconds of Python; for the first request
+    of a run (``fresh``) also each head's start (its own W_head, its first loss).
 
     Examples
     --------
     >>> round(request_overhead_ms(2, 768, 1000, "sgd", 4))
-    29
+    26
     """
     weights = float(D) * C
-    passes = heads * (1 + OPTIMIZER_SLOTS[optimizer]) + 8 + heads * 1.5 * (1 + 0.06 * B)
+    passes = 8 + heads * 1.5 * (1 + 0.06 * B)
     if fresh:
         passes += heads * (2 + 1.5 * (1 + 0.06 * B))
+    else:
+        passes += 1 + OPTIMIZER_SLOTS[optimizer]
     return (5.0 + weights * passes * 1e-6) * PAGE_SLOWER
 
 
@@ -220,11 +225,23 @@ class FineTune(object):
         heads = sum(1 for c in run.curves() if c.stopped is None)
         n = steps_that_fit(state.B, state.D, state.C, run.train["optimizer"], heads, n,
                            fresh=fresh)
-        W_before, recipe = state.W_head.copy(), state.generated.get("W_head")
-        before = (self.run, self.active, self._runs, run.W_after, len(run.held_out),
-                  [(c, c.snapshot()) for c in run.curves()])
+        # What a failure takes back, without a copy of every head: the correct head's
+        # W_head and optimizer buffers (an overflow, or a failed answer, puts them back), and
+        # where the other heads were (a failed answer replays them: Curve.rewind). A new run
+        # is simply dropped. The state's W_head before is the correct head's (a current run),
+        # the run's start, or else a copy.
+        recipe = state.generated.get("W_head")
+        snap = None if fresh else run.main.snapshot()
+        if snap is not None:
+            W_before = snap[0]["W_head"]
+        elif run.train["start"] == "current":
+            W_before = run.W0
+        else:
+            W_before = state.W_head.copy()
+        before = (self.run, self.active, self._runs, len(run.held_out), snap,
+                  [(c, c.mark()) for c in run.curves()[1:]])
         try:
-            run.advance(n, [snap for _, snap in before[-1]])
+            run.advance(n, snap, restore=not fresh)
             state.W_head[...] = run.main.trainer.params["W_head"]
             state.generated.pop("W_head", None)   # trained: no longer the preset's matrix
             computed.recompute()
@@ -235,7 +252,7 @@ class FineTune(object):
             raise StateError("Training stopped: %s at lr = %s; nothing was changed. Try a "
                              "smaller learning rate." % (str(exc).rstrip("."), format_number(
                                  state.train["lr"], 8, trim=True)), key="train") from None
-        run.W_after = state.W_head.copy()
+        run.trained = True
         held = self.held_out
         if held is not None and held.applies(state):   # at the run's start, then per request
             if fresh:
@@ -252,10 +269,12 @@ class FineTune(object):
         """Put back what :meth:`train` changed (see its ``undo``)."""
         state = computed.state
         self.trained = None
-        self.run, self.active, self._runs, run.W_after, held, snaps = before
+        self.run, self.active, self._runs, held, snap, marks = before
         del run.held_out[held:]
-        for curve, snap in snaps:
-            curve.restore(snap)
+        if snap is not None:        # a run that goes on: its heads back where they were
+            run.main.restore(snap)
+            for curve, mark in marks:
+                curve.rewind(mark)
         state.W_head[...] = W_before
         state.generated.pop("W_head", None)
         if recipe is not None:
