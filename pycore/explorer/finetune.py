@@ -225,30 +225,32 @@ class FineTune(object):
         heads = sum(1 for c in run.curves() if c.stopped is None)
         n = steps_that_fit(state.B, state.D, state.C, run.train["optimizer"], heads, n,
                            fresh=fresh)
-        # What a failure takes back, without a copy of every head: the correct head's
-        # W_head and optimizer buffers (an overflow, or a failed answer, puts them back), and
-        # where the other heads were (a failed answer replays them: Curve.rewind). A new run
-        # is simply dropped. The state's W_head before is the correct head's (a current run),
-        # the run's start, or else a copy.
+        # What a failure takes back, without a copy of every head. An overflow (a learning
+        # rate can cause one) stops the correct head before its steps are kept: it is put back
+        # from a copy of its optimizer buffers, and from the state's W_head, not yet changed.
+        # Past that point nothing should fail; if the answer does, every head is rewound to its
+        # mark (Curve.rewind replays its steps) and the state's W_head is the correct head's
+        # again. A new run is dropped instead: the state's W_head goes back to the run's start
+        # (or a copy, for a run from zero).
+        # The last answer's dW_head is let go before the steps (a refusal carries no matrix,
+        # and the answer to these steps makes a new one): one W_head's size less at the peak.
+        computed.matrices.pop("dW_head", None)
         recipe = state.generated.get("W_head")
-        snap = None if fresh else run.main.snapshot()
-        if snap is not None:
-            W_before = snap[0]["W_head"]
-        elif run.train["start"] == "current":
-            W_before = run.W0
-        else:
-            W_before = state.W_head.copy()
-        before = (self.run, self.active, self._runs, len(run.held_out), snap,
-                  [(c, c.mark()) for c in run.curves()[1:]])
+        W_start = None
+        if fresh:
+            W_start = run.W0 if run.train["start"] == "current" else state.W_head.copy()
+        marks = [(c, c.mark()) for c in run.curves()]
+        before = (self.run, self.active, self._runs, len(run.held_out))
         try:
+            snap = None if fresh else run.main.snapshot(params={"W_head": state.W_head})
             run.advance(n, snap, restore=not fresh)
+            snap = None   # kept: its copies are let go before the answer is made
             state.W_head[...] = run.main.trainer.params["W_head"]
             state.generated.pop("W_head", None)   # trained: no longer the preset's matrix
             computed.recompute()
         except ValueError as exc:
-            state.W_head[...] = W_before
-            if recipe is not None:
-                state.generated["W_head"] = recipe
+            snap = None
+            self._take_back(state, run, W_start, recipe, marks)
             raise StateError("Training stopped: %s at lr = %s; nothing was changed. Try a "
                              "smaller learning rate." % (str(exc).rstrip("."), format_number(
                                  state.train["lr"], 8, trim=True)), key="train") from None
@@ -263,22 +265,28 @@ class FineTune(object):
         self.run, self.active = run, True
         self.trained = {"asked": asked, "taken": n, "text": _taken_text(asked, n, run.steps)}
         if undo is not None:
-            undo.append(lambda: self._untrain(computed, W_before, recipe, run, before))
+            undo.append(lambda: self._untrain(computed, W_start, recipe, run, marks, before))
 
-    def _untrain(self, computed, W_before, recipe, run, before):
-        """Put back what :meth:`train` changed (see its ``undo``)."""
-        state = computed.state
-        self.trained = None
-        self.run, self.active, self._runs, held, snap, marks = before
-        del run.held_out[held:]
-        if snap is not None:        # a run that goes on: its heads back where they were
-            run.main.restore(snap)
+    @staticmethod
+    def _take_back(state, run, W_start, recipe, marks):
+        """The run's heads and the state's W_head as they were before :meth:`train`'s steps
+        (``W_start``: the W_head of a new run's state; None for a run that goes on)."""
+        if W_start is None:
             for curve, mark in marks:
                 curve.rewind(mark)
-        state.W_head[...] = W_before
+            state.W_head[...] = run.main.trainer.params["W_head"]
+        else:
+            state.W_head[...] = W_start
         state.generated.pop("W_head", None)
         if recipe is not None:
             state.generated["W_head"] = recipe
+
+    def _untrain(self, computed, W_start, recipe, run, marks, before):
+        """Put back what :meth:`train` changed (see its ``undo``)."""
+        self.trained = None
+        self.run, self.active, self._runs, held = before
+        del run.held_out[held:]
+        self._take_back(computed.state, run, W_start, recipe, marks)
         computed.recompute()   # the W_head it was computed with before: cannot overflow
 
     def reset(self, computed):

@@ -147,14 +147,18 @@ class Curve(object):
             self.stopped = ("stopped at step %d: its logits overflowed float64"
                             % len(self.losses))
 
-    def snapshot(self):
-        """What :meth:`restore` needs to undo the next steps at once: copies of the parameters
-        and of the optimizer's buffers (W_head's size each: one to three)."""
+    def snapshot(self, params=None):
+        """What :meth:`restore` needs to undo the next steps at once: copies of the optimizer's
+        buffers (W_head's size each: none to two), and of the parameters unless ``params``
+        holds arrays with their values already (the state's W_head for the correct head: it
+        changes only once the steps are kept)."""
         t = self.trainer
         if t is None:
             return None
         opt = t.optimizer
-        return (dict((k, v.copy()) for k, v in t.params.items()), opt.t,
+        if params is None:
+            params = dict((k, v.copy()) for k, v in t.params.items())
+        return (params, opt.t,
                 dict((k, tuple(a.copy() for a in v)) for k, v in opt.state.items()),
                 t.steps_taken, self.mark())
 
