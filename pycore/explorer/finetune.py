@@ -244,7 +244,7 @@ class FineTune(object):
         try:
             snap = None if fresh else run.main.snapshot(params={"W_head": state.W_head})
             run.advance(n, snap, restore=not fresh)
-            snap = None   # kept: its copies are let go before the answer is made
+            snap = None   # the steps are kept: the copies go before the answer is made
             state.W_head[...] = run.main.trainer.params["W_head"]
             state.generated.pop("W_head", None)   # trained: no longer the preset's matrix
             computed.recompute()

@@ -74,7 +74,7 @@ def _blocks(p):
     a scratch buffer of one block's shape (the last block may use only its start)."""
     if p.ndim == 0:
         return [Ellipsis], np.empty(())
-    row = max(1, p[0].size)
+    row = max(1, int(np.prod(p.shape[1:])))   # numbers per index of the first axis
     rows = max(1, BLOCK_NUMBERS // row)
     return ([slice(r, r + rows) for r in range(0, p.shape[0], rows)],
             np.empty((min(rows, p.shape[0]),) + p.shape[1:]))
