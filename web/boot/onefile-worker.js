@@ -21,6 +21,7 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
 (function () {
   "use strict";
   var boot = self.vitHost.boot;
+  var summary = self.vitWorker.summary;
   var INDEX = "https://vit-head-explorer.invalid/pyodide/";
   var AGAIN = " Download vit-head-explorer.html again (or copy it again, whole) and open the new copy.";
   var facts = null;
@@ -137,11 +138,6 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
     self.postMessage({ kind: "ready" });
   }
 
-  function summary(error) {
-    var text = String((error && error.message) || error).trim();
-    var lines = text.split("\n").filter(function (l) { return l.trim(); });
-    return lines.length ? lines[lines.length - 1].trim() : text;
-  }
   function report(error, worded) {
     if (reported || stage === "ready") return;
     reported = true;
@@ -151,29 +147,12 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
       : "Python could not start (" + summary(error) + ")." });
   }
 
-  function respond(id, request) {
-    var res;
-    var t0 = performance.now();
-    try {
-      res = answers.answer(request);
-      res.worker_ms = performance.now() - t0; // for benchmarks/page_bench.py: Python's share
-    } catch (err) {
-      self.postMessage({ kind: "answer", id: id, error: String((err && err.message) || err) });
-      return;
-    }
-    var buffers = Object.keys(res.matrices).map(function (k) { return res.matrices[k].data.buffer; });
-    self.postMessage({ kind: "answer", id: id, answer: res }, buffers);
-  }
-
   self.addEventListener("unhandledrejection", function (event) {
     if (stage === "ready") return;
     event.preventDefault();
     report(event.reason);
   });
-  self.addEventListener("securitypolicyviolation", function (event) {
-    if (event.disposition === "report") return;
-    self.postMessage({ kind: "blocked", violation: boot.violation(event) });
-  });
+  self.vitWorker.forwardViolations();
   self.onmessage = function (event) {
     var m = event.data;
     if (m.kind === "facts") {
@@ -185,7 +164,6 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
       }
       start().catch(function (e) { report(e); });
     } else if (m.kind === "payload") receive(m.name, m.text);
-    else if (m.kind === "call") respond(m.id, m.request);
-    else if (m.kind === "warm") self.postMessage({ kind: "answer", id: m.id, answer: answers.warmUp(m.edits) });
+    else self.vitWorker.reply(answers, m);
   };
 })();

@@ -120,43 +120,13 @@
     .then(function () { host.started(); });
   host.status("runtime", "Unpacking Python (Pyodide " + facts.pyodide + ")…", 0);
 
-  var waiting = new Map();
-  var next = 0;
-  function ask(message) {
-    return new Promise(function (resolve, reject) {
-      next += 1;
-      waiting.set(next, { resolve: resolve, reject: reject });
-      message.id = next;
-      post(message);
+  var onMessage = host.boot.workerLink(post, fail, function (bridge) {
+    pageFiles.then(function () {
+      if (settled) return;
+      settled = true;
+      host.ready(bridge);
     });
-  }
-  var bridge = {
-    call: function (request) { return ask({ kind: "call", request: request }); },
-    warmUp: function (edits) { return ask({ kind: "warm", edits: edits }); },
-  };
-  function onMessage(event) {
-    var m = event.data;
-    if (m.kind === "answer") {
-      var w = waiting.get(m.id);
-      waiting.delete(m.id);
-      if (m.error) w.reject(new Error(m.error));
-      else w.resolve(m.answer);
-    } else if (m.kind === "status") {
-      if (!settled) host.status(m.stage, m.text, m.fraction);
-    } else if (m.kind === "started") {
-      document.documentElement.dataset.pyodide = m.version;
-    } else if (m.kind === "fail") {
-      fail(m.message);
-    } else if (m.kind === "blocked") {
-      host.blocked(m.violation);
-    } else if (m.kind === "ready" && !settled) {
-      pageFiles.then(function () {
-        if (settled) return;
-        settled = true;
-        host.ready(bridge);
-      });
-    }
-  }
+  });
 
   // ---- the payloads, as the parser reaches them --------------------------------------------
   function payload(name) { return document.getElementById("vit-payload-" + name); }

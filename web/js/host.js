@@ -69,6 +69,47 @@
       });
       try { observer.observe({ type: "resource", buffered: true }); } catch (e) { /* no watch */ }
     },
+    // The page's side of a Python worker's messages (boot/fallback-worker.js lists them; the
+    // one file's worker speaks the same): returns the handler of the worker's messages.
+    // post(message) sends one to the worker. The bridge handed to ready(bridge) posts "call" and
+    // "warm" messages and resolves to their answers; progress and policy violations go to the
+    // page (vitHost), fail(message) and ready(bridge) to the glue, which knows when its boot
+    // has settled.
+    workerLink: function (post, fail, ready) {
+      var waiting = new Map(); // request id -> {resolve, reject}
+      var next = 0;
+      function ask(message) {
+        return new Promise(function (resolve, reject) {
+          next += 1;
+          waiting.set(next, { resolve: resolve, reject: reject });
+          message.id = next;
+          post(message);
+        });
+      }
+      var bridge = {
+        call: function (request) { return ask({ kind: "call", request: request }); },
+        warmUp: function (edits) { return ask({ kind: "warm", edits: edits }); },
+      };
+      return function (event) {
+        var m = event.data;
+        if (m.kind === "answer") {
+          var w = waiting.get(m.id);
+          waiting.delete(m.id);
+          if (m.error) w.reject(new Error(m.error));
+          else w.resolve(m.answer);
+        } else if (m.kind === "status") {
+          self.vitHost.status(m.stage, m.text, m.fraction); // said while the boot goes on
+        } else if (m.kind === "started") {
+          document.documentElement.dataset.pyodide = m.version;
+        } else if (m.kind === "fail") {
+          fail(m.message);
+        } else if (m.kind === "blocked") {
+          self.vitHost.blocked(m.violation); // the cause of what fails next: said even after a failure
+        } else if (m.kind === "ready") {
+          ready(bridge);
+        }
+      };
+    },
     // Starting Python keeps the main thread busy for seconds: resolves once the page has run its
     // own scripts and painted its first status (downloads already run in parallel, preloaded).
     afterFirstPaint: function () {
