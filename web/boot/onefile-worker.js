@@ -42,36 +42,11 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
     stage = name;
     self.postMessage({ kind: "status", stage: name, text: text, fraction: fraction });
   }
-  // A stream of the bytes (WebKit fails to read a Blob's stream in a page opened from a file).
-  function bytesStream(bytes) {
-    return new ReadableStream({ start: function (c) { c.enqueue(bytes); c.close(); } });
-  }
-  function decodeBase64(text) {
-    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
-    var binary = atob(text);
-    var out = new Uint8Array(binary.length);
-    for (var i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-    return out;
-  }
-  function unpack(bytes) {
-    var newline = bytes.indexOf(10);
-    var index = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline)));
-    var files = {};
-    index.forEach(function (e) { files[e[0]] = bytes.subarray(newline + 1 + e[1], newline + 1 + e[1] + e[2]); });
-    return files;
-  }
   // base64 -> gzip -> the payload's files; a damaged or short payload is said in words
   function receive(name, text) {
     var expected = facts.payloads[name];
-    var done;
-    try {
-      var stream = bytesStream(decodeBase64(text)).pipeThrough(new DecompressionStream("gzip"));
-      done = new Response(stream).arrayBuffer();
-    } catch (e) {
-      done = Promise.reject(e);
-    }
-    done.then(function (buffer) {
-      if (buffer.byteLength !== expected.bytes) throw new Error(buffer.byteLength + " bytes, not " + expected.bytes);
+    boot.gunzipBase64(text).then(function (bytes) {
+      if (bytes.byteLength !== expected.bytes) throw new Error(bytes.byteLength + " bytes, not " + expected.bytes);
       unpacked += 1;
       if (stage === "runtime" && unpacked < WORKER_PAYLOADS) {
         step("runtime", "Unpacking Python (Pyodide " + facts.pyodide + ")…", unpacked / WORKER_PAYLOADS);
@@ -79,7 +54,7 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
         step("python", "Starting Python " + facts.python + "…", 1);
       }
       payload(name);
-      waitingFor[name](unpack(new Uint8Array(buffer)));
+      waitingFor[name](boot.unpack(bytes));
     }).catch(function (e) {
       report(new Error("This file is damaged: its " + name + " part could not be decompressed (" +
                        ((e && e.message) || e) + ")." + AGAIN), true);

@@ -19,7 +19,8 @@
 //                                the boot, the alert says what the policy must allow, and no
 //                                later failure (its consequence) replaces that; one that is not
 //                                of the site's own files is said only if the boot then fails
-// and finds shared helpers in vitHost.boot (download and missing-file watches, first paint).
+// and finds shared helpers in vitHost.boot (download and missing-file watches, first paint, a
+// worker's messages, the one file's payloads).
 // vitHost.unable is why the page cannot start Python where it is (no origin, a browser too old,
 // WebAssembly refused), or null: the glue then starts nothing.
 // Calls made before the page's own script has loaded are queued, so load order never matters.
@@ -109,6 +110,34 @@
           ready(bridge);
         }
       };
+    },
+    // The one file's payloads (buildtools/onefile.py), on the page and in its worker: base64 of
+    // gzip, decompressed (a promise of its bytes, rejected if it cannot be), and a payload's
+    // files ({path: bytes}: a JSON index line [[path, offset, length], ...], then the bytes).
+    gunzipBase64: function (text) {
+      try {
+        var bytes;
+        if (Uint8Array.fromBase64) {
+          bytes = Uint8Array.fromBase64(text);
+        } else {
+          var binary = atob(text);
+          bytes = new Uint8Array(binary.length);
+          for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+        }
+        // a stream of the bytes (WebKit fails to read a Blob's stream in a page opened from a file)
+        var stream = new ReadableStream({ start: function (c) { c.enqueue(bytes); c.close(); } });
+        return new Response(stream.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer()
+          .then(function (buffer) { return new Uint8Array(buffer); });
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    unpack: function (bytes) {
+      var newline = bytes.indexOf(10);
+      var index = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline)));
+      var files = {};
+      index.forEach(function (e) { files[e[0]] = bytes.subarray(newline + 1 + e[1], newline + 1 + e[1] + e[2]); });
+      return files;
     },
     // Starting Python keeps the main thread busy for seconds: resolves once the page has run its
     // own scripts and painted its first status (downloads already run in parallel, preloaded).
