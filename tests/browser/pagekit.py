@@ -194,27 +194,18 @@ def load_link(page, fragment):
     wait_render_after(page, before)
 
 
-# Undoes, in the page, what the reload of the state does not: a dialog, the toast, Play, large
-# text, the eraser, the attention checkbox, the top-k k, opened details, the focus, the scroll.
+# Undoes, in the page, what a person's own settings are, which the page's reset (a link pasted
+# into the address bar goes through the `reset` request and each panel's reset) leaves alone: a
+# dialog, the toast, large text, opened details, the focus, the scroll.
 RESET_DOM = """fresh => {
   const $ = (id) => document.getElementById(id);
   const root = document.documentElement;
   document.querySelectorAll('dialog[open]').forEach((d) => d.close());
-  if ($('finetune').dataset.playing === 'true') $('ft-play').click();
   if (root.classList.contains('large')) $('text-size').click();
-  if ($('digit-erase').getAttribute('aria-pressed') === 'true') $('digit-erase').click();
-  const attention = $('digit-show-attention');
-  if (attention.checked !== fresh.attention) attention.click();
   if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
-  const k = $('top-k-k');
-  if ((k.dataset.k || k.value) !== fresh.topK) {
-    k.value = fresh.topK;
-    k.dispatchEvent(new Event('change'));
-  }
   const where = (e) => e.id || ((e.parentElement && e.parentElement.id) || '?') + ' > ' + e.className;
   document.querySelectorAll('details').forEach((d) => { d.open = fresh.openDetails.includes(where(d)); });
   $('toast').textContent = '';
-  return Array.from(document.querySelectorAll('#digit-pad [role=gridcell]')).some((c) => Number(c.dataset.value));
 }"""
 
 RESET_AFTER = """([link, fresh]) => {
@@ -247,20 +238,10 @@ def reset_page(page, fresh):
     if shown["media"] != fresh["media"]:
         page.emulate_media(media="null", color_scheme="null", reduced_motion="null")
     page.mouse.move(0, 0)
-    extra = {"attention": dict((i[0], i[1]) for i in fresh["inputs"]).get("digit-show-attention"),
-             "topK": fresh["topK"], "openDetails": fresh["openDetails"]}
-    drawn = page.evaluate(RESET_DOM, extra)
-    if shown["linkedLogit"] or not shown["contributions"]:
-        page.focus("#heatmap-logits")
-        page.keyboard.press("Escape")  # the selection's own way out (js/linked.js)
-        page.wait_for_function("""() => !document.documentElement.dataset.linkedLogit
-            && document.getElementById('contributions').hidden""", timeout=10000)
-        page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    if drawn:
-        act(page, lambda: page.click("#digit-clear"))
+    page.evaluate(RESET_DOM, {"openDetails": fresh["openDetails"]})
+    load_link(page, worked_link())  # the page's own reset: Python's session and every panel's
     page.wait_for_function("""() => { const s = document.getElementById('finetune').dataset;
         return s.busy !== 'true' && s.playing !== 'true'; }""", timeout=60000)
-    load_link(page, worked_link())
     page.evaluate(RESET_AFTER, [DEFAULT_LINK, fresh])
     problems = fingerprint_diff(fingerprint(page), fresh)
     if problems:
