@@ -4,7 +4,7 @@
 // pycore/explorer/walkthrough.py); this file only places them and asks for another step.
 // Its position is the state's options walk / sample / walk_class, so the link carries it.
 
-import { highlight } from "./heatmaps.js";
+import { highlight } from "./heatmap-shapes.js";
 import { labelsNow, typeset } from "./panels.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS } from "./shared.js";
