@@ -211,8 +211,8 @@ def test_a_scrub_leaves_the_panels_out_of_view_for_the_pause_and_ends_with_all_o
 
 
 def test_panels_in_view_follow_every_change_and_one_scrolled_into_view_is_brought_up_to_date(page, site_url):
-    """On a screen tall enough for the whole page no panel is left for later: each answer
-    brings them all. On an ordinary one, the fine-tuning panel left out while a key was held is
+    """On a screen tall enough for the whole page no panel shown is left for later: each answer
+    brings them. On an ordinary one, the fine-tuning panel left out while a key was held is
     up to date once it is scrolled into view."""
     open_explorer(page, site_url)
     size = page.viewport_size
@@ -230,7 +230,10 @@ def test_panels_in_view_follow_every_change_and_one_scrolled_into_view_is_brough
         wait_value(page, "heatmap-cls", 0, 1, 2)
         page.wait_for_function("() => document.querySelector('#ft-labels .ft-pred').textContent.endsWith(' 0')")
         settled(page)
-        assert page.evaluate("() => window.__deferred") == []   # no answer left anything out
+        # no answer left out a panel on the screen (only the hidden ones: the top-k table is for
+        # 21 classes and more, and no logit's terms are selected)
+        left = {name for d in page.evaluate("() => window.__deferred") for name in (d or "").split()}
+        assert left <= {"top_k", "contributions"}, left
     finally:
         page.set_viewport_size(size)
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
