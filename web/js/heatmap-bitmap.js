@@ -63,26 +63,41 @@ export function colourBitmap(el, spec, m) {
     cells.height = m.rows;
     const image = cells.getContext("2d").createImageData(m.cols, m.rows);
     bm = Object.assign(bm || {}, { cells, image, pixels: new Uint32Array(image.data.buffer), rows: m.rows,
-                                   cols: m.cols, scale: spec.scale, zmin: spec.zmin, zmax: spec.zmax, data: null });
+                                   cols: m.cols, scale: spec.scale, zmin: spec.zmin, zmax: spec.zmax, data: null,
+                                   version: -1 });
     el.vitBitmap = bm;
   }
   const { pixels } = bm;
   const data = m.data;
   const before = bm.data;
-  if (before === data) return;
+  const version = m.version || 0;
+  if (before === data && bm.version === version) return;
   // the changed cells' bounding box: only it is copied into the canvas
   let r0 = m.rows, r1 = -1, c0 = m.cols, c1 = -1;
-  for (let i = 0; i < data.length; i++) {
-    const v = data[i];
-    if (before && (v === before[i] || (v !== v && before[i] !== before[i]))) continue;
-    pixels[i] = colourOf(table, v, low, scale);
+  const paint = (i) => {
+    pixels[i] = colourOf(table, data[i], low, scale);
     const r = (i / m.cols) | 0, c = i - r * m.cols;
     if (r < r0) r0 = r;
     if (r > r1) r1 = r;
     if (c < c0) c0 = c;
     if (c > c1) c1 = c;
+  };
+  const log = m.log;
+  if (before === data && log && log.length && log[0][0] <= bm.version + 1) {
+    // the same array, patched in place (js/render.js): only the cells logged since
+    for (let k = log.length - 1; k >= 0 && log[k][0] > bm.version; k--) paint(log[k][1]);
+  } else {
+    // another array: the cells whose value differs (all of them after a reset); the same array
+    // patched beyond its log: all of them
+    const compare = before && before !== data;
+    for (let i = 0; i < data.length; i++) {
+      const v = data[i];
+      if (compare && (v === before[i] || (v !== v && before[i] !== before[i]))) continue;
+      paint(i);
+    }
   }
   bm.data = data;
+  bm.version = version;
   if (r1 >= 0) bm.cells.getContext("2d").putImageData(bm.image, 0, 0, c0, r0, c1 - c0 + 1, r1 - r0 + 1);
 }
 

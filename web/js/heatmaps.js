@@ -109,6 +109,13 @@ function widthOf(el) {
 // while Python boots costs nothing more once Python's own, identical answer arrives.
 const shown = new Map();
 
+// Whether `m` holds the values drawn: the same array at the same version (js/render.js
+// patches in place), or another array with the same numbers.
+function sameValues(before, m) {
+  if (before.m.data === m.data) return before.version === (m.version || 0);
+  return sameData(before.m.data, m.data);
+}
+
 function sameData(a, b) {
   if (a === b) return true;
   if (a.length !== b.length) return false;
@@ -143,7 +150,7 @@ export function drawHeatmap(id, spec, m) {
   const specText = JSON.stringify(spec);
   const before = shown.get(id);
   if (before && el.data && before.figure === figure && before.specText === specText &&
-      sameData(before.m.data, m.data)) return Promise.resolve(el);
+      sameValues(before, m)) return Promise.resolve(el);
   if (before && el.data && el.vitBitmap && before.figure === figure) return recolour(el, id, spec, m, before);
   shown.delete(id);
   const { rows, cols } = m;
@@ -207,7 +214,7 @@ export function drawHeatmap(id, spec, m) {
   return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
     watchBitmap(el);
     paintBitmap(el);
-    shown.set(id, { figure, specText, spec, m });
+    shown.set(id, { figure, specText, spec, m, version: m.version || 0 });
     colourKey(el, spec, keyShown(m));
     return drawn;
   });
@@ -232,7 +239,7 @@ function recolour(el, id, spec, m, before) {
   describe(el, spec, m);
   numbersTable(el, spec, m);
   colourKey(el, spec, keyShown(m));
-  shown.set(id, { figure: before.figure, specText: JSON.stringify(spec), spec, m });
+  shown.set(id, { figure: before.figure, specText: JSON.stringify(spec), spec, m, version: m.version || 0 });
   if (JSON.stringify(before.spec.marks) === JSON.stringify(spec.marks)) return Promise.resolve(el);
   return window.Plotly.relayout(el, { shapes: allShapes(id, spec, m) }).then(() => el);
 }
