@@ -239,140 +239,197 @@ def copy_docs(root, site):
             shutil.copy2(src, os.path.join(site, "docs", name[:-len(".md")] + ".txt"))
 
 
+class _Build(object):
+    """One site being assembled: the checkout it is made from, the folder it is written into,
+    the host it is for, the pins and cache its third-party files come from, and the log."""
+
+    def __init__(self, root, site, host, manifest, cache, log):
+        self.root, self.site, self.host = root, site, host
+        self.manifest, self.cache, self.log = manifest, cache, log
+        self.web = os.path.join(root, "web")
+
+    def dest(self, artifact):
+        """Where an artifact's files go in the site."""
+        return os.path.join(self.site, *self.manifest.artifact(artifact).dest.split("/"))
+
+
 def assemble(root, site, host, manifest, cache, log=print):
     """Write the complete site for `host` into the empty folder `site`; return build-info."""
-    web = os.path.join(root, "web")
-    index = os.path.join(web, "index.html")
+    b = _Build(root, site, host, manifest, cache, log)
+    index = os.path.join(b.web, "index.html")
     if not os.path.isfile(index):
         raise BuildError("web/index.html is missing", "run build.py from a full checkout")
     files = python_files(root)
-
-    # The page: everything in web/ but its README and the boot glue of other hosts.
-    for name in sorted(os.listdir(web)):
-        src = os.path.join(web, name)
-        if name in NOT_COPIED or name in SKIP_NAMES or name == "index.html":
-            continue
-        if os.path.isdir(src):
-            skip = () if host.uses_pyscript else (os.path.join(web, "py", HOST_ENTRY),)
-            _copy_tree(src, os.path.join(site, name), skip=skip)
-        else:
-            shutil.copy2(src, os.path.join(site, name))
-    boot = PYSCRIPT_BOOT if host.uses_pyscript else FALLBACK_BOOT
-    os.makedirs(os.path.join(site, "boot"))
-    for name in boot:
-        shutil.copy2(os.path.join(web, "boot", name), os.path.join(site, "boot", name))
-    _copy_tree(os.path.join(root, "pycore"), os.path.join(site, "pycore"))
-    copy_docs(root, site)
-    shared_js.write(root, site)  # the values the page's scripts share with Python
-
+    _copy_sources(b)
     # A CDN build's page and worker check what they load from the CDN against these pins.
     integrity = hosts.cdn_integrity(manifest, cache) if host.name == "cdn" else None
     policy = csp.policy(host, manifest, [hosts.import_map(integrity)] if integrity else ())
     with open(index, encoding="utf-8") as f:
         html = substitute_policy(f.read(), policy)
-    # Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py)
-    plotly = manifest.artifact("plotly")
-    heatmap_only = plotly_bundle.vendor(manifest.plotly_bundle, cache,
-                                        os.path.join(site, *plotly.dest.split("/")), log)
+    html, heatmap_only = _vendor_plotly(b, html)
+    data_info = _write_data(b, files)
+    vendored = _vendor(b, heatmap_only)
+    compiled, served_gzipped, bytecode_info = _python_runtime(b, files, integrity)
+    one_file = _write_pages(b, html, files, compiled, integrity)
+    if served_gzipped:
+        gzipped.remove_originals(site, served_gzipped, manifest.artifact("pyodide").dest)
+    _check_relative_urls(b)
+
+    info = build_info(root, host, manifest, vendored, files, policy)
+    info.update(data_info)
+    info["bytecode_files"] = [f["url"] for f in compiled.files]
+    info.update(bytecode_info)
+    info["one_file"] = one_file
+    write_json(site, "build-info.json", info)
+    return info
+
+
+def _copy_sources(b):
+    """What the site takes from the checkout: everything in web/ but its README, the page
+    (written from its template later) and the boot glue of other hosts; pycore/; the docs the
+    page links to; and js/shared.js, the values the page's scripts share with Python."""
+    for name in sorted(os.listdir(b.web)):
+        src = os.path.join(b.web, name)
+        if name in NOT_COPIED or name in SKIP_NAMES or name == "index.html":
+            continue
+        if os.path.isdir(src):
+            skip = () if b.host.uses_pyscript else (os.path.join(b.web, "py", HOST_ENTRY),)
+            _copy_tree(src, os.path.join(b.site, name), skip=skip)
+        else:
+            shutil.copy2(src, os.path.join(b.site, name))
+    boot = PYSCRIPT_BOOT if b.host.uses_pyscript else FALLBACK_BOOT
+    os.makedirs(os.path.join(b.site, "boot"))
+    for name in boot:
+        shutil.copy2(os.path.join(b.web, "boot", name), os.path.join(b.site, "boot", name))
+    _copy_tree(os.path.join(b.root, "pycore"), os.path.join(b.site, "pycore"))
+    copy_docs(b.root, b.site)
+    shared_js.write(b.root, b.site)
+
+
+def _vendor_plotly(b, html):
+    """Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py),
+    and the page's tag pointed at it: (the page, the bundle's build-info record or None)."""
+    heatmap_only = plotly_bundle.vendor(b.manifest.plotly_bundle, b.cache, b.dest("plotly"),
+                                        b.log)
     if heatmap_only:
         official = "vendor/plotly/plotly-cartesian.min.js"
         if html.count(official) != 1:
             raise BuildError("web/index.html should load %s exactly once" % official,
                              "restore its <script> tag for Plotly.js")
         html = html.replace(official, "vendor/plotly/" + plotly_bundle.FILE_NAME)
-    # the ImageNet-1k names of the ViT-B/16 preset's classes, out of the pinned wheel (or why
-    # there are none): for the page, and beside bridge.py for its Python
-    names_page, names_info = class_names.imagenet_names(manifest, cache, log)
-    write_json(site, class_names.FILE_NAME, names_page)
+    return html, heatmap_only
+
+
+def _write_data(b, files):
+    """The data files the page reads: the ImageNet-1k names of the ViT-B/16 preset's classes
+    out of the pinned wheel (for the page, and beside bridge.py for its Python: added to
+    `files`), py-files.json, the first view, the real-ViT panel's held-out digits. Returns
+    build-info's records of the names and digits (or why there are none)."""
+    names_page, names_info = class_names.imagenet_names(b.manifest, b.cache, b.log)
+    write_json(b.site, class_names.FILE_NAME, names_page)
     if names_page["available"]:
         files.append({"url": class_names.FILE_NAME, "path": class_names.PY_FILE})
-    write_json(site, "py-files.json", {"files": files})
-    view = first_view(root, log)
+    write_json(b.site, "py-files.json", {"files": files})
+    view = first_view(b.root, b.log)
     if view is not None:
-        with open(os.path.join(site, "default-view.json"), "w", encoding="utf-8") as f:
+        with open(os.path.join(b.site, "default-view.json"), "w", encoding="utf-8") as f:
             f.write(view + "\n")
-    # the held-out digits of the real-ViT panel, out of the pinned wheel (or why there are none)
-    digits_page, digits_info = page_digits.held_out_digits(root, manifest, cache, log)
-    write_json(site, page_digits.FILE_NAME, digits_page)
+    digits_page, digits_info = page_digits.held_out_digits(b.root, b.manifest, b.cache, b.log)
+    write_json(b.site, page_digits.FILE_NAME, digits_page)
+    return {"digits": digits_info, "class_names": names_info}
 
-    # Third-party files, from the cache, each checked as it is copied (cache.copy_files).
+
+def _vendor(b, heatmap_only):
+    """Third-party files, from the cache, each checked as it is copied (cache.copy_files), and
+    the NumPy wheel where the host loads one: their build-info records."""
     vendored = []
-    for name in hosts.PAGE_ARTIFACTS + host.runtime_artifacts:
-        art = manifest.artifact(name)
+    for name in hosts.PAGE_ARTIFACTS + b.host.runtime_artifacts:
+        art = b.manifest.artifact(name)
         if name == "plotly" and heatmap_only:
             vendored.append({"name": name, "dest": art.dest, **heatmap_only})
             continue
-        cache.copy_unpacked(art, os.path.join(site, *art.dest.split("/")))
+        b.cache.copy_unpacked(art, os.path.join(b.site, *art.dest.split("/")))
         vendored.append({"name": name, "package": art.package, "version": art.version,
                          "integrity": art.integrity, "license": art.license, "dest": art.dest,
                          **art.extra})
-    if host.numpy_wheel:
-        wheel = manifest.numpy_wheel
-        dest = manifest.artifact(wheel.for_artifact).dest
+    if b.host.numpy_wheel:
+        wheel = b.manifest.numpy_wheel
         # next to pyodide-lock.json, which names it: loadPackage("numpy") finds it there
-        cache.copy_wheel(manifest, host.numpy_wheel,
-                         os.path.join(site, *dest.split("/"), wheel.file_name))
+        b.cache.copy_wheel(b.manifest, b.host.numpy_wheel,
+                           os.path.join(b.dest(wheel.for_artifact), wheel.file_name))
         vendored.append({"name": "numpy-wheel", "package": "numpy", "version": wheel.version,
-                         "sha256": wheel.sha256, "license": wheel.license, "dest": dest,
+                         "sha256": wheel.sha256, "license": wheel.license,
+                         "dest": b.manifest.artifact(wheel.for_artifact).dest,
                          "file": wheel.file_name})
+    return vendored
 
+
+def _python_runtime(b, files, integrity):
+    """The PyScript host's Python: the page's, NumPy's and the standard library's bytecode,
+    compiled by the site's own Pyodide (buildtools/bytecode.py), Pyodide's largest files
+    gzipped (buildtools/gzipped.py), and pyscript.json. Returns (what was compiled, the files
+    served gzipped, build-info's numpy_bytecode and stdlib_bytecode)."""
+    host, manifest = b.host, b.manifest
     compiled = bytecode.NOTHING
     if host.name == "pyscript":  # its Pyodide is in the site: it compiles the page's Python
-        pyodide = os.path.join(site, *manifest.artifact("pyodide").dest.split("/"))
+        pyodide = b.dest("pyodide")
         wheel = os.path.join(pyodide, manifest.numpy_wheel.file_name) if host.numpy_wheel else None
-        compiled = bytecode.compile_site(site, files, pyodide, numpy_wheel=wheel,
+        compiled = bytecode.compile_site(b.site, files, pyodide, numpy_wheel=wheel,
                                          numpy_zip=NUMPY_BYTECODE % manifest.numpy_wheel.version,
                                          stdlib_zip=STDLIB_BYTECODE,
-                                         log=log)
+                                         log=b.log)
     served_gzipped = []
     if host.name == "pyscript" and compiled.stdlib:  # the build's own stdlib replaces Pyodide's
-        served_gzipped = gzipped.compress(site, manifest.artifact("pyodide").dest,
+        served_gzipped = gzipped.compress(b.site, manifest.artifact("pyodide").dest,
                                           compiled.stdlib["url"])
     numpy_bytecode, stdlib_bytecode = (
-        made and dict(made, bytes=gzipped.served_size(os.path.join(site, made["url"])))
+        made and dict(made, bytes=gzipped.served_size(os.path.join(b.site, made["url"])))
         for made in (compiled.numpy, compiled.stdlib))
     if host.uses_pyscript:
-        write_json(site, "pyscript.json", hosts.pyscript_config(
-            host, manifest, files + compiled.files, sizes=_runtime_sizes(host, manifest, site),
+        write_json(b.site, "pyscript.json", hosts.pyscript_config(
+            host, manifest, files + compiled.files, sizes=_runtime_sizes(host, manifest, b.site),
             numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode, integrity=integrity,
             gzipped=served_gzipped))
-    # The host's boot tags, once the runtime's files are in (their sizes drive the progress bar).
-    sizes = _fallback_sizes(manifest, site) if host.name == "fallback" else None
+    return compiled, served_gzipped, {"numpy_bytecode": numpy_bytecode,
+                                      "stdlib_bytecode": stdlib_bytecode}
+
+
+def _write_pages(b, html, files, compiled, integrity):
+    """index.html with the host's boot tags (once the runtime's files are in: their sizes drive
+    the progress bar), the one file where the host can have it (buildtools/onefile.py), and
+    index.html again with the link to download it. Returns build-info's one_file."""
+    host, manifest = b.host, b.manifest
+    sizes = _fallback_sizes(manifest, b.site) if host.name == "fallback" else None
     html = substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes, integrity))
-    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
+    with open(os.path.join(b.site, "index.html"), "w", encoding="utf-8") as f:
         f.write(html)
     one_file = None
     if host.name == "pyscript" and host.numpy_wheel and compiled.stdlib:
         try:
-            one_file = onefile.write(root, site, manifest, cache, files, compiled, html, log)
+            one_file = onefile.write(b.root, b.site, manifest, b.cache, files, compiled, html,
+                                     b.log)
         except BuildError as exc:  # the site stands without it; the build says why
-            log("warning: %s not written: %s (%s)" % (onefile.FILE_NAME, exc.what, exc.todo))
+            b.log("warning: %s not written: %s (%s)" % (onefile.FILE_NAME, exc.what, exc.todo))
     else:
-        log("one file: not written (it needs the PyScript host's runtime with NumPy, and Node.js "
-            "to compile its Python)")
-    with open(os.path.join(site, "index.html"), "w", encoding="utf-8") as f:
+        b.log("one file: not written (it needs the PyScript host's runtime with NumPy, and "
+              "Node.js to compile its Python)")
+    with open(os.path.join(b.site, "index.html"), "w", encoding="utf-8") as f:
         f.write(onefile.with_download_link(html, one_file))
-    if served_gzipped:
-        gzipped.remove_originals(site, served_gzipped, manifest.artifact("pyodide").dest)
+    return one_file
 
+
+def _check_relative_urls(b):
+    """Every URL the site loads is relative (a CDN build's CDNs aside), so the site works under
+    any path and offline."""
+    manifest = b.manifest
     allowed = [manifest.cdn.get("pyscript", "").split("{")[0],
-               manifest.cdn.get("pyodide", "").split("{")[0]] if host.name == "cdn" else []
-    problems = absolute_urls(site, allowed=[a for a in allowed if a])
+               manifest.cdn.get("pyodide", "").split("{")[0]] if b.host.name == "cdn" else []
+    problems = absolute_urls(b.site, allowed=[a for a in allowed if a])
     if problems:
         raise BuildError("the site would load non-relative URLs: " + ", ".join(
             "%s: %s" % p for p in problems[:10]),
             "use relative URLs (no leading '/', no http://) so the site works under any path "
             "and offline")
-
-    info = build_info(root, host, manifest, vendored, files, policy)
-    info["digits"] = digits_info
-    info["class_names"] = names_info
-    info["bytecode_files"] = [f["url"] for f in compiled.files]
-    info["numpy_bytecode"] = numpy_bytecode
-    info["stdlib_bytecode"] = stdlib_bytecode
-    info["one_file"] = one_file
-    write_json(site, "build-info.json", info)
-    return info
 
 
 def _runtime_sizes(host, manifest, site):

@@ -500,6 +500,19 @@ def test_a_session_after_reset_answers_exactly_as_a_new_one():
     assert _answers(used, _series()[:8]) == _answers(again, _series()[:8])
 
 
+def test_a_new_state_says_no_logit_is_selected():
+    """A load (and a reset) ends the selection, and its answer says so: the page drops a chart
+    that an answer of the old state, drawn just before, brought back."""
+    s = Session()
+    edit = {"op": "edit", "key": "W_head", "index": [0, 0], "text": "2", "commit": True}
+    assert "contributions" not in s.handle(edit)   # nothing selected, nothing said
+    s.handle({"op": "contributions", "b": 1, "c": 2, "select": True})
+    assert s.handle(dict(edit, text="3"))["contributions"]["b"] == 1
+    for op in ("load", "reset"):
+        assert s.handle({"op": op, "fragment": ""})["contributions"] is None
+        assert s.selected_logit is None
+
+
 def test_load_alone_keeps_what_reset_lets_go():
     """Why reset exists: load replaces the state but keeps the session's view settings (the
     top-k table's k), so a reused session would answer as the last case left it."""

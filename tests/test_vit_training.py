@@ -547,6 +547,41 @@ def test_optimizers_keep_state_per_name_and_are_deterministic():
     assert (p_both["b"] == p_b["b"]).all()
 
 
+def whole_array_steps(name, p, grads, lr):
+    """The update rules of docs/training.md on whole arrays, one NumPy operation each, in the
+    order the optimizers round them."""
+    m, v = np.zeros_like(p), np.zeros_like(p)
+    for t, g in enumerate(grads, 1):
+        if name == "sgd":
+            p = p - g * lr
+        elif name == "momentum":
+            m = m * 0.9 + g
+            p = p - m * lr
+        else:
+            m = m * 0.9 + g * (1 - 0.9)
+            v = v * 0.999 + (g * g) * (1 - 0.999)
+            c1, c2 = 1 - 0.9 ** t, 1 - 0.999 ** t
+            p = p - (m / (np.sqrt(v / c2) + 1e-8)) * (lr / c1)
+    return p
+
+
+@pytest.mark.parametrize("shape", [(1024, 1000), (70001,), (3, 40000), (5, 7), ()])
+@pytest.mark.parametrize("name", ["sgd", "momentum", "adam"])
+def test_an_update_block_by_block_gives_the_whole_arrays_bits_and_keeps_no_scratch(name, shape):
+    # (1024, 1000) is 32 blocks; 70001 numbers end in a short block; a row of 40000 is over a
+    # block by itself
+    rs = np.random.RandomState(1)
+    p0 = rs.standard_normal(shape)
+    grads = [rs.standard_normal(shape) * 10.0 ** k for k in (-3, 0, 2)]
+    params = {"W": p0.copy()}
+    opt = {"sgd": SGD, "momentum": Momentum, "adam": Adam}[name](0.013)
+    for g in grads:
+        opt.step(params, {"W": g})
+    assert params["W"].tobytes() == whole_array_steps(name, p0, grads, 0.013).tobytes()
+    kept = {"sgd": 0, "momentum": 1, "adam": 2}[name]
+    assert len(opt.state.get("W", ())) == kept   # the moments only: no W-sized scratch
+
+
 @pytest.mark.parametrize("call,error,words", [
     (lambda: SGD(-0.1), ValueError, r"lr must be a finite number in \[0\.0, inf\)"),
     (lambda: SGD(True), TypeError, r"lr must be a real number"),

@@ -59,7 +59,8 @@ OPTIMIZER_PASSES = {"sgd": 3.0, "momentum": 6.0, "adam": 20.0}
 gradient made, then the update's passes: Adam's square root and divisions cost the most)."""
 
 OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}
-"""Arrays of W_head's size each head's optimizer keeps (besides a scratch buffer)."""
+"""Arrays of W_head's size each head's optimizer keeps between steps (its update's
+temporaries are a block's, pycore.vit.optimizers.BLOCK_NUMBERS)."""
 
 
 GRADIENT_LIVE_MAX = 20000
@@ -102,21 +103,25 @@ def step_cost_ms(B, D, C, optimizer, heads):
 
 
 def request_overhead_ms(B, D, C, optimizer, heads, fresh=False):
-    """The estimated time of a ``train`` request besides its steps: each head's parameters and
-    optimizer state copied (to take the steps back if the answer fails), its loss evaluated
-    after the steps, and the answer (the head recomputed, dW_head, W_head's heatmap and its
-    copy to the page), about 8 passes over W_head and a few milliseconds of Python; for the
-    first request of a run (``fresh``) also each head's start (its own W_head, its first loss).
+    """The estimated time of a ``train`` request besides its steps: the correct head's
+    parameters and optimizer buffers copied (to take the steps back if they overflow or the
+    answer fails; a new run is dropped instead, and the other heads are not copied:
+    :meth:`pycore.explorer.finetune_run.Curve.rewind`), each head's loss evaluated after the
+    steps, and the answer (the head recomputed, dW_head, W_head's heatmap and its copy to the
+    page), about 8 passes over W_head and a few milliseconds of Python; for the first request
+    of a run (``fresh``) also each head's start (its own W_head, its first loss).
 
     Examples
     --------
     >>> round(request_overhead_ms(2, 768, 1000, "sgd", 4))
-    29
+    26
     """
     weights = float(D) * C
-    passes = heads * (1 + OPTIMIZER_SLOTS[optimizer]) + 8 + heads * 1.5 * (1 + 0.06 * B)
+    passes = 8 + heads * 1.5 * (1 + 0.06 * B)
     if fresh:
         passes += heads * (2 + 1.5 * (1 + 0.06 * B))
+    else:
+        passes += 1 + OPTIMIZER_SLOTS[optimizer]
     return (5.0 + weights * passes * 1e-6) * PAGE_SLOWER
 
 
@@ -220,22 +225,36 @@ class FineTune(object):
         heads = sum(1 for c in run.curves() if c.stopped is None)
         n = steps_that_fit(state.B, state.D, state.C, run.train["optimizer"], heads, n,
                            fresh=fresh)
-        W_before, recipe = state.W_head.copy(), state.generated.get("W_head")
-        before = (self.run, self.active, self._runs, run.W_after, len(run.held_out),
-                  [(c, c.snapshot()) for c in run.curves()])
+        # What a failure takes back, without a copy of every head. An overflow (a learning
+        # rate can cause one) stops the correct head before its steps are kept: it is put back
+        # from a copy of its optimizer buffers, and from the state's W_head, not yet changed.
+        # Past that point nothing should fail; if the answer does, every head is rewound to its
+        # mark (Curve.rewind replays its steps) and the state's W_head is the correct head's
+        # again. A new run is dropped instead: the state's W_head goes back to the run's start
+        # (or a copy, for a run from zero).
+        # The last answer's dW_head is let go before the steps (a refusal carries no matrix,
+        # and the answer to these steps makes a new one): one W_head's size less at the peak.
+        computed.matrices.pop("dW_head", None)
+        recipe = state.generated.get("W_head")
+        W_start = None
+        if fresh:
+            W_start = run.W0 if run.train["start"] == "current" else state.W_head.copy()
+        marks = [(c, c.mark()) for c in run.curves()]
+        before = (self.run, self.active, self._runs, len(run.held_out))
         try:
-            run.advance(n, [snap for _, snap in before[-1]])
+            snap = None if fresh else run.main.snapshot(params={"W_head": state.W_head})
+            run.advance(n, snap, restore=not fresh)
+            snap = None   # the steps are kept: the copies go before the answer is made
             state.W_head[...] = run.main.trainer.params["W_head"]
             state.generated.pop("W_head", None)   # trained: no longer the preset's matrix
             computed.recompute()
         except ValueError as exc:
-            state.W_head[...] = W_before
-            if recipe is not None:
-                state.generated["W_head"] = recipe
+            snap = None
+            self._take_back(state, run, W_start, recipe, marks)
             raise StateError("Training stopped: %s at lr = %s; nothing was changed. Try a "
                              "smaller learning rate." % (str(exc).rstrip("."), format_number(
                                  state.train["lr"], 8, trim=True)), key="train") from None
-        run.W_after = state.W_head.copy()
+        run.trained = True
         held = self.held_out
         if held is not None and held.applies(state):   # at the run's start, then per request
             if fresh:
@@ -246,20 +265,28 @@ class FineTune(object):
         self.run, self.active = run, True
         self.trained = {"asked": asked, "taken": n, "text": _taken_text(asked, n, run.steps)}
         if undo is not None:
-            undo.append(lambda: self._untrain(computed, W_before, recipe, run, before))
+            undo.append(lambda: self._untrain(computed, W_start, recipe, run, marks, before))
 
-    def _untrain(self, computed, W_before, recipe, run, before):
-        """Put back what :meth:`train` changed (see its ``undo``)."""
-        state = computed.state
-        self.trained = None
-        self.run, self.active, self._runs, run.W_after, held, snaps = before
-        del run.held_out[held:]
-        for curve, snap in snaps:
-            curve.restore(snap)
-        state.W_head[...] = W_before
+    @staticmethod
+    def _take_back(state, run, W_start, recipe, marks):
+        """The run's heads and the state's W_head as they were before :meth:`train`'s steps
+        (``W_start``: the W_head of a new run's state; None for a run that goes on)."""
+        if W_start is None:
+            for curve, mark in marks:
+                curve.rewind(mark)
+            state.W_head[...] = run.main.trainer.params["W_head"]
+        else:
+            state.W_head[...] = W_start
         state.generated.pop("W_head", None)
         if recipe is not None:
             state.generated["W_head"] = recipe
+
+    def _untrain(self, computed, W_start, recipe, run, marks, before):
+        """Put back what :meth:`train` changed (see its ``undo``)."""
+        self.trained = None
+        self.run, self.active, self._runs, held = before
+        del run.held_out[held:]
+        self._take_back(computed.state, run, W_start, recipe, marks)
         computed.recompute()   # the W_head it was computed with before: cannot overflow
 
     def reset(self, computed):

@@ -74,22 +74,28 @@ class Curve(object):
     ([0.6931, 0.1269], [0.5, 1.0])
     """
 
-    __slots__ = ("head", "trainer", "losses", "accuracies", "own", "stopped")
+    __slots__ = ("head", "trainer", "losses", "accuracies", "own", "stopped", "_start")
 
     def __init__(self, head, h_cls, W0, labels, optimizer, lr, input_scale=1.0):
         self.head = head
         self.trainer = None
         self.losses, self.accuracies, self.own = [], [], []
         self.stopped = None
+        # what the trainer is made from (the run's own arrays, not copies): rewind replays it
+        self._start = (h_cls, W0, labels, optimizer, lr, input_scale)
         try:
-            self.trainer = HeadTrainer(h_cls, W0, labels, make_optimizer(optimizer, lr),
-                                       head=head, input_scale=input_scale)
+            self.trainer = self._new_trainer()
             with np.errstate(over="ignore", invalid="ignore"):   # an overflow stops it here
                 self._record(*self.trainer.evaluate(), scored=self._scored())
         except ValueError:
             if head == "correct" and input_scale == 1.0:
                 raise
             self.stopped = "could not start: at this input scale its logits overflow float64"
+
+    def _new_trainer(self):
+        h_cls, W0, labels, optimizer, lr, input_scale = self._start
+        return HeadTrainer(h_cls, W0, labels, make_optimizer(optimizer, lr), head=self.head,
+                           input_scale=input_scale)
 
     @property
     def steps(self):
@@ -141,30 +147,51 @@ class Curve(object):
             self.stopped = ("stopped at step %d: its logits overflowed float64"
                             % len(self.losses))
 
-    def snapshot(self):
-        """What :meth:`restore` needs to undo the next steps: copies of the parameters and of
-        the optimizer's state, but its scratch buffers (each slot's last: their contents never
-        outlive a step), which at ViT-B/16 size would add 6 MB per head."""
+    def snapshot(self, params=None):
+        """What :meth:`restore` needs to undo the next steps at once: copies of the optimizer's
+        buffers (W_head's size each: none to two), and of the parameters unless ``params``
+        holds arrays with their values already (the state's W_head for the correct head: it
+        changes only once the steps are kept)."""
         t = self.trainer
         if t is None:
             return None
         opt = t.optimizer
-        return (dict((k, v.copy()) for k, v in t.params.items()), opt.t,
-                dict((k, tuple(a.copy() for a in v[:-1])) for k, v in opt.state.items()),
-                t.steps_taken, len(self.losses), len(self.own), self.stopped)
+        if params is None:
+            params = dict((k, v.copy()) for k, v in t.params.items())
+        return (params, opt.t,
+                dict((k, tuple(a.copy() for a in v)) for k, v in opt.state.items()),
+                t.steps_taken, self.mark())
 
     def restore(self, snap):
         if snap is None:
             return
-        params, opt_t, opt_state, steps_taken, n, n_own, stopped = snap
+        params, opt_t, opt_state, steps_taken, mark = snap
         t = self.trainer
         for name, value in params.items():
             t.params[name][...] = value
-        scratch = dict((k, v[-1]) for k, v in t.optimizer.state.items())
         t.optimizer.t, t.steps_taken = opt_t, steps_taken
-        t.optimizer.state = dict(
-            (k, v + (scratch[k] if k in scratch else np.zeros(t.params[k].shape),))
-            for k, v in opt_state.items())
+        t.optimizer.state = opt_state
+        self.rewind(mark)
+
+    def mark(self):
+        """Where the curve is, in a few numbers: :meth:`rewind` goes back to it."""
+        return (None if self.trainer is None else self.trainer.steps_taken, len(self.losses),
+                len(self.own), self.stopped)
+
+    def rewind(self, mark):
+        """Back to :meth:`mark`, with no copy kept in between: the curve's entries are cut,
+        and a trainer that has moved since is made again from the run's start and retakes
+        its steps, which gives the same numbers bit for bit (each step is deterministic).
+        That costs as many steps as the curve had taken, so it is for what should never
+        happen (an answer that fails after the steps); an overflow, which a learning rate
+        can cause, is undone from a :meth:`snapshot` instead."""
+        steps_taken, n, n_own, stopped = mark
+        t = self.trainer
+        if t is not None and t.steps_taken != steps_taken:
+            t = self.trainer = self._new_trainer()
+            with np.errstate(over="ignore", invalid="ignore"):   # as the steps were taken
+                for _ in range(steps_taken):
+                    t.step()
         del self.losses[n:], self.accuracies[n:], self.own[n_own:]
         self.stopped = stopped
 
@@ -192,7 +219,7 @@ class Run(object):
         self.W0 = np.zeros_like(state.W_head) if zero else state.W_head.copy()
         recipe = None if zero else state.generated.get("W_head")
         self.W0_recipe = recipe.copy() if recipe is not None else None
-        self.W_after = None
+        self.trained = False   # whether a request's steps were kept (FineTune.train)
         self.held_out = []   # [step, held-out accuracy] (FineTune.train, preset finetune-digits)
         y = np.array(self.labels, dtype=np.int64)
         opt, lr, scale = self.train["optimizer"], self.train["lr"], self.train["input_scale"]
@@ -210,41 +237,44 @@ class Run(object):
 
     def current(self, state):
         """Whether this run still describes ``state`` (nothing it depends on has changed)."""
-        return (state is self.state and self.W_after is not None
+        W = self.main.trainer.params["W_head"]   # what the state's W_head was set to
+        return (state is self.state and self.trained
                 and state.labels == self.labels and state.train == self.train
-                and state.W_head.shape == self.W_after.shape
-                and np.array_equal(state.W_head, self.W_after)
+                and state.W_head.shape == W.shape and np.array_equal(state.W_head, W)
                 and np.array_equal(state.h_cls, self.h_cls))
 
     def curves(self):
         """Every head's curve once: the correct head's first."""
         return [self.main] + [c for c in self.side if c is not self.main]
 
-    def advance(self, n, snaps=None):
+    def advance(self, n, snap=None, restore=True):
         """n steps of every head. A mistaken head that overflows stops alone; the correct
-        head's overflow raises ValueError after putting every head back as it was.
+        head's overflow raises ValueError after putting the correct head back as it was (the
+        others have not moved yet).
 
         Parameters
         ----------
         n : int
-        snaps : list, optional
-            The curves' snapshots (:meth:`Curve.snapshot`, in the order of :meth:`curves`),
-            when the caller took them already: each is a copy of a head's W_head and
-            optimizer state, so taking them twice would double the memory a step needs.
+        snap : tuple, optional
+            The correct head's :meth:`Curve.snapshot`, when the caller took it already (to
+            take the steps back later too): a second one would be a second copy of its
+            W_head and optimizer buffers.
+        restore : bool, optional
+            False: an overflow leaves the correct head where it stopped, and no snapshot is
+            taken (for a run the caller drops when this raises).
         """
-        curves = self.curves()
-        if snaps is None:
-            snaps = [c.snapshot() for c in curves]
+        if snap is None and restore:
+            snap = self.main.snapshot()
         with np.errstate(over="ignore", invalid="ignore"):   # overflow is found and said here
             try:
                 self.main.advance(n)
                 if not np.isfinite(self.main.trainer.params["W_head"]).all():
                     raise ValueError("W_head overflowed float64")
             except ValueError:
-                for c, snap in zip(curves, snaps):
-                    c.restore(snap)
+                if restore:
+                    self.main.restore(snap)
                 raise
-            for c in curves[1:]:
+            for c in self.curves()[1:]:
                 c.advance_or_stop(n)
 
     def curves_json(self):

@@ -154,6 +154,7 @@ class Session(object):
         self.computed = computed or self.COMPUTED(default_state())
         self._typing, self.sent, self.selected_logit = None, {}, None
         answer = self._answer({sections.STATE})
+        answer["contributions"] = None  # no logit selected in a new state: the page's ends too
         answer["error"] = error
         answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
         return answer

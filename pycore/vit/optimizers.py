@@ -56,11 +56,33 @@ class _Optimizer(object):
         return pairs
 
     def _slots(self, name, shape, count):
-        """The per-parameter buffers (zeros at first), the last one a scratch buffer."""
+        """The per-parameter buffers the method keeps between steps (zeros at first)."""
         slot = self.state.get(name)
         if slot is None:
             slot = self.state[name] = tuple(np.zeros(shape) for _ in range(count))
         return slot
+
+
+BLOCK_NUMBERS = 2 ** 15
+"""Numbers of a parameter one block of an update covers (256 KB of float64): the update runs
+block by block, so its temporaries are one block's, not a whole W_head's per head. Every
+operation is elementwise, so the numbers are those of one pass over the whole array."""
+
+
+def _blocks(p):
+    """Slices of p along its first axis covering about :data:`BLOCK_NUMBERS` numbers each, and
+    a scratch buffer of one block's shape (the last block may use only its start)."""
+    if p.ndim == 0:
+        return [Ellipsis], np.empty(())
+    row = max(1, int(np.prod(p.shape[1:])))   # numbers per index of the first axis
+    rows = max(1, BLOCK_NUMBERS // row)
+    return ([slice(r, r + rows) for r in range(0, p.shape[0], rows)],
+            np.empty((min(rows, p.shape[0]),) + p.shape[1:]))
+
+
+def _scratch(buf, block):
+    """The part of the scratch buffer that matches ``block`` (a view of p)."""
+    return buf if buf.ndim == 0 else buf[:block.shape[0]]
 
 
 class SGD(_Optimizer):
@@ -76,7 +98,7 @@ class SGD(_Optimizer):
     t : int
         Steps taken.
     state : dict
-        A scratch buffer per parameter (no other state).
+        Empty: plain gradient descent keeps nothing between steps.
 
     Examples
     --------
@@ -91,9 +113,11 @@ class SGD(_Optimizer):
     def step(self, params, grads):
         """Update every ``params[name]`` in place from ``grads[name]`` (same shapes)."""
         for name, p, g in self._pairs(params, grads):
-            (buf,) = self._slots(name, p.shape, 1)
-            np.multiply(g, self.lr, out=buf)
-            p -= buf
+            blocks, scratch = _blocks(p)
+            for s in blocks:
+                pb, buf = p[s], _scratch(scratch, p[s])
+                np.multiply(g[s], self.lr, out=buf)
+                pb -= buf
 
 
 class Momentum(_Optimizer):
@@ -126,11 +150,14 @@ class Momentum(_Optimizer):
     def step(self, params, grads):
         """Update every ``params[name]`` in place; the velocities are kept by name."""
         for name, p, g in self._pairs(params, grads):
-            v, buf = self._slots(name, p.shape, 2)
-            v *= self.momentum
-            v += g
-            np.multiply(v, self.lr, out=buf)
-            p -= buf
+            (v,) = self._slots(name, p.shape, 1)
+            blocks, scratch = _blocks(p)
+            for s in blocks:
+                pb, vb, buf = p[s], v[s], _scratch(scratch, p[s])
+                vb *= self.momentum
+                vb += g[s]
+                np.multiply(vb, self.lr, out=buf)
+                pb -= buf
 
 
 class Adam(_Optimizer):
@@ -173,20 +200,23 @@ class Adam(_Optimizer):
         c1 = 1.0 - self.beta1 ** self.t                              # bias corrections
         c2 = 1.0 - self.beta2 ** self.t
         for name, p, g in pairs:
-            m, v, buf = self._slots(name, p.shape, 3)
-            m *= self.beta1
-            np.multiply(g, 1.0 - self.beta1, out=buf)
-            m += buf
-            v *= self.beta2
-            np.multiply(g, g, out=buf)
-            buf *= 1.0 - self.beta2
-            v += buf
-            np.divide(v, c2, out=buf)                                # v_hat
-            np.sqrt(buf, out=buf)
-            buf += self.eps
-            np.divide(m, buf, out=buf)
-            buf *= self.lr / c1                                      # lr * m_hat / (...)
-            p -= buf
+            m, v = self._slots(name, p.shape, 2)
+            blocks, scratch = _blocks(p)
+            for s in blocks:
+                pb, gb, mb, vb, buf = p[s], g[s], m[s], v[s], _scratch(scratch, p[s])
+                mb *= self.beta1
+                np.multiply(gb, 1.0 - self.beta1, out=buf)
+                mb += buf
+                vb *= self.beta2
+                np.multiply(gb, gb, out=buf)
+                buf *= 1.0 - self.beta2
+                vb += buf
+                np.divide(vb, c2, out=buf)                           # v_hat
+                np.sqrt(buf, out=buf)
+                buf += self.eps
+                np.divide(mb, buf, out=buf)
+                buf *= self.lr / c1                                  # lr * m_hat / (...)
+                pb -= buf
 
 
 def make_optimizer(name, lr):

@@ -83,8 +83,26 @@ def browser_type_launch_args(browser_type_launch_args, playwright):
     return args
 
 
+# The run this process belongs to: the xdist workers of one `pytest` share it, and build a
+# variant once between them (its lock file records the run that built it last).
+RUN_ID = os.environ.get("PYTEST_XDIST_TESTRUNUID", "")
+
+
+def _built_in(lock):
+    lock.seek(0)
+    return lock.read().strip()
+
+
+def _mark_built(lock, run_id):
+    lock.seek(0)
+    lock.truncate()
+    lock.write(run_id)
+    lock.flush()
+
+
 class Sites:
-    """Builds each variant at most once per session and serves it; remembers failures."""
+    """Builds each variant at most once per run (per session, or shared by the run's xdist
+    workers) and serves it; remembers failures."""
 
     def __init__(self):
         self.urls, self.errors, self.servers, self.info = {}, {}, [], {}
@@ -102,13 +120,20 @@ class Sites:
         os.makedirs(os.path.dirname(out), exist_ok=True)
         cmd = [sys.executable, os.path.join(ROOT, "build.py"), "--out", out] + args
         start = time.monotonic()
-        with open(out + ".lock", "w") as lock:
+        with open(out + ".lock", "a+") as lock:
             if fcntl:
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  universal_newlines=True)
-        sys.stderr.write("\n[built %s in %.1f s]\n" % (variant, time.monotonic() - start))
-        if done.returncode != 0:
+            if RUN_ID and _built_in(lock) == RUN_ID and os.path.isdir(out):
+                done = None  # another xdist worker of this run built it: serve the same files
+            else:
+                done = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      universal_newlines=True)
+                _mark_built(lock, RUN_ID if done.returncode == 0 else "")
+        if done is None:
+            sys.stderr.write("\n[%s: built by another worker of this run]\n" % variant)
+        else:
+            sys.stderr.write("\n[built %s in %.1f s]\n" % (variant, time.monotonic() - start))
+        if done is not None and done.returncode != 0:
             self.errors[variant] = ("`%s` failed:\n%s" % (
                 " ".join(["python", "build.py"] + cmd[2:]), done.stdout[-3000:]))
             return

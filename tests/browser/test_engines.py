@@ -369,8 +369,12 @@ def test_a_drawn_digit_is_read(app, model):
     engine = app.start()
     engine.evaluate(PAD_IN_VIEW)  # and its Clear button, below it
     engine.click("#digit-clear")  # the pad keeps an earlier drawing (a link does not clear it)
+    # The blank pad is drawn through the tiny ViT: the pipeline above the pad grows (the encoder
+    # output), so the pad moves down until that answer is drawn.
     engine.wait_for("""() => Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'))
-        .every((c) => Number(c.dataset.value) === 0)""")
+        .every((c) => Number(c.dataset.value) === 0)
+        && document.getElementById('real-vit').dataset.drawing === 'done'
+        && document.documentElement.dataset.mode === 'encoder'""")
     engine.evaluate(PAD_IN_VIEW)  # again: WebKit's WebDriver scrolls the button it clicks
     rows = [0.5, 2.5, 4.5, 7.5]  # a vertical stroke down column 4 through cell centres: a "1"
     engine.drag("#digit-pad", [(4.5 / 8, r / 8) for r in rows])

@@ -14,12 +14,13 @@ import pytest
 from buildtools import digits as wheel_digits
 from pycore import load_tiny_vit
 
+from . import pagekit
 from .pagekit import heatmap_z, open_explorer, page_fragment, state_fragment
 
-# A page whose panel was used keeps that in Python (its gradient then follows every edit, the
-# held-out digits stay loaded), which no link or request undoes: each test opens its own page.
-pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean"),
-              pytest.mark.fresh_page]
+# The tests share their host's page (tests/browser/conftest.py): what a test left in the panel,
+# in Python (a run, its settings, the held-out digits) and in the page (Play, marks, messages),
+# is let go by the page's own reset, which the last test here checks.
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 WORKED_W = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
@@ -346,3 +347,54 @@ def test_the_real_vit_features_preset_reports_held_out_accuracy(page, site_url):
     assert "(%d of %d)" % (right, len(test)) in text and right > 0.9 * len(test)
     traces, _ = curve(page)
     assert traces["held-out accuracy (%)"][-1] == pytest.approx(100.0 * right / len(test))
+
+
+@pytest.mark.parametrize("how", ["Reset", "a pasted link"])
+def test_reset_and_a_pasted_link_let_go_of_everything_the_panel_kept(
+        page, site_url, host_pages, site_host, how):
+    """The toolbar's Reset, and a link pasted into the address bar, start a new session: what
+    the panel kept in Python (the preset's held-out digits, a run, its optimizer and learning
+    rate) and in the page (Play, a refused setting's mark and message, the selected logit)
+    is gone, and the page reads as it did when freshly booted."""
+    open_explorer(page, site_url)
+    page.wait_for_function("() => !document.getElementById('ft-load-digits').disabled", timeout=30000)
+    click_and_wait(page, "#ft-load-digits")
+    page.wait_for_function("() => document.querySelectorAll('#ft-labels input').length === 60")
+    page.select_option("#ft-optimizer", "adam")
+    idle(page)
+    lr = page.locator("#ft-lr")
+    lr.fill("abc")
+    lr.press("Enter")
+    idle(page)
+    assert lr.get_attribute("aria-invalid") == "true" and page.locator("#ft-error").is_visible()
+    page.focus("#heatmap-logits")
+    page.keyboard.press("Enter")             # the logit [0, 0] selected (js/linked.js)
+    page.wait_for_function("() => document.documentElement.dataset.linkedLogit === '0,0'")
+    page.click("#ft-play")
+    page.wait_for_function("() => Number(document.getElementById('finetune').dataset.runSteps) >= 2",
+                           timeout=60000)
+    assert page.locator("#ft-held-out").is_visible()
+
+    if how == "Reset":
+        page.click("#reset")
+    else:
+        page.evaluate("link => { location.hash = link; }", pagekit.worked_link())
+    # the reset's answer drawn (Play's last answers came before it) and its link written
+    page.wait_for_function("""link => { const s = document.getElementById('finetune').dataset;
+        return s.busy === 'false' && s.playing === 'false' && s.runSteps === '0'
+            && document.querySelectorAll('#ft-labels input').length === 2
+            && location.hash === link; }""", arg=pagekit.DEFAULT_LINK, timeout=60000)
+    fresh = host_pages.fresh[site_host]
+    shown = pagekit.fingerprint(page)
+    for own in ("scrolled", "focus"):         # where the person scrolled to, and clicked
+        shown[own] = fresh[own]
+    if how != "Reset":                        # the Example menu says where the state came from
+        assert ["preset", "link"] in shown["selects"]
+        shown["selects"] = [item if item[0] != "preset" else ["preset", "worked"]
+                            for item in shown["selects"]]
+    assert not pagekit.fingerprint_diff(shown, fresh)
+    assert not page.locator("#ft-held-out").is_visible()
+    assert page.locator("#ft-optimizer").input_value() == "sgd"
+    step(page)                                # SGD at lr 0.1 from the worked example's W_head
+    expected, _ = sgd(WORKED_CLS, [0, 0], WORKED_W, 0.1, 1)
+    np.testing.assert_allclose(curve(page)[1], expected, rtol=1e-9)

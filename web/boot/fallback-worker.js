@@ -34,6 +34,7 @@ self.Function = new Proxy(self.Function, {
   "use strict";
   var params = new URLSearchParams(self.location.search);
   var boot = self.vitHost.boot; // only the helpers: progress goes to the page as messages
+  var summary = self.vitWorker.summary;
   // The folder on sys.path that holds the explorer's Python files (boot/fallback.js passes
   // PYTHON_DIR of buildtools/hosts.py).
   var PYTHON_DIR = params.get("dir");
@@ -117,13 +118,6 @@ self.Function = new Proxy(self.Function, {
       if (!response.ok) throw new Error(url + ": HTTP " + response.status);
       return response.arrayBuffer().then(function (buffer) { return new Uint8Array(buffer); });
     });
-  }
-
-  // Last line of a Python traceback (or the whole message), for the one-sentence summary.
-  function summary(error) {
-    var text = String((error && error.message) || error).trim();
-    var lines = text.split("\n").filter(function (l) { return l.trim(); });
-    return lines.length ? lines[lines.length - 1].trim() : text;
   }
 
   // Pyodide 0.17 starts Python (seconds of work that keep this worker busy) inside the load
@@ -235,22 +229,6 @@ self.Function = new Proxy(self.Function, {
     });
   }
 
-  // Python answers one request at a time, in the order they came: the page merges answers
-  // that arrive while it draws, so a burst of edits never queues stale frames.
-  function respond(id, request) {
-    var res;
-    var t0 = performance.now();
-    try {
-      res = answers.answer(request);
-      res.worker_ms = performance.now() - t0; // for benchmarks/page_bench.py: Python's share
-    } catch (err) { // bridge.dispatch turns Python's errors into answers: this is the crossing
-      self.postMessage({ kind: "answer", id: id, error: String((err && err.message) || err) });
-      return;
-    }
-    var buffers = Object.keys(res.matrices).map(function (k) { return res.matrices[k].data.buffer; });
-    self.postMessage({ kind: "answer", id: id, answer: res }, buffers);
-  }
-
   // Pyodide's loaders throw some failures (a missing package file) from their own callbacks,
   // outside any promise here: they are the boot's failures too, in the stage they stopped.
   self.addEventListener("error", function (event) {
@@ -264,16 +242,8 @@ self.Function = new Proxy(self.Function, {
     report(event.reason);
   });
 
-  self.addEventListener("securitypolicyviolation", function (event) {
-    if (event.disposition === "report") return; // a report-only policy blocked nothing
-    self.postMessage({ kind: "blocked", violation: boot.violation(event) });
-  });
-
-  self.onmessage = function (event) {
-    var m = event.data;
-    if (m.kind === "call") respond(m.id, m.request);
-    else if (m.kind === "warm") self.postMessage({ kind: "answer", id: m.id, answer: answers.warmUp(m.edits) });
-  };
+  self.vitWorker.forwardViolations();
+  self.onmessage = function (event) { self.vitWorker.reply(answers, event.data); };
   boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, report);
   // A worker has a policy of its own (its response's header): whether it may compile
   // WebAssembly is asked here, at once. WebKit reports no violation event for a refused

@@ -52,39 +52,10 @@
     }
   };
 
-  var waiting = new Map(); // request id -> {resolve, reject}
-  var next = 0;
-  function ask(message) {
-    return new Promise(function (resolve, reject) {
-      next += 1;
-      waiting.set(next, { resolve: resolve, reject: reject });
-      message.id = next;
-      worker.postMessage(message);
-    });
-  }
-  var bridge = {
-    call: function (request) { return ask({ kind: "call", request: request }); },
-    warmUp: function (edits) { return ask({ kind: "warm", edits: edits }); },
-  };
-
-  worker.onmessage = function (event) {
-    var m = event.data;
-    if (m.kind === "answer") {
-      var w = waiting.get(m.id);
-      waiting.delete(m.id);
-      if (m.error) w.reject(new Error(m.error));
-      else w.resolve(m.answer);
-    } else if (m.kind === "status") {
-      if (!settled) host.status(m.stage, m.text, m.fraction);
-    } else if (m.kind === "started") {
-      document.documentElement.dataset.pyodide = m.version;
-    } else if (m.kind === "fail") {
-      fail(m.message);
-    } else if (m.kind === "blocked") {
-      host.blocked(m.violation); // the cause of what fails next: said even after a failure
-    } else if (m.kind === "ready" && !settled) {
+  worker.onmessage = host.boot.workerLink(function (message) { worker.postMessage(message); }, fail,
+    function (bridge) {
+      if (settled) return;
       settled = true;
       host.ready(bridge);
-    }
-  };
+    });
 })();

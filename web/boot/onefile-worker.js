@@ -21,6 +21,7 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
 (function () {
   "use strict";
   var boot = self.vitHost.boot;
+  var summary = self.vitWorker.summary;
   var INDEX = "https://vit-head-explorer.invalid/pyodide/";
   var AGAIN = " Download vit-head-explorer.html again (or copy it again, whole) and open the new copy.";
   var facts = null;
@@ -41,36 +42,11 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
     stage = name;
     self.postMessage({ kind: "status", stage: name, text: text, fraction: fraction });
   }
-  // A stream of the bytes (WebKit fails to read a Blob's stream in a page opened from a file).
-  function bytesStream(bytes) {
-    return new ReadableStream({ start: function (c) { c.enqueue(bytes); c.close(); } });
-  }
-  function decodeBase64(text) {
-    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
-    var binary = atob(text);
-    var out = new Uint8Array(binary.length);
-    for (var i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-    return out;
-  }
-  function unpack(bytes) {
-    var newline = bytes.indexOf(10);
-    var index = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline)));
-    var files = {};
-    index.forEach(function (e) { files[e[0]] = bytes.subarray(newline + 1 + e[1], newline + 1 + e[1] + e[2]); });
-    return files;
-  }
   // base64 -> gzip -> the payload's files; a damaged or short payload is said in words
   function receive(name, text) {
     var expected = facts.payloads[name];
-    var done;
-    try {
-      var stream = bytesStream(decodeBase64(text)).pipeThrough(new DecompressionStream("gzip"));
-      done = new Response(stream).arrayBuffer();
-    } catch (e) {
-      done = Promise.reject(e);
-    }
-    done.then(function (buffer) {
-      if (buffer.byteLength !== expected.bytes) throw new Error(buffer.byteLength + " bytes, not " + expected.bytes);
+    boot.gunzipBase64(text).then(function (bytes) {
+      if (bytes.byteLength !== expected.bytes) throw new Error(bytes.byteLength + " bytes, not " + expected.bytes);
       unpacked += 1;
       if (stage === "runtime" && unpacked < WORKER_PAYLOADS) {
         step("runtime", "Unpacking Python (Pyodide " + facts.pyodide + ")…", unpacked / WORKER_PAYLOADS);
@@ -78,7 +54,7 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
         step("python", "Starting Python " + facts.python + "…", 1);
       }
       payload(name);
-      waitingFor[name](unpack(new Uint8Array(buffer)));
+      waitingFor[name](boot.unpack(bytes));
     }).catch(function (e) {
       report(new Error("This file is damaged: its " + name + " part could not be decompressed (" +
                        ((e && e.message) || e) + ")." + AGAIN), true);
@@ -137,11 +113,6 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
     self.postMessage({ kind: "ready" });
   }
 
-  function summary(error) {
-    var text = String((error && error.message) || error).trim();
-    var lines = text.split("\n").filter(function (l) { return l.trim(); });
-    return lines.length ? lines[lines.length - 1].trim() : text;
-  }
   function report(error, worded) {
     if (reported || stage === "ready") return;
     reported = true;
@@ -151,29 +122,12 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
       : "Python could not start (" + summary(error) + ")." });
   }
 
-  function respond(id, request) {
-    var res;
-    var t0 = performance.now();
-    try {
-      res = answers.answer(request);
-      res.worker_ms = performance.now() - t0; // for benchmarks/page_bench.py: Python's share
-    } catch (err) {
-      self.postMessage({ kind: "answer", id: id, error: String((err && err.message) || err) });
-      return;
-    }
-    var buffers = Object.keys(res.matrices).map(function (k) { return res.matrices[k].data.buffer; });
-    self.postMessage({ kind: "answer", id: id, answer: res }, buffers);
-  }
-
   self.addEventListener("unhandledrejection", function (event) {
     if (stage === "ready") return;
     event.preventDefault();
     report(event.reason);
   });
-  self.addEventListener("securitypolicyviolation", function (event) {
-    if (event.disposition === "report") return;
-    self.postMessage({ kind: "blocked", violation: boot.violation(event) });
-  });
+  self.vitWorker.forwardViolations();
   self.onmessage = function (event) {
     var m = event.data;
     if (m.kind === "facts") {
@@ -185,7 +139,6 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
       }
       start().catch(function (e) { report(e); });
     } else if (m.kind === "payload") receive(m.name, m.text);
-    else if (m.kind === "call") respond(m.id, m.request);
-    else if (m.kind === "warm") self.postMessage({ kind: "answer", id: m.id, answer: answers.warmUp(m.edits) });
+    else self.vitWorker.reply(answers, m);
   };
 })();

@@ -27,30 +27,11 @@
   Object.keys(facts.payloads).forEach(function (n) { total += facts.payloads[n].chars; });
 
   // ---- the page's files ------------------------------------------------------------------------
-  // A payload is a JSON index line [[path, offset, length], ...], then the files' bytes.
-  function unpack(bytes) {
-    var newline = bytes.indexOf(10);
-    var index = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline)));
-    var files = {};
-    index.forEach(function (e) { files[e[0]] = bytes.subarray(newline + 1 + e[1], newline + 1 + e[1] + e[2]); });
-    return files;
-  }
-  // A stream of the bytes (WebKit fails to read a Blob's stream in a page opened from a file).
-  function bytesStream(bytes) {
-    return new ReadableStream({ start: function (c) { c.enqueue(bytes); c.close(); } });
-  }
-  function decodeBase64(text) {
-    if (Uint8Array.fromBase64) return Uint8Array.fromBase64(text);
-    var binary = atob(text);
-    var out = new Uint8Array(binary.length);
-    for (var i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
-    return out;
-  }
+  // A payload's files (vitHost.boot.unpack), once decompressed here.
   function gunzip(name, text) {
-    var stream = bytesStream(decodeBase64(text)).pipeThrough(new DecompressionStream("gzip"));
-    return new Response(stream).arrayBuffer().then(function (buffer) {
-      if (buffer.byteLength !== facts.payloads[name].bytes) throw new Error("wrong length");
-      return new Uint8Array(buffer);
+    return host.boot.gunzipBase64(text).then(function (bytes) {
+      if (bytes.byteLength !== facts.payloads[name].bytes) throw new Error("wrong length");
+      return bytes;
     }).catch(function (e) {
       throw new Error("This file is damaged: its " + name + " part could not be decompressed (" +
                       ((e && e.message) || e) + ")." + AGAIN);
@@ -120,43 +101,13 @@
     .then(function () { host.started(); });
   host.status("runtime", "Unpacking Python (Pyodide " + facts.pyodide + ")…", 0);
 
-  var waiting = new Map();
-  var next = 0;
-  function ask(message) {
-    return new Promise(function (resolve, reject) {
-      next += 1;
-      waiting.set(next, { resolve: resolve, reject: reject });
-      message.id = next;
-      post(message);
+  var onMessage = host.boot.workerLink(post, fail, function (bridge) {
+    pageFiles.then(function () {
+      if (settled) return;
+      settled = true;
+      host.ready(bridge);
     });
-  }
-  var bridge = {
-    call: function (request) { return ask({ kind: "call", request: request }); },
-    warmUp: function (edits) { return ask({ kind: "warm", edits: edits }); },
-  };
-  function onMessage(event) {
-    var m = event.data;
-    if (m.kind === "answer") {
-      var w = waiting.get(m.id);
-      waiting.delete(m.id);
-      if (m.error) w.reject(new Error(m.error));
-      else w.resolve(m.answer);
-    } else if (m.kind === "status") {
-      if (!settled) host.status(m.stage, m.text, m.fraction);
-    } else if (m.kind === "started") {
-      document.documentElement.dataset.pyodide = m.version;
-    } else if (m.kind === "fail") {
-      fail(m.message);
-    } else if (m.kind === "blocked") {
-      host.blocked(m.violation);
-    } else if (m.kind === "ready" && !settled) {
-      pageFiles.then(function () {
-        if (settled) return;
-        settled = true;
-        host.ready(bridge);
-      });
-    }
-  }
+  });
 
   // ---- the payloads, as the parser reaches them --------------------------------------------
   function payload(name) { return document.getElementById("vit-payload-" + name); }
@@ -173,7 +124,7 @@
       el.textContent = ""; // the worker has its own copy: 10 MB of text need not stay here
       if (name === "page" || name === "runtime") {
         gunzip(name, text).then(function (bytes) {
-          (name === "page" ? servePage : startWorker)(unpack(bytes));
+          (name === "page" ? servePage : startWorker)(host.boot.unpack(bytes));
         }, function (e) { fail(e.message); });
       } else {
         post({ kind: "payload", name: name, text: text });

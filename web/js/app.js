@@ -12,11 +12,11 @@ import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
 import { redrawAll } from "./heatmaps.js";
 import { bindDigits } from "./digits.js";
-import { component } from "./components.js";
-import { WalkThrough } from "./walkthrough.js";
+import { component, resetAll } from "./components.js";
+import { bindWalk } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import * as offscreen from "./offscreen.js";
-import { FineTunePanel } from "./finetune.js";
+import { bindFineTune } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 import { DEFAULT_PRESET, LINK_MAX, encoderPosition } from "./shared.js";
@@ -57,14 +57,9 @@ grids.w = new MatrixGrid($("grid-w"), {
 });
 grids.input.setReadOnly(true);
 grids.w.setReadOnly(true);
-const walk = new WalkThrough($("walk"), (name, value) => client && send({ op: "option", name, value }, performance.now()));
 const renderer = new Renderer({ grids });
-const finetune = new FineTunePanel({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
-                                     alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
-// The answer's sections drawn by what this file holds (js/components.js).
+// The answer's section drawn by what this file holds (js/components.js): the editors' sizes.
 component("shape", { before: (s) => { applyShape(s); } });
-component("walk", { last: (w) => walk.show(w) });
-component("finetune", { draw: (s) => finetune.show(s) });
 bindPageControls();
 preview();
 
@@ -276,9 +271,20 @@ async function send(request, t0) {
   }
   if (res.error) showAlert(res.error.message);
   else clearAlert();
-  if (["preset", "load", "digit"].includes(request.op)) forgetModelFile();
+  if (["preset", "load", "reset", "digit"].includes(request.op)) forgetModelFile();
   await renderer.schedule(res, t0);
   return res;
+}
+
+// A new session, as a newly opened page has it: every component lets go of what it kept
+// (js/components.js, reset: a run being played, the selected logit, marks and messages), Python
+// of everything the session keeps (the "reset" request), and the link's state (the worked
+// example for "") is loaded. Components reset first, so that no request of the old session's
+// (a Play loop's next step) follows the reset.
+function newSession(fragment) {
+  resetAll();
+  clearAlert();
+  return send({ op: "reset", fragment }, performance.now());
 }
 
 function applyShape(s) {
@@ -311,14 +317,15 @@ function bindControls() {
   $("load-preset").addEventListener("click", () => {
     const name = $("preset").value;
     if (name === "digit") return; // the drawn digit is shown already (the pad draws another)
-    // "From the link": back to the state the page was opened with
-    if (name === "link") send({ op: "load", fragment: opened }, now());
+    // "From the link": back to the state the page was opened with, as it was opened
+    if (name === "link") newSession(opened);
     else if (name === "file") $("model-file").click(); // another file
     else send({ op: "preset", name, seed: Number($("seed").value) || 0 }, now());
   });
   $("reset").addEventListener("click", () => {
     $("preset").value = DEFAULT_PRESET;
-    send({ op: "preset", name: DEFAULT_PRESET, seed: 0 }, now());
+    $("seed").value = $("seed").defaultValue;
+    newSession("");
   });
   const option = (name, value) => send({ op: "option", name, value }, now());
   $("step-sample").addEventListener("change", (e) => option("sample", Number(e.target.value)));
@@ -332,7 +339,9 @@ function bindControls() {
   });
 
   bindDigits(send, (request) => client.call(request));
-  finetune.bind();
+  bindWalk(option);
+  bindFineTune({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
+                 alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
   $("copy-link").addEventListener("click", () => share.copyLink());
   const exportAs = async (format) => {
     const res = await client.call({ op: "export", format });
@@ -357,7 +366,7 @@ function bindControls() {
     if (location.hash.slice(1) !== share.lastFragment()) {
       opened = location.hash;
       $("preset").value = "link";
-      send({ op: "load", fragment: location.hash }, now());
+      newSession(location.hash);
     }
   });
 }

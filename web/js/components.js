@@ -10,6 +10,11 @@
 //   last:   once those promises have settled, in turn (what outlines cells of drawn heatmaps);
 //   settled: after the redraw, even a failed one, and outside its time (what is not a redraw).
 // Within a phase, components run in the order they were registered.
+// And one phase that is not a redraw:
+//   reset:  called as () when the page starts a new session (js/app.js: the "reset" request,
+//           for Reset and every link loaded), before its answer is drawn: the component lets go
+//           of what it kept of the last one (a run being played, a selection, marks, messages),
+//           so that the page then reads as a freshly opened one.
 
 const registry = [];
 
@@ -20,4 +25,9 @@ export function component(key, parts) {
 // The components of one phase that this answer reaches, in order.
 export function reached(phase, res) {
   return registry.filter((c) => c[phase] && c.key in res);
+}
+
+// Every component's reset, in the order they were registered.
+export function resetAll() {
+  for (const c of registry) if (c.reset) c.reset();
 }

@@ -251,6 +251,13 @@ export class Debounced {
     if (!this.frame && !this.busy) this.frame = requestAnimationFrame(() => this.flush());
   }
 
+  // Drop the change waiting for its frame (one being answered still ends as it would).
+  cancel() {
+    cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.next = null;
+  }
+
   async flush() {
     this.frame = 0;
     if (!this.next || this.busy) return;
@@ -439,4 +446,19 @@ function showDigit(d) {
   setText($("digit-edits"), notes.join(" "));
 }
 
-component("digit", { draw: (d) => { showDigit(d); } });
+// A new session: an empty pad with the pen (not the eraser), the attention shown as the page
+// opens with it, and no drawing waiting to be sent (the reset's answer draws the rest).
+function resetPad() {
+  drawing.cancel();
+  reading.cancel();
+  pad.last = null;
+  pad.erasing = false;
+  $("digit-erase").setAttribute("aria-pressed", "false");
+  pad.setActive(0);
+  pad.set(new Array(SIDE * SIDE).fill(0));
+  const attention = $("digit-show-attention");
+  attention.checked = attention.defaultChecked;
+  lastDigit = null;
+}
+
+component("digit", { draw: (d) => { showDigit(d); }, reset: resetPad });

@@ -13,6 +13,7 @@
 // (finetune.trained.taken): that is what Play counts. The section reports the rate reached in
 // data-steps-per-second (benchmarks/finetune_bench.py).
 
+import { component } from "./components.js";
 import { scrubField } from "./scrub.js";
 import { cssColour, holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
@@ -65,10 +66,11 @@ function drawWaiting(id) {
   return plot(id, entry.traces, entry.layout).catch(console.error);
 }
 
-export class FineTunePanel {
+class FineTunePanel {
   // io: {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(), stepsLater()}
-  constructor(io) {
-    this.io = io;
+  // (bindFineTune, once Python is ready)
+  constructor() {
+    this.io = null;
     this.section = null; // the last FineTune section (js/protocol.js)
     this.playing = false;
     this.typing = null; // the label input being typed in, and its text when entered
@@ -195,6 +197,25 @@ export class FineTunePanel {
       await new Promise((resolve) => requestAnimationFrame(resolve)); // let the page breathe
     }
     if (this.playId === id) this.pause();
+  }
+
+  // A new session (js/components.js, reset): Play ends without drawing the curves it left
+  // waiting, a label being typed in is forgotten, and the refusal marks and message go; the
+  // reset's answer then draws the panel as a new session has it.
+  reset() {
+    this.playId = (this.playId || 0) + 1; // a Play loop waiting for its answer ends there
+    this.playing = false;
+    this.setPlaying(false);
+    for (const [id, entry] of waiting) {
+      clearTimeout(entry.timer);
+      waiting.delete(id);
+    }
+    this.typing = null;
+    this.section = null;
+    for (const id of ["ft-lr", "ft-scale", "ft-optimizer", "ft-start"]) $(id).removeAttribute("aria-invalid");
+    setText($("ft-error"), "");
+    setHidden($("ft-error"), true);
+    for (const key of ["stepsPerSecond", "lastAnswerMs", "lastRedrawMs"]) delete this.root.dataset[key];
   }
 
   pause() {
@@ -391,3 +412,13 @@ export class FineTunePanel {
     };
   }
 }
+
+const panel = new FineTunePanel();
+
+/** The panel's controls, once Python is ready (io: see FineTunePanel). */
+export function bindFineTune(io) {
+  panel.io = io;
+  panel.bind();
+}
+
+component("finetune", { draw: (s) => panel.show(s), reset: () => panel.reset() });

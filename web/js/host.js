@@ -19,7 +19,8 @@
 //                                the boot, the alert says what the policy must allow, and no
 //                                later failure (its consequence) replaces that; one that is not
 //                                of the site's own files is said only if the boot then fails
-// and finds shared helpers in vitHost.boot (download and missing-file watches, first paint).
+// and finds shared helpers in vitHost.boot (download and missing-file watches, first paint, a
+// worker's messages, the one file's payloads).
 // vitHost.unable is why the page cannot start Python where it is (no origin, a browser too old,
 // WebAssembly refused), or null: the glue then starts nothing.
 // Calls made before the page's own script has loaded are queued, so load order never matters.
@@ -68,6 +69,75 @@
         });
       });
       try { observer.observe({ type: "resource", buffered: true }); } catch (e) { /* no watch */ }
+    },
+    // The page's side of a Python worker's messages (boot/fallback-worker.js lists them; the
+    // one file's worker speaks the same): returns the handler of the worker's messages.
+    // post(message) sends one to the worker. The bridge handed to ready(bridge) posts "call" and
+    // "warm" messages and resolves to their answers; progress and policy violations go to the
+    // page (vitHost), fail(message) and ready(bridge) to the glue, which knows when its boot
+    // has settled.
+    workerLink: function (post, fail, ready) {
+      var waiting = new Map(); // request id -> {resolve, reject}
+      var next = 0;
+      function ask(message) {
+        return new Promise(function (resolve, reject) {
+          next += 1;
+          waiting.set(next, { resolve: resolve, reject: reject });
+          message.id = next;
+          post(message);
+        });
+      }
+      var bridge = {
+        call: function (request) { return ask({ kind: "call", request: request }); },
+        warmUp: function (edits) { return ask({ kind: "warm", edits: edits }); },
+      };
+      return function (event) {
+        var m = event.data;
+        if (m.kind === "answer") {
+          var w = waiting.get(m.id);
+          waiting.delete(m.id);
+          if (m.error) w.reject(new Error(m.error));
+          else w.resolve(m.answer);
+        } else if (m.kind === "status") {
+          self.vitHost.status(m.stage, m.text, m.fraction); // said while the boot goes on
+        } else if (m.kind === "started") {
+          document.documentElement.dataset.pyodide = m.version;
+        } else if (m.kind === "fail") {
+          fail(m.message);
+        } else if (m.kind === "blocked") {
+          self.vitHost.blocked(m.violation); // the cause of what fails next: said even after a failure
+        } else if (m.kind === "ready") {
+          ready(bridge);
+        }
+      };
+    },
+    // The one file's payloads (buildtools/onefile.py), on the page and in its worker: base64 of
+    // gzip, decompressed (a promise of its bytes, rejected if it cannot be), and a payload's
+    // files ({path: bytes}: a JSON index line [[path, offset, length], ...], then the bytes).
+    gunzipBase64: function (text) {
+      try {
+        var bytes;
+        if (Uint8Array.fromBase64) {
+          bytes = Uint8Array.fromBase64(text);
+        } else {
+          var binary = atob(text);
+          bytes = new Uint8Array(binary.length);
+          for (var i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+        }
+        // a stream of the bytes (WebKit fails to read a Blob's stream in a page opened from a file)
+        var stream = new ReadableStream({ start: function (c) { c.enqueue(bytes); c.close(); } });
+        return new Response(stream.pipeThrough(new DecompressionStream("gzip"))).arrayBuffer()
+          .then(function (buffer) { return new Uint8Array(buffer); });
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    },
+    unpack: function (bytes) {
+      var newline = bytes.indexOf(10);
+      var index = JSON.parse(new TextDecoder().decode(bytes.subarray(0, newline)));
+      var files = {};
+      index.forEach(function (e) { files[e[0]] = bytes.subarray(newline + 1 + e[1], newline + 1 + e[1] + e[2]); });
+      return files;
     },
     // Starting Python keeps the main thread busy for seconds: resolves once the page has run its
     // own scripts and painted its first status (downloads already run in parallel, preloaded).

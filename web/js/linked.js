@@ -79,7 +79,14 @@ function focusInput(row, col) {
 // The answer's sections this file draws (js/components.js). Before the heatmaps: the state's
 // sizes, and the top-k table (which folds the logits heatmap away at C > 20). After them: the
 // selected logit's terms, and the highlights for the new sizes.
-component("top_k", { before: (t) => { topK(t); } });
+component("top_k", {
+  before: (t) => { topK(t); },
+  reset: () => { // the k a new page starts with (a new session's, in Python)
+    const k = $("top-k-k");
+    k.value = k.defaultValue;
+    delete k.dataset.k;
+  },
+});
 component("shape", {
   before: (s) => {
     const resized = shape && (s.B !== shape.B || s.C !== shape.C || s.N1 !== shape.N1);
@@ -94,6 +101,11 @@ component("contributions", {
     selectedChart = c;
     selected = c ? [c.b, c.c] : null;
     if (!hovered) showChart(c);
+    highlight();
+  },
+  reset: () => { // a new session has no logit selected (the answer to a reset sends none)
+    selected = hovered = selectedChart = queued = null;
+    showChart(null);
     highlight();
   },
 });

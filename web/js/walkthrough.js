@@ -4,6 +4,7 @@
 // pycore/explorer/walkthrough.py); this file only places them and asks for another step.
 // Its position is the state's options walk / sample / walk_class, so the link carries it.
 
+import { component } from "./components.js";
 import { highlight } from "./heatmap-shapes.js";
 import { labelsNow, typeset } from "./panels.js";
 import { setData, setHidden, setText } from "./dom.js";
@@ -19,7 +20,7 @@ const NEXT = new Set(["ArrowRight", "ArrowDown", "PageDown", " "]);
 const BACK = new Set(["ArrowLeft", "ArrowUp", "PageUp"]);
 const OWN_KEYS = `input, select, textarea, [contenteditable], dialog, .digit-pad, #${HEATMAP_IDS.logits}`;
 
-export class WalkThrough {
+class WalkThrough {
   /**
    * @param {HTMLElement} root the walk-through's section (#walk)
    * @param {(name: string, value: *) => Promise<*>} option sends one "option" request
@@ -188,3 +189,15 @@ function fill(select, items, value) {
   }
   select.value = value;
 }
+
+let sendOption = null; // (name, value) -> promise: one "option" request, once Python is ready
+const walk = new WalkThrough(document.getElementById("walk"),
+                             (name, value) => sendOption && sendOption(name, value));
+
+/** The walk-through's requests, once Python is ready: option(name, value) sends one "option". */
+export function bindWalk(option) {
+  sendOption = option;
+}
+
+// Its position is the state's (options walk, sample, walk_class): a reset's answer ends it.
+component("walk", { last: (w) => walk.show(w) });
