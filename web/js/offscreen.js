@@ -58,13 +58,20 @@ export function laterSections() {
   return Object.keys(PANELS).filter((name) => inView.get(name) === false);
 }
 
-// Each answer's list, once it is drawn: a new pause to wait for.
+// Each answer's list, once it is drawn: a new pause to wait for. A new session (Reset, a
+// link) holds nothing out of date.
 component("deferred", {
   settled: (names) => {
     deferred = new Set(names);
     clearTimeout(timer);
     timer = deferred.size ? setTimeout(catchUp, CATCH_UP_MS) : 0;
     document.documentElement.dataset.deferred = names.join(" ");
+  },
+  reset: () => {
+    deferred = new Set();
+    clearTimeout(timer);
+    timer = 0;
+    if ("deferred" in document.documentElement.dataset) document.documentElement.dataset.deferred = "";
   },
 });
 
