@@ -387,6 +387,47 @@ def test_a_scrubbed_edit_leaves_the_link_pending_until_asked_and_the_last_value_
     assert cls[0, 1] == -0.7 and cls[0, 0] == 2.0   # the worked example, with the last value
 
 
+def test_a_scrub_leaves_the_sections_out_of_view_for_later_and_catch_up_brings_them_exact():
+    """An edit's "later" sections are left out and listed in "deferred" (so are those an
+    earlier edit left out); catch_up then brings each as a session that was never scrubbed
+    would answer it, and the page is up to date again (deferred: [])."""
+    s, fresh = Session(), Session()
+    s.handle({"op": "load", "fragment": ""})
+    fresh.handle({"op": "load", "fragment": ""})
+    want = fresh.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "0.3"})
+    out = ["finetune", "pitfall", "variant", "stats", "prediction"]
+    for text in ("-0.5", "0.1", "0.3"):
+        answer = s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": text,
+                           "link": "later", "later": out})
+        assert answer["ok"] and answer["value"] == float(text)
+        assert not set(out) & set(answer) and answer["deferred"] == sorted(out)
+        assert "logits_table" in answer and "heatmap-logits" in answer["heatmaps"]
+    # a later edit in view of the statistics brings them, and still lists the others
+    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "0.3", "link": "later",
+                       "later": out[:3]})
+    assert answer.get("unchanged") is True and "deferred" not in answer  # nothing was built
+    caught = s.handle({"op": "catch_up"})
+    for key in out:
+        assert caught[key] == want[key], key
+    assert caught["deferred"] == [] and "heatmap-input" not in caught["heatmaps"]
+    assert "deferred" not in s.handle({"op": "catch_up"})  # nothing left: an empty answer
+    # an edit without "later" brings what earlier ones left out
+    s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "0.4", "later": ["finetune"]})
+    answer = s.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": "1.5"})
+    fresh.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "0.4"})
+    want = fresh.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": "1.5"})
+    assert answer["finetune"] == want["finetune"] and answer["deferred"] == []
+
+
+def test_a_request_may_leave_for_later_only_panels_the_page_can_tell_are_out_of_view():
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    for later in (["heatmap-logits"], ["link"], "finetune", [3]):
+        answer = s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "7", "later": later})
+        assert answer["ok"] is False and "later" in answer["error"]["message"]
+    assert s.state.cls[0, 1] == -1.0  # refused: nothing changed
+
+
 def test_typing_in_a_preset_cell_keeps_its_recipe_exact():
     """A preset's matrix travels in the link as its recipe plus the cells edited: typing a
     number and then text that is not one puts back the cell as it was entered, edit record and

@@ -25,7 +25,10 @@ REQUESTS = {
              "steps": "'later' when the equations are out of view (the answer then only says "
                       "that they changed)",
              "link": "'later' while the number is being scrubbed: the answer's link is pending "
-                     "(the page asks for it with a link request once the changes pause)"},
+                     "(the page asks for it with a link request once the changes pause)",
+             "later": "the sections the page does not show now (out of view; names from "
+                      "sections.DEFERRABLE): left out of the answer, which lists them in "
+                      "'deferred' until an answer brings them"},
     "paste": {"key": "as for edit", "index": "the block's top-left cell",
               "text": "the pasted text: a spreadsheet's cells, CSV, or a NumPy literal",
               "steps": "as for edit"},
@@ -63,6 +66,7 @@ REQUESTS = {
                            "the last answer's file.need asked for per request"},
     "steps": {},
     "link": {},
+    "catch_up": {},
     "selfcheck": {},
     # the "Fine-tune the head" panel (pycore/explorer/finetune.py, docs/training.md)
     "train": {"n": "how many training steps to ask for (1 to 500; default 1): the request takes "
@@ -94,6 +98,9 @@ ENVELOPE = {
                      "as in digit for the one drawing (its attention a list of 16)",
     "unchanged": "true when an edit changed nothing (the cell already held that value): "
                  "nothing to redraw",
+    "deferred": "[section name]: the sections the page holds out of date, which requests left "
+                "for later (their 'later'); the next answer whose request does not name them "
+                "brings them, as does catch_up",
     "host": "the Python and NumPy the page runs on (in the answer to 'load')",
     "export": "{text, mime, filename, title, base64}: an export (base64 true: text is the "
               "file's bytes in base64, the .npz)",

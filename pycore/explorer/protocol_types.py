@@ -32,6 +32,8 @@ TYPEDEFS = [
          "edit, paste, train: the equations are out of view"),
         ("link", True, "\"later\"",
          "edit: the number is being scrubbed; the link stays pending"),
+        ("later", True, "string[]",
+         "edit: the sections the page does not show now (sections.DEFERRABLE)"),
         ("B", True, "number",
          "resize"),
         ("D", True, "number",
@@ -95,6 +97,8 @@ TYPEDEFS = [
         ("value", True, "number",
          ""),
         ("unchanged", True, "boolean",
+         ""),
+        ("deferred", True, "string[]",
          ""),
         ("digit_preview", True,
          "{prediction: string, top: Array<[string, number]>, attention: number[], "

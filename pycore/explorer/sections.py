@@ -20,6 +20,7 @@ from collections import namedtuple
 
 from . import comparison_panel, comparisons, digits, panels, readouts, tex, walkthrough
 from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
+from .errors import StateError, shown
 from .shared import HEATMAP_IDS
 
 # ---- what a request changed ------------------------------------------------------------------
@@ -77,12 +78,17 @@ class Context(object):
         The link is left pending (a number being scrubbed).
     live : bool
         The answer to one of the fine-tuning panel's own actions.
+    later : frozenset of str
+        Sections the page does not show now (names from :data:`DEFERRABLE`): left out, and
+        listed in the answer's ``deferred`` until an answer brings them.
     """
 
-    def __init__(self, session, answer, grids=True, steps=True, link_later=False, live=False):
+    def __init__(self, session, answer, grids=True, steps=True, link_later=False, live=False,
+                 later=frozenset()):
         self.session, self.answer = session, answer
         self.state, self.trace = session.state, session.trace
         self.grids, self.steps, self.link_later, self.live = grids, steps, link_later, live
+        self.later = later
 
     def if_changed(self, key, value):
         """Put ``value`` under ``key`` only when it differs from what was last sent."""
@@ -91,12 +97,52 @@ class Context(object):
 
 
 def build_answer(ctx, changed):
-    """Build into ``ctx.answer`` every section that follows one of ``changed``."""
+    """Build into ``ctx.answer`` every section that follows one of ``changed``, and every
+    section an earlier answer left out (``session.deferred``), except those the page said it
+    does not show now (``ctx.later``): these are left for a later answer, and the answer's
+    ``deferred`` lists every section the page holds out of date."""
     changed = frozenset(changed)
+    deferred = ctx.session.deferred
+    behind = bool(deferred)
     for section in SECTIONS:
-        if section.after & changed or STATE in changed:
-            section.build(ctx)
+        if not (section.after & changed or STATE in changed or section.name in deferred):
+            continue
+        if section.name in ctx.later:
+            deferred.add(section.name)
+            continue
+        section.build(ctx)
+        deferred.discard(section.name)
+    if behind or deferred or ctx.later:  # [] once the page has caught up
+        ctx.answer["deferred"] = sorted(deferred)
     return ctx.answer
+
+
+def check_later(names):
+    """A request's ``later``: the list of section names it may leave out, as a frozenset.
+
+    Raises
+    ------
+    StateError
+        Not a list of names from :data:`DEFERRABLE`.
+
+    Examples
+    --------
+    >>> sorted(check_later(["finetune", "pitfall"]))
+    ['finetune', 'pitfall']
+    >>> check_later(["heatmap-logits"])
+    Traceback (most recent call last):
+    ...
+    pycore.explorer.errors.StateError: later: text 'heatmap-logits' is not a section that can wait (finetune, pitfall, variant, digit, walk, contributions, top_k, stats, logits_table, top_classes, prediction).
+    """
+    if names is None:
+        return frozenset()
+    if not isinstance(names, list):
+        raise StateError("later: a list of section names is expected; got %s." % shown(names))
+    for name in names:
+        if name not in DEFERRABLE:
+            raise StateError("later: %s is not a section that can wait (%s)."
+                             % (shown(name), ", ".join(DEFERRABLE)))
+    return frozenset(names)
 
 
 # ---- the builders -------------------------------------------------------------------------------
@@ -234,6 +280,12 @@ def _steps(ctx):
     elif ctx.steps:
         ctx.answer["steps"] = steps(ctx.state, ctx.trace)
 
+
+DEFERRABLE = ("finetune", "pitfall", "variant", "digit", "walk", "contributions", "top_k", "stats",
+              "logits_table", "top_classes", "prediction")
+"""The sections a request may leave for later (its ``later``): each is a panel of its own on
+the page, which the page can tell is out of view. The heatmaps of the pipeline, the editors,
+the link (``link: "later"``) and the equations (``steps: "later"``) are not among them."""
 
 LINK_PENDING = {"fragment": None, "pending": True, "note": None}
 """An answer's link while it is not spelled out yet: the page asks for it with a link request."""

@@ -36,7 +36,7 @@ from .finetune import FineTune
 from .cells import could_become_number, format_number
 from .computed import Computed
 from .editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
-from .errors import StateError
+from .errors import _LONG_INT_BITS, StateError
 from . import model_file, model_transfer  # a lecturer's own model (docs/own-model.md)
 from .link import LINK_MAX, decode_fragment, encode_fragment, json_loads
 from .presets import default_state, preset
@@ -74,6 +74,7 @@ class Session(object):
         self.k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
         self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune.py)
         self._reading = None  # a model file being read, between requests (model_transfer)
+        self.deferred = set()  # sections the page holds out of date (a request's "later")
 
     @property
     def state(self):
@@ -171,6 +172,7 @@ class Session(object):
         the answer names the value in use and patches the matrices the page holds."""
         key, index, text = request.get("key"), request.get("index"), request.get("text")
         arr, index = cell_index(self.state, key, index)
+        later = sections.check_later(request.get("later"))
         if self._typing is None or not self._typing.names(key, index):
             self._typing = editing.typing(self.state, key, index)
         before = self._typing.value
@@ -199,7 +201,7 @@ class Session(object):
         if value == old:  # nothing to redraw: the page only learns the value in effect
             return {"ok": True, "unchanged": True, "value": old, "error": error}
         answer = self._answer(_edited(key), steps=_steps_wanted(request), grids=False,
-                              link_later=request.get("link") == "later")
+                              link_later=request.get("link") == "later", later=later)
         answer["value"] = float(self.state.matrix(key)[index])
         answer["patched"] = self._patches(key, index, answer["value"])
         answer["error"] = error
@@ -401,6 +403,10 @@ class Session(object):
         """The equations of the current state (after edits that said "steps": "later")."""
         return {"ok": True, "steps": sections.steps(self.state, self.trace)}
 
+    def op_catch_up(self, request):
+        """Every section that answers left for later (their requests' ``later``), now."""
+        return self._answer(frozenset())
+
     def op_link(self, request):
         """The link of a state whose answers said it was pending (many typed-in numbers)."""
         return {"ok": True, "link": self.link(pending_allowed=False)}
@@ -476,17 +482,20 @@ class Session(object):
                         "%s kB long). Save it with \u201cState as JSON\u201d instead."
                         % ("{:,}".format(dense), size)}
 
-    def _answer(self, changed, steps=True, grids=True, link_later=False, live=False):
+    def _answer(self, changed, steps=True, grids=True, link_later=False, live=False,
+                later=frozenset()):
         """The answer to a request that changed ``changed`` (names from sections.py): every
         section that follows one of them, built in the order of ``sections.SECTIONS``.
         ``steps`` "later": only a note that the equations changed (the page's are out of view,
         so Python spares them). ``grids``: whether the editors are refilled. ``link_later``: the
         link is left pending (a number being scrubbed changes many times a second; spelling the
         state out each time would be most of the answer's cost). ``live``: the answer to one of
-        the fine-tuning panel's own actions."""
+        the fine-tuning panel's own actions. ``later``: sections the page does not show now,
+        left for a later answer (sections.build_answer)."""
         answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
         return sections.build_answer(sections.Context(
-            self, answer, grids=grids, steps=steps, link_later=link_later, live=live), changed)
+            self, answer, grids=grids, steps=steps, link_later=link_later, live=live,
+            later=later), changed)
 
 
 def _edited(key):
@@ -542,7 +551,7 @@ def _refuse_long_numbers(request):
                 todo.extend(v)
             elif isinstance(v, dict):
                 todo.extend(v.values())
-            elif isinstance(v, int) and not isinstance(v, bool) and shown(v).startswith("a whole"):
+            elif isinstance(v, int) and v.bit_length() > _LONG_INT_BITS:
                 raise StateError("The request's %s holds %s: far too large." % (field, shown(v)))
 
 

@@ -9,7 +9,7 @@ import pytest
 from pycore.explorer import decode_fragment, default_state
 from pycore.vit.trace import trace_head
 
-from .pagekit import heatmap_z, open_explorer, page_fragment
+from .pagekit import DEFAULT_LINK, heatmap_z, load_link, open_explorer, page_fragment
 from .test_page_bitmap import assert_screen_shows
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
@@ -157,3 +157,94 @@ def test_the_fine_tuning_settings_scrub_too(page, site_url):
         field.press("Tab")
     page.wait_for_function("v => Number(document.getElementById('ft-scale').value) === v", arg=start)
     page.wait_for_function("v => Number(document.getElementById('ft-lr').value) === v", arg=before)
+
+
+# The panels an answer writes as text, each compared after a scrub with the same page loading
+# the scrub's final link (every section built from scratch).
+PANELS = "ids => ids.map((id) => document.getElementById(id).textContent)"
+PANEL_IDS = ["stats", "logits-table", "prediction", "top-classes", "ft-labels", "ft-status",
+             "ft-reading", "pitfall-explanation", "variant-explanation"]
+
+WATCH_DEFERRED = """() => {
+    const root = document.documentElement;
+    window.__deferred = [];
+    new MutationObserver(() => window.__deferred.push(root.dataset.deferred))
+        .observe(root, { attributes: true, attributeFilter: ['data-deferred'] });
+}"""
+
+
+def caught_up(page):
+    """Wait until the link is written and no panel is left out of date."""
+    settled(page)
+    page.wait_for_function("() => document.documentElement.dataset.deferred === ''")
+
+
+def test_a_scrub_leaves_the_panels_out_of_view_for_the_pause_and_ends_with_all_of_it_exact(page, site_url):
+    """While a number is scrubbed the panels out of view (the fine-tuning panel at the bottom)
+    wait; once the changes pause, the heatmaps, the tables, the panels and the link all show
+    the final state: the heatmaps as NumPy computes it, the text as a page that loads that
+    state's link writes it."""
+    open_explorer(page, site_url)
+    page.evaluate(WATCH_DEFERRED)
+    page.get_by_label("cls[0,1]", exact=True).click()   # -1 in the worked example
+    page.keyboard.down("Alt")
+    page.keyboard.down("Shift")
+    for _ in range(3):   # held: the key's auto-repeat, 1 per step
+        page.keyboard.down("ArrowUp")
+    page.keyboard.up("ArrowUp")
+    page.keyboard.up("Shift")
+    page.keyboard.up("Alt")
+    wait_value(page, "heatmap-cls", 0, 1, 2)
+    caught_up(page)
+    # the answers while the key was held left the fine-tuning panel (out of view) for later
+    assert any("finetune" in (d or "").split() for d in page.evaluate("() => window.__deferred"))
+    state = default_state()
+    state.cls[0, 1] = 2   # sample 0's prediction moves from class 2 to class 0
+    assert_every_stage(page, state)
+    fragment = page_fragment(page)
+    np.testing.assert_array_equal(decode_fragment(fragment).cls, state.cls)
+    scrubbed = page.evaluate(PANELS, PANEL_IDS)
+    assert "0" in page.locator("#ft-labels .ft-pred").first.text_content()
+    load_link(page, DEFAULT_LINK)   # the page loads a link only when it is not its own
+    load_link(page, fragment)
+    assert page.evaluate(PANELS, PANEL_IDS) == scrubbed
+
+
+def test_panels_in_view_follow_every_change_and_one_scrolled_into_view_is_brought_up_to_date(page, site_url):
+    """On a screen tall enough for the whole page no panel shown is left for later: each answer
+    brings them. On an ordinary one, the fine-tuning panel left out while a key was held is
+    up to date once it is scrolled into view."""
+    open_explorer(page, site_url)
+    size = page.viewport_size
+    page.evaluate(WATCH_DEFERRED)
+    cell = page.get_by_label("cls[0,1]", exact=True)   # -1 in the worked example
+    try:
+        page.set_viewport_size({"width": size["width"], "height": 20000})
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        cell.click()
+        page.keyboard.down("Alt")
+        page.keyboard.down("Shift")
+        for _ in range(3):   # held: -1 to 2, where sample 0's prediction moves to class 0
+            page.keyboard.down("ArrowUp")
+        page.keyboard.up("ArrowUp")
+        wait_value(page, "heatmap-cls", 0, 1, 2)
+        page.wait_for_function("() => document.querySelector('#ft-labels .ft-pred').textContent.endsWith(' 0')")
+        settled(page)
+        # no answer left out a panel on the screen (only the hidden ones: the top-k table is for
+        # 21 classes and more, and no logit's terms are selected)
+        left = {name for d in page.evaluate("() => window.__deferred") for name in (d or "").split()}
+        assert left <= {"top_k", "contributions"}, left
+    finally:
+        page.set_viewport_size(size)
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    for _ in range(2):   # held: 2 to 0, sample 0 back to class 2; the fine-tuning panel is now
+        page.keyboard.down("ArrowDown")   # out of view, left for later
+    wait_value(page, "heatmap-cls", 0, 1, 0)
+    page.wait_for_function("() => window.__deferred.some((d) => (d || '').split(' ').includes('finetune'))")
+    page.evaluate("() => document.getElementById('finetune').scrollIntoView({ block: 'start' })")
+    caught_up(page)
+    assert page.locator("#ft-labels .ft-pred").first.text_content().endswith(" 2")
+    page.keyboard.up("ArrowDown")
+    page.keyboard.up("Shift")
+    page.keyboard.up("Alt")
+    caught_up(page)

@@ -15,6 +15,7 @@ import { bindDigits } from "./digits.js";
 import { component, resetAll } from "./components.js";
 import { bindWalk } from "./walkthrough.js";
 import * as linked from "./linked.js";
+import * as offscreen from "./offscreen.js";
 import { bindFineTune } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
@@ -116,6 +117,7 @@ async function start(hostBridge) {
   panels.connect(bridge);
   bindControls();
   linked.connect(bridge, grids, (res) => renderer.schedule(res, performance.now()));
+  offscreen.connect(bridge, (res, t0) => renderer.schedule(res, t0));
   linked.bindTopK((request) => send(request, performance.now()));
   opened = stateHash();
   await send({ op: "load", fragment: opened }, performance.now());
@@ -218,12 +220,18 @@ function inputIndex(grid, i, j) {
 
 // One cell, as typed so far (commit: the person has left it). Python answers with the value
 // in effect: a text that is not a number leaves the value the cell had when it was entered.
-// `linkLater`: a number being scrubbed, whose link is written once the changes pause.
+// `linkLater`: a number being scrubbed, whose link is written once the changes pause; its
+// answer is drawn while the next change is answered (the promise resolves once it is
+// answered, not drawn: the renderer merges answers that come while it draws).
 async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
   const where = inputIndex(grid, i, j);
   const request = { op: "edit", key: where.key, index: where.index, text, steps: panels.stepsLater() };
   if (commit) request.commit = true;
-  if (linkLater) request.link = "later";
+  if (linkLater) {
+    request.link = "later";
+    const later = offscreen.laterSections();
+    if (later.length) request.later = later;
+  }
   const res = await client.call(request);
   if (!res.ok) {
     showAlert(res.error.message);
@@ -234,12 +242,14 @@ async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
   if (error && !error.incomplete) showAlert(error.message);
   else if (!commit || !error) clearAlert();
   if (res.unchanged) grid.refill(i, j); // the value in effect, unless the cell is being typed in
+  else if (linkLater) renderer.schedule(res, t0);
   else await renderer.schedule(res, t0);
 }
 
 // A scrubbed number (js/scrub.js): one edit in flight at a time. Values that come while it is
-// answered and drawn replace each other, so the page never falls behind the pointer; the last
-// one (where a drag or a held key ended) is always sent, so the screen ends at its exact value.
+// answered replace each other, so the page never falls behind the pointer; the last one (where
+// a drag or a held key ended) is always sent, so the screen ends at its exact value. Python
+// answers the next change while the page draws the last answer.
 const scrubs = latestOnly(({ grid, i, j, value, t0, final }) =>
   editCell(grid, i, j, String(value), t0, final, !final));
 

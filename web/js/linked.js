@@ -11,7 +11,8 @@
 // link: a link is the state, not where the pointer was.
 
 import { component } from "./components.js";
-import { cellAt, setOverlay } from "./heatmaps.js";
+import { cellAt } from "./heatmap-hover.js";
+import { setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS, encoderPosition, encoderRow } from "./shared.js";
 

@@ -5,7 +5,7 @@
 
 import { component } from "./components.js";
 import { setData, setHidden, setText } from "./dom.js";
-import { setClassLabels } from "./heatmaps.js";
+import { setClassLabels } from "./heatmap-hover.js";
 
 const $ = (id) => document.getElementById(id);
 

@@ -6,7 +6,7 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
  * @typedef {Object} Request
- * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"digit_preview"|"export"|"open_file"|"steps"|"link"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
+ * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"digit_preview"|"export"|"open_file"|"steps"|"link"|"catch_up"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
  * @property {string} [fragment] load, reset: the URL's fragment
  * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
  * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
@@ -14,6 +14,7 @@
  * @property {boolean} [commit] edit, label: the person has left the cell
  * @property {"later"} [steps] edit, paste, train: the equations are out of view
  * @property {"later"} [link] edit: the number is being scrubbed; the link stays pending
+ * @property {string[]} [later] edit: the sections the page does not show now (sections.DEFERRABLE)
  * @property {number} [B] resize
  * @property {number} [D] resize
  * @property {number} [C] resize
@@ -48,6 +49,7 @@
  * @property {Object<string, number[][]>} [patched]
  * @property {number} [value]
  * @property {boolean} [unchanged]
+ * @property {string[]} [deferred]
  * @property {{prediction: string, top: Array<[string, number]>, attention: number[], encode_ms: number}} [digit_preview]
  * @property {string} [host]
  * @property {{text: string, mime: string, filename: string, title: string, base64: (boolean|undefined)}} [export]

@@ -18,6 +18,9 @@ import { reached } from "./components.js";
 import { drawHeatmap, clearHeatmap } from "./heatmaps.js";
 import * as panels from "./panels.js";
 
+// Patched cells remembered per matrix: a heatmap further behind recolours all its cells.
+const PATCH_LOG_MAX = 4096;
+
 export class Renderer {
   constructor({ grids }) {
     this.grids = grids; // {input, w}: the editors, and the matrix each shows
@@ -43,16 +46,23 @@ export class Renderer {
   }
 
   // The answer's matrices into the store at once (a later answer may patch them): attached
-  // ones replace, patched ones are copied with the new cells (a new array, so that Plotly and
-  // the heatmaps' change check see a new z).
+  // ones replace; patched ones take the new cells in place (a 768,000-value W_head is not
+  // copied for one cell), under a new version, each cell logged with the version that wrote it
+  // so that a heatmap recolours only the cells it has not drawn yet (js/heatmap-bitmap.js).
+  // Each patch makes a new store entry: what was drawn from the old one is seen as changed.
   absorb(res) {
     for (const [name, m] of Object.entries(res.matrices || {})) this.store.set(name, m);
     for (const [name, cells] of Object.entries(res.patched || {})) {
       const m = this.store.get(name);
       if (!m) continue;
-      const data = m.data.slice();
-      for (const [i, j, value] of cells) data[i * m.cols + j] = value;
-      this.store.set(name, { rows: m.rows, cols: m.cols, data });
+      const log = m.log || [];
+      let version = m.version || 0;
+      for (const [i, j, value] of cells) {
+        m.data[i * m.cols + j] = value;
+        log.push([++version, i * m.cols + j]);
+      }
+      if (log.length > PATCH_LOG_MAX) log.splice(0, log.length - PATCH_LOG_MAX);
+      this.store.set(name, { rows: m.rows, cols: m.cols, data: m.data, version, log });
     }
   }
 

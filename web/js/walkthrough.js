@@ -5,7 +5,7 @@
 // Its position is the state's options walk / sample / walk_class, so the link carries it.
 
 import { component } from "./components.js";
-import { highlight } from "./heatmaps.js";
+import { highlight } from "./heatmap-shapes.js";
 import { labelsNow, typeset } from "./panels.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS } from "./shared.js";

@@ -1,0 +1,71 @@
+// Pointing at a heatmap: which cell is under the pointer (for the bitmaps too, whose trace
+// Plotly does not hover), and the label that shows its exact value, from the spec's hover
+// template, with the classes' names where the spec says x_labels: "classes".
+
+import { shortNumber } from "./numbers.js";
+
+// The classes' names (the answers' labels), for hovers whose spec says x_labels: "classes".
+let classLabels = [];
+
+export function setClassLabels(names) { classLabels = names || []; }
+
+/** The name of class `j` (the answers' labels), or "class j". */
+export function className(j) { return classLabels[j] || `class ${j}`; }
+
+/** The classes' names now, one line each (what a figure's look depends on). */
+export function classNamesText() { return classLabels.join("\n"); }
+
+/**
+ * The cell of heatmap `el` under the point (clientX, clientY), or null outside it: from the
+ * axes' ranges, so it works for the bitmaps too (their trace is not hovered by Plotly).
+ * @returns {?number[]} [row, col]
+ */
+export function cellAt(el, clientX, clientY) {
+  const area = el.querySelector(".nsewdrag");
+  const full = el._fullLayout;
+  if (!area || !full || !el.vitHover) return null;
+  const box = area.getBoundingClientRect();
+  const fx = (clientX - box.left) / box.width;
+  const fy = (clientY - box.top) / box.height;
+  const [x0, x1] = full.xaxis.range;
+  const [y0, y1] = full.yaxis.range;
+  const { m } = el.vitHover;
+  const col = Math.round(x0 + fx * (x1 - x0));
+  const row = Math.round(y1 + fy * (y0 - y1)); // the y axis runs top to bottom: reversed
+  if (fx < 0 || fx > 1 || fy < 0 || fy > 1 || col < 0 || row < 0 || col >= m.cols || row >= m.rows) return null;
+  return [row, col];
+}
+
+// ---- the label: the cell's exact value, from the spec's hover template ----------------------
+
+const EXACT = /%\{z(?::[^}]*)?\}/g;
+
+export function hoverOver(el) {
+  if (el.vitHoverBound) return;
+  el.vitHoverBound = true;
+  const label = document.createElement("div");
+  label.className = "hover-value";
+  label.setAttribute("aria-hidden", "true"); // the numbers are in the page's tables for readers
+  label.hidden = true;
+  const box = el.parentElement; // the plot's box (Plotly owns the plot's own children)
+  box.style.position = "relative";
+  box.appendChild(label);
+  el.addEventListener("mousemove", (event) => {
+    const cell = cellAt(el, event.clientX, event.clientY);
+    if (!cell) {
+      label.hidden = true;
+      return;
+    }
+    const [row, col] = cell;
+    const { m, spec } = el.vitHover;
+    const value = m.data[row * m.cols + col];
+    label.replaceChildren(...spec.hover.replace(/%\{x\}/g, String(col)).replace(/%\{y\}/g, String(row))
+      .replace(/%\{customdata\}/g, className(col))
+      .replace(EXACT, shortNumber(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
+    const own = box.getBoundingClientRect();
+    label.style.left = `${event.clientX - own.left + 12}px`;
+    label.style.top = `${event.clientY - own.top + 12}px`;
+    label.hidden = false;
+  });
+  el.addEventListener("mouseleave", () => { label.hidden = true; });
+}
