@@ -14,7 +14,7 @@ import subprocess
 import pytest
 
 from buildtools import hosts, shared_js
-from pycore.explorer import presets, shared
+from pycore.explorer import presets, sections, shared
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "*.js")) +
@@ -46,7 +46,7 @@ def run_module(tmp_path, script):
 def test_the_generated_module_holds_every_value_of_shared_py(tmp_path):
     got = run_module(tmp_path, 'import * as shared from "./shared.js";\n'
                                'console.log(JSON.stringify(shared));\n')
-    assert set(EXPORTED) == {"LINK_MAX", "MAX_RUN_STEPS", "HEATMAP_IDS", "PRESETS",
+    assert set(EXPORTED) == {"LINK_MAX", "MAX_RUN_STEPS", "HEATMAP_IDS", "PANEL_IDS", "PRESETS",
                              "DEFAULT_PRESET"}
     assert {k: v for k, v in got.items()} == json.loads(json.dumps(EXPORTED))
 
@@ -140,10 +140,14 @@ def test_python_dir_is_written_once():
     assert found == [os.path.join("buildtools", "hosts.py")]
 
 
-def test_the_page_has_one_element_per_heatmap_id():
+def test_the_page_has_one_element_per_heatmap_id_and_panel_id():
     html = read("web", "index.html")
-    for element_id in shared.HEATMAP_IDS.values():
+    for element_id in list(shared.HEATMAP_IDS.values()) + list(shared.PANEL_IDS.values()):
         assert html.count('id="%s"' % element_id) == 1, element_id
+
+
+def test_every_panel_the_page_watches_is_a_section_of_the_answer():
+    assert set(shared.PANEL_IDS) <= {section.name for section in sections.SECTIONS}
 
 
 def test_the_preset_menu_offers_python_presets_with_their_sizes():

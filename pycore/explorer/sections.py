@@ -21,7 +21,7 @@ from collections import namedtuple
 from . import comparison_panel, comparisons, digits, panels, readouts, tex, walkthrough
 from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from .errors import StateError, shown
-from .shared import HEATMAP_IDS
+from .shared import HEATMAP_IDS, PANEL_IDS
 
 # ---- what a request changed ------------------------------------------------------------------
 
@@ -281,8 +281,7 @@ def _steps(ctx):
         ctx.answer["steps"] = steps(ctx.state, ctx.trace)
 
 
-DEFERRABLE = ("finetune", "pitfall", "variant", "digit", "walk", "contributions", "top_k", "stats",
-              "logits_table", "top_classes", "prediction")
+DEFERRABLE = tuple(PANEL_IDS)
 """The sections a request may leave for later (its ``later``): each is a panel of its own on
 the page, which the page can tell is out of view. The heatmaps of the pipeline, the editors,
 the link (``link: "later"``) and the equations (``steps: "later"``) are not among them."""

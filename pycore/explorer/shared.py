@@ -34,6 +34,23 @@ HEATMAP_IDS = {
 """The element id of each heatmap of the head's stages (web/index.html holds one element per id;
 the comparison panels' ids are comparison_panel.comparison_ids)."""
 
+PANEL_IDS = {
+    "finetune": "finetune",
+    "pitfall": "pitfalls",
+    "variant": "variants",
+    "digit": "real-vit",
+    "walk": "walk",
+    "contributions": "contributions",
+    "top_k": "top-k",
+    "stats": "stats",
+    "logits_table": "logits-table",
+    "top_classes": "top-classes",
+    "prediction": "prediction",
+}
+"""Each answer section that is a panel of its own, and that panel's element id (web/index.html):
+the sections a request may leave for later while their panels are out of view (its ``later``,
+sections.DEFERRABLE), which the page brings up to date when one scrolls into view."""
+
 PRESETS = ("worked", "random", "vit-b16", "encoder", "finetune")
 """The ready-made states a "preset" request names (presets.py; "finetune-digits" is the real-ViT
 data, sent with its digits). web/index.html offers them (a test checks its options)."""

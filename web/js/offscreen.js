@@ -1,28 +1,15 @@
 // Panels out of view, which a scrubbed number's answers leave for later.
 //
 // While a number is scrubbed, each change asks Python for only what the screen shows: the
-// request's `later` names the panels below (answer sections, pycore/explorer/sections.py:
-// DEFERRABLE) that are out of view now, and Python leaves them out. Each answer's `deferred`
+// request's `later` names the panels (answer sections with a panel of their own, shared.js's
+// PANEL_IDS) that are out of view now, and Python leaves them out. Each answer's `deferred`
 // lists the sections the page then holds out of date; they are brought (a `catch_up` request)
 // as soon as one of them scrolls into view, and in any case once the changes have paused for
 // CATCH_UP_MS, so the whole page ends at the state's values (docs/protocol.md).
 
 import { component } from "./components.js";
+import { PANEL_IDS } from "./shared.js"; // answer section -> the panel that shows it
 
-// answer section -> the element that shows it
-const PANELS = {
-  stats: "stats",
-  top_k: "top-k",
-  prediction: "prediction",
-  contributions: "contributions",
-  logits_table: "logits-table",
-  digit: "real-vit",
-  walk: "walk",
-  pitfall: "pitfalls",
-  variant: "variants",
-  top_classes: "top-classes",
-  finetune: "finetune",
-};
 const CATCH_UP_MS = 400;
 
 const inView = new Map(); // section -> whether its panel is on screen (unknown: taken as on screen)
@@ -36,7 +23,7 @@ const observer = new IntersectionObserver((entries) => {
   for (const entry of entries) inView.set(entry.target.dataset.section, entry.isIntersecting);
   if ([...deferred].some((name) => inView.get(name))) catchUp();
 });
-for (const [name, id] of Object.entries(PANELS)) {
+for (const [name, id] of Object.entries(PANEL_IDS)) {
   const el = document.getElementById(id);
   if (!el) continue;
   el.dataset.section = name;
@@ -55,7 +42,7 @@ export function connect(bridge, schedule) {
 
 /** The sections whose panels are out of view now: a scrub's request's `later`. */
 export function laterSections() {
-  return Object.keys(PANELS).filter((name) => inView.get(name) === false);
+  return Object.keys(PANEL_IDS).filter((name) => inView.get(name) === false);
 }
 
 // Each answer's list, once it is drawn: a new pause to wait for. A new session (Reset, a
