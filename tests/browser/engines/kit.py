@@ -113,7 +113,9 @@ def load_state(engine, state):
     before = renders(engine)
     engine.evaluate("""(f) => { if (document.activeElement) document.activeElement.blur();
         window.scrollTo(0, 0); location.hash = f; }""", state_fragment(state)[1:])
-    wait_render_after(engine, before)
+    # A new session redraws every panel: after the 60-sample fine-tuning preset, WebKitGTK's
+    # software rendering took 5-7 s for it on a loaded 2-CPU machine.
+    wait_render_after(engine, before, timeout=90)
 
 
 def layout_problems(engine):
