@@ -2,7 +2,9 @@
 
 A worker runs one group at a time, whole, in collection order:
 - "cpython": every test outside tests/browser (NumPy, the session, the build, the docs);
-- "engines": tests/browser/test_engines.py (its Firefox, WebKit and Chromium sessions);
+- "engines": tests/browser/test_engines.py (its Firefox, WebKit and Chromium sessions), and
+  test_page_drawing.py, whose 50 digits drawn with the mouse take about two minutes: with them
+  this group and the CPython tests take about as long as the rest of the Chromium suite;
 - "chromium": the other browser tests, on Playwright's Chromium (one context and reused page per
   host, tests/browser/conftest.py).
 xdist hands the groups out largest first, so on two workers the Chromium suite runs beside the
@@ -14,6 +16,7 @@ import os
 import pytest
 
 BROWSER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
+WITH_THE_ENGINES = ("test_engines.py", "test_page_drawing.py")
 
 
 def group_of(path):
@@ -21,7 +24,7 @@ def group_of(path):
     path = os.path.abspath(str(path))
     if not path.startswith(BROWSER_DIR + os.sep):
         return "cpython"
-    return "engines" if os.path.basename(path) == "test_engines.py" else "chromium"
+    return "engines" if os.path.basename(path) in WITH_THE_ENGINES else "chromium"
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
