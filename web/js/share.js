@@ -40,11 +40,14 @@ export function writeLink(link, bridge) {
   }
   setData(document.documentElement, "linkPending", "false");
   linkNote(link.note || "");
-  if (link.fragment && link.fragment !== fragment) {
+  // A link pasted into the address bar is in the URL but was never written here: the answer's
+  // link replaces it even when it is the one written last.
+  const pasted = location.hash.startsWith("#state=") && location.hash.slice(1) !== fragment;
+  if (link.fragment && (link.fragment !== fragment || pasted)) {
     fragment = link.fragment;
     // replaceState: editing a cell should not add a history entry per keystroke.
     history.replaceState(null, "", `${location.pathname}${location.search}#${fragment}`);
-  } else if (!link.fragment && fragment) {
+  } else if (!link.fragment && (fragment || pasted)) {
     // No link for this state: the address bar must not keep an older state's, which anyone
     // copying it would take for this one (the note says to save the state as JSON instead).
     fragment = "";
