@@ -17,8 +17,10 @@
 //   a file that differs stops the boot with a message;
 // - IndexedDB in memory (see memory-idb.js), so that PyScript starts where storage is denied;
 // - Content-Security-Policy violations in this worker, which the page never sees (WebAssembly
-//   refused, say: Pyodide then waits forever), are passed on: {vitBoot: {blocked}}.
+//   refused, say: Pyodide then waits forever), are passed on: {vitBoot: {blocked}};
+// - Emscripten's PATH.dirname and PATH.basename without regular expressions (fs-paths.mjs).
 import { installMemoryIndexedDB } from "./memory-idb.js";
+import { usePlainPaths } from "./fs-paths.mjs";
 
 installMemoryIndexedDB();
 self.addEventListener("securitypolicyviolation", (event) => {
@@ -224,7 +226,9 @@ const pyodide = await import(index + "pyodide.mjs");
 export const version = pyodide.version;
 
 // PyScript derives Pyodide's folder from this module's URL; the real one is `index`.
-export function loadPyodide(options) {
+export async function loadPyodide(options) {
   const stdlib = vit.stdlib ? { stdLibURL: new URL(vit.stdlib, site).href } : {};
-  return pyodide.loadPyodide({ ...options, indexURL: index, ...stdlib });
+  const loaded = await pyodide.loadPyodide({ ...options, indexURL: index, ...stdlib });
+  usePlainPaths(loaded._module && loaded._module.PATH); // before PyScript writes the files (fs-paths.mjs)
+  return loaded;
 }
