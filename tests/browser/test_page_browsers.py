@@ -37,7 +37,8 @@ def test_a_browser_too_old_is_told_what_it_lacks_at_once(browser, site_url, miss
         page.add_init_script(script)
         start = time.monotonic()
         page.goto(site_url + "index.html", wait_until="commit")
-        page.wait_for_function("() => document.documentElement.dataset.bootFailed === 'true'",
+        # from "commit" on, the document may not have its <html> element yet
+        page.wait_for_function("() => document.documentElement?.dataset.bootFailed === 'true'",
                                timeout=10000)
         # at once: before the runtime (Pyodide, its WebAssembly, its worker) was asked for
         runtime = page.evaluate("() => performance.getEntriesByType('resource').map((e) => e.name)"
