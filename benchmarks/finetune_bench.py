@@ -15,7 +15,8 @@ Python's answer and the redraw. Target: at least 20 steps per second on each hos
 Also per Play, the main thread's long tasks (over 50 ms, the browser's PerformanceObserver):
 their count and the longest, for Play on the worked example, on the class-means preset at
 B = 64 and on the ViT-B/16 preset (targets: none over 50 ms at the first two sizes, none over
-100 ms at ViT-B/16 size).
+100 ms at ViT-B/16 size). Play on the worked example starts once the page's idle warm-up is done
+(<html data-warm-up>, about two seconds after ready), as a person scrolling to the panel would.
 This is a benchmark, not a test: the exit status is 0 unless --strict is given and a host
 misses the target.
 """
@@ -44,6 +45,7 @@ def build(host, out):
 LONG_TASKS_JS = """() => { window.__long = [];
     new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__long.push(e.duration); })
       .observe({ type: "longtask" }); }"""
+WARMED = "() => ['done', 'stopped'].includes(document.documentElement.dataset.warmUp)"
 IDLE = """() => { const s = document.getElementById('finetune').dataset;
                   return s.busy === 'false' && s.playing === 'false'; }"""
 
@@ -70,6 +72,8 @@ def long_tasks(browser, url, seconds):
     try:
         page.goto(url + "index.html")
         page.wait_for_function("() => document.documentElement.dataset.ready === 'true'", timeout=180000)
+        # the panel is three screens down: a person reaches it once the page's idle warm-up is done
+        page.wait_for_function(WARMED, timeout=60000)
         out["worked example"] = (play(page, seconds)[1], 50)
         page.select_option("#preset", "vit-b16")
         page.click("#load-preset")

@@ -14,7 +14,9 @@ from page_bench_report import median
 def bench_boot(browser, errors, base, host, runs, bytecode_floor=False):
     """Navigation to ready: the explorer (plain and from a link), its runtime floor and, for the
     PyScript host, the main-thread floor and (`bytecode_floor`) the floor with the build's
-    bytecode, in turn (and in alternating order). Returns {name: [marks of each run]}."""
+    bytecode, in turn (and in alternating order); then second visits of the explorer and of its
+    floor ("explorer, second visit", "floor, second visit"). Returns {name: [marks of each
+    run]}."""
     targets = [("explorer", base + "index.html"), ("floor", base + runtime_floor(host)),
                ("explorer from a link", base + "index.html" + link_to_worked_example())]
     if host == "pyscript":
@@ -30,6 +32,18 @@ def bench_boot(browser, errors, base, host, runs, bytecode_floor=False):
             out[name].append(boot_once(browser, errors, url, name))
         print("  %s boot run %d/%d: %s" % (host, run + 1, runs, ", ".join(
             "%s %.0f ms" % (name, out[name][-1]["ready"]) for name, _ in targets)), flush=True)
+    # Second visits: the explorer against the floor booted the same way (with the build's
+    # bytecode, when there is one), in turn.
+    floor = "bytecode floor" if bytecode_floor and host == "pyscript" else "floor"
+    again = [("explorer, second visit", base + "index.html"),
+             ("floor, second visit", dict(targets)[floor])]
+    for name, _ in again:
+        out[name] = []
+    for run in range(runs):
+        for name, url in (again if run % 2 == 0 else again[::-1]):
+            out[name].append(boot_once(browser, errors, url, name, second_visit=True))
+        print("  %s second visit %d/%d: %s" % (host, run + 1, runs, ", ".join(
+            "%s %.0f ms" % (name, out[name][-1]["ready"]) for name, _ in again)), flush=True)
     return out
 
 
@@ -106,7 +120,8 @@ def measure(args, browser, bases, with_bytecode=()):
     """Run what was asked, with one browser, for each host in `bases` ({host: base URL});
     `with_bytecode`: the hosts whose sites have the build's bytecode (a floor with it is booted
     too). Returns (boots, edits, side_by_side, errors, scrubs): boots, edits and scrubs keyed
-    by host, side_by_side bench_hosts' results (None unless both hosts are measured)."""
+    by host (scrubs: the scrub scenarios' results, and the menus' switching times),
+    side_by_side bench_hosts' results (None unless both hosts are measured)."""
     errors = PageErrors()
     boots, edits, side_by_side, scrubs = {}, {}, None, {}
     explorer = explorer_host = None
@@ -130,7 +145,8 @@ def measure(args, browser, bases, with_bytecode=()):
         if not args.skip_scrub:
             print("\nscrubbing on the %s host..." % host, flush=True)
             page = Explorer(browser, errors, base)
-            scrubs[host] = scrub.bench_scrubs(browser, errors, base, host, args.scrub_runs, new_page, page)
+            scrubs[host] = (scrub.bench_scrubs(browser, errors, base, host, args.scrub_runs, new_page, page),
+                            scrub.bench_switches(page, args.scrub_runs))
             page.page.context.close()
     return boots, edits, side_by_side, errors, scrubs
 

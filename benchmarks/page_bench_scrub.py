@@ -5,7 +5,8 @@ Scenarios (the explorer's own keys and pointer, through Playwright):
 - keys: Alt+ArrowUp held on a cell, 30 steps at 30 Hz (the key's auto-repeat: keydowns with
   repeat set, one keyup at the end);
 - drag: the focused cell's scrub handle dragged sideways, 40 pointer moves of 2 px at 60 Hz;
-each at the worked example's size and at ViT-B/16 size.
+each at the worked example's size and at ViT-B/16 size. Each step comes at a random point of its
+slot (the same points in every run, see _pace).
 
 Per change drawn, the page's <html data-last-render-ms> (the newest change it drew, from its
 event to the end of the redraw) plus the time to the next animation frame. Changes that come
@@ -13,15 +14,22 @@ while one is answered and drawn are merged (the page skips to the newest), so fe
 be drawn than made; the last is always drawn, and the screen must end at its exact value
 (checked here: the cell's text, and the heatmap's z against NumPy).
 
-The floor (page_bench_assets/floor-scrub.html), run right after each scenario at the same
-cadence: a worker round trip carrying as many bytes as the explorer's answers did per change,
-then every cell of the same heatmaps coloured into canvases of the same sizes (with numbers where
-the explorer prints them), timed to the next animation frame the same way.
+The floor (page_bench_assets/floor-scrub.html), run right after each scenario with the same
+input at the same cadence: a worker round trip carrying as many bytes as the explorer's answers
+did per change, then every cell of the same heatmaps coloured into canvases of the same sizes
+(with numbers where the explorer prints them), timed from the event to the next animation frame
+the same way. The browser delivers pointer moves with its next frame, so a drag's floor is about
+a frame; a held key's is a few milliseconds.
 
 Targets: median edit-to-frame at most 16 ms at the worked example's size and 33 ms at ViT-B/16
 size, and at most 1.5x the floor.
+
+Also, at the worked example: switching the mistake and the head compared (the pitfalls' and
+variants' menus, each choice in turn, and back to none), each switch timed the same way, from
+the menu's change to the next frame (target: at most 50 ms each).
 """
 import collections
+import random
 import statistics
 import time
 
@@ -36,6 +44,7 @@ SCRUBS = [
     ScrubScenario("s4", "drag on a W_head cell, ViT-B/16 size", "vit-b16", "W_head[1,2]", "drag", 33),
 ]
 RATIO_TARGET = 1.5
+SWITCH_TARGET_MS = 50
 KEY_STEPS, KEY_HZ = 30, 30
 DRAG_MOVES, DRAG_HZ, DRAG_PX = 40, 60, 2
 
@@ -63,13 +72,32 @@ FIGURES_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
 
 
 def _pace(hz, n, action):
-    """Call action(k) n times at hz, on a schedule (not drifting with each call's own time)."""
+    """Call action(k) n times, on average at hz, each at a random point of its 1/hz slot (the
+    same points in every run). A key's auto-repeat and a hand's moves keep no step with the
+    screen's 60 Hz frames; steps at exactly 30 Hz would, and then every step of a run would meet
+    the frame cycle at the point where the run happened to start."""
+    slots = random.Random(n).random
     start = time.perf_counter()
     for k in range(n):
-        wait = start + k / hz - time.perf_counter()
+        wait = start + (k + slots()) / hz - time.perf_counter()
         if wait > 0:
             time.sleep(wait)
         action(k)
+
+
+def _drive(page, how, x=None, y=None):
+    """The scrub's input: Alt+ArrowUp held (KEY_STEPS keydowns at KEY_HZ), or the mouse pressed
+    at (x, y) and moved right DRAG_MOVES times by DRAG_PX at DRAG_HZ."""
+    if how == "keys":
+        page.keyboard.down("Alt")
+        _pace(KEY_HZ, KEY_STEPS, lambda k: page.keyboard.down("ArrowUp"))
+        page.keyboard.up("ArrowUp")
+        page.keyboard.up("Alt")
+        return
+    page.mouse.move(x, y)
+    page.mouse.down()
+    _pace(DRAG_HZ, DRAG_MOVES, lambda k: page.mouse.move(x + DRAG_PX * (k + 1), y))
+    page.mouse.up()
 
 
 def _scrub(explorer, sc):
@@ -79,18 +107,11 @@ def _scrub(explorer, sc):
     cell.click()
     start = float(cell.input_value())
     if sc.how == "keys":
-        page.keyboard.down("Alt")
-        _pace(KEY_HZ, KEY_STEPS, lambda k: page.keyboard.down("ArrowUp"))
-        page.keyboard.up("ArrowUp")
-        page.keyboard.up("Alt")
+        _drive(page, "keys")
         return round(start + 0.1 * KEY_STEPS, 6)
     grid = "#grid-w" if sc.label.startswith("W_head") else "#grid-input"
     box = page.locator(grid + " .scrub-handle").bounding_box()
-    x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    page.mouse.move(x, y)
-    page.mouse.down()
-    _pace(DRAG_HZ, DRAG_MOVES, lambda k: page.mouse.move(x + DRAG_PX * (k + 1), y))
-    page.mouse.up()
+    _drive(page, "drag", box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     return round(start + 0.01 * DRAG_PX * DRAG_MOVES, 6)
 
 
@@ -161,8 +182,10 @@ def bench_scrubs(browser, errors, base, host, runs, new_page, explorer):
                     "jsonBytes": int(got["traffic"]["jsonBytes"] / calls), "matrices": carried,
                     "figures": explorer.page.evaluate(FIGURES_JS)})
             floor.bring_to_front()
-            n, hz = (KEY_STEPS, KEY_HZ) if sc.how == "keys" else (DRAG_MOVES, DRAG_HZ)
-            floor_frames += floor.evaluate("([n, period]) => scrubFloor(n, period)", [n, 1000 / hz])
+            floor.evaluate("kind => armScrubFloor(kind)", "keydown" if sc.how == "keys" else "pointermove")
+            _drive(floor, sc.how, 200, 200)
+            floor.wait_for_timeout(300)
+            floor_frames += floor.evaluate("() => scrubFloorDone()")
         floor.context.close()
         results.append({"host": host, "scenario": sc, "page": page_frames, "floor": floor_frames,
                         "made": made, "drawn": drawn, "wrong": wrong})
@@ -171,6 +194,45 @@ def bench_scrubs(browser, errors, base, host, runs, new_page, explorer):
                  drawn, made), flush=True)
     explorer.load_preset("worked")
     return results
+
+
+def bench_switches(explorer, runs):
+    """Each pitfall and each variant chosen in turn from its menu, then none, `runs` times, on
+    the worked example; returns {menu id: [ms per switch drawn]}."""
+    page = explorer.page
+    out = {}
+    for menu in ("pitfall", "variant"):
+        page.locator("#" + menu).scroll_into_view_if_needed()
+        values = page.evaluate("id => Array.from(document.getElementById(id).options, o => o.value)", menu)
+        times = []
+        for _ in range(runs):
+            for value in values[1:] + [values[0]]:
+                page.evaluate(WATCH_JS)
+                before = explorer.renders()
+                explorer.arm_render_wait(before)
+                page.select_option("#" + menu, value)
+                explorer.wait_render_after(before)
+                page.wait_for_function("() => window.__scrub.frames.length > 0", timeout=30000)
+                times += page.evaluate("() => { window.__scrub.observer.disconnect();"
+                                       " return window.__scrub.frames.slice(0, 1); }")
+                time.sleep(0.2)
+        out[menu] = times
+        print("  %s menu: median %.1f ms, longest %.1f ms over %d switches"
+              % (menu, statistics.median(times), max(times), len(times)), flush=True)
+    page.evaluate("() => window.scrollTo(0, 0)")
+    return out
+
+
+def report_switches(host, switches, verdict):
+    """Print the switching lines for one host; returns [(name, ok)]."""
+    verdicts = []
+    for menu, times in switches.items():
+        ok = max(times) <= SWITCH_TARGET_MS
+        verdicts.append(("%s %s switch" % (host, menu), ok))
+        print("   switching the %-8s menu: median %5.1f ms, longest %5.1f ms over %d (target: each"
+              " <= %d ms) %s" % (menu, statistics.median(times), max(times), len(times),
+                                 SWITCH_TARGET_MS, verdict(ok)))
+    return verdicts
 
 
 def report_scrubs(host, results, verdict):

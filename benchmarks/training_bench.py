@@ -6,6 +6,10 @@ minimal NumPy expression of the same math written below, at ViT-B/16 scale (B = 
 C = 1000), and reports the medians, the ratio (target: at most 1.3x) and the peak extra memory
 of one call of each. Then it times what the page calls per training step at the page's size
 (B = 64, D = 64, C = 10). A script, not a test: ``--strict`` makes it exit 1 on a miss.
+
+``--memory`` measures instead the Python memory of the page's training requests (tracemalloc,
+the state included) at the sizes docs/performance.md's table lists, against the budget of
+:data:`pycore.explorer.training_memory.MEMORY_MB`.
 """
 
 import argparse
@@ -13,6 +17,7 @@ import os
 import platform
 import sys
 import time
+import tracemalloc
 
 import numpy as np
 
@@ -22,6 +27,7 @@ sys.path.insert(0, HERE)
 from pycore_bench import (blas_report, common_arguments, interleaved_medians,  # noqa: E402
                           peak_extra_memory)
 from pycore.vit import SGD, Adam, HeadTrainer, head_backward, train_head  # noqa: E402
+from tests.test_explorer_limits import training_link  # noqa: E402  (the test's states, measured)
 
 TARGET = 1.3
 
@@ -62,12 +68,66 @@ def _per_call(func, rounds, clock):
     return interleaved_medians([func], rounds, warmup=5, clock=clock)[0]
 
 
+MEMORY_SIZES = (
+    ("ViT-B/16, B = 2, D = 768, C = 1000", dict(B=2, D=768)),
+    ("B = 64, D = 1024, C = 1000", dict()),
+    ("the same with the largest inputs, 64 × 32 × 1024", dict(N1=32)),
+    ("the same, input scale 2 (five heads)", dict(N1=32, input_scale=2.0)),
+)
+"""The rows of the memory table: a name, and :func:`training_link`'s sizes."""
+
+
+def training_memory(link, requests=3):
+    """(peak MB over ``requests`` ``train`` requests of 500 steps, MB held after them, heads
+    trained): tracemalloc runs from before the session, so the state is included."""
+    from pycore.explorer.session import Session
+    tracemalloc.start()
+    try:
+        s = Session()
+        assert s.handle({"op": "load", "fragment": link})["ok"]
+        tracemalloc.reset_peak()
+        for _ in range(requests):
+            answer = s.handle({"op": "train", "n": 500})
+            assert answer["ok"], answer["error"]
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    heads = sum(1 for c in s.finetune.run.curves() if c.trainer is not None)
+    return peak / 1e6, held / 1e6, heads
+
+
+def memory_table():
+    """Print the memory table, without and with the pre-training MLP open in "Other heads"
+    (the answer that needs the most); returns whether every peak is within the budget."""
+    from pycore.explorer.training_memory import MEMORY_MB
+    ok = True
+    for variant in (None, "mlp_gelu"):
+        print("Python memory of three train requests (tracemalloc, the state included){}, MB: "
+              "peak, held after (heads trained)".format(
+                  ", the MLP head open" if variant else ""))
+        print("| sizes | SGD | momentum | Adam |\n|---|---|---|---|")
+        for name, sizes in MEMORY_SIZES:
+            cells = []
+            for optimizer in ("sgd", "momentum", "adam"):
+                peak, held, heads = training_memory(training_link(optimizer, variant=variant,
+                                                                  **sizes))
+                ok = ok and peak < MEMORY_MB
+                cells.append("{:.0f}, {:.0f} ({})".format(peak, held, heads))
+            print("| {} | {} |".format(name, " | ".join(cells)), flush=True)
+    print("every peak under {:.0f} MB: {}".format(MEMORY_MB, "PASS" if ok else "FAIL"))
+    return ok
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 benchmarks/training_bench.py",
                                      description=__doc__.split("\n\n")[0])
     common_arguments(parser, rounds=200)
     parser.add_argument("--page-rounds", type=int, default=2000)
+    parser.add_argument("--memory", action="store_true",
+                        help="measure the training requests' Python memory instead")
     args = parser.parse_args(argv)
+    if args.memory:
+        return 1 if (not memory_table() and args.strict) else 0
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
 
     rs = np.random.RandomState(args.seed)

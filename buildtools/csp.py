@@ -70,7 +70,7 @@ def directives(host, manifest, inline_scripts=()):
     cdn = [pyscript_dir, pyodide_dir] if host.name == "cdn" else []
     cdn_pyodide = [pyodide_dir] if host.name == "cdn" else []
     worker = (["blob:", "'self'"], "PyScript starts its worker from a blob: URL, which imports "
-              "the site's boot/pyodide-worker.mjs and boot/memory-idb.js: Firefox checks a module "
+              "the site's boot/pyodide-worker.mjs and the modules it imports: Firefox checks a module "
               "worker's imports against worker-src, Chromium and WebKit against script-src") \
         if host.uses_pyscript else (["'self'"], "boot/fallback.js starts boot/fallback-worker.js")
     return [

@@ -1,33 +1,44 @@
-"""How the suite is shared between pytest-xdist's workers (pyproject.toml: `-n 2 --dist loadgroup`).
-
-A worker runs one group at a time, whole, in collection order:
-- "cpython": every test outside tests/browser (NumPy, the session, the build, the docs);
-- "engines": tests/browser/test_engines.py (its Firefox, WebKit and Chromium sessions), and
-  test_page_drawing.py, whose 50 digits drawn with the mouse take about two minutes: with them
-  this group and the CPython tests take about as long as the rest of the Chromium suite;
-- "chromium": the other browser tests, on Playwright's Chromium (one context and reused page per
-  host, tests/browser/conftest.py).
-xdist hands the groups out largest first, so on two workers the Chromium suite runs beside the
-CPython tests and then the engines: at most two browser runs at once, as these 2-CPU machines
-allow. Both browser groups build the sites they test once per run (tests/browser/conftest.py).
+"""How the suite is shared between pytest-xdist's two workers (pyproject.toml:
+`-n 2 --dist loadgroup`): each test file is in one of two groups, and a worker runs one group
+whole, in collection order. The groups are balanced by time, not by kind:
+- "chromium": the page's tests in Playwright's Chromium (one context and reused page per host,
+  tests/browser/conftest.py);
+- "engines": the tests that drive Firefox and WebKit too (test_engines.py, test_one_file.py),
+  the digits drawn on the pad (test_page_drawing.py's 50, about two minutes, and
+  test_page_realvit.py), a small file that only fills the time (test_page_anchors.py), and
+  every test outside tests/browser (NumPy, the session, the build, the docs).
+So at most two browser runs are ever at once, as these 2-CPU machines allow, and the two
+workers end within about a minute of each other. Both groups build the sites they test once per
+run (tests/browser/conftest.py). A file that moves between groups moves seconds of CI time:
+`python3 -m pytest --durations=0` gives the figures to balance them by.
 """
 import os
 
 import pytest
 
 BROWSER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
-WITH_THE_ENGINES = ("test_engines.py", "test_page_drawing.py")
+WITH_THE_ENGINES = ("test_engines.py", "test_one_file.py", "test_page_drawing.py",
+                    "test_page_realvit.py", "test_page_anchors.py")
 
 
 def group_of(path):
     """The xdist group of a test file (an absolute path)."""
-    path = os.path.abspath(str(path))
-    if not path.startswith(BROWSER_DIR + os.sep):
-        return "cpython"
-    return "engines" if os.path.basename(path) in WITH_THE_ENGINES else "chromium"
+    if not in_browser(path) or os.path.basename(str(path)) in WITH_THE_ENGINES:
+        return "engines"
+    return "chromium"
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the test ids
+def in_browser(path):
+    return os.path.abspath(str(path)).startswith(BROWSER_DIR + os.sep)
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_collection_modifyitems(items):
+    # Before every other implementation: the groups, which xdist reads into the test ids.
     for item in items:
         item.add_marker(pytest.mark.xdist_group(group_of(item.path)))
+    yield
+    # After them all (pytest's own reordering by fixture too): the CPython tests first, so that
+    # while the other worker builds the sites (the PyScript one takes most of a minute) this
+    # one has work that needs no site. A stable sort: the browser tests keep their order.
+    items.sort(key=lambda item: in_browser(item.path))

@@ -201,7 +201,7 @@ def test_pyscript_site_with_the_wheel(checkout):
     wheel = json.load(open(str(checkout / "repo" / "artifacts.json")))["numpy_wheel"]
     assert "vendor/pyodide/" + wheel["file_name"] in got
     assert "vendor/pyscript/core.js.map" not in got and "py/worker.py" in got
-    assert {"boot/pyscript.js", "boot/pyodide-worker.mjs", "boot/memory-idb.js"} <= set(got)
+    assert {"boot/pyscript.js", "boot/pyodide-worker.mjs", "boot/memory-idb.js", "boot/fs-paths.mjs"} <= set(got)
     config = json.loads(read(checkout, "pyscript.json"))
     # Pyodide through the worker's boot module, which counts the downloads' bytes
     assert config["interpreter"] == "boot/pyodide-worker.mjs"

@@ -1,11 +1,11 @@
-"""view.colour_limit and its percentile helper: the same answers, to the last bit, as the
+"""colour_range.colour_limit and its percentile helper: the same answers, to the last bit, as the
 formula they replaced (np.abs over the whole matrix, then np.percentile)."""
 import math
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from pycore.explorer import heatmap_spec as view
+from pycore.explorer import colour_range as view
 
 
 def old_colour_limit(values):
@@ -102,3 +102,53 @@ def test_colour_limit_of_non_finite_values_is_the_finite_values_and_saturates():
     big[3, 4] = np.inf
     finite = big[np.isfinite(big)]
     assert view.colour_limit(big) == (view.colour_limit(finite)[0], True)
+
+
+# ---- RunningColourLimit: colour_limit kept cell by cell -----------------------------------------
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from([(3, 4), (64, 64), (65, 64), (300, 400), (400, 300)]),
+       st.lists(POOL | FLOATS, min_size=1, max_size=12), st.integers(0, 2 ** 32 - 1),
+       st.sampled_from(["any", "peak", "sample"]), st.booleans())
+def test_a_running_colour_limit_is_colour_limit_after_every_cell(shape, pool, seed, where,
+                                                                 continuous):
+    """After each single-cell change, the running limit equals colour_limit of the whole array,
+    bit for bit: small arrays (max |x|), and arrays past ROBUST_RANGE_FROM whose sample takes
+    every cell (64 x 65) or one in two (300 x 400). The cells changed are random, the peak's
+    own cell (so that the peak goes down, to a tie, or up), or cells of the sample; values come
+    from a small pool (ties, zeros, signed zeros), anywhere, or a normal distribution (where
+    each cell of the sample moves the percentile), and may be non-finite."""
+    rng = np.random.RandomState(seed)
+    pool = np.array(pool)
+    draw = (lambda size=None: rng.standard_normal(size)) if continuous else \
+        (lambda size=None: rng.choice(pool, size=size))
+    values = draw(shape)
+    running = view.RunningColourLimit(values)
+    assert running.limit == view.colour_limit(values)
+    step = max(1, values.size // view.ROBUST_SAMPLE)
+    for _ in range(25):
+        if where == "peak":
+            k = int(np.argmax(np.abs(values).ravel())) if np.isfinite(values).all() else 0
+        elif where == "sample":
+            k = step * rng.randint(0, (values.size - 1) // step + 1)
+        else:
+            k = rng.randint(values.size)
+        with np.errstate(invalid="ignore"):  # 0 * inf: NaN
+            values.ravel()[k] = draw() * rng.choice([1.0, 0.5, 10.0, -10.0, np.inf])
+        running.after_cell(k)
+        expected = view.colour_limit(values)
+        assert same(running.limit[0], expected[0]) and running.limit[1] == expected[1]
+
+
+def test_a_running_colour_limit_at_vit_b16_size_follows_a_scrubbed_outlier():
+    """A W_head of ViT-B/16's size with one cell dragged far past the others, then back: the
+    colours saturate while it is out, and the range is the robust one throughout."""
+    rng = np.random.RandomState(2)
+    W = rng.standard_normal((768, 1000)) * 0.02
+    running = view.RunningColourLimit(W)
+    for value in (0.1, 1.0, 40.0, 3.0, 0.0, -40.0, 0.01):
+        for k in (5 * 1000 + 7, 15 * 3):  # a cell outside the sample, and one in it
+            W.ravel()[k] = value
+            running.after_cell(k)
+            assert running.limit == view.colour_limit(W) == old_colour_limit(W), (value, k)
+    assert view.RunningColourLimit(W.T).limit == view.colour_limit(W.T)  # not C-contiguous

@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pycore.explorer import decode_fragment, encode_fragment, state_from_json, state_to_json
+from pycore.explorer import training_memory
 from pycore.explorer.link import LINK_MAX
 from pycore.explorer.protocol import check_answer, matrix_names
 from pycore.explorer.session import Session
@@ -121,11 +122,36 @@ def check_computable(session):
         assert state_from_json(json.loads(json.dumps(state_to_json(s), allow_nan=False))) == s
 
 
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", 200))
+
+
 # FUZZ_EXAMPLES=5000 (say) runs the sequences longer, as a CI job may.
-@settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES", 200)), deadline=None,
+@settings(max_examples=EXAMPLES, deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.sampled_from(STARTS), st.lists(REQUESTS, min_size=1, max_size=12))
 def test_every_request_applies_fully_or_changes_nothing(start, requests):
+    run_sequence(start, requests)
+
+
+# The same with a training memory budget of nothing: every run trains the correct head alone
+# and takes no copy of its optimizer buffers, so an overflow (lr or input_scale 1e308) is undone
+# by replaying its steps (what Adam does at the largest sizes, pycore.explorer.training_memory).
+# Every export is refused too (pycore.explorer.export_memory counts it in the same budget).
+@settings(max_examples=max(1, EXAMPLES // 4), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(st.sampled_from(STARTS), st.lists(REQUESTS, min_size=1, max_size=12))
+def test_with_no_room_for_compared_heads_or_copies_a_request_still_applies_fully_or_not(
+        start, requests):
+    budget = training_memory.MEMORY_MB
+    training_memory.MEMORY_MB = 0.0
+    try:
+        run_sequence(start, requests)
+    finally:
+        training_memory.MEMORY_MB = budget
+
+
+def run_sequence(start, requests):
+    """Each request of the sequence in a new session (from ``start``), checked."""
     session = Session()
     if start is not None:
         assert session.handle(start)["ok"]

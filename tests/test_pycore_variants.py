@@ -12,7 +12,7 @@ from hypothesis import given, settings, strategies as st
 from pycore import classification_head  # noqa: E402
 from reference import layer_norm_rows  # noqa: E402
 from pycore.explorer.comparisons import COMPARISONS, of_kind  # noqa: E402
-from pycore.vit import pitfalls  # noqa: E402
+from pycore.vit import pitfalls, variants  # noqa: E402
 
 PITFALLS = [getattr(pitfalls, c.key) for c in of_kind("pitfall")]
 from pycore.vit.variants import (bert_pooler, gap_head, gelu, head_with_bias,  # noqa: E402
@@ -193,3 +193,45 @@ def test_pitfalls_shapes_on_random_inputs(B, N, D, C, seed):
             assert p.__name__ == "transposed" and C != D, str(exc)
             continue
         assert out.shape == (B, C) and out.dtype == np.float64 and np.isfinite(out).all()
+
+
+def old_variant_params(D, C, seed, H):
+    """The parameters drawn whole, in the documented order (the reference)."""
+    rs = np.random.RandomState(seed)
+    k_d, k_h = 1.0 / np.sqrt(D), 1.0 / np.sqrt(H)
+    p = {"W1": rs.uniform(-k_d, k_d, size=(D, H)), "b1": rs.uniform(-k_d, k_d, size=H),
+         "W2": rs.uniform(-k_h, k_h, size=(H, C)), "b2": rs.uniform(-k_h, k_h, size=C),
+         "W_pool": rs.uniform(-k_d, k_d, size=(D, D)), "b_pool": rs.uniform(-k_d, k_d, size=D)}
+    p["gamma"] = 1.0 + 0.25 * rs.standard_normal(D)
+    p["beta"] = 0.25 * rs.standard_normal(D)
+    p["b_head"] = rs.uniform(-k_d, k_d, size=C)
+    return p
+
+
+@pytest.mark.parametrize("D, C, H", [(4, 3, 4), (300, 257, 300), (256, 300, 7)])
+@pytest.mark.parametrize("names", [None, ("b_head",), ("gamma", "beta"), ("W_pool", "b_pool"),
+                                   ("W1", "b1", "W2", "b2")])
+def test_variant_params_drawn_by_blocks_or_in_part_are_the_same_bits(monkeypatch, D, C, H,
+                                                                     names):
+    # blocks of 1000 numbers: W1, W2 and W_pool span several, with a part block at the end
+    monkeypatch.setattr(variants, "DRAW_BLOCK", 1000)
+    ref = old_variant_params(D, C, 7, H)
+    got = variant_params(D, C, seed=7, H=H, names=names)
+    assert sorted(got) == sorted(names or ref)
+    for name, value in got.items():
+        assert value.shape == ref[name].shape and value.tobytes() == ref[name].tobytes(), name
+
+
+def test_the_bias_pitfall_at_the_largest_head_makes_no_big_matrix():
+    # it needs only b_head (C numbers): W1, W2 and W_pool (25 MB at D = 1024, C = 1000) are
+    # drawn a block at a time and dropped
+    import tracemalloc
+    h = np.random.RandomState(0).standard_normal((64, 1024))
+    W = np.zeros((1024, 1000))
+    tracemalloc.start()
+    try:
+        pitfalls.bias(W, cls=h)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4e6, "%.1f MB" % (peak / 1e6)   # drawn whole: 26 MB

@@ -6,7 +6,8 @@ import numpy as np
 
 from . import comparisons
 from .class_names import class_names
-from .heatmap_spec import EXACT, colour_limit, heatmap
+from .colour_range import colour_limit
+from .heatmap_spec import EXACT, heatmap
 from .readouts import TOP_K_DEFAULT, top_k_table
 
 def comparison_ids(kind):

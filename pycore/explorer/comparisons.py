@@ -36,13 +36,14 @@ def _mistake(function):
     return compute
 
 
-def _params(state):
-    return variants.variant_params(state.D, state.C, seed=_seed(state))
+def _params(state, *names):
+    """The seeded parameters ``names`` of the variants (the others are not made)."""
+    return variants.variant_params(state.D, state.C, seed=_seed(state), names=names)
 
 
 def _mlp(activation):
     def compute(state):
-        p = _params(state)
+        p = _params(state, "W1", "b1", "W2", "b2")
         return variants.mlp_pretraining_head(layer_norm(state.h_cls), p["W1"], p["b1"], p["W2"],
                                              p["b2"], activation=activation)
     return compute
@@ -59,7 +60,7 @@ def _gap(state):
 
 
 def _bert(state):
-    p = _params(state)
+    p = _params(state, "W_pool", "b_pool")
     with np.errstate(all="ignore"):
         return np.dot(variants.bert_pooler(state.h_cls, p["W_pool"], p["b_pool"]), state.W_head)
 

@@ -3,6 +3,7 @@ page reads. pycore/explorer/session.py answers the requests and owns one of thes
 import numpy as np
 
 from ..vit.trace import retrace_column, retrace_row, trace_head
+from .colour_range import RunningColourLimit
 from .readouts import TABLE_TOP_K
 
 
@@ -43,7 +44,15 @@ class Computed(object):
         else:
             trace = trace_head(s.W_head, cls=s.cls)
         self.trace, self.exact = trace, True
+        self._w_limit = None  # W_head's colour range, found when first asked for (w_limit)
         self.publish()
+
+    def w_limit(self):
+        """W_head's colour range, ``colour_range.colour_limit(W_head)``, kept edit by edit."""
+        running = self._w_limit
+        if running is None or running.values is not self.state.W_head:  # not kept cell by cell
+            running = self._w_limit = RunningColourLimit(self.state.W_head)
+        return running.limit
 
     def after_cell(self, key, index):
         """Bring the trace and the matrices up to date after set_cell changed one cell.
@@ -74,6 +83,8 @@ class Computed(object):
         if not self.current():
             self.recompute()
             return
+        if key == "W_head" and self._w_limit is not None:
+            self._w_limit.after_cell(index[0] * s.C + index[1])
         if key == "encoder_output" and index[1] > 0:
             self.publish()
             return

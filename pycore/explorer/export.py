@@ -31,11 +31,20 @@ def _literal(arr, indent="    "):
     return "[" + inner + "]"
 
 
-def _matrix_code(name, arr, recipe):
+def code_recipe(arr, recipe):
+    """The recipe the NumPy code regenerates ``arr`` from (``recipe``, or the sparse one of a
+    mostly-zero matrix), or None when the code spells its numbers out: small matrices, dense
+    ones, and the tiny ViT's (so the code runs without pycore)."""
     if arr.size > COMPACT_MIN and recipe is None and np.count_nonzero(arr) * 4 <= arr.size:
         recipe = sparse_recipe(arr)
     if arr.size <= COMPACT_MIN or recipe is None or recipe.preset == "tiny-vit":
-        # the tiny ViT's matrices as numbers: the code runs without pycore
+        return None
+    return recipe
+
+
+def _matrix_code(name, arr, recipe):
+    recipe = code_recipe(arr, recipe)
+    if recipe is None:
         return "{} = np.array({})\n".format(name, _literal(arr, " " * (len(name) + 13)))
     lines = []
     shape = tuple(recipe.shape)
@@ -111,21 +120,36 @@ def logits_csv(logits):
     return "\n".join(lines) + "\n"
 
 
-def _pretty(value, indent):
+def _pretty(value, indent, out):
+    """Append ``value``'s pretty JSON to ``out`` in pieces (joined once, by the caller)."""
     pad = "  " * (indent + 1)
-    if isinstance(value, dict):
-        items = ["{}{}: {}".format(pad, js_json(str(k)), _pretty(v, indent + 1))
-                 for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + "  " * indent + "}" if items else "{}"
-    if isinstance(value, list) and value and all(isinstance(v, (list, dict)) for v in value):
-        items = [pad + _pretty(v, indent + 1) for v in value]
-        return "[\n" + ",\n".join(items) + "\n" + "  " * indent + "]"
-    return js_json(value)
+    if isinstance(value, dict) and value:
+        out.append("{\n")
+        for i, (k, v) in enumerate(value.items()):
+            out.append("{}{}{}: ".format(",\n" if i else "", pad, js_json(str(k))))
+            _pretty(v, indent + 1, out)
+        out.append("\n" + "  " * indent + "}")
+    elif isinstance(value, np.ndarray) and value.ndim == 1:
+        out.append(js_json(value.tolist()))   # one row's Python floats at a time
+    elif (isinstance(value, np.ndarray) and len(value)) or (
+            isinstance(value, list) and value
+            and all(isinstance(v, (list, dict)) for v in value)):
+        out.append("[\n")
+        for i, v in enumerate(value):
+            out.append(",\n" + pad if i else pad)
+            _pretty(v, indent + 1, out)
+        out.append("\n" + "  " * indent + "]")
+    else:
+        out.append(js_json(value.tolist() if isinstance(value, np.ndarray) else value))
 
 
 def state_json_text(state):
     """The state as pretty JSON text (one matrix row per line), readable by
     :func:`~pycore.state_json.state_from_json` after ``json.loads``.
+
+    A matrix written out in numbers is spelled row by row from the array, and the pieces are
+    joined once: the text is held at most twice, never as nested lists of Python floats
+    (docs/interface.md, "Limits").
 
     Examples
     --------
@@ -133,4 +157,11 @@ def state_json_text(state):
     >>> print(state_json_text(default_state()).splitlines()[1])
       "W_head": [
     """
-    return _pretty(state_to_json(state), 0) + "\n"
+    obj = state_to_json(state)
+    for key in ("W_head", state.input_key):
+        if isinstance(obj[key], list):   # numbers, not a recipe
+            obj[key] = state.matrix(key)
+    out = []
+    _pretty(obj, 0, out)
+    out.append("\n")
+    return "".join(out)

@@ -33,6 +33,7 @@ from .finetune_run import OPTIMIZER_NAMES, Run, converged, reading
 from .shared import HEATMAP_IDS, MAX_RUN_STEPS
 from .state import shown, whole_number
 from .train_state import LR_DEFAULTS, TRAIN_DEFAULTS, check_train_setting, parse_label
+from .training_memory import OPTIMIZER_SLOTS
 
 MAX_STEPS_PER_REQUEST = 500
 """Steps one ``train`` request may ask for; it takes only as many as :func:`steps_that_fit`."""
@@ -57,10 +58,6 @@ HEAD_STEP_FIXED_MS = 0.35
 OPTIMIZER_PASSES = {"sgd": 3.0, "momentum": 6.0, "adam": 20.0}
 """Nanoseconds per weight (D × C) of a head's step in its optimizer and gradient arrays (the
 gradient made, then the update's passes: Adam's square root and divisions cost the most)."""
-
-OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}
-"""Arrays of W_head's size each head's optimizer keeps between steps (its update's
-temporaries are a block's, pycore.vit.optimizers.BLOCK_NUMBERS)."""
 
 
 GRADIENT_LIVE_MAX = 20000
@@ -227,7 +224,9 @@ class FineTune(object):
                            fresh=fresh)
         # What a failure takes back, without a copy of every head. An overflow (a learning
         # rate can cause one) stops the correct head before its steps are kept: it is put back
-        # from a copy of its optimizer buffers, and from the state's W_head, not yet changed.
+        # from a copy of its optimizer buffers, and from the state's W_head, not yet changed,
+        # or, where the memory budget has no room for the copy (Adam at the largest sizes,
+        # training_memory.plan), by replaying its steps (Run.advance).
         # Past that point nothing should fail; if the answer does, every head is rewound to its
         # mark (Curve.rewind replays its steps) and the state's W_head is the correct head's
         # again. A new run is dropped instead: the state's W_head goes back to the run's start
@@ -242,7 +241,8 @@ class FineTune(object):
         marks = [(c, c.mark()) for c in run.curves()]
         before = (self.run, self.active, self._runs, len(run.held_out))
         try:
-            snap = None if fresh else run.main.snapshot(params={"W_head": state.W_head})
+            snap = None if fresh or not run.copy_fits else \
+                run.main.snapshot(params={"W_head": state.W_head})
             run.advance(n, snap, restore=not fresh)
             snap = None   # the steps are kept: the copies go before the answer is made
             state.W_head[...] = run.main.trainer.params["W_head"]

@@ -4,7 +4,9 @@ beside it, trained from the same start, and the one line that reads their curves
 A **run** trains W_head on the state's CLS rows and labels, full batch, with the state's
 optimizer and learning rate, from where the settings say (the W_head shown, or zero). Beside
 the correct head it trains the mistaken heads of the settings (``compare``) from the same start,
-on the same rows scaled by ``input_scale``, with the same optimizer and learning rate.
+on the same rows scaled by ``input_scale``, with the same optimizer and learning rate: those
+the memory budget has room for (:mod:`pycore.explorer.training_memory`); the others are left
+out, their curves empty and their ``stopped`` saying why.
 
 Every curve is a list of losses, step 0 first: entry t is the loss after t updates, i.e.
 before update t, and the last entry is the loss of the parameters now (as
@@ -27,6 +29,7 @@ import numpy as np
 from ..vit.loss import cross_entropy
 from ..vit.optimizers import make_optimizer
 from ..vit.training import HeadTrainer
+from . import training_memory
 from .cells import format_number
 
 HEAD_NAMES = {"correct": "correct head", "softmax_inside": "softmax inside the head",
@@ -53,6 +56,8 @@ class Curve(object):
     optimizer : str
         ``"sgd"``, ``"momentum"`` or ``"adam"``.
     lr, input_scale : float
+    left_out : str, optional
+        Why this head is not trained at all (its ``stopped``; it keeps no trainer).
 
     Attributes
     ----------
@@ -63,7 +68,7 @@ class Curve(object):
     own : list of float
         The softmax-inside head's own training loss (double softmax); empty for other heads.
     stopped : str or None
-        Why the curve stopped early (its logits overflowed float64).
+        Why the curve stopped early (its logits overflowed float64), or never started.
 
     Examples
     --------
@@ -76,13 +81,15 @@ class Curve(object):
 
     __slots__ = ("head", "trainer", "losses", "accuracies", "own", "stopped", "_start")
 
-    def __init__(self, head, h_cls, W0, labels, optimizer, lr, input_scale=1.0):
+    def __init__(self, head, h_cls, W0, labels, optimizer, lr, input_scale=1.0, left_out=None):
         self.head = head
         self.trainer = None
         self.losses, self.accuracies, self.own = [], [], []
-        self.stopped = None
+        self.stopped = left_out
         # what the trainer is made from (the run's own arrays, not copies): rewind replays it
         self._start = (h_cls, W0, labels, optimizer, lr, input_scale)
+        if left_out is not None:   # never trained: the run's memory budget has no room for it
+            return
         try:
             self.trainer = self._new_trainer()
             with np.errstate(over="ignore", invalid="ignore"):   # an overflow stops it here
@@ -223,13 +230,25 @@ class Run(object):
         self.held_out = []   # [step, held-out accuracy] (FineTune.train, preset finetune-digits)
         y = np.array(self.labels, dtype=np.int64)
         opt, lr, scale = self.train["optimizer"], self.train["lr"], self.train["input_scale"]
+        heads = ("correct",) + tuple(self.train["compare"])
+        # The heads that fit the memory budget (training_memory.plan): the compared heads over
+        # it are left out, the last first; the correct head, on rows as they are, always trains.
+        B, D, C = state.B, state.D, state.C
+        inputs = state.inputs.size
+        count = len(heads) + (scale != 1.0)
+        kept, self.copy_fits = training_memory.plan(inputs, B, D, C, opt, count)
+        why = training_memory.left_out_text(OPTIMIZER_NAMES, opt, count, B, D, C, inputs) \
+            if kept < count else None
         self.main = Curve("correct", self.h_cls, self.W0, y, opt, lr)
+        kept -= 1
         self.side = []
-        for head in ("correct",) + tuple(self.train["compare"]):
+        for head in heads:
             if head == "correct" and scale == 1.0:
                 self.side.append(self.main)   # the same run, bit for bit
             else:
-                self.side.append(Curve(head, self.h_cls, self.W0, y, opt, lr, scale))
+                self.side.append(Curve(head, self.h_cls, self.W0, y, opt, lr, scale,
+                                       left_out=why if kept <= 0 else None))
+                kept -= 1
 
     @property
     def steps(self):
@@ -256,23 +275,26 @@ class Run(object):
         ----------
         n : int
         snap : tuple, optional
-            The correct head's :meth:`Curve.snapshot`, when the caller took it already (to
-            take the steps back later too): a second one would be a second copy of its
-            W_head and optimizer buffers.
+            The correct head's :meth:`Curve.snapshot`, taken by the caller (a copy of its
+            optimizer buffers): an overflow puts it back from there at once. Without one it is
+            rewound instead (:meth:`Curve.rewind`: the same numbers, by replaying its steps
+            from the run's start), which copies nothing but takes as long as its steps so
+            far; :attr:`copy_fits` says whether the memory budget has room for the copy.
         restore : bool, optional
-            False: an overflow leaves the correct head where it stopped, and no snapshot is
-            taken (for a run the caller drops when this raises).
+            False: an overflow leaves the correct head where it stopped (for a run the caller
+            drops when this raises).
         """
-        if snap is None and restore:
-            snap = self.main.snapshot()
+        mark = self.main.mark()
         with np.errstate(over="ignore", invalid="ignore"):   # overflow is found and said here
             try:
                 self.main.advance(n)
                 if not np.isfinite(self.main.trainer.params["W_head"]).all():
                     raise ValueError("W_head overflowed float64")
             except ValueError:
-                if restore:
+                if restore and snap is not None:
                     self.main.restore(snap)
+                elif restore:
+                    self.main.rewind(mark)
                 raise
             for c in self.curves()[1:]:
                 c.advance_or_stop(n)

@@ -40,10 +40,12 @@ def normalized_heatmap(trace):
         "sample %{y}, d = %{x}<br>h_hat = " + EXACT)}
 
 
-def w_heatmap(state):
+def w_heatmap(state, limit=None):
+    """``limit``: W_head's colour range when already known (the session keeps it edit by edit,
+    pycore/explorer/computed.py), else found here."""
     return {HEATMAP_IDS["w"]: heatmap(
         "W_head", state.W_head, "W_head  (D × C)", "class c", "feature d",
-        "d = %{y}, class %{x}<br>W = " + EXACT)}
+        "d = %{y}, class %{x}<br>W = " + EXACT, limit=limit)}
 
 
 def logits_heatmaps(trace, x_title="class c", named=False):

@@ -73,7 +73,9 @@ REQUESTS = {
                    "as many as fit in about 0.2 s of work, at least 1 (finetune.trained)",
               "run": "the id of the run the page is playing: refused (error key 'run') once "
                      "it is no longer the current run",
-              "steps": "as for edit"},
+              "steps": "as for edit",
+              "link": "'later' while Play runs: as for edit, the link is asked for once it "
+                      "pauses"},
     "train_reset": {},
     "train_set": {"name": "'lr', 'optimizer', 'start', 'compare' or 'input_scale'",
                   "value": "the new value (lr and input_scale may be text as typed)"},

@@ -178,7 +178,7 @@ def _stats(ctx):
 
 
 def _w(ctx):
-    ctx.answer["heatmaps"].update(panels.w_heatmap(ctx.state))
+    ctx.answer["heatmaps"].update(panels.w_heatmap(ctx.state, ctx.session.computed.w_limit()))
     if ctx.grids:
         ctx.answer.setdefault("grids", {})["w"] = {"matrix": "W_head"}
 

@@ -29,8 +29,8 @@ import traceback
 
 import numpy as np
 
-from . import (comparisons, digits, editing, export, finetune_digits, protocol, readouts,
-               sections)
+from . import (comparisons, digits, editing, export, export_memory, finetune_digits, protocol,
+               readouts, sections)
 from .class_names import class_names
 from .finetune import FineTune
 from .cells import could_become_number, format_number
@@ -54,6 +54,10 @@ EDIT_MIN_CHARS = 8
 """The fewest characters an edit of a preset's matrix takes in a link: "[0,0,0]," (and more
 once encoded). Past LINK_MAX / EDIT_MIN_CHARS edits (a block pasted into the ViT-B/16 preset's
 W_head) the link is too long without spelling it out, which took seconds."""
+NUMBER_MIN_CHARS = 2
+"""The fewest characters a number of a typed-in (or trained) matrix takes in a link: "0," or
+"0]". Past LINK_MAX / NUMBER_MIN_CHARS of them the link is too long without spelling it out,
+which for a trained 1024 x 1000 W_head made 74 MB of text beside the training run."""
 
 
 class Session(object):
@@ -309,6 +313,12 @@ class Session(object):
 
     def op_export(self, request):
         fmt = request.get("format")
+        # within the memory budget, beside a training run (a format that is not text is
+        # refused below, by name)
+        if isinstance(fmt, str) and fmt in export_memory.NAMES:
+            run = self.finetune.run
+            export_memory.check(self.state, fmt, run, self.finetune.current_run(self.state)
+                                if fmt == "training" else None)
         if fmt == "json":
             out = {"text": export.state_json_text(self.state), "mime": "application/json",
                    "filename": "vit-head-state.json", "title": "The state as JSON"}
@@ -375,7 +385,8 @@ class Session(object):
         self.finetune.train(self.computed, request.get("n", 1), request.get("run"), undo=undo)
         try:
             return self._answer({sections.TRAINED, sections.FINETUNE},
-                                steps=_steps_wanted(request), live=True)
+                                steps=_steps_wanted(request), live=True,
+                                link_later=request.get("link") == "later")
         except Exception:
             undo[0]()   # the steps are taken back: a request that fails changes nothing
             raise
@@ -470,7 +481,8 @@ class Session(object):
         if pending_allowed and dense > SYNC_LINK_NUMBERS:
             return dict(sections.LINK_PENDING)
         edits = sum(len(r.edits) for r in self.state.generated.values())
-        if edits * EDIT_MIN_CHARS > LINK_MAX:  # surely too long: not spelled out to find out
+        least = edits * EDIT_MIN_CHARS + (dense - edits) * NUMBER_MIN_CHARS
+        if least > LINK_MAX:  # surely too long: not spelled out to find out
             size = "more than %s" % "{:,}".format(LINK_MAX // 1000)
         else:
             fragment = encode_fragment(self.state)
@@ -488,8 +500,9 @@ class Session(object):
         section that follows one of them, built in the order of ``sections.SECTIONS``.
         ``steps`` "later": only a note that the equations changed (the page's are out of view,
         so Python spares them). ``grids``: whether the editors are refilled. ``link_later``: the
-        link is left pending (a number being scrubbed changes many times a second; spelling the
-        state out each time would be most of the answer's cost). ``live``: the answer to one of
+        link is left pending (a number being scrubbed, or Play, changes the state many times a
+        second; spelling it out each time would be most of the answer's cost, and writing each
+        into the address bar a few ms of the page's). ``live``: the answer to one of
         the fine-tuning panel's own actions. ``later``: sections the page does not show now,
         left for a later answer (sections.build_answer)."""
         answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}

@@ -97,7 +97,7 @@ def affine(W_head, cls=None, encoder_output=None, seed=0):
     (1, 1)
     """
     h, W, _, _ = _rows(W_head, cls, encoder_output)
-    p = variant_params(W.shape[0], W.shape[1], seed=seed)
+    p = variant_params(W.shape[0], W.shape[1], seed=seed, names=("gamma", "beta"))
     return _times(_h_hat(h) * p["gamma"] + p["beta"], W)
 
 
@@ -111,7 +111,7 @@ def bias(W_head, cls=None, encoder_output=None, seed=0):
     (1, 1)
     """
     h, W, _, _ = _rows(W_head, cls, encoder_output)
-    p = variant_params(W.shape[0], W.shape[1], seed=seed)
+    p = variant_params(W.shape[0], W.shape[1], seed=seed, names=("b_head",))
     with np.errstate(all="ignore"):
         return _times(_h_hat(h), W) + p["b_head"]
 

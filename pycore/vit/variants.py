@@ -256,7 +256,26 @@ def head_with_bias(encoder_output, W_head, b):
     return logits + _vector(b, "b", logits.shape[1])
 
 
-def variant_params(D, C, seed=0, H=None):
+DRAW_BLOCK = 2 ** 16
+"""Numbers :func:`variant_params` draws at a time (512 KB of float64): an array it makes, or
+skips, never costs a second array of its size."""
+
+
+def _uniform(rs, k, shape, keep):
+    """``rs.uniform(-k, k, size=shape)``, drawn a block at a time into the array it returns
+    (the same numbers: each is ``-k + 2k * u`` of one draw u), or drawn and dropped when not
+    ``keep`` (None), so that the draws after it are the same."""
+    out = np.empty(shape) if keep else None
+    flat = out.reshape(-1) if keep else None
+    total = int(np.prod(shape))
+    for start in range(0, total, DRAW_BLOCK):
+        block = rs.uniform(-k, k, size=min(DRAW_BLOCK, total - start))
+        if keep:
+            flat[start:start + block.size] = block
+    return out
+
+
+def variant_params(D, C, seed=0, H=None, names=None):
     """Seeded parameters for the variants and pitfalls, at a sensible scale.
 
     Weights and biases follow the common default of a linear layer: uniform on
@@ -274,30 +293,43 @@ def variant_params(D, C, seed=0, H=None):
     seed : int, optional
     H : int, optional
         Hidden width of the pre-training MLP; D by default.
+    names : iterable of str, optional
+        Only these arrays (all by default): the others before them are drawn a block at a
+        time and dropped, so each holds the same numbers either way, and a pitfall that needs
+        only the bias does not make the D × D and D × C matrices.
 
     Returns
     -------
     dict
         ``W1`` (D, H), ``b1`` (H,), ``W2`` (H, C), ``b2`` (C,), ``W_pool`` (D, D),
-        ``b_pool`` (D,), ``gamma`` (D,), ``beta`` (D,), ``b_head`` (C,).
+        ``b_pool`` (D,), ``gamma`` (D,), ``beta`` (D,), ``b_head`` (C,); only ``names``
+        when given.
 
     Examples
     --------
     >>> p = variant_params(4, 3, seed=0)
     >>> p["W1"].shape, p["W2"].shape, p["W_pool"].shape, p["b_head"].shape
     ((4, 4), (4, 3), (4, 4), (3,))
+    >>> bool((variant_params(4, 3, seed=0, names=["b_head"])["b_head"] == p["b_head"]).all())
+    True
     """
     H = D if H is None else H
     rs = np.random.RandomState(seed)
     k_d, k_h = 1.0 / math.sqrt(D), 1.0 / math.sqrt(H)
+    order = ("W1", "b1", "W2", "b2", "W_pool", "b_pool", "gamma", "beta", "b_head")
+    wanted = set(order if names is None else names)
+    last = max(order.index(name) for name in wanted) if wanted else -1
+    uniform = {"W1": (k_d, (D, H)), "b1": (k_d, (H,)), "W2": (k_h, (H, C)), "b2": (k_h, (C,)),
+               "W_pool": (k_d, (D, D)), "b_pool": (k_d, (D,)), "b_head": (k_d, (C,))}
     params = {}
-    params["W1"] = rs.uniform(-k_d, k_d, size=(D, H))
-    params["b1"] = rs.uniform(-k_d, k_d, size=H)
-    params["W2"] = rs.uniform(-k_h, k_h, size=(H, C))
-    params["b2"] = rs.uniform(-k_h, k_h, size=C)
-    params["W_pool"] = rs.uniform(-k_d, k_d, size=(D, D))
-    params["b_pool"] = rs.uniform(-k_d, k_d, size=D)
-    params["gamma"] = 1.0 + 0.25 * rs.standard_normal(D)
-    params["beta"] = 0.25 * rs.standard_normal(D)
-    params["b_head"] = rs.uniform(-k_d, k_d, size=C)
+    for name in order[:last + 1]:
+        if name in uniform:
+            k, shape = uniform[name]
+            value = _uniform(rs, k, shape, name in wanted)
+        elif name == "gamma":
+            value = 1.0 + 0.25 * rs.standard_normal(D)
+        else:
+            value = 0.25 * rs.standard_normal(D)
+        if name in wanted:
+            params[name] = value
     return params

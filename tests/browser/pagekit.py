@@ -27,6 +27,39 @@ def heatmap_z(page, element_id):
     return None if z is None else np.array(z, dtype=float)
 
 
+# Plotly's responsive figures follow a resized window after a pause (their own timer), so boxes
+# measured at once are the old layout's.
+FIGURES_FOLLOWED = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .filter((el) => el._fullLayout && el.offsetParent)
+    .every((el) => Math.abs(el._fullLayout.width - parseFloat(getComputedStyle(el).width)) < 1)"""
+
+
+def set_viewport(page, size):
+    """Resize the window to `size` ({"width", "height"}), as a person drags its edge, and wait
+    until every figure shown has been laid out again at its new width."""
+    page.set_viewport_size(size)
+    page.wait_for_function(FIGURES_FOLLOWED)
+
+
+def on_bridge(statements):
+    """An init script that runs `statements` (JavaScript, with `bridge` in scope) on the bridge
+    the host hands the page, before the page takes it (host.js assigns self.vitHost once; this
+    wraps its ready())."""
+    return """
+(() => {
+  let host;
+  Object.defineProperty(self, "vitHost", { configurable: true, get: () => host, set: (value) => {
+    const ready = value.ready;
+    value.ready = (bridge) => {
+      %s
+      return ready.call(value, bridge);
+    };
+    host = value;
+  }});
+})();
+""" % statements
+
+
 def renders(page):
     return int(page.evaluate("document.documentElement.dataset.renders || '0'"))
 
@@ -234,7 +267,7 @@ def reset_page(page, fresh):
         # a minute and more (a page issue, reported); a newly booted page is quicker.
         raise ResetFailed("a grid is scrolled away from its first cell")
     if shown["viewport"] != fresh["viewport"]:
-        page.set_viewport_size(DEFAULT_VIEWPORT)
+        set_viewport(page, DEFAULT_VIEWPORT)
     if shown["media"] != fresh["media"]:
         page.emulate_media(media="null", color_scheme="null", reduced_motion="null")
     page.mouse.move(0, 0)

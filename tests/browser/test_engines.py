@@ -23,7 +23,7 @@ from reference import WORKED_CLS, WORKED_W_HEAD
 
 from .engines import ENGINES, EngineError
 from .engines.kit import (alerts, active_label, cell, edit, heatmap_z, layout_problems,
-                          load_state, renders, wait_ready, wait_render_after)
+                          load_state, renders, wait_ready, wait_render_after, watch)
 
 pytestmark = [pytest.mark.browser]
 
@@ -119,6 +119,7 @@ class App:
         try:
             engine.goto(base + "index.html")
             wait_ready(engine)
+            watch(engine)  # what a failed wait reports (kit.snapshot)
         except EngineError as e:
             self.boot_error = str(e)
 

@@ -24,7 +24,7 @@ from buildtools.site import absolute_urls
 from reference import WORKED_LOGITS
 
 from .conftest import ROOT, PageLog
-from .pagekit import edit, heatmap_z, state_fragment, wait_ready
+from .pagekit import edit, heatmap_z, on_bridge, state_fragment, wait_ready
 
 pytestmark = [pytest.mark.browser]
 
@@ -57,19 +57,57 @@ def boot(page, url, fragment=""):
     return start
 
 
+class Booted:
+    """A host's page booted once, cold (a new browser context), for the tests below that read
+    what a plain boot did (no route, nothing held): its boot status, its first logits, the
+    modules it read from bytecode, PyScript's XPath queries while it loaded, its bridge. What
+    the boot showed is recorded as soon as it is ready, so no test depends on another's edits."""
+
+    def __init__(self, browser, context_args, url):
+        self.url = url
+        self.context = browser.new_context(**context_args)
+        self.page = self.context.new_page()
+        self.log = PageLog(self.page)
+        for script in (RECORD_STATUS, COUNT_XPATH, KEEP_BRIDGE):
+            self.page.add_init_script(script)
+        start = time.monotonic()
+        self.page.goto(url + "index.html" + state_fragment({"cls": CLS, "W_head": W_HEAD}))
+        wait_ready(self.page)
+        self.ready_s = time.monotonic() - start
+        self.logits = heatmap_z(self.page, "heatmap-logits")
+        self.texts = self.page.evaluate("window.__bootTexts")
+        self.xpath_while_loading = self.page.evaluate("window.__xpath")
+
+    def close(self):
+        self.log.close()
+        self.context.close()
+
+
+@pytest.fixture(scope="module")
+def booted(sites, browser, browser_context_args):
+    """booted(variant) -> that host's Booted page, one per host for this file."""
+    found = {}
+
+    def get(variant):
+        if variant not in found:
+            found[variant] = Booted(browser, browser_context_args, sites.url(variant))
+        return found[variant]
+    yield get
+    for one in found.values():
+        one.close()
+
+
 @pytest.mark.parametrize("variant", ["fallback", "pyscript"])
-def test_host_boots_and_computes_the_worked_example(variant, sites, page, page_log, wait_ready):
-    url = sites.url(variant)
-    start = boot(page, url, state_fragment({"cls": CLS, "W_head": W_HEAD}))
-    wait_ready(page)
-    print("\n%s host ready in %.1f s" % (variant, time.monotonic() - start))
-    z = np.array(page.evaluate(
-        "Array.from(document.getElementById('heatmap-logits').data[0].z, r => Array.from(r))"))
+def test_host_boots_and_computes_the_worked_example(variant, booted):
+    shown = booted(variant)
+    page, url = shown.page, shown.url
+    print("\n%s host ready in %.1f s" % (variant, shown.ready_s))
+    z = shown.logits
     expected = classification_head(np.array(CLS)[:, None, :], np.array(W_HEAD))
     # NumPy 1.17 in the browser and this NumPy may round the last bit differently
     np.testing.assert_allclose(z, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(z, WORKED_LOGITS, atol=5e-5)
-    texts = page.evaluate("window.__bootTexts")
+    texts = shown.texts
     for words in ("Downloading", "Loading the explorer"):
         assert any(words in t for t in texts), "no %r in the boot status: %r" % (words, texts)
     # what Python does after the downloads: the PyScript host loads NumPy while Python starts
@@ -77,7 +115,7 @@ def test_host_boots_and_computes_the_worked_example(variant, sites, page, page_l
     if variant == "pyscript":  # its worker counts the bytes of every large download
         assert any(re.search(r"Downloading .*: \d+\.\d of \d+\.\d MB", t) for t in texts), texts
     assert page.locator(".py-error").count() == 0  # PyScript's in-page error box
-    page_log.assert_clean(url)
+    shown.log.assert_clean(url)
 
 
 def test_pyscript_build_without_numpy_says_so_at_once(sites, page, page_log):
@@ -217,8 +255,7 @@ def test_the_worked_example_shows_while_python_boots(sites, page):
     assert page.locator("#host-info").inner_text() == "…"
 
 
-def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, page, wait_ready,
-                                                                         tmp_path):
+def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, booted, tmp_path):
     """build.py compiles the Python with the site's own Pyodide (buildtools/bytecode.py): every
     module the boot imports, the explorer's, NumPy's and the standard library's, is read from
     bytecode (the first two from a .pyc whose checked hash matches its source)."""
@@ -231,8 +268,7 @@ def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, 
     for source in sources:
         folder, name = os.path.split(source)
         assert os.path.join(folder, "__pycache__", name[:-3] + ".cpython-314.pyc") in shipped
-    boot(page, url)
-    wait_ready(page)
+    page = booted("pyscript").page
     page.wait_for_function("() => document.documentElement.dataset.bytecodeModules !== undefined")
     said = page.evaluate("document.documentElement.dataset.bytecodeModules")
     explorer, numpy, stdlib_said = re.fullmatch(
@@ -267,6 +303,7 @@ def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, 
     assert len(added) == stdlib["modules"] and all(n.endswith(".pyc") for n in added)
     used, imported = map(int, stdlib_said.split(" of "))
     assert used == imported >= 100, said
+    booted("pyscript").log.assert_clean(url)
 
 
 # Counts the XPath queries made on the page: PyScript's core answers DOM changes with them.
@@ -285,15 +322,14 @@ Document.prototype.evaluate = function (...args) {
 """
 
 
-def test_pyscript_does_not_watch_the_explorers_redraws(sites, page, wait_ready):
+def test_pyscript_does_not_watch_the_explorers_redraws(booted):
     """PyScript's core observes the whole document for Python it should run (<script type="py">,
     py-* attributes) and answers every DOM change with XPath queries: ~4 ms of every edit. The
     explorer has none, so boot/pyscript.js stops those observers: an edit, whose redraws add
     hundreds of nodes, makes no XPath query; and Python still answers."""
-    page.add_init_script(COUNT_XPATH)
-    page.goto(sites.url("pyscript") + "index.html")
-    wait_ready(page)
-    assert page.evaluate("window.__xpath") > 0  # PyScript did watch the document while it loaded
+    shown = booted("pyscript")
+    page = shown.page
+    assert shown.xpath_while_loading > 0  # PyScript did watch the document while it loaded
     page.evaluate("window.__xpath = 0")
     edit(page, "cls[0,1]", "2.5")
     edit(page, "W_head[3,2]", "-0.75")
@@ -304,6 +340,7 @@ def test_pyscript_does_not_watch_the_explorers_redraws(sites, page, wait_ready):
     w[3][2] = -0.75
     expected = classification_head(np.array(cls)[:, None, :], np.array(w))
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), expected, rtol=1e-12, atol=1e-12)
+    shown.log.assert_clean(shown.url)
 
 
 @pytest.mark.parametrize("variant, host, numpy", [("fallback", "fallback", "1.17.5"),
@@ -395,28 +432,17 @@ def test_the_cdn_build_asks_the_cdns_for_exactly_the_pinned_files(sites, browser
 
 
 # Keeps the bridge the host hands the page, so a test can send a request the page has no button
-# for (host.js assigns self.vitHost once; this wraps its ready()).
-KEEP_BRIDGE = """
-(() => {
-  let host;
-  Object.defineProperty(self, "vitHost", { configurable: true, get: () => host, set: (value) => {
-    const ready = value.ready;
-    value.ready = (bridge) => { self.__bridge = bridge; return ready.call(value, bridge); };
-    host = value;
-  }});
-})();
-"""
+# for.
+KEEP_BRIDGE = on_bridge("self.__bridge = bridge;")
 
 
 @pytest.mark.parametrize("variant", ["fallback", "pyscript"])
-def test_pycore_examples_pass_inside_each_runtime(variant, sites, page, page_log, wait_ready):
+def test_pycore_examples_pass_inside_each_runtime(variant, booted):
     """pycore's docstring examples (its core cases), run by the page's own Python: Pyodide 0.17
     with NumPy 1.17 on the fallback host, Pyodide 314 with NumPy 2.4 on the PyScript host, so
     the code written for old and new NumPy runs where it is used."""
-    url = sites.url(variant)
-    page.add_init_script(KEEP_BRIDGE)
-    page.goto(url + "index.html")
-    wait_ready(page)
+    shown = booted(variant)
+    page, url = shown.page, shown.url
     result = page.evaluate("self.__bridge.call({op: 'selfcheck'}).then(a => a.selfcheck)")
     print("\n%s: Python %s, NumPy %s: %d examples in %d modules, %d failed"
           % (variant, result["python"], result["numpy"], result["attempted"], result["modules"],
@@ -425,4 +451,4 @@ def test_pycore_examples_pass_inside_each_runtime(variant, sites, page, page_log
     assert result["python"].startswith(expected[0]) and result["numpy"].startswith(expected[1])
     assert result["attempted"] >= 150 and result["modules"] >= 20
     assert result["failed"] == 0, "\n\n".join(f["report"] for f in result["failures"])
-    page_log.assert_clean(url)
+    shown.log.assert_clean(url)

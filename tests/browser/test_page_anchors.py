@@ -35,13 +35,9 @@ def test_the_skip_link_keeps_the_state_and_its_link(page, site_url):
     assert alert_text(page) == ""
 
 
-def test_a_link_to_a_section_opens_the_worked_example_without_a_complaint(browser, site_url):
-    context = browser.new_context()  # a fresh boot: what opening such a link does
-    try:
-        page = context.new_page()
-        page.goto(site_url + "index.html#pipeline")
-        wait_ready(page)
-        assert alert_text(page) == ""
-        assert heatmap_z(page, "heatmap-logits").shape == (2, 3)  # the worked example
-    finally:
-        context.close()
+@pytest.mark.fresh_page  # a boot of its own: what opening such a link does (warm caches)
+def test_a_link_to_a_section_opens_the_worked_example_without_a_complaint(page, site_url):
+    page.goto(site_url + "index.html#pipeline")
+    wait_ready(page)
+    assert alert_text(page) == ""
+    assert heatmap_z(page, "heatmap-logits").shape == (2, 3)  # the worked example

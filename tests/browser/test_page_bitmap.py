@@ -12,7 +12,7 @@ import pytest
 from pycore.explorer import preset
 
 from .test_page_numbers import short
-from .pagekit import act, heatmap_z, open_explorer, renders, wait_render_after
+from .pagekit import act, heatmap_z, open_explorer, renders, set_viewport, wait_render_after
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -145,7 +145,7 @@ def drag_zoom(page, element_id, frm, to):
 
 
 def test_a_big_matrix_is_shown_cell_by_cell_through_zoom_edit_hover_and_resize(page, site_url):
-    page.set_viewport_size({"width": 1280, "height": 900})
+    set_viewport(page, {"width": 1280, "height": 900})
     open_explorer(page, site_url)
     page.select_option("#preset", "vit-b16")
     act(page, lambda: page.click("#load-preset"))
@@ -168,11 +168,13 @@ def test_a_big_matrix_is_shown_cell_by_cell_through_zoom_edit_hover_and_resize(p
     text = "%.6f" % new
     cell = page.get_by_label("W_head[%d,%d]" % (r, c), exact=True)
     cell.click()
-    before = renders(page)
     page.keyboard.press("Control+A")
     page.keyboard.type(text, delay=20)
     page.keyboard.press("Enter")
-    wait_render_after(page, before)
+    # Each key that leaves a number (-0.0, -0.05, ...) is drawn as it comes, and the last one's
+    # answer may come after Enter: wait until the typed number is drawn (or time out).
+    page.wait_for_function("([r, c, v]) => document.getElementById('heatmap-w').data[0].z[r][c] === v",
+                           arg=[r, c, float(text)])
     W[r, c] = float(text)
     shown = heatmap_z(page, "heatmap-w")
     assert shown[r, c] == W[r, c]
@@ -198,7 +200,7 @@ def test_a_big_matrix_is_shown_cell_by_cell_through_zoom_edit_hover_and_resize(p
     label.wait_for(state="hidden")
 
     # A narrower window: the plot is laid out again, and the bitmap with it.
-    page.set_viewport_size({"width": 900, "height": 900})
+    set_viewport(page, {"width": 900, "height": 900})
     page.wait_for_function("w => Math.abs(document.getElementById('heatmap-w').querySelector('.nsewdrag')"
                            ".getBoundingClientRect().width - w) > 20", arg=after["w"])
     page.wait_for_function("""() => {

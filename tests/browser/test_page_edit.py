@@ -8,8 +8,10 @@ import pytest
 from pycore.explorer import decode_fragment, default_state, preset
 from pycore.vit.trace import trace_head
 
-from .pagekit import (act, alert_text, edit, heatmap_z, load_link, open_explorer, page_fragment,
-                      renders, wait_render_after, worked_link)
+from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
+
+from .pagekit import (act, alert_text, edit, heatmap_z, load_link, logits_table, open_explorer,
+                      page_fragment, renders, wait_render_after, worked_link)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -181,7 +183,6 @@ def test_presets_and_reset(page, site_url):
                                [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]], atol=5e-5)
 
 
-@pytest.mark.fresh_page  # it leaves W_head's grid at its far corner (see conftest.py)
 def test_vit_b16_sized_head(page, site_url):
     open_explorer(page, site_url)
     page.select_option("#preset", "vit-b16")
@@ -198,6 +199,11 @@ def test_vit_b16_sized_head(page, site_url):
     page.get_by_label("W_head[0,0]", exact=True).focus()
     page.keyboard.press("Control+End")
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "W_head[767,999]"
+    # and back: the grid at its first cell again (the reused page's reset needs it there)
+    page.keyboard.press("Control+Home")
+    assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "W_head[0,0]"
+    page.wait_for_function("""() => Array.from(document.querySelectorAll('.grid-body'),
+        (e) => e.scrollTop + e.scrollLeft).every((v) => v === 0)""")
 
 
 def test_encoder_mode_edits(page, site_url):
@@ -258,3 +264,38 @@ def test_each_grid_is_a_form_that_enter_never_submits(page, site_url):
     assert state.W_head.tolist() == [[2.5]]
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
                                trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+
+
+def test_the_tables_follow_each_edit_in_place_and_the_predicted_class_moves(page, site_url):
+    """The statistics and logits tables of a new answer of the same shape have their numbers and
+    marks changed in place (js/panels.js): after each edit, every number shown and the predicted
+    class of each sample are the reference head's, and the rows are the ones first drawn."""
+    open_explorer(page, site_url)
+    page.evaluate("""() => { window.__rows = Array.from(
+        document.querySelectorAll('#logits-table tbody tr, #stats tbody tr')); }""")
+    W = [row[:] for row in WORKED_W_HEAD]
+    for value in (9.0, -9.0, 0.5):  # sample 0 predicts class 0, then 2 again, sample 1 class 1
+        edit(page, "W_head[0,0]", "%g" % value)
+        W[0][0] = value
+        logits = reference_head(WORKED_CLS, W)
+        shown = logits_table(page)
+        np.testing.assert_allclose([[float(x) for x in row] for row in shown], logits, atol=5e-5)
+        predicted = page.evaluate("""() => Array.from(document.querySelectorAll('#logits-table tbody tr'))
+            .map(tr => Array.from(tr.querySelectorAll('td')).findIndex(td => td.classList.contains('predicted')))""")
+        assert predicted == [int(np.argmax(row)) for row in logits], value
+        assert page.locator("#logits-table td.predicted").count() == 2
+        assert page.evaluate("""() => window.__rows.every(tr => tr.isConnected)"""), value
+    cls = [row[:] for row in WORKED_CLS]
+    for value in (7.0, -2.5):  # each changes sample 1's mean and variance
+        edit(page, "cls[1,3]", "%g" % value)
+        cls[1][3] = value
+        shown = page.evaluate("""() => Array.from(document.querySelectorAll('#stats tbody tr'))
+            .map(tr => Array.from(tr.querySelectorAll('td')).map(td => Number(td.textContent)))""")
+        for row, sample in zip(shown, cls):
+            mean = sum(sample) / len(sample)
+            var = sum((v - mean) ** 2 for v in sample) / len(sample)
+            np.testing.assert_allclose(row, [mean, var, (var + 1e-6) ** 0.5], atol=5e-5)
+        logits = reference_head(cls, W)
+        np.testing.assert_allclose([[float(x) for x in row] for row in logits_table(page)],
+                                   logits, atol=5e-5)
+    assert page.evaluate("""() => window.__rows.every(tr => tr.isConnected)""")

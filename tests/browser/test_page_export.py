@@ -36,19 +36,6 @@ def download(page):
         return d.suggested_filename, f.read()
 
 
-@pytest.mark.fresh_page  # its init script refuses the clipboard from the first script on
-def test_a_refused_copy_leaves_the_dialog_as_it_was(page, site_url):
-    page.add_init_script(REFUSE_CLIPBOARD)
-    open_explorer(page, site_url)
-    shown = open_export(page, "#export-numpy")
-    assert shown["title"] == "NumPy code that reproduces the logits" and shown["download"]
-    page.click("#export-copy")
-    page.wait_for_function(
-        "() => document.getElementById('toast').textContent.includes('refused')")
-    assert dialog(page) == shown
-    assert download(page) == ("vit_head.py", shown["text"])
-
-
 def test_download_saves_the_export_shown(page, site_url):
     open_explorer(page, site_url)
     edit(page, "cls[0,0]", "7")
@@ -64,16 +51,29 @@ def test_download_saves_the_export_shown(page, site_url):
 
 
 @pytest.mark.fresh_page  # its init script refuses the clipboard from the first script on
-def test_a_link_that_could_not_be_copied_is_shown_and_downloads_as_itself(page, site_url):
+def test_a_refused_copy_leaves_each_dialog_as_it_was(page, site_url):
+    """Copy refused by the browser, on one page booted so: an export's dialog stays as it was
+    and downloads its text; then a link that could not be copied is shown, and its dialog stays
+    the link's when Copy is refused again, and downloads as itself."""
     page.add_init_script(REFUSE_CLIPBOARD)
     open_explorer(page, site_url)
+    refused = "() => document.getElementById('toast').textContent.includes('refused')"
+    # an export
+    shown = open_export(page, "#export-numpy")
+    assert shown["title"] == "NumPy code that reproduces the logits" and shown["download"]
+    page.click("#export-copy")
+    page.wait_for_function(refused)
+    assert dialog(page) == shown
+    assert download(page) == ("vit_head.py", shown["text"])
+    page.click("#export-close")
+    page.wait_for_function("() => document.getElementById('toast').textContent === ''")
+    # a link
     edit(page, "cls[0,0]", "7")
     page.click("#copy-link")
     page.wait_for_function("() => document.getElementById('export-dialog').open")
     shown = dialog(page)
     assert shown["title"] == "Copy this link" and shown["text"].endswith(page_fragment(page))
     page.click("#export-copy")              # refused again: the dialog stays the link's
-    page.wait_for_function(
-        "() => document.getElementById('toast').textContent.includes('refused')")
+    page.wait_for_function(refused)
     assert dialog(page) == shown
     assert download(page) == ("link.txt", shown["text"])

@@ -13,6 +13,7 @@ import pytest
 
 from buildtools import digits as wheel_digits
 from pycore import load_tiny_vit
+from pycore.explorer import decode_fragment
 
 from . import pagekit
 from .pagekit import heatmap_z, open_explorer, page_fragment, state_fragment
@@ -101,6 +102,29 @@ def play_until(page, steps):
                            arg=steps, timeout=120000)
     page.click("#ft-play")  # Pause
     idle(page)
+
+
+def test_play_writes_the_link_once_it_pauses(page, site_url):
+    """While Play runs the address bar keeps the link it had (spelling the state out and writing
+    it at every step was most of a step's time on the page); once Play pauses, the link is the
+    trained head's: decoded, its W_head is the one the heatmap shows, not the one before."""
+    open_explorer(page, site_url)
+    before = page_fragment(page)
+    W_before = decode_fragment(before).W_head
+    page.evaluate("""() => { window.__hashes = new Set();
+        window.__watch = setInterval(() => window.__hashes.add(location.hash), 5); }""")
+    page.click("#ft-play")
+    page.wait_for_function("() => Number(document.getElementById('finetune').dataset.runSteps) >= 10",
+                           timeout=60000)
+    page.click("#ft-play")  # Pause
+    idle(page)
+    hashes = page.evaluate("() => { clearInterval(window.__watch); return Array.from(window.__hashes); }")
+    assert hashes == [before], "the address bar changed while Play ran"
+    page.wait_for_function("() => document.documentElement.dataset.linkPending === 'false'"
+                           " && location.hash !== %r" % before, timeout=30000)
+    shown = decode_fragment(page_fragment(page))
+    np.testing.assert_array_equal(shown.W_head, heatmap_z(page, "heatmap-w"))
+    assert not np.array_equal(shown.W_head, W_before)
 
 
 def test_play_keeps_going_through_a_setting_and_stops_when_converged(page, site_url):

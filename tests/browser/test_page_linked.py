@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from buildtools import manifest as manifest_mod, pypi_files
 from pycore.explorer import preset
 
-from .pagekit import act, heatmap_z, open_explorer, renders, wait_render_after
+from .pagekit import act, heatmap_z, open_explorer, renders, set_viewport, wait_render_after
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -114,7 +114,7 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
     h_hat, _ = head(WORKED_CLS, WORKED_W)
     for width, height in [(1280, 800), (390, 844)]:
         reset_page()
-        page.set_viewport_size({"width": width, "height": height})
+        set_viewport(page, {"width": width, "height": height})
         open_explorer(page, site_url)
         below = """() => ['logits-table', 'pitfalls'].map(id =>
             document.getElementById(id).getBoundingClientRect().top + scrollY)"""

@@ -1,16 +1,21 @@
 """A ViT-B/16-size model file in the page (Chromium, the reused page): chosen in the file
 chooser, drawn with its class names and its own head offered; saved with "State as .npz" (a real
 download) and chosen again, every number back bit for bit; a bad file refused, the URL, the
-screen and the exports as they were. (The three engines: tests/browser/test_engines.py.)"""
+screen and the exports as they were; the files docs/own-model.md's scripts wrote from real timm
+and Hugging Face models (tests/fixtures/own_model/), the model's own head drawn with PyTorch's
+logits. (The three engines: tests/browser/test_engines.py.)"""
 import hashlib
+import os
 
 import numpy as np
 import pytest
 
-from .pagekit import act, alert_text, open_explorer, page_fragment
+from .pagekit import act, alert_text, heatmap_z, open_explorer, page_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
+OWN_MODEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "fixtures",
+                         "own_model")
 DONE = "() => ['loaded', 'refused'].includes(document.documentElement.dataset.modelFile)"
 
 
@@ -75,3 +80,26 @@ def test_a_vit_b16_file_loads_saves_as_npz_and_loads_back_bit_for_bit(page, site
     assert act(page, lambda: choose(page, saved)) is None
     assert shows(page, "heatmap-w", W) and shows(page, "heatmap-cls", cls)
     assert not shows(page, "heatmap-w", W + np.float32(1e-7) * (np.arange(1000) == 3))  # can fail
+
+
+def test_files_from_the_docs_scripts_show_pytorch_s_logits_in_the_model_s_own_head(page, site_url,
+                                                                                  tmp_path):
+    """The page's file reading (slices, base64, Pyodide's NumPy) gives what CPython's gives in
+    tests/test_own_model_files.py: PyTorch's logits, to float32's rounding."""
+    open_explorer(page, site_url)
+    for lib, files in (("timm", ["timm.npz"]), ("hf", ["hf-head.safetensors", "hf-cls.npz"])):
+        with np.load(os.path.join(OWN_MODEL, "%s.npz" % lib), allow_pickle=False) as f:
+            cls, W = f["cls"].astype(float), f["W_head"].astype(float)
+            np.savez(str(tmp_path / "hf-cls.npz"), cls=f["cls"])   # the CLS vectors alone
+        torch_logits = np.load(os.path.join(OWN_MODEL, "%s-torch-logits.npy" % lib)).astype(float)
+        for name in files:
+            path = tmp_path / name if name == "hf-cls.npz" else os.path.join(OWN_MODEL, name)
+            assert act(page, lambda: choose(page, path)) is None
+            assert page.evaluate("() => document.documentElement.dataset.modelFile") == "loaded", \
+                alert_text(page)
+        assert shows(page, "heatmap-w", W) and shows(page, "heatmap-cls", cls)
+        act(page, lambda: page.select_option("#variant", "model_head"))
+        shown = heatmap_z(page, "heatmap-variant")
+        assert shown.shape == torch_logits.shape
+        assert np.abs(shown - torch_logits).max() <= 1e-5 * np.abs(torch_logits).max(), lib
+        assert np.abs(heatmap_z(page, "heatmap-logits") - torch_logits).max() > 0.1  # can fail

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from .pagekit import open_explorer, state_fragment
+from .pagekit import open_explorer, set_viewport, state_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -45,7 +45,7 @@ def test_cells_and_hovers_read_short_and_never_cut_and_focus_shows_the_full_valu
     assert expected["cls[0,0]"] == "0.5344" and expected["W_head[2,2]"] == "1e-300"
     for width, height, large in [(1280, 800, False), (390, 844, False), (1920, 1080, True)]:
         reset_page()
-        page.set_viewport_size({"width": width, "height": height})
+        set_viewport(page, {"width": width, "height": height})
         open_explorer(page, site_url, state_fragment({"cls": CLS, "W_head": W}))
         if large:
             page.click("#text-size")
@@ -63,7 +63,7 @@ def test_cells_and_hovers_read_short_and_never_cut_and_focus_shows_the_full_valu
     page.keyboard.press("Tab")
     assert cell.input_value() == "0.5344"
     # a hover reads the short form too: what the hover label says over W_head[1, 0]
-    page.set_viewport_size({"width": 1280, "height": 800})
+    set_viewport(page, {"width": 1280, "height": 800})
     area = page.locator("#heatmap-w .nsewdrag")
     area.scroll_into_view_if_needed()
     box = area.bounding_box()

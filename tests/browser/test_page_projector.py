@@ -4,7 +4,7 @@ clicker drives the walk from anywhere on the page; the walk starts from the top 
 import pytest
 from playwright.sync_api import expect
 
-from .pagekit import act, open_explorer, renders, wait_render_after
+from .pagekit import act, open_explorer, renders, set_viewport, wait_render_after
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -64,7 +64,7 @@ def check_step(seen, where):
 def test_every_step_is_on_screen_at_once_on_a_small_projector(page, site_url, reset_page):
     for width, height in [(1280, 720), (1366, 768)]:
         reset_page()
-        page.set_viewport_size({"width": width, "height": height})
+        set_viewport(page, {"width": width, "height": height})
         open_explorer(page, site_url)
         page.click("#text-size")
         # Start is in the toolbar, in view without scrolling past the pipeline
@@ -121,7 +121,7 @@ SIZES = """() => {
 
 
 def test_large_text_is_legible_from_the_back_on_a_1080p_projector(page, site_url):
-    page.set_viewport_size({"width": 1920, "height": 1080})
+    set_viewport(page, {"width": 1920, "height": 1080})
     open_explorer(page, site_url)
     page.click("#text-size")
     act(page, lambda: page.click("#walk-open"))
@@ -167,11 +167,11 @@ CELL_TEXTS = """id => { const d = document.getElementById(id).dataset;
 def test_a_phones_logits_never_run_together(page, site_url):
     """Issue 27, item 10: the drawn digit's 10 logits printed in 34 px cells read as one string
     ("9.57-0.33-1.01..."); where a cell cannot hold its number the hover and the table do."""
-    page.set_viewport_size({"width": 390, "height": 844})
+    set_viewport(page, {"width": 390, "height": 844})
     open_explorer(page, site_url)
     act(page, lambda: page.click("#digit-gallery button >> nth=0"))
     for width in (390, 1280):
-        page.set_viewport_size({"width": width, "height": 844})
+        set_viewport(page, {"width": width, "height": 844})
         page.wait_for_timeout(700)  # Plotly's resize, then the figures drawn again (250 ms)
         count, widest, cell = page.evaluate(CELL_TEXTS, "heatmap-logits")
         assert widest <= cell, (width, widest, cell)  # each painted number fits its cell
@@ -194,7 +194,7 @@ def test_a_phones_example_menu_shows_its_whole_choice(page, site_url):
     """At 390 px the Example menu read "Worked example (B=2, D=4, C=3" (a width kept for a
     label beside it, though the label wraps above it there); it must show the whole choice
     without widening the page."""
-    page.set_viewport_size({"width": 390, "height": 844})
+    set_viewport(page, {"width": 390, "height": 844})
     open_explorer(page, site_url)
     needed, width, page_width = page.evaluate(MENU_TEXT_FITS)
     assert needed <= width, (needed, width)

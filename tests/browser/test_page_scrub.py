@@ -9,7 +9,8 @@ import pytest
 from pycore.explorer import decode_fragment, default_state
 from pycore.vit.trace import trace_head
 
-from .pagekit import DEFAULT_LINK, heatmap_z, load_link, open_explorer, page_fragment
+from .pagekit import (DEFAULT_LINK, heatmap_z, load_link, on_bridge, open_explorer, page_fragment,
+                      set_viewport)
 from .test_page_bitmap import assert_screen_shows
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
@@ -123,6 +124,76 @@ def test_a_fast_drag_ends_at_its_last_value_whatever_was_skipped(page, site_url)
     assert page.get_by_label("cls[0,0]", exact=True).input_value() == "3.5"
 
 
+# Answers held back while window.__answerDelay (ms) is set.
+DELAY_ANSWERS = on_bridge("""const call = bridge.call.bind(bridge);
+      bridge.call = (request) => call(request).then((answer) => new Promise((done) =>
+        setTimeout(() => done(answer), window.__answerDelay || 0)));""")
+
+# Each frame's [cell's text, its heatmap's value, time], as the frame paints them: read by a
+# ResizeObserver, which runs after every animation-frame callback and the layout, just before
+# the paint (a tiny element is resized every frame to call it).
+WATCH_FRAMES = """([label, id, r, c]) => {
+  const cell = document.querySelector(`[aria-label="${label}"]`);
+  const probe = document.createElement('div');
+  probe.style.cssText = 'position: fixed; left: 0; top: 0; height: 1px; width: 1px; visibility: hidden';
+  document.body.append(probe);
+  window.__pairs = [];
+  window.__keys = [];
+  addEventListener('keydown', () => window.__keys.push(performance.now()), true);
+  const seen = new ResizeObserver(() => {
+    window.__pairs.push([cell.value, document.getElementById(id).data[0].z[r][c], performance.now()]);
+  });
+  seen.observe(probe);
+  const look = () => {
+    probe.style.width = probe.style.width === '1px' ? '2px' : '1px';
+    window.__watch = requestAnimationFrame(look);
+  };
+  look();
+  window.__stopWatch = () => { cancelAnimationFrame(window.__watch); seen.disconnect(); probe.remove(); };
+}"""
+
+
+@pytest.mark.fresh_page  # its init script holds the answers back on request
+def test_a_scrubbed_cell_changes_with_its_heatmap_and_on_its_own_when_the_answer_is_slow(
+        page, site_url):
+    """The cell's new number is painted in the frame that paints its answer: no frame shows the
+    cell ahead of the heatmaps (the frame spent on it would hold the answer back to the next),
+    unless the answer took longer than a tenth of a second: an answer that slow does not hold
+    the cell back. (While a change is on its way, the next is not sent: when it is drawn, the
+    cell shows the newest number. So each step here waits for its own answer.)"""
+    page.add_init_script(DELAY_ANSWERS)
+    open_explorer(page, site_url)
+    cell = page.get_by_label("cls[1,2]", exact=True)   # -1 in the worked example
+    cell.click()
+    page.evaluate(WATCH_FRAMES, ["cls[1,2]", "heatmap-cls", 1, 2])
+    for value in (-0.9, -0.8, -0.7, -0.6, -0.5, -0.4):
+        page.keyboard.press("Alt+ArrowUp")
+        wait_value(page, "heatmap-cls", 1, 2, value)
+        page.wait_for_timeout(30)
+    seen = page.evaluate("() => { window.__stopWatch(); return [window.__pairs, window.__keys]; }")
+    pairs, keys = seen
+    assert len(pairs) > 10 and len(keys) >= 6, seen   # frames were drawn throughout
+    ahead = []
+    for text, z, at in pairs:
+        since = at - max([k for k in keys if k <= at] or [at])
+        if float(text) != z and since < 100:
+            ahead.append((text, z, round(since, 1)))
+    assert ahead == [], "frames showed the cell ahead of its heatmap (text, z, ms after the key)"
+    assert {float(t) for t, _, _ in pairs} >= {-0.9, -0.4}
+    settled(page)
+
+    page.evaluate("() => { window.__answerDelay = 600; }")
+    page.keyboard.press("Alt+ArrowUp")
+    page.wait_for_function("() => document.activeElement.value === '-0.3'", timeout=400)
+    assert value_of(page, "heatmap-cls", 1, 2) == -0.4   # its answer is still on its way
+    wait_value(page, "heatmap-cls", 1, 2, -0.3)
+    page.evaluate("() => { window.__answerDelay = 0; }")
+    settled(page)
+    state = default_state()
+    state.cls[1, 2] = -0.3
+    assert_every_stage(page, state)
+
+
 def test_the_fine_tuning_settings_scrub_too(page, site_url):
     open_explorer(page, site_url)
     lr = page.locator("#ft-lr")
@@ -219,7 +290,7 @@ def test_panels_in_view_follow_every_change_and_one_scrolled_into_view_is_brough
     page.evaluate(WATCH_DEFERRED)
     cell = page.get_by_label("cls[0,1]", exact=True)   # -1 in the worked example
     try:
-        page.set_viewport_size({"width": size["width"], "height": 20000})
+        set_viewport(page, {"width": size["width"], "height": 20000})
         page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
         cell.click()
         page.keyboard.down("Alt")
@@ -235,7 +306,7 @@ def test_panels_in_view_follow_every_change_and_one_scrolled_into_view_is_brough
         left = {name for d in page.evaluate("() => window.__deferred") for name in (d or "").split()}
         assert left <= {"top_k", "contributions"}, left
     finally:
-        page.set_viewport_size(size)
+        set_viewport(page, size)
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     for _ in range(2):   # held: 2 to 0, sample 0 back to class 2; the fine-tuning panel is now
         page.keyboard.down("ArrowDown")   # out of view, left for later

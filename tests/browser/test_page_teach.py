@@ -7,7 +7,7 @@ from pycore.explorer.comparisons import MODEL_ONLY, of_kind, run
 from pycore.explorer import default_state, preset, state_to_json
 from pycore.vit.trace import trace_head
 
-from .pagekit import act, edit, heatmap_z, open_explorer, state_fragment
+from .pagekit import act, edit, heatmap_z, open_explorer, set_viewport, state_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -28,7 +28,7 @@ def test_steps_show_one_logit_as_a_sum_of_products(page, site_url):
 
 
 def test_steps_follow_edits_made_while_they_were_out_of_view(page, site_url):
-    page.set_viewport_size({"width": 1280, "height": 720})
+    set_viewport(page, {"width": 1280, "height": 720})
     open_explorer(page, site_url)
     steps = page.locator("#step-list")
     expect(steps).to_contain_text("0.8854")
@@ -109,7 +109,7 @@ def test_gap_switches_to_the_encoder_output(page, site_url):
 
 
 def test_comparison_plots_sit_side_by_side(page, site_url):
-    page.set_viewport_size({"width": 1280, "height": 900})
+    set_viewport(page, {"width": 1280, "height": 900})
     open_explorer(page, site_url)
     act(page, lambda: page.select_option("#pitfall", "no_layernorm"))
     boxes = [page.locator("#%s .main-svg" % element_id).first.bounding_box()

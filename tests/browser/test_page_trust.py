@@ -14,8 +14,8 @@ from reference import WORKED_CLS, WORKED_W_HEAD
 
 from .conftest import PageLog
 from .pagekit import (BOOT_TIMEOUT_MS, act, alert_text, heatmap_z, load_link, open_explorer,
-                      page_fragment, renders, state_fragment, wait_ready, wait_render_after,
-                      worked_link)
+                      page_fragment, renders, set_viewport, state_fragment, wait_ready,
+                      wait_render_after, worked_link)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -248,15 +248,24 @@ def layout_problems(page):
 
 
 def test_nothing_is_cut_off_or_overlapping(site_url, context):
-    """At each size, a page booted at that size (in the host's context: its caches are warm)."""
-    for name, (width, height) in VIEWPORTS.items():
-        shown = context.new_page()
-        try:
+    """At each size, narrowest first: a page booted at the first size (in the host's context: its
+    caches are warm), then, for each other size, the same page at that size with a new session
+    (Reset), so that every size is laid out from a first redraw, as a boot lays it out (what a
+    resize alone does is test_page_resize.py's). The worked example, then ViT-B/16 with a
+    mistake and a variant beside it, with two numbers tables open."""
+    shown = context.new_page()
+    try:
+        log = PageLog(shown)
+        for k, (name, (width, height)) in enumerate(VIEWPORTS.items()):
             shown.set_viewport_size({"width": width, "height": height})
-            log = PageLog(shown)
-            open_explorer(shown, site_url)
+            if k == 0:
+                open_explorer(shown, site_url)
+            else:
+                act(shown, lambda: shown.click("#reset"))
+                assert shown.evaluate("() => document.getElementById('pitfall').value") == "", name
             for details in shown.locator("details.numbers-toggle").all()[:2]:
-                details.locator("summary").click()  # open tables are checked too
+                if not details.evaluate("(d) => d.open"):
+                    details.locator("summary").click()  # open tables are checked too
             assert layout_problems(shown) == [], name
             load_preset(shown, "vit-b16")
             assert layout_problems(shown) == [], name
@@ -274,17 +283,17 @@ def test_nothing_is_cut_off_or_overlapping(site_url, context):
                     assert box.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), \
                         "%s scrolls sideways at %d px" % (table, width)
             check_ranked_table_semantics(shown, "pitfall-top-k")
-            log.close()
-            log.assert_clean(site_url)
-        finally:
-            shown.close()
+        log.close()
+        log.assert_clean(site_url)
+    finally:
+        shown.close()
 
 
 def test_the_first_screen_shows_the_heads_pipeline(page, site_url):
     """At 1280 x 800, without scrolling: the overview from image to logits, and the head's
     first two stages with their heatmaps' cells (the drawing panel comes after the pipeline;
     the overview's "image" leads to it)."""
-    page.set_viewport_size({"width": 1280, "height": 800})
+    set_viewport(page, {"width": 1280, "height": 800})
     open_explorer(page, site_url)
     page.evaluate("() => window.scrollTo(0, 0)")
     tops = page.evaluate("""() => Object.fromEntries(['overview', 'stage-input', 'stage-norm', 'real-vit']
@@ -304,7 +313,7 @@ def test_printed_equations_are_not_cut(page, site_url):
     its box, the long dot product of the tiny ViT's 32 features too: it wraps, as paper does
     not scroll."""
     open_explorer(page, site_url)
-    page.set_viewport_size({"width": 720, "height": 1000})
+    set_viewport(page, {"width": 720, "height": 1000})
     page.emulate_media(media="print")
     try:
         for state in ("worked", "digit"):
@@ -333,7 +342,7 @@ def test_the_layernorm_statistics_fit_without_scrolling_sideways(page, site_url)
     open_explorer(page, site_url)
     for name in ["narrow phone", "phone", "desktop"]:
         width, height = VIEWPORTS[name]
-        page.set_viewport_size({"width": width, "height": height})
+        set_viewport(page, {"width": width, "height": height})
         table = page.locator("#stats")
         box = table.locator("xpath=..")
         assert box.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), \
@@ -373,14 +382,38 @@ def test_nothing_is_cut_off_at_150_percent_zoom(browser, site_url):
         context.close()
 
 
+def embed_shows_what_fits(page):
+    """The embed view booted at 800 x 600: what it shows and hides to fit."""
+    assert page.locator(".lede").is_hidden()
+    assert page.locator("#pitfalls").is_hidden()
+    # The inputs show as their editable grids (the numbers, and where to change them); their
+    # heatmaps would repeat them in a frame that has no room to spare (the whole
+    # embed fits 800 x 600 without a scroll bar). The computed stages show as heatmaps.
+    for grid_id in ("grid-input", "grid-w"):
+        assert page.locator("#" + grid_id).is_visible()
+    for element_id in ("heatmap-cls", "heatmap-w"):
+        assert page.locator("#" + element_id).is_hidden()
+    for element_id in ("heatmap-normalized", "heatmap-logits"):
+        assert page.locator("#" + element_id).is_visible()
+        # small matrices print their values here: no colour key takes the room
+        assert page.locator("#%s + .colour-key" % element_id).is_hidden()
+    width = page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 800, "the embed view scrolls sideways: %d px" % width
+    box = page.locator("#heatmap-logits").bounding_box()
+    assert box["y"] + box["height"] <= 600 + 1, "the logits do not fit in 600 px: %r" % box
+
+
 @pytest.mark.fresh_page  # the embed view (?embed=1) is another page than the one reused
 def test_the_embed_fits_its_frame_without_a_scroll_bar(page, site_url):
+    """Booted at 800 x 600, then at 640 x 480 with a link: it fits without a scroll bar, an
+    error does not make it taller, and the full page is one click away."""
     fits = "document.scrollingElement.scrollHeight <= innerHeight && " \
            "document.scrollingElement.scrollWidth <= innerWidth"
     for k, size in enumerate([(800, 600), (640, 480)]):
-        page.set_viewport_size({"width": size[0], "height": size[1]})
+        set_viewport(page, {"width": size[0], "height": size[1]})
         if k == 0:
             open_explorer(page, site_url, query="?embed=1")  # booted at the first size
+            embed_shows_what_fits(page)
         else:
             load_link(page, worked_link())
         assert page.evaluate(fits), size
@@ -552,7 +585,11 @@ def axe_source():
 
 def serious_violations(page, axe_source):
     if not page.evaluate("() => typeof window.axe === 'object'"):
-        page.add_script_tag(content=axe_source)  # an inline script: the page's CSP refuses it
+        # Through the DevTools protocol, as Playwright evaluates a script: the page's
+        # Content-Security-Policy, which rightly refuses an inline script, does not apply to it,
+        # so axe-core runs in the page exactly as served.
+        page.evaluate(axe_source)
+        assert page.evaluate("() => typeof window.axe === 'object'"), "axe-core did not load"
     found = page.evaluate("""async () => {
         const r = await axe.run(document, {resultTypes: ['violations']});
         return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.length}));
@@ -560,29 +597,27 @@ def serious_violations(page, axe_source):
     return [v for v in found if v["impact"] in ("serious", "critical")], found
 
 
-STATES = ["default", "encoder", "pitfall", "invalid cell", "vit-b16", "embed"]
+STATES = ["default", "encoder", "pitfall", "invalid cell", "vit-b16"]
 
 
-def test_axe_finds_nothing_serious(browser, site_url, axe_source):
-    # axe-core is injected as an inline script, which the page's Content-Security-Policy rightly
-    # refuses; this context lets the test's own script in (the page is otherwise the same).
-    # One page goes through the states, from the worked example each time (the embed view is
-    # another URL: it is booted).
-    context = browser.new_context(bypass_csp=True)
+def test_axe_finds_nothing_serious(page, site_url, context, axe_source):
+    """axe-core on the host's page in each state, from the worked example each time, then on the
+    embed view (another URL: a page of its own, booted in the host's context)."""
+    found = {}
     try:
-        page = context.new_page()
-        found = {}
         for state in STATES:
-            if state == "embed":
-                open_explorer(page, site_url, query="?embed=1")
-            elif state == "default":
-                open_explorer(page, site_url)
-            else:
+            if state != "default":
                 load_link(page, worked_link())
             found[state] = axe_in_state(page, axe_source, state)
-        assert {state: serious for state, serious in found.items() if serious} == {}
     finally:
-        context.close()
+        page.evaluate("() => { delete window.axe; }")  # the reused page as the next test expects it
+    embed = context.new_page()  # closed after the test (conftest.py's `context`)
+    log = PageLog(embed)
+    open_explorer(embed, site_url, query="?embed=1")
+    found["embed"] = axe_in_state(embed, axe_source, "embed")
+    log.close()
+    log.assert_clean(site_url)
+    assert {state: serious for state, serious in found.items() if serious} == {}
 
 
 def axe_in_state(page, axe_source, state):
@@ -647,61 +682,56 @@ def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url
 
 # ---- dark, print, reduced motion, large text --------------------------------------------------
 
-def test_dark_mode_print_reduced_motion_and_large_text(browser, site_url):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark",
-                                  reduced_motion="reduce")
-    try:
-        page = context.new_page()
-        open_explorer(page, site_url)
-        paper = rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
-        ink = rgb(page.evaluate("getComputedStyle(document.body).color"))
-        assert luminance(paper) < 0.05 and contrast(ink, paper) >= 7
-        plot_ink = page.evaluate("document.getElementById('heatmap-logits').layout.font.color")
-        assert contrast(rgb(plot_ink) if plot_ink.startswith("rgb") else
-                        [int(plot_ink[i:i + 2], 16) for i in (1, 3, 5)], paper) >= 4.5
-        assert layout_problems(page) == []
-        durations = page.evaluate("""[...document.querySelectorAll('button, .cell, .toast, #toast')]
-            .map(e => getComputedStyle(e).transitionDuration)""")
-        assert set(durations) <= {"0s"}
-        small = page.evaluate("document.getElementById('heatmap-logits').layout.font.size")
-        page.emulate_media(media="print")
-        assert not page.locator(".toolbar").is_visible()
-        page.emulate_media(media="screen")
-        page.locator("#text-size").click()
-        page.wait_for_function("() => document.documentElement.classList.contains('large')")
-        page.wait_for_function("s => document.getElementById('heatmap-logits').layout.font.size > s",
-                               arg=small)
-        assert page.evaluate("document.getElementById('heatmap-logits').layout.font.size") >= 15
-        assert layout_problems(page) == []
-    finally:
-        context.close()
+@pytest.mark.fresh_page  # booted in the dark scheme with reduced motion (warm caches)
+def test_dark_mode_print_reduced_motion_and_large_text(page, site_url):
+    set_viewport(page, {"width": 1280, "height": 900})
+    page.emulate_media(color_scheme="dark", reduced_motion="reduce")
+    open_explorer(page, site_url)
+    paper = rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
+    ink = rgb(page.evaluate("getComputedStyle(document.body).color"))
+    assert luminance(paper) < 0.05 and contrast(ink, paper) >= 7
+    plot_ink = page.evaluate("document.getElementById('heatmap-logits').layout.font.color")
+    assert contrast(rgb(plot_ink) if plot_ink.startswith("rgb") else
+                    [int(plot_ink[i:i + 2], 16) for i in (1, 3, 5)], paper) >= 4.5
+    assert layout_problems(page) == []
+    durations = page.evaluate("""[...document.querySelectorAll('button, .cell, .toast, #toast')]
+        .map(e => getComputedStyle(e).transitionDuration)""")
+    assert set(durations) <= {"0s"}
+    small = page.evaluate("document.getElementById('heatmap-logits').layout.font.size")
+    page.emulate_media(media="print")
+    assert not page.locator(".toolbar").is_visible()
+    page.emulate_media(media="screen")
+    page.locator("#text-size").click()
+    page.wait_for_function("() => document.documentElement.classList.contains('large')")
+    page.wait_for_function("s => document.getElementById('heatmap-logits').layout.font.size > s",
+                           arg=small)
+    assert page.evaluate("document.getElementById('heatmap-logits').layout.font.size") >= 15
+    assert layout_problems(page) == []
 
 
-def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(browser, site_url):
+@pytest.mark.fresh_page  # booted in the light scheme (warm caches)
+def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(page, site_url):
     """The page reads its text colour once per colour scheme (js/dom.js), not per figure: when
     the scheme changes with the page open (the system goes dark at sunset), every heatmap and
     the fine-tuning charts are drawn again in the new ink, readable on the new paper."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="light")
-    try:
-        page = context.new_page()
-        open_explorer(page, site_url)
-        fonts = """() => ['heatmap-logits', 'heatmap-cls', 'loss-curve', 'compare-curves']
-                         .map(id => document.getElementById(id).layout.font.color)"""
-        light = page.evaluate(fonts)
-        assert len(set(light)) == 1
-        page.emulate_media(color_scheme="dark")
-        page.wait_for_function("""light => ['heatmap-logits', 'heatmap-cls', 'loss-curve',
-            'compare-curves'].every(id => document.getElementById(id).layout.font.color !== light)""",
-                               arg=light[0])
-        dark = page.evaluate(fonts)
-        paper = rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
-        ink = [int(dark[0][i:i + 2], 16) for i in (1, 3, 5)]
-        assert len(set(dark)) == 1 and contrast(ink, paper) >= 7
-        assert dark[0] == page.evaluate(
-            "getComputedStyle(document.documentElement).getPropertyValue('--ink').trim()")
-        assert layout_problems(page) == []
-    finally:
-        context.close()
+    set_viewport(page, {"width": 1280, "height": 900})
+    page.emulate_media(color_scheme="light")
+    open_explorer(page, site_url)
+    fonts = """() => ['heatmap-logits', 'heatmap-cls', 'loss-curve', 'compare-curves']
+                     .map(id => document.getElementById(id).layout.font.color)"""
+    light = page.evaluate(fonts)
+    assert len(set(light)) == 1
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_function("""light => ['heatmap-logits', 'heatmap-cls', 'loss-curve',
+        'compare-curves'].every(id => document.getElementById(id).layout.font.color !== light)""",
+                           arg=light[0])
+    dark = page.evaluate(fonts)
+    paper = rgb(page.evaluate("getComputedStyle(document.body).backgroundColor"))
+    ink = [int(dark[0][i:i + 2], 16) for i in (1, 3, 5)]
+    assert len(set(dark)) == 1 and contrast(ink, paper) >= 7
+    assert dark[0] == page.evaluate(
+        "getComputedStyle(document.documentElement).getPropertyValue('--ink').trim()")
+    assert layout_problems(page) == []
 
 
 def _wrapped(title, width, size):
@@ -728,7 +758,7 @@ def test_titles_are_wrapped_for_the_width_their_figure_has_now(page, site_url):
         .filter(e => e.data && e.layout && e.layout.title && e.dataset.bitmap !== undefined)
         .map(e => [e.id, e.clientWidth, e.layout.title.text, e.layout.title.font.size])"""
     for width, height in [(800, 600), (390, 844)]:
-        page.set_viewport_size({"width": width, "height": height})
+        set_viewport(page, {"width": width, "height": height})
         for step in ("large", "normal"):
             page.locator("#text-size").click()
             page.wait_for_function("want => document.documentElement.classList.contains('large') === want",

@@ -7,7 +7,8 @@ from playwright.sync_api import expect
 
 from pycore.explorer import preset, state_to_json
 
-from .pagekit import act, heatmap_z, open_explorer, renders, state_fragment, wait_render_after
+from .pagekit import (act, edit, heatmap_z, open_explorer, renders, set_viewport, state_fragment,
+                      wait_render_after)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -117,7 +118,10 @@ def test_typing_in_a_cell_redoes_the_step_with_the_new_numbers(page, site_url):
 
 @pytest.mark.hosts("pyscript", "fallback")  # the numbers from NumPy 1.17 too
 def test_the_link_reopens_the_step_on_a_fresh_page(page, site_url, context):
+    """A link opened in a new page reproduces the view: the numbers (an edited W_head, the
+    logits) and the walk-through at its step."""
     open_explorer(page, site_url)
+    edit(page, "W_head[1,0]", "-0.75")  # W_head is not in the step shown: only the link has it
     start_walk(page)
     act(page, lambda: page.select_option("#walk-sample", "1"))
     page.focus("#walk-next")
@@ -131,11 +135,17 @@ def test_the_link_reopens_the_step_on_a_fresh_page(page, site_url, context):
     _, _, h_hat, _ = head(CLS, W)
     assert all(("%.4f" % v) in shown_math(fresh) for v in h_hat[1])
     assert outlined(fresh, "heatmap-normalized") == [[1, 0, 1, 3]]
+    w = W.copy()
+    w[1, 0] = -0.75
+    np.testing.assert_array_equal(heatmap_z(fresh, "heatmap-w"), w)
+    np.testing.assert_array_equal(heatmap_z(fresh, "heatmap-w"), heatmap_z(page, "heatmap-w"))
+    np.testing.assert_array_equal(heatmap_z(fresh, "heatmap-logits"),
+                                  heatmap_z(page, "heatmap-logits"))
     fresh.close()
 
 
 def test_walk_reads_on_a_projector_with_large_text(page, site_url):
-    page.set_viewport_size({"width": 1920, "height": 1080})
+    set_viewport(page, {"width": 1920, "height": 1080})
     open_explorer(page, site_url)
     page.click("#text-size")  # the toolbar's large-text toggle, as a lecturer would
     assert page.evaluate("document.documentElement.classList.contains('large')")
@@ -171,7 +181,7 @@ def test_every_step_fits_the_width_and_keeps_its_equals_signs_under_each_other(
 
 
 def walk_at_width(page, site_url, width, height):
-    page.set_viewport_size({"width": width, "height": height})
+    set_viewport(page, {"width": width, "height": height})
     open_explorer(page, site_url)
     start_walk(page)
     for step in range(7):

@@ -16,7 +16,7 @@ import { component, resetAll } from "./components.js";
 import { bindWalk } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import * as offscreen from "./offscreen.js";
-import { bindFineTune } from "./finetune.js";
+import { bindFineTune, warmCharts } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 import { DEFAULT_PRESET, LINK_MAX, encoderPosition } from "./shared.js";
@@ -120,6 +120,7 @@ async function start(hostBridge) {
   offscreen.connect(bridge, (res, t0) => renderer.schedule(res, t0));
   linked.bindTopK((request) => send(request, performance.now()));
   opened = stateHash();
+  share.loadingLink(opened);
   await send({ op: "load", fragment: opened }, performance.now());
   if (opened.length > 1) $("preset").value = "link";
   grids.input.setReadOnly(false);
@@ -127,6 +128,7 @@ async function start(hostBridge) {
   bootDone();
   root.dataset.ready = "true";
   warm.start();
+  warmCharts();
 }
 
 // The URL's fragment if it holds a state (a link: "#state=..."), else "": a fragment that names
@@ -365,6 +367,7 @@ function bindControls() {
     }
     if (location.hash.slice(1) !== share.lastFragment()) {
       opened = location.hash;
+      share.loadingLink(opened);
       $("preset").value = "link";
       newSession(location.hash);
     }

@@ -17,6 +17,7 @@ import { component } from "./components.js";
 import { scrubField } from "./scrub.js";
 import { cssColour, holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
+import { TICK_LABELS_STAY } from "./heatmaps.js";
 import { MAX_RUN_STEPS } from "./shared.js";
 
 const STEPS_PER_SECOND = 30; // Play's pace; benchmarks/finetune_bench.py holds it to at least 20
@@ -167,6 +168,7 @@ class FineTunePanel {
     const request = { op: "train", n, steps: this.io.stepsLater() };
     const run = this.section && this.section.run;
     if (this.playing && run) request.run = run.id;
+    if (this.playing) request.link = "later"; // written once Play pauses (js/share.js)
     const res = await this.request(request);
     return res;
   }
@@ -373,9 +375,7 @@ class FineTunePanel {
       traces.push({ x: s.held_out.curve.map((p) => p[0]), y: s.held_out.curve.map((p) => 100 * p[1]),
                     name: "held-out accuracy (%)", mode: "lines+markers", yaxis: "y2", line: { color: "#15803d" } });
     }
-    const layout = this.layout("Loss, step by step", "loss", !run, run ? run.steps : 0);
-    layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
-                      zeroline: false, color: layout.font.color };
+    const layout = this.lossLayout(!run, run ? run.steps : 0);
     return this.playing ? plotSoon("loss-curve", traces, layout, 0) : plot("loss-curve", traces, layout);
   }
 
@@ -390,6 +390,14 @@ class FineTunePanel {
       : plot("compare-curves", traces, layout);
   }
 
+  // The loss curve's: the loss on the left axis, the accuracies in % on the right.
+  lossLayout(empty, steps) {
+    const layout = this.layout("Loss, step by step", "loss", empty, steps);
+    layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
+                      zeroline: false, color: layout.font.color, ticklabeloverflow: TICK_LABELS_STAY };
+    return layout;
+  }
+
   // An empty chart (no run yet) shows its axes without numbers: two tick labels would meet
   // in its corner.
   // Steps are whole numbers: ticks 1, 2, 5, 10, 20... apart, about eight of them. The grid is
@@ -402,9 +410,9 @@ class FineTunePanel {
       title: { text: title, x: 0, xanchor: "left", font: { size: 13 } },
       height: 320, margin: { l: 50, r: 50, t: 34, b: 80 },
       xaxis: { title: { text: "step" }, color: ink, showticklabels: !empty, tick0: 0, dtick,
-               tickformat: "d", gridcolor: grid, zerolinecolor: grid },
+               tickformat: "d", gridcolor: grid, zerolinecolor: grid, ticklabeloverflow: TICK_LABELS_STAY },
       yaxis: { title: { text: yTitle }, color: ink, showticklabels: !empty, gridcolor: grid,
-               zerolinecolor: grid },
+               zerolinecolor: grid, ticklabeloverflow: TICK_LABELS_STAY },
       legend: { orientation: "h", y: -0.3 },
       paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
       font: { family: "system-ui, sans-serif", size: 11, color: ink },
@@ -414,6 +422,26 @@ class FineTunePanel {
 }
 
 const panel = new FineTunePanel();
+
+// The first line chart a visit draws costs Plotly two to three times a later one (its line code
+// runs for the first time): 50 to 110 ms, a long task in Play's first round. Once the page is
+// ready and idle, a throwaway chart like the panel's is drawn out of sight and removed.
+export function warmCharts() {
+  const idle = window.requestIdleCallback || ((run) => setTimeout(run, 0));
+  idle(() => {
+    const box = document.createElement("div");
+    box.setAttribute("aria-hidden", "true");
+    box.style.cssText = "position: fixed; left: -10000px; top: 0; width: 600px; visibility: hidden";
+    document.body.append(box);
+    const layout = panel.lossLayout(false, 10);
+    const x = [0, 1, 2];
+    const traces = [{ x, y: [1, 0.5, 0.2], mode: "lines" },
+                    { x, y: [10, 50, 90], mode: "lines+markers", yaxis: "y2", line: { dash: "dot" } }];
+    window.Plotly.react(box, traces, layout, { displayModeBar: false, staticPlot: true })
+      .catch(() => {}) // a warm-up only: the page's own charts say their own errors
+      .finally(() => { window.Plotly.purge(box); box.remove(); });
+  }, { timeout: 2000 });
+}
 
 /** The panel's controls, once Python is ready (io: see FineTunePanel). */
 export function bindFineTune(io) {

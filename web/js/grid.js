@@ -361,6 +361,7 @@ export class MatrixGrid {
     if (this.entry.before === null) this.entry.before = String(this.value(p[0], p[1]));
     this.entry.dirty = true;
     this.pressed = null;
+    this.scrubber.forget();
     this.scrubber.leave();
     this.opts.onEdit(p[0], p[1], e.target.value, performance.now(), false);
   }
@@ -386,6 +387,7 @@ export class MatrixGrid {
   }
 
   onPasteEvent(e) {
+    this.scrubber.flush();
     const p = this.position(e.target);
     const text = (e.clipboardData || window.clipboardData).getData("text");
     // A single number is an ordinary edit; anything with separators is a block.
@@ -406,6 +408,7 @@ export class MatrixGrid {
       return;
     }
     if (this.scrubber.key(e, i, j, input)) return;
+    this.scrubber.flush(); // the key acts on the number the cell shows
     const atStart = input.selectionStart === 0 && input.selectionEnd === 0;
     const atEnd = input.selectionStart === input.value.length && input.selectionEnd === input.value.length;
     const all = input.selectionStart === 0 && input.selectionEnd === input.value.length;

@@ -30,9 +30,14 @@ import { numbersTable } from "./heatmap-numbers.js";
 const CONFIG = { displaylogo: false, responsive: true, displayModeBar: false };
 const COARSE = window.matchMedia ? window.matchMedia("(pointer: coarse)") : { matches: false };
 
+// Tick labels are never hidden for passing the figure's edge (the margins grow to hold them):
+// Plotly's default check ("hide past div") measures every label once per label, a layout of the
+// page each time, tens of ms per redraw of a figure.
+export const TICK_LABELS_STAY = "allow";
+
 function axis(title, n, colour) {
   const a = { title: { text: title, standoff: 6 }, zeroline: false, showgrid: false, fixedrange: false,
-              automargin: true, color: colour };
+              automargin: true, color: colour, ticklabeloverflow: TICK_LABELS_STAY };
   if (n <= 24) a.dtick = 1;
   return a;
 }
@@ -100,6 +105,11 @@ function widthOf(el) {
   if (!widths.has(el)) {
     widths.set(el, el.clientWidth); // the first draw: measured now, then kept up to date
     sizes.observe(el);
+  } else if (!widths.get(el)) {
+    // Hidden when last reported (an encoder-only figure in the CLS mode), shown again by this
+    // redraw: measured now, or its title would be wrapped for 600 px and cut off until the
+    // observer's report redrew it.
+    widths.set(el, el.clientWidth);
   }
   return widths.get(el);
 }
@@ -155,9 +165,11 @@ export function drawHeatmap(id, spec, m) {
   shown.delete(id);
   const { rows, cols } = m;
   const compact = document.documentElement.classList.contains("embed");
+  // z is given to the trace once Plotly has taken it (below): Plotly's colour clean-up walks
+  // every object in a trace, and would take each typed-array row of z for one (768 rows of
+  // 1,000 keys made into strings at ViT-B/16 size, 80 ms a draw). Plotly draws nothing from it.
   const trace = {
     type: "heatmap",
-    z: rowsOf(m),
     zmin: spec.zmin,
     zmax: spec.zmax,
     colorscale: scaleOf(spec.scale),
@@ -211,7 +223,11 @@ export function drawHeatmap(id, spec, m) {
   // The key changes the page's layout: only after Plotly has measured it (the react calls of
   // one render all run before any of them resolves).
   holdHeight(el, layout.height);
-  return window.Plotly.react(el, [trace], layout, CONFIG).then((drawn) => {
+  const drawing = window.Plotly.react(el, [trace], layout, CONFIG);
+  const z = rowsOf(m);
+  trace.z = z; // el.data[0].z (docs/interface.md), from now on
+  return drawing.then((drawn) => {
+    putZ(el, { z }); // and in Plotly's own copy of the trace, made as it drew
     watchBitmap(el);
     paintBitmap(el);
     shown.set(id, { figure, specText, spec, m, version: m.version || 0 });
@@ -232,16 +248,22 @@ function recolour(el, id, spec, m, before) {
   colourBitmap(el, spec, m);
   el.vitHover = { spec, m };
   paintBitmap(el, false);
-  const z = rowsOf(m);
-  for (const trace of [el.data[0], el._fullData && el._fullData[0]]) {
-    if (trace) Object.assign(trace, { z, zmin: spec.zmin, zmax: spec.zmax });
-  }
+  putZ(el, { z: rowsOf(m), zmin: spec.zmin, zmax: spec.zmax });
   describe(el, spec, m);
   numbersTable(el, spec, m);
   colourKey(el, spec, keyShown(m));
   shown.set(id, { figure: before.figure, specText: JSON.stringify(spec), spec, m, version: m.version || 0 });
   if (JSON.stringify(before.spec.marks) === JSON.stringify(spec.marks)) return Promise.resolve(el);
   return window.Plotly.relayout(el, { shapes: allShapes(id, spec, m) }).then(() => el);
+}
+
+// z and its range in the trace (el.data[0].z: docs/interface.md), and in Plotly's own copy of it,
+// which Plotly reads until its next full redraw. Plotly draws nothing from them: the page paints
+// the cells.
+function putZ(el, values) {
+  for (const trace of [el.data && el.data[0], el._fullData && el._fullData[0]]) {
+    if (trace) Object.assign(trace, values);
+  }
 }
 
 // What a screen reader hears for the figure (the cells themselves are a picture).

@@ -104,7 +104,36 @@ component("variant", comparison("variant", "variants"));
 // out as a list, every cell named by its rank (explorer.css), instead of scrolling sideways.
 // Its parts then carry their table roles explicitly, since a table laid out as blocks loses
 // them in some browsers' accessibility trees.
+// A table of the same shape as the one shown (a scrubbed number changes its numbers, not its
+// rows and columns) has its texts and marks changed in place: new rows would each be styled and
+// laid out again.
 function table(el, t) {
+  const shape = JSON.stringify([Boolean(t.k), t.header, t.rows.map((row) => [row.label, row.cells.length])]);
+  if (el.dataset.shape === shape && patchTable(el, t)) return;
+  buildTable(el, t);
+  el.dataset.shape = shape;
+}
+
+function patchTable(el, t) {
+  const rows = el.tBodies[0] ? el.tBodies[0].rows : [];
+  if (!el.caption || rows.length !== t.rows.length) return false;
+  setText(el.caption, t.caption);
+  t.rows.forEach((row, r) => {
+    row.cells.forEach((text, c) => {
+      const td = rows[r].cells[c + 1];
+      setText(td, text);
+      const predicted = row.mark === c;
+      if (td.classList.contains("predicted") !== predicted) {
+        td.classList.toggle("predicted", predicted);
+        if (predicted) td.title = "predicted class";
+        else td.removeAttribute("title");
+      }
+    });
+  });
+  return true;
+}
+
+function buildTable(el, t) {
   const ranked = Boolean(t.k);
   const role = (node, name) => { if (ranked) node.setAttribute("role", name); return node; };
   el.classList.toggle("ranked", ranked);

@@ -123,6 +123,8 @@ export class Renderer {
     await Promise.all(draws);
     // after the redraws, whose Plotly.react would otherwise race their outlines
     for (const c of reached("last", res)) await c.last(res[c.key], res);
+    // a scrubbed cell's newest number, in the frame that shows its answer (js/scrub.js: show)
+    for (const grid of Object.values(this.grids)) grid.scrubber.flush();
     return performance.now(); // the last redraw ends here (lastRenderMs)
   }
 }

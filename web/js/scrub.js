@@ -13,6 +13,7 @@
 
 const DRAG_START_PX = 5; // a mouse press that moves this far sideways scrubs instead of focusing
 const ANNOUNCE_MS = 300;
+const SHOW_LATE_MS = 100; // a cell whose answer is slower shows its number without it
 
 export class Scrubber {
   constructor(grid, onScrub) {
@@ -31,6 +32,8 @@ export class Scrubber {
     this.live.setAttribute("aria-live", "polite");
     this.announced = 0;
     this.announceTimer = 0;
+    this.showing = null; // the cell's text to show with the next redraw: {input, text}
+    this.showTimer = 0;
     grid.spacer.append(this.handle);
     grid.root.append(this.live);
     this.handle.addEventListener("pointerdown", (e) => this.startDrag(e, grid.active[0], grid.active[1], e.target));
@@ -84,6 +87,7 @@ export class Scrubber {
 
   // The cell was left (or typed in): its scrub is over; a later Esc is the grid's own.
   leave() {
+    this.flush();
     if (!this.drag) this.session = null;
   }
 
@@ -144,20 +148,47 @@ export class Scrubber {
     return Number.isFinite(typed) ? typed : null;
   }
 
+  // The change goes to Python first; the cell shows it with the answer (show).
   change(i, j, input, value, final) {
+    const t0 = performance.now();
     if (!this.session || this.session.i !== i || this.session.j !== j) {
       this.session = { i, j, start: this.current(i, j, input), value };
     }
     this.session.value = value;
     this.session.live = !final;
+    this.onScrub(i, j, value, t0, final);
     const text = String(value);
-    if (input && input.value !== text) {
-      input.value = text;
-      if (input === document.activeElement) input.select();
-    }
+    if (input) this.show(input, text, final);
     this.grid.scrubbed(i, j);
     this.announce(i, j, text, final);
-    this.onScrub(i, j, value, performance.now(), final);
+  }
+
+  // A focused field's new text, selected (typing then replaces it), makes the browser lay the
+  // page out at once, and a frame drawn for it alone would hold the answer's redraw back to the
+  // frame after. So the cell shows its new text with the answer's redraw (js/render.js calls
+  // flush()), in the same frame as the heatmaps; if no answer is drawn within SHOW_LATE_MS, on
+  // its own. A final change shows at once, and the grid calls flush() before anything else
+  // happens in the cell (a key, a paste, leaving it).
+  show(input, text, now) {
+    this.showing = { input, text };
+    if (now) this.flush();
+    else if (!this.showTimer) this.showTimer = setTimeout(() => this.flush(), SHOW_LATE_MS);
+  }
+
+  flush() {
+    const s = this.forget();
+    if (!s || s.input.value === s.text) return;
+    s.input.value = s.text;
+    if (s.input === document.activeElement) s.input.select();
+  }
+
+  // The text waiting to be shown, no longer to be shown (the person typed over it).
+  forget() {
+    clearTimeout(this.showTimer);
+    this.showTimer = 0;
+    const s = this.showing;
+    this.showing = null;
+    return s;
   }
 
   finish(i, j, value) {

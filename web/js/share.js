@@ -8,12 +8,16 @@ import { setData, setHidden, setText } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 let fragment = "";   // what the URL holds
+let loading = "";    // the last link from the address bar that the page took to load ("#state=...")
 let current = null;  // the current state's link: {fragment, pending, note}
 let exported = null;
 let linkTimer = 0;
 let client = null;
 
 export function lastFragment() { return fragment; }
+
+// The page takes the address bar's link to load (js/app.js: when it opens, and on hashchange).
+export function loadingLink(hash) { loading = hash; }
 
 // An answer's link: write it, ask for it once typing pauses, or say why there is none.
 // The answer's "link" (js/components.js), once its redraw has ended.
@@ -40,9 +44,12 @@ export function writeLink(link, bridge) {
   }
   setData(document.documentElement, "linkPending", "false");
   linkNote(link.note || "");
-  // A link pasted into the address bar is in the URL but was never written here: the answer's
-  // link replaces it even when it is the one written last.
+  // A link pasted into the address bar is in the URL but was never written here. Once the page
+  // has taken it to load, its answer's link replaces it, even when it is the one written last;
+  // until then (an answer that was on its way when the link was pasted: the hashchange that
+  // loads it comes next) it stays, or the page would throw it away for the state it had.
   const pasted = location.hash.startsWith("#state=") && location.hash.slice(1) !== fragment;
+  if (pasted && location.hash !== loading) return;
   if (link.fragment && (link.fragment !== fragment || pasted)) {
     fragment = link.fragment;
     // replaceState: editing a cell should not add a history entry per keystroke.

@@ -115,7 +115,61 @@ def load_state(engine, state):
         window.scrollTo(0, 0); location.hash = f; }""", state_fragment(state)[1:])
     # A new session redraws every panel: after the 60-sample fine-tuning preset, WebKitGTK's
     # software rendering took 5-7 s for it on a loaded 2-CPU machine.
-    wait_render_after(engine, before, timeout=90)
+    try:
+        wait_render_after(engine, before, timeout=90)
+    except EngineError as e:
+        raise EngineError("%s\nthe page then: %s" % (e, json.dumps(snapshot(engine))))
+
+
+# Test-only instruments (installed by `watch`), read by `snapshot` when a wait fails: the
+# Plotly calls whose promise has not settled, and the requests posted to Python's worker.
+WATCH = """() => {
+  if (window.__vitWatch) return;
+  const w = window.__vitWatch = { pending: new Map(), posted: [], hashchanges: [] };
+  let k = 0;
+  for (const name of ['react', 'relayout', 'purge']) {
+    const f = window.Plotly && window.Plotly[name];
+    if (!f) continue;
+    window.Plotly[name] = function (el, ...rest) {
+      const id = ++k;
+      w.pending.set(id, name + ' ' + ((el && el.id) || el) + ' at ' + Math.round(performance.now()));
+      const p = f.call(this, el, ...rest);
+      if (p && p.then) p.then(() => w.pending.delete(id), () => w.pending.delete(id));
+      else w.pending.delete(id);
+      return p;
+    };
+  }
+  const post = Worker.prototype.postMessage;
+  Worker.prototype.postMessage = function (m, ...rest) {
+    try { w.posted.push([m.kind, m.request && m.request.op, m.id, Math.round(performance.now())].join(' ')); } catch (e) { /* not ours */ }
+    if (w.posted.length > 40) w.posted.shift();
+    return post.call(this, m, ...rest);
+  };
+  window.addEventListener('hashchange', () => w.hashchanges.push(Math.round(performance.now())));
+}"""
+
+SNAPSHOT = """() => {
+  const w = window.__vitWatch || { pending: new Map(), posted: [], hashchanges: [] };
+  return { now: Math.round(performance.now()), hash: location.hash.slice(0, 60),
+           data: Object.assign({}, document.documentElement.dataset),
+           finetune: Object.assign({}, (document.getElementById('finetune') || {}).dataset),
+           plotly_pending: [...w.pending.values()], posted: w.posted.slice(-12),
+           hashchanges: w.hashchanges.slice(-4),
+           alerts: Array.from(document.querySelectorAll('[role=alert]'), (e) => e.textContent.trim()).filter(Boolean) };
+}"""
+
+
+def watch(engine):
+    """Install the test-only instruments that `snapshot` reads (once per page)."""
+    engine.evaluate(WATCH)
+
+
+def snapshot(engine):
+    """What the page is doing, for a failed wait's message: never raises."""
+    try:
+        return engine.evaluate(SNAPSHOT)
+    except Exception as e:  # the page may be gone: say so rather than hide the first error
+        return {"snapshot failed": str(e)[:200]}
 
 
 def layout_problems(engine):
