@@ -197,7 +197,7 @@ Z = encoder_from_cls(CLS)
      r"encoder_output\[0,0,2\] is NaN: every number must be finite"),
     (Z, np.where(np.arange(3) == 1, -np.inf, W), ValueError,
      r"W_head\[0,1\] is -inf: every number must be finite"),
-    (encoder_from_cls([[0, 0, 0, 1]]), np.full((4, 3), 1.7e308), ValueError,
+    (encoder_from_cls([[0, 0, 0, 1]]), np.array([[-1.7e308] * 3] * 3 + [[1.7e308] * 3]), ValueError,
      "the logits overflowed float64 although every input is finite"),
     (Z.astype(complex), W, TypeError, r"encoder_output is complex \(dtype complex128\)"),
     (Z, np.array(W) > 0, TypeError, r"W_head is boolean"),
@@ -305,3 +305,19 @@ def test_threads_get_their_own_workspace():
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_a_finite_logit_whose_terms_overflow_on_the_way_is_computed():
+    """One term of h_hat @ W_head is 2.6e308, beyond float64, and the others bring the sum back
+    to 0.87e308: the logit is finite, so the head gives it (and does not refuse the state),
+    whatever order this machine's BLAS adds the terms in."""
+    x = [0.0, 0.0, 0.0, 1.0]
+    mean = sum(x) / 4
+    var = sum((v - mean) ** 2 for v in x) / 4
+    h_hat = [(v - mean) / math.sqrt(var + 1e-6) for v in x]
+    column = [1e308, 1e308, 1e308, 1.5e308]
+    expected = math.fsum(h * (w / 2 ** 10) for h, w in zip(h_hat, column)) * 2 ** 10
+    W = np.array([column, [1.0] * 4]).T                   # a second, ordinary class
+    logits = classification_head(encoder_from_cls([x]), W)
+    assert logits[0, 0] == pytest.approx(expected, rel=1e-14) and 8e307 < expected < 9e307
+    assert logits[0, 1] == pytest.approx(math.fsum(h_hat), abs=1e-12)

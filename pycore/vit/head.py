@@ -233,7 +233,8 @@ def _normalize_scaled(x, eps):
 
 
 def project(h_hat, W):
-    """``h_hat @ W``, the head's last step, with its one check: finite logits.
+    """``h_hat @ W``, the head's last step, with its one check: finite logits (a column whose
+    sum overflowed on the way to a finite logit is redone scaled, :func:`_project_scaled`).
 
     Parameters
     ----------
@@ -260,8 +261,27 @@ def project(h_hat, W):
     with np.errstate(all="ignore"):
         logits = h_hat @ W
     if not np.isfinite(logits).all():
-        explain_nonfinite_logits(W)
+        _project_scaled(h_hat, W, logits)
+        if not np.isfinite(logits).all():
+            explain_nonfinite_logits(W)
     return logits
+
+
+def _project_scaled(h_hat, W, logits):
+    """Redo in place the columns of ``logits = h_hat @ W`` that came out NaN or infinite, with
+    W scaled down by a power of two and the result scaled back: a finite logit whose terms'
+    partial sums overflow in the BLAS's order of summation (terms near 1e308 that cancel) is
+    then computed, whatever that order. Each |h_hat| is at most sqrt(D) (a LayerNorm row's
+    squares sum to D), so with W scaled by 2^-S, S > log2(D^1.5), no partial sum of a row's D
+    terms can overflow. A logit that truly overflows stays infinite.
+    """
+    D = h_hat.shape[1]
+    if not np.isfinite(W).all():
+        return                                   # the caller names the NaN or infinity
+    shift = int(np.ceil(1.5 * np.log2(max(D, 2)))) + 1
+    bad = ~np.isfinite(logits).all(axis=0)                              # (C,)
+    with np.errstate(all="ignore"):
+        logits[:, bad] = (h_hat @ (W[:, bad] * 2.0 ** -shift)) * 2.0 ** shift
 
 
 def _layer_norm_rows(h_cls, refuse_nonfinite):
