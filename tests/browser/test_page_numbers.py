@@ -74,7 +74,8 @@ def test_cells_and_hovers_read_short_and_never_cut_and_focus_shows_the_full_valu
     assert short(W[1][0]) == "0.6325" and "0.6325" in hover and "0.63245540554" not in hover, hover
     # the exports keep every digit
     page.click("#export-json")
-    page.wait_for_function("() => document.getElementById('export-text').value.includes('W_head')")
+    page.wait_for_function("() => document.getElementById('export-dialog').open"
+                           " && document.getElementById('export-text').value.includes('W_head')")
     text = page.locator("#export-text").input_value()
     assert "0.534354123" in text and "0.63245540554" in text and "1e-300" in text.lower()
     page.click("#export-close")

@@ -128,6 +128,12 @@ export function openExport(out) {
 
 export function bindDialog(exportState) {
   $("export-close").addEventListener("click", () => $("export-dialog").close());
+  // Closed (by its button or Esc), the dialog lets its text go: an export of a large state is
+  // megabytes, and a later export must never find the last one's text there.
+  $("export-dialog").addEventListener("close", () => {
+    exported = null;
+    $("export-text").value = "";
+  });
   $("export-copy").addEventListener("click", () => exported && copyText(exported.text, "Copied"));
   $("export-as-json").addEventListener("click", () => exportState("json"));
   $("export-download").addEventListener("click", () => {
