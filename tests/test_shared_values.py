@@ -20,6 +20,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "*.js")) +
                       glob.glob(os.path.join(ROOT, "web", "boot", "*.js")) +
                       glob.glob(os.path.join(ROOT, "web", "boot", "*.mjs")))
+# A panel's id written out in an element lookup: $("stats"), getElementById('walk')
+PANEL_LOOKUP = re.compile(r'(?:\$|getElementById)\(\s*["\'`](%s)["\'`]\s*\)'
+                          % "|".join(re.escape(i) for i in shared.PANEL_IDS.values()))
 EXPORTED = {name: value for name, value in vars(shared).items()
             if not name.startswith("_") and not callable(value)
             and not isinstance(value, type(os))}
@@ -47,7 +50,7 @@ def test_the_generated_module_holds_every_value_of_shared_py(tmp_path):
     got = run_module(tmp_path, 'import * as shared from "./shared.js";\n'
                                'console.log(JSON.stringify(shared));\n')
     assert set(EXPORTED) == {"LINK_MAX", "MAX_RUN_STEPS", "HEATMAP_IDS", "PANEL_IDS", "PRESETS",
-                             "DEFAULT_PRESET"}
+                             "DEFAULT_PRESET", "FINETUNE_PRESET", "DIGITS_PRESET"}
     assert {k: v for k, v in got.items()} == json.loads(json.dumps(EXPORTED))
 
 
@@ -85,11 +88,13 @@ def test_shared_py_imports_nothing():
 
 
 def test_python_takes_the_values_from_shared_py():
-    from pycore.explorer import finetune, link
+    from pycore.explorer import finetune, finetune_digits, link
     assert link.LINK_MAX is shared.LINK_MAX
     assert finetune.MAX_RUN_STEPS is shared.MAX_RUN_STEPS
     assert presets.PRESETS is shared.PRESETS
     assert shared.DEFAULT_PRESET == presets.PRESETS[0]
+    assert shared.FINETUNE_PRESET in shared.PRESETS
+    assert finetune_digits.PRESET is shared.DIGITS_PRESET
 
 
 def _code_strings(path):
@@ -166,12 +171,33 @@ def test_the_preset_menu_offers_python_presets_with_their_sizes():
             assert sizes[key] == int(value), (name, label)
 
 
-def test_the_page_asks_only_for_presets_python_has():
-    names = set()
+def test_the_page_names_presets_by_the_shared_constants():
+    """A "preset" request names its preset by a shared.js constant (or the menu's value), never
+    by a literal of its own."""
+    asked = []
     for path in PAGE_SCRIPTS:
         text = open(path, encoding="utf-8").read()
-        names |= set(re.findall(r'op:\s*"preset",\s*name:\s*"([\w-]+)"', text))
-    assert names and names <= set(shared.PRESETS) | {"finetune-digits"}
+        for name in re.findall(r'op:\s*"preset",\s*name:\s*([^,}]+)', text):
+            asked.append(name.strip())
+            assert not name.strip()[:1] in "\"'`", (path, name)
+    assert {"FINETUNE_PRESET", "DIGITS_PRESET"} <= set(asked)
+
+
+def test_panel_ids_are_not_written_out_in_page_scripts():
+    """A panel's element id reaches the page's scripts only through shared.js's PANEL_IDS.
+    Only the element-lookup forms count: "stats", "walk" and "finetune" are also names of
+    requests and sections."""
+    for path in PAGE_SCRIPTS:
+        found = PANEL_LOOKUP.findall(open(path, encoding="utf-8").read())
+        assert not found, (os.path.relpath(path, ROOT), found)
+
+
+def test_the_panel_id_check_catches_a_literal():
+    """The pattern above is not vacuous: it sees each form it promises to refuse."""
+    for text in ('$("real-vit")', "document.getElementById('stats')", '$(`top-k`)'):
+        assert PANEL_LOOKUP.search(text), text
+    for text in ('$("real-vit-pad")', '{ op: "stats" }', '$(PANEL_IDS.walk)'):
+        assert not PANEL_LOOKUP.search(text), text
 
 
 def test_the_size_fields_allow_what_python_allows():

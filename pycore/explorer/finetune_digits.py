@@ -22,9 +22,9 @@ import numpy as np
 from ..vit.head import layer_norm
 from .digit_images import PIXEL_CHARS, image_from_text, model
 from .errors import StateError
+from .shared import DIGITS_PRESET as PRESET
 from .state import ExplorerState, check_seed, shown
 
-PRESET = "finetune-digits"
 TRAIN_MAX = 64
 """At most this many training digits: the page's limit on samples (B)."""
 HELD_OUT_MAX = 2000

@@ -6,7 +6,7 @@ import numpy as np
 from ..vit.training import class_means_dataset
 from .errors import StateError
 from .recipes import Recipe
-from .shared import PRESETS
+from .shared import FINETUNE_PRESET, PRESETS
 from .state import SEED_LIMIT, ExplorerState, check_seed, quoted
 
 WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
@@ -84,7 +84,7 @@ def preset(name, seed=0):
     if name == "vit-b16":
         return _generated({"cls": Recipe("random", (2, 768), seed, 1.0),
                            "W_head": Recipe("random", (768, 1000), w_seed, 0.02)}, options)
-    if name == "finetune":
+    if name == FINETUNE_PRESET:
         p = FINE_TUNING_PRESET
         h_cls, labels = class_means_dataset(p["K"], p["D"], p["per_class"], seed=seed,
                                             spread=p["spread"])

@@ -51,9 +51,16 @@ PANEL_IDS = {
 the sections a request may leave for later while their panels are out of view (its ``later``,
 sections.DEFERRABLE), which the page brings up to date when one scrolls into view."""
 
-PRESETS = ("worked", "random", "vit-b16", "encoder", "finetune")
-"""The ready-made states a "preset" request names (presets.py; "finetune-digits" is the real-ViT
-data, sent with its digits). web/index.html offers them (a test checks its options)."""
+FINETUNE_PRESET = "finetune"
+"""The fine-tuning panel's own preset: labelled class means (presets.py), its "Load" button's."""
+
+DIGITS_PRESET = "finetune-digits"
+"""The fine-tuning panel's real-ViT preset: the page sends the held-out digits with it
+(finetune_digits.py), so it is not in :data:`PRESETS` and not in the preset menu."""
+
+PRESETS = ("worked", "random", "vit-b16", "encoder", FINETUNE_PRESET)
+"""The ready-made states a "preset" request names by name alone (presets.py; DIGITS_PRESET is
+sent with its digits). web/index.html offers them (a test checks its options)."""
 
 DEFAULT_PRESET = PRESETS[0]
 """The state a page opens with, without a link, and the one its Reset loads."""

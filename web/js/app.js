@@ -19,7 +19,7 @@ import * as offscreen from "./offscreen.js";
 import { bindFineTune, warmCharts } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
-import { DEFAULT_PRESET, LINK_MAX, encoderPosition } from "./shared.js";
+import { DEFAULT_PRESET, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -336,7 +336,7 @@ function bindControls() {
   $("variant").addEventListener("change", (e) => option("variant", e.target.value || null));
   // next to the logits: one click to the mistakes, their select focused
   $("compare-mistake").addEventListener("click", () => {
-    $("pitfalls").scrollIntoView({ block: "start" });
+    $(PANEL_IDS.pitfall).scrollIntoView({ block: "start" });
     $("pitfall").focus({ preventScroll: true });
   });
 

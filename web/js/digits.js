@@ -16,6 +16,7 @@
 
 import { component } from "./components.js";
 import { setData, setText } from "./dom.js";
+import { PANEL_IDS } from "./shared.js";
 
 const SIDE = 8;
 const MAX = 16;
@@ -338,10 +339,10 @@ let call = null; // request -> promise of the answer, drawing nothing (bindDigit
 // behind the drawing, "done" once the newest drawing is drawn.
 const reading = new Debounced((pixels, t0) => previewDigit(pixels, t0));
 const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
-                              (settled) => setData($("real-vit"), "drawing", settled ? "done" : "pending"));
+                              (settled) => setData($(PANEL_IDS.digit), "drawing", settled ? "done" : "pending"));
 const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), {
   onStroke: (pixels, t0) => {
-    setData($("real-vit"), "drawing", "pending");
+    setData($(PANEL_IDS.digit), "drawing", "pending");
     reading.push(pixels, t0);
   },
   onChange: (pixels, t0) => drawing.push(pixels, t0),
@@ -368,7 +369,7 @@ async function previewDigit(pixels, t0) {
   const res = await call({ op: "digit_preview", images: [imageRows(pixels)] });
   if (!res.ok || !pad.last) return; // a refusal is said by the pen lift's request; so is a late reading
   showReading(res.digit_preview);
-  const panel = $("real-vit");
+  const panel = $(PANEL_IDS.digit);
   setData(panel, "previewMs", (performance.now() - t0).toFixed(1));
   setData(panel, "previews", String(Number(panel.dataset.previews || 0) + 1));
 }
@@ -415,7 +416,7 @@ export function bindDigits(sendRequest, callPython) {
 /** @param {import("./protocol.js").Answer["digit"]} d the answer's "digit" section */
 function showDigit(d) {
   lastDigit = d;
-  const panel = $("real-vit");
+  const panel = $(PANEL_IDS.digit);
   const active = Boolean(d && d.images);
   setData(panel, "active", active ? "true" : "false");
   const showAttention = $("digit-show-attention").checked;

@@ -18,7 +18,7 @@ import { scrubField } from "./scrub.js";
 import { cssColour, holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import * as share from "./share.js";
 import { TICK_LABELS_STAY } from "./heatmaps.js";
-import { MAX_RUN_STEPS } from "./shared.js";
+import { DIGITS_PRESET, FINETUNE_PRESET, MAX_RUN_STEPS, PANEL_IDS } from "./shared.js";
 
 const STEPS_PER_SECOND = 30; // Play's pace; benchmarks/finetune_bench.py holds it to at least 20
 const MAX_BATCH = 100;
@@ -75,7 +75,7 @@ class FineTunePanel {
     this.section = null; // the last FineTune section (js/protocol.js)
     this.playing = false;
     this.typing = null; // the label input being typed in, and its text when entered
-    this.root = $("finetune");
+    this.root = $(PANEL_IDS.finetune);
     // the curves' axes in the new scheme's ink
     onColourScheme(() => {
       if (this.section) Promise.all([this.drawLoss(this.section), this.drawCompare(this.section)]).catch(console.error);
@@ -87,7 +87,7 @@ class FineTunePanel {
     $("ft-play").addEventListener("click", () => (this.playing ? this.pause() : this.play()));
     $("ft-reset").addEventListener("click", () => { this.pause(); this.request({ op: "train_reset" }); });
     $("ft-export").addEventListener("click", () => this.exportRun());
-    $("ft-load-means").addEventListener("click", () => this.loadPreset({ op: "preset", name: "finetune", seed: 0 }));
+    $("ft-load-means").addEventListener("click", () => this.loadPreset({ op: "preset", name: FINETUNE_PRESET, seed: 0 }));
     $("ft-load-digits").addEventListener("click", () => this.loadDigits());
     for (const [id, name] of [["ft-lr", "lr"], ["ft-scale", "input_scale"]]) {
       $(id).addEventListener("change", (e) => this.setting(name, e.target.value, e.target));
@@ -283,7 +283,7 @@ class FineTunePanel {
   async loadDigits() {
     const d = await this.digitsData;
     if (!d || !d.finetune) return;
-    await this.loadPreset({ op: "preset", name: "finetune-digits", seed: 0,
+    await this.loadPreset({ op: "preset", name: DIGITS_PRESET, seed: 0,
                             digits: { train: d.finetune.train, held_out: d.finetune.held_out } });
   }
 

@@ -14,7 +14,7 @@ import { component } from "./components.js";
 import { cellAt } from "./heatmap-hover.js";
 import { setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
-import { HEATMAP_IDS, encoderPosition, encoderRow } from "./shared.js";
+import { HEATMAP_IDS, PANEL_IDS, encoderPosition, encoderRow } from "./shared.js";
 
 const $ = (id) => document.getElementById(id);
 const ROW = { color: "#e08a00", width: 2 };
@@ -92,7 +92,7 @@ component("shape", {
     const resized = shape && (s.B !== shape.B || s.C !== shape.C || s.N1 !== shape.N1);
     shape = s;
     if (resized) hovered = null;
-    reserve($("contributions"));
+    reserve($(PANEL_IDS.contributions));
   },
   draw: (s, res) => { if (!("contributions" in res)) highlight(); },
 });
@@ -111,7 +111,7 @@ component("contributions", {
 });
 
 function topK(t) {
-  const box = $("top-k");
+  const box = $(PANEL_IDS.top_k);
   const details = $("logits-full");
   const big = Boolean(t);
   if (big && details.dataset.big !== "true") details.open = false; // the barcode, one click away
@@ -301,7 +301,7 @@ function reserve(box) {
 }
 
 function showChart(c) {
-  const box = $("contributions");
+  const box = $(PANEL_IDS.contributions);
   setHidden(box, !c);
   reserve(box);
   if (!c) {

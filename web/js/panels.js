@@ -6,6 +6,7 @@
 import { component } from "./components.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { setClassLabels } from "./heatmap-hover.js";
+import { PANEL_IDS } from "./shared.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -75,8 +76,8 @@ function queueSteps(s) {
 
 // The answer's sections this file draws (js/components.js).
 component("labels", { before: (l) => { setLabels(l); } });
-component("stats", { draw: (t) => { table($("stats"), t); } });
-component("logits_table", { draw: (t) => { table($("logits-table"), t); } });
+component("stats", { draw: (t) => { table($(PANEL_IDS.stats), t); } });
+component("logits_table", { draw: (t) => { table($(PANEL_IDS.logits_table), t); } });
 component("steps", { draw: (s) => { queueSteps(s); } });
 component("steps_follow", {
   draw: (follow, res) => {
@@ -85,8 +86,8 @@ component("steps_follow", {
     if (stepsInView) flushSteps();
   },
 });
-component("top_classes", { draw: (text) => { setText($("top-classes"), text || ""); } });
-component("prediction", { draw: (p) => { setText($("prediction"), [p.text, ...p.notes].join(" ")); } });
+component("top_classes", { draw: (text) => { setText($(PANEL_IDS.top_classes), text || ""); } });
+component("prediction", { draw: (p) => { setText($(PANEL_IDS.prediction), [p.text, ...p.notes].join(" ")); } });
 component("host", { draw: (host) => { $("host-info").textContent = host; } });
 // Before any heatmap is drawn: show or hide the comparison plots, so that Plotly measures
 // containers that are laid out (a hidden one would get Plotly's default 700 px width).

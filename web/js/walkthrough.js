@@ -8,7 +8,7 @@ import { component } from "./components.js";
 import { highlight } from "./heatmap-shapes.js";
 import { labelsNow, typeset } from "./panels.js";
 import { setData, setHidden, setText } from "./dom.js";
-import { HEATMAP_IDS } from "./shared.js";
+import { HEATMAP_IDS, PANEL_IDS } from "./shared.js";
 
 // The heatmaps a step may outline: every one of them is cleared or outlined at each step.
 const FIGURES = ["encoder", "cls", "normalized", "w", "logits"].map((name) => HEATMAP_IDS[name]);
@@ -191,7 +191,7 @@ function fill(select, items, value) {
 }
 
 let sendOption = null; // (name, value) -> promise: one "option" request, once Python is ready
-const walk = new WalkThrough(document.getElementById("walk"),
+const walk = new WalkThrough(document.getElementById(PANEL_IDS.walk),
                              (name, value) => sendOption && sendOption(name, value));
 
 /** The walk-through's requests, once Python is ready: option(name, value) sends one "option". */
