@@ -243,7 +243,7 @@ def test_the_numpy_export_of_a_drawing_runs_without_pycore(model):
 
 
 def test_the_walk_through_and_the_top_k_name_their_classes_in_words(model):
-    """Issue 27, item 10: in digit mode the walk-through's titles say "digit 7", never a bare
+    """In digit mode the walk-through's titles say "digit 7", never a bare
     "sample 0, 7"; the ViT-B/16 preset's top-k caption says its numbers are random."""
     s = Session()
     s.handle({"op": "digit", "images": [seven()]})

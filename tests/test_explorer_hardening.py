@@ -1,5 +1,4 @@
-"""Issue 26, round three of hardening, its Python side: each case as it was reported, now
-answered. A refused request changes nothing and says why in words; every answer is strict JSON;
+"""Hostile and mistaken requests, each answered: a refused request changes nothing and says why in words; every answer is strict JSON;
 a refusal quotes little of what was sent; a cleared cell after a refused entry puts the value in
 use back."""
 import importlib.util

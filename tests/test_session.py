@@ -115,7 +115,8 @@ def test_an_edit_that_makes_the_logits_overflow_is_refused_and_changes_nothing()
 
 
 def test_a_paste_that_makes_the_logits_overflow_changes_nothing():
-    """Issue 14's reproduction: six 1e308 pasted at W_head[0,0] used to stay in Python's state."""
+    """Six 1e308 pasted at W_head[0,0] make a logit overflow: the paste is refused and Python's
+    state keeps the rows it had."""
     s = Session()
     before = s.handle({"op": "load", "fragment": ""})
     answer = s.handle({"op": "paste", "key": "W_head", "index": [0, 0],

@@ -23,7 +23,8 @@ from .errors import StateError, shown
 
 PIXEL_CHARS = "0123456789abcdefg"
 DIGITS_MAX = 16
-"""At most this many images at once (B), which keeps an encoding under ~50 ms in a browser."""
+"""At most this many images at once (B): their encoding, redone for each change of a pen stroke,
+stays short enough for the reading to follow the pen."""
 PRESET = "tiny-vit"
 
 _model = []      # the loaded model, once it is needed (not at import: the page boots faster)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-BOOT_TIMEOUT_MS = 120000  # a cold boot here takes ~8 s; slow CI machines get ample room
+BOOT_TIMEOUT_MS = 120000  # far beyond a cold boot's time (docs/performance.md): a loaded CI machine
 
 
 def state_fragment(state):

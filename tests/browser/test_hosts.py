@@ -324,9 +324,10 @@ Document.prototype.evaluate = function (...args) {
 
 def test_pyscript_does_not_watch_the_explorers_redraws(booted):
     """PyScript's core observes the whole document for Python it should run (<script type="py">,
-    py-* attributes) and answers every DOM change with XPath queries: ~4 ms of every edit. The
-    explorer has none, so boot/pyscript.js stops those observers: an edit, whose redraws add
-    hundreds of nodes, makes no XPath query; and Python still answers."""
+    py-* attributes) and answers every DOM change with XPath queries, main-thread work in every
+    edit (docs/performance.md). The explorer has none, so boot/pyscript.js stops those
+    observers: an edit, whose redraws add hundreds of nodes, makes no XPath query; and Python
+    still answers."""
     shown = booted("pyscript")
     page = shown.page
     assert shown.xpath_while_loading > 0  # PyScript did watch the document while it loaded

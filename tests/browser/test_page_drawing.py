@@ -1,4 +1,4 @@
-"""Drawing that keeps up (issue 27): while the pen is down the tiny ViT's reading (its top 3)
+"""Drawing that keeps up: while the pen is down the tiny ViT's reading (its top 3)
 follows each change, and the pipeline waits; when the pen lifts the pipeline is redrawn once,
 within a second; and digits 0-9 drawn with the mouse's own events, in ordinary handwriting
 shapes (tests/browser/handwriting.py), are read right most of the time.

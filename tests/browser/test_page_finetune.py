@@ -128,8 +128,8 @@ def test_play_writes_the_link_once_it_pauses(page, site_url):
 
 
 def test_play_keeps_going_through_a_setting_and_stops_when_converged(page, site_url):
-    """Issue 27, item 8: a new optimizer during Play starts a new run with its own learning
-    rate and Play goes on (it used to stop and reset silently); Play stops by itself once the
+    """A new optimizer during Play starts a new run with its own learning rate and Play goes
+    on, rather than stopping and resetting unannounced; Play stops by itself once the
     run has converged, and says so; the step axis has whole-number ticks."""
     open_explorer(page, site_url)
     load_means(page)

@@ -165,8 +165,9 @@ CELL_TEXTS = """id => { const d = document.getElementById(id).dataset;
 
 
 def test_a_phones_logits_never_run_together(page, site_url):
-    """Issue 27, item 10: the drawn digit's 10 logits printed in 34 px cells read as one string
-    ("9.57-0.33-1.01..."); where a cell cannot hold its number the hover and the table do."""
+    """On a phone the drawn digit's 10 logits, printed in 34 px cells, would read as one string
+    ("9.57-0.33-1.01..."): where a cell cannot hold its number it shows none, and the hover and
+    the table do."""
     set_viewport(page, {"width": 390, "height": 844})
     open_explorer(page, site_url)
     act(page, lambda: page.click("#digit-gallery button >> nth=0"))

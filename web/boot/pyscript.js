@@ -196,8 +196,9 @@ function probeWorkerPolicy() {
 // PyScript's core watches the whole document (a MutationObserver: added nodes, attributes, the
 // whole subtree) for <script type="py"> elements and py-* event attributes it should run, and
 // answers every batch of changes with XPath queries over the added nodes. Every Plotly redraw
-// adds nodes: that cost ~4 ms of main thread per edit. The explorer has neither (its Python is
-// the PyWorker made in start()), so the observers that PyScript's own files start are
+// adds nodes, so left watching, PyScript would run queries on the main thread in every edit
+// (docs/performance.md, "Two page-only costs of every edit"). The explorer has neither (its
+// Python is the PyWorker made in start()), so the observers that PyScript's own files start are
 // disconnected once it has loaded. observersOf(dir) records them (by the file that called
 // observe, from its stack) until stop() puts MutationObserver.prototype.observe back and
 // disconnects them.

@@ -424,8 +424,9 @@ class FineTunePanel {
 const panel = new FineTunePanel();
 
 // The first line chart a visit draws costs Plotly two to three times a later one (its line code
-// runs for the first time): 50 to 110 ms, a long task in Play's first round. Once the page is
-// ready and idle, a throwaway chart like the panel's is drawn out of sight and removed.
+// runs for the first time), a long task in Play's first round (docs/performance.md, "Play").
+// Once the page is ready and idle, a throwaway chart like the panel's is drawn out of sight and
+// removed.
 export function warmCharts() {
   const idle = window.requestIdleCallback || ((run) => setTimeout(run, 0));
   idle(() => {
