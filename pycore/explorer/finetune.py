@@ -41,19 +41,25 @@ MAX_STEPS_PER_REQUEST = 500
 REQUEST_WORK_MS = 200.0
 """About how long one ``train`` request may keep Python busy, in the page's worker: the page's
 other requests (Pause, an edit) wait for it, so it takes only the steps that fit
-(:func:`steps_that_fit`), at least one, and says how many (the section's ``trained``).
+(:func:`steps_that_fit`) and says how many (the section's ``trained``).
 
 The estimate (:func:`step_cost_ms`, :func:`request_overhead_ms`) counts the passes over arrays
-a step makes. Its constants were fitted to CPython 3.11 with NumPy 2 and one BLAS thread on a
-busy 2-CPU machine, then multiplied by :data:`PAGE_SLOWER` for Pyodide's WebAssembly: at
-ViT-B/16 size (B = 2, D = 768, C = 1000, four heads) it puts a step at 33 ms (SGD), 47 ms
-(momentum) and 112 ms (Adam), where the page measured 40-90 ms."""
+a step makes, and what the first request of a run does besides (each head's start, the
+optimizer buffers written for the first time). It is computed from the sizes, not measured, so
+the same request takes the same steps on every machine. Its constants were fitted to CPython
+with one BLAS thread, then multiplied by :data:`PAGE_SLOWER` for Pyodide's WebAssembly
+(docs/performance.md, "Training requests", has the figures)."""
 
 PAGE_SLOWER = 1.5
 """How much slower the page's Python is than the CPython the costs were fitted on."""
 
 HEAD_STEP_FIXED_MS = 0.35
 """A head's step in Python's own code (calls, small arrays): the whole cost at small sizes."""
+
+NEW_ARRAY_PASSES = 4.0
+"""What writing a W_head-sized array made for the first time costs, in passes over W_head: the
+system maps and zeroes its memory as it is first written (each head's own W_head, its optimizer
+buffers), where a later step writes memory already in use."""
 
 OPTIMIZER_PASSES = {"sgd": 3.0, "momentum": 6.0, "adam": 20.0}
 """Nanoseconds per weight (D × C) of a head's step in its optimizer and gradient arrays (the
@@ -99,32 +105,62 @@ def step_cost_ms(B, D, C, optimizer, heads):
     return heads * (HEAD_STEP_FIXED_MS + weights * per_weight_ns * 1e-6) * PAGE_SLOWER
 
 
-def request_overhead_ms(B, D, C, optimizer, heads, fresh=False):
-    """The estimated time of a ``train`` request besides its steps: the correct head's
-    parameters and optimizer buffers copied (to take the steps back if they overflow or the
-    answer fails; a new run is dropped instead, and the other heads are not copied:
-    :meth:`pycore.explorer.finetune_run.Curve.rewind`), each head's loss evaluated after the
-    steps, and the answer (the head recomputed, dW_head, W_head's heatmap and its copy to the
-    page), about 8 passes over W_head and a few milliseconds of Python; for the first request
-    of a run (``fresh``) also each head's start (its own W_head, its first loss).
+def request_overhead_ms(B, D, C, optimizer, heads, fresh=False, first_step=None):
+    """The estimated time of a ``train`` request besides its steps, in the page (see
+    :data:`REQUEST_WORK_MS`).
+
+    Every request: each head's loss evaluated after the steps, and the answer (the head
+    recomputed, dW_head, W_head's heatmap and its copy to the page), about 8 passes over
+    W_head and a few milliseconds of Python. A request that goes on with a run also copies the
+    correct head's optimizer buffers (to take the steps back if they overflow or the answer
+    fails: :meth:`pycore.explorer.finetune_run.Curve.rewind`). The request that starts a run
+    (``fresh``) makes the run's start W0 and each head's start instead (its own copy of W_head
+    and its first loss), and the one that takes the run's first step (``first_step``)
+    has each head's optimizer make its buffers (:data:`NEW_ARRAY_PASSES` each).
+
+    Parameters
+    ----------
+    B, D, C : int
+    optimizer : {"sgd", "momentum", "adam"}
+    heads : int
+    fresh : bool, optional
+        Whether the request starts the run.
+    first_step : bool, optional
+        Whether its steps include the run's first (default: ``fresh``).
+
+    Returns
+    -------
+    float
+        Milliseconds.
 
     Examples
     --------
     >>> round(request_overhead_ms(2, 768, 1000, "sgd", 4))
     26
+    >>> round(request_overhead_ms(2, 768, 1000, "adam", 4, fresh=True))   # m and v made
+    79
     """
+    if first_step is None:
+        first_step = fresh
     weights = float(D) * C
     passes = 8 + heads * 1.5 * (1 + 0.06 * B)
     if fresh:
-        passes += heads * (2 + 1.5 * (1 + 0.06 * B))
+        passes += 1 + heads * (2 + 1.5 * (1 + 0.06 * B))
     else:
         passes += 1 + OPTIMIZER_SLOTS[optimizer]
+    if first_step:
+        passes += heads * OPTIMIZER_SLOTS[optimizer] * NEW_ARRAY_PASSES
     return (5.0 + weights * passes * 1e-6) * PAGE_SLOWER
 
 
-def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, fresh=False):
+def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, fresh=False,
+                   first_step=None):
     """How many of the ``asked`` steps one request takes: as many as fit in ``budget_ms`` of
-    estimated work, at least one (Step always takes a step), never more than asked.
+    estimated work, never more than asked, and at least one, with one exception. A request
+    that starts a run and asks for more than one step (Play) takes none when the start and
+    one step together do not fit: it starts the run (each head's loss at step 0) and the
+    next requests take the steps, so no request of Play holds Python for the start and a step
+    at once. Step (one step asked) always takes its step.
 
     Parameters
     ----------
@@ -136,10 +172,13 @@ def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, 
     budget_ms : float, optional
     fresh : bool, optional
         Whether the request starts the run (:func:`request_overhead_ms`).
+    first_step : bool, optional
+        Whether its steps include the run's first (default: ``fresh``).
 
     Returns
     -------
     int
+        0 to ``asked``; 0 only for a ``fresh`` request that asked for more than one.
 
     Examples
     --------
@@ -147,10 +186,13 @@ def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, 
     (5, 1)
     >>> steps_that_fit(60, 64, 10, "sgd", 4, 500), steps_that_fit(60, 64, 10, "sgd", 4, 3)
     (88, 3)
+    >>> [steps_that_fit(64, 1024, 1000, "adam", 4, n, fresh=True) for n in (500, 1)]
+    [0, 1]
     """
-    room = budget_ms - request_overhead_ms(B, D, C, optimizer, heads, fresh)
+    room = budget_ms - request_overhead_ms(B, D, C, optimizer, heads, fresh, first_step)
     fit = int(room // step_cost_ms(B, D, C, optimizer, heads)) if room > 0 else 0
-    return max(1, min(asked, fit))
+    least = 0 if fresh and asked > 1 else 1
+    return max(least, min(asked, fit))
 
 
 class FineTune(object):
@@ -176,8 +218,8 @@ class FineTune(object):
 
     def train(self, computed, n, run_id=None, undo=None):
         """Take up to n steps of the run (a new one if none describes the state): as many as
-        fit in about :data:`REQUEST_WORK_MS` of work (:func:`steps_that_fit`), at least one;
-        the correct head's W_head becomes the state's, and :attr:`trained` says how many
+        fit in about :data:`REQUEST_WORK_MS` of work (:func:`steps_that_fit`: at least one,
+        or none for a request of Play that only starts the run); the correct head's W_head becomes the state's, and :attr:`trained` says how many
         steps were taken (the answer's ``finetune.trained``). Changes nothing if it cannot be
         done.
 
@@ -221,7 +263,7 @@ class FineTune(object):
                              "setting, to start another." % MAX_RUN_STEPS, key="run")
         heads = sum(1 for c in run.curves() if c.stopped is None)
         n = steps_that_fit(state.B, state.D, state.C, run.train["optimizer"], heads, n,
-                           fresh=fresh)
+                           fresh=fresh, first_step=run.steps == 0)
         # What a failure takes back, without a copy of every head. An overflow (a learning
         # rate can cause one) stops the correct head before its steps are kept: it is put back
         # from a copy of its optimizer buffers, and from the state's W_head, not yet changed,
@@ -243,11 +285,13 @@ class FineTune(object):
         try:
             snap = None if fresh or not run.copy_fits else \
                 run.main.snapshot(params={"W_head": state.W_head})
-            run.advance(n, snap, restore=not fresh)
+            if n:
+                run.advance(n, snap, restore=not fresh)
             snap = None   # the steps are kept: the copies go before the answer is made
-            state.W_head[...] = run.main.trainer.params["W_head"]
-            state.generated.pop("W_head", None)   # trained: no longer the preset's matrix
-            computed.recompute()
+            if n or run.train["start"] != "current":   # a run from zero puts W_head at 0
+                state.W_head[...] = run.main.trainer.params["W_head"]
+                state.generated.pop("W_head", None)   # trained: no longer the preset's matrix
+                computed.recompute()
         except ValueError as exc:
             snap = None
             self._take_back(state, run, W_start, recipe, marks)
@@ -259,7 +303,8 @@ class FineTune(object):
         if held is not None and held.applies(state):   # at the run's start, then per request
             if fresh:
                 run.held_out.append([0, held.accuracy(run.W0)])
-            run.held_out.append([run.steps, held.accuracy(state.W_head)])
+            if n:
+                run.held_out.append([run.steps, held.accuracy(state.W_head)])
         if fresh:
             self._runs += 1
         self.run, self.active = run, True
@@ -491,7 +536,13 @@ def _taken_text(asked, taken, steps):
     'Took 5 of the 500 steps asked (about 0.2 s of work per request); the run is at step 5.'
     >>> _taken_text(3, 3, 10)
     'Took 3 steps; the run is at step 10.'
+    >>> _taken_text(500, 0, 0)[:60]
+    'Started the run (each head at step 0): at this size the next'
     """
+    if taken == 0:
+        return ("Started the run (each head at step 0): at this size the next requests take "
+                "its steps (about %s s of work per request)." % format_number(
+                    REQUEST_WORK_MS / 1000.0, 3, trim=True))
     if taken >= asked:
         return "Took %d step%s; the run is at step %d." % (taken, "" if taken == 1 else "s",
                                                             steps)
