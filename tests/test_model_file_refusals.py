@@ -99,9 +99,20 @@ CASES = {
                                     ["header claims 1,000,000,000 bytes"]),
     "safetensors header not JSON": ("m.safetensors", struct.pack("<Q", 4) + b"{{{{", None,
                                     ["header is not JSON"]),
+    "a role named twice": ("m.npz", npz_bytes(W_head=W, cls=CLS, **{"head.weight": W.T}), None,
+                           ["both 'W_head' and 'head.weight' are W_head", "keep one"]),
+    "labels out of range": ("m.npz", npz_bytes(W_head=W, cls=CLS, labels=np.array([0, 1, 7])),
+                            None, ["labels[2] = 7 is out of range", "C = 5 classes"]),
     "an image": ("photo.png", b"\x89PNG" + b"\0" * 100, None, ["reads .npz, .safetensors or .npy"]),
     "a .npy with no grid": ("w.npy", npy_bytes(W), None, ["click a cell of the grid"]),
 }
+
+
+# LayerNorm's epsilon: a negative, zero or non-finite one makes the model's own head NaN
+for _eps, _text in ((-1e-6, "-1e-06"), (0.0, "0"), (np.nan, "nan"), (np.inf, "inf")):
+    CASES["ln_eps %s" % _text] = (
+        "m.npz", npz_bytes(W_head=W, cls=CLS, b_head=np.ones(5), ln_eps=np.array(_eps)), None,
+        ["ln_eps is %s; expected a positive number" % _text])
 
 
 def corrupt_npz():
@@ -144,7 +155,8 @@ def test_a_bad_file_is_refused_in_words_and_changes_nothing(loaded, case):
     seconds = time.thread_time() - t0
     assert answer["ok"] is False, case
     message = answer["error"]["message"]
-    assert name in message, message
+    # the file named once, first, as the page quotes a file's name (not as a JSON value)
+    assert message.startswith(repr(name) + ": ") and message.count(name) == 1, message
     for w in words:
         assert w in message, message
     assert "Internal error" not in message

@@ -82,16 +82,17 @@ def _dtype_problem(role, entry):
         word + " " if word else "", entry.dtype_text())
 
 
-def _found(entries):
-    """{role: (entry, transposed, library)}; refuses a role named twice or nothing usable."""
+def _found(entries, where):
+    """{role: (entry, transposed, library)}; refuses a role named twice (in words naming the
+    file, ``where``)."""
     found = {}
     for entry in entries:
         spec = NAMES.get(entry.name)
         if spec is None:
             continue
         if spec[0] in found:
-            raise StateError("both %r and %r are %s: keep one" % (
-                found[spec[0]][0].name, entry.name, spec[0]), key="file")
+            raise StateError("%s: both %r and %r are %s: keep one" % (
+                where, found[spec[0]][0].name, entry.name, spec[0]), key="file")
         found[spec[0]] = (entry,) + spec[1:]
     return found
 
@@ -149,6 +150,12 @@ def _check_before_reading(found, state, where):
 
 def _as_float(arr, name, where):
     out = np.array(arr, dtype=np.float64, order="C")
+    if name == "ln_eps" and not (np.isfinite(out) and out > 0):
+        # LayerNorm divides by sqrt(var + eps): with eps <= 0 a CLS vector of variance at most
+        # -eps (all features equal, say) gives NaN or inf; NaN gives NaN everywhere, and inf
+        # turns every input into beta
+        raise StateError("%s: ln_eps is %s; expected a positive number (the LayerNorm epsilon, "
+                         "such as 1e-6)" % (where, format(float(out), ".6g")), key="file")
     bad, message = describe_nonfinite(out, name)
     if bad is not None:
         raise StateError("%s: %s" % (where, message), key="file", index=bad)
@@ -199,7 +206,7 @@ def read_model(name, size, parts, state, target=None):
         entries = npz_entries(source, lambda n: n in NAMES)
     else:
         entries = safetensors_entries(source)
-    found = _found(entries)
+    found = _found(entries, where)
     if "W_head" not in found and not any(k in found for k in INPUT_KEYS):
         names = [e.name for e in entries][:8]
         raise StateError("%s: found %s; expected %s" % (

@@ -203,13 +203,14 @@ def npy_entries(source, name):
     """The one array of an ``.npy`` file, named ``name`` (the matrix it is for)."""
     source.require([(0, PROBE)])
     source.seek(0)
-    shape, fortran, dtype = _npy_header(source, source, source.name)
+    # the array is the whole file: its messages say "the file" (the refusal names it first)
+    shape, fortran, dtype = _npy_header(source, source, "the file")
     start = source.tell()
-    nbytes = _checked_count(source, source.name, shape) * dtype.itemsize
+    nbytes = _checked_count(source, "the file", shape) * dtype.itemsize
 
     def load():
         source.seek(start)
-        return _npy_data(source, source, source.name, shape, fortran, dtype)
+        return _npy_data(source, source, "the file", shape, fortran, dtype)
     return [Entry(name, shape, dtype, load, [(start, nbytes)])]
 
 

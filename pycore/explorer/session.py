@@ -372,7 +372,7 @@ class Session(object):
         try:
             state, summary = model_file.model_state(self.state, arrays, lib, name)
         except StateError as err:
-            raise StateError("%s: %s" % (shown(name, 60), err), key="file") from None
+            raise StateError("%s: %s" % (model_file.named(name), err), key="file") from None
         answer = self._replace(state)
         answer["file"] = {"need": None, "summary": summary}
         return answer
