@@ -158,8 +158,10 @@ FINETUNE = {
                 "digits' accuracy under this W_head (preset 'finetune-digits'), the curve at "
                 "the end of each train request of the run",
     "trained": "null, or in the answer to 'train': {asked, taken, text}: the steps asked for and "
-               "those taken, as many as fit in about 0.2 s of work (at least 1; "
-               "pycore.explorer.finetune.steps_that_fit), and a line that says so",
+               "those taken, as many as fit in about 0.2 s of work (at least 1, but 0 when a "
+               "request of more than one step starts a run whose start and first step do not "
+               "fit together; pycore.explorer.finetune.steps_that_fit), and a line that says "
+               "so",
 }
 
 
