@@ -7,6 +7,7 @@ heads' behaviour, the input scale."""
 import importlib.util
 import io
 import math
+import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
@@ -857,5 +858,12 @@ def test_training_bench_runs_small_and_checks_itself():
                            "--page-rounds", "5"])
     text = out.getvalue()
     assert code == 0 and "BLAS:" in text
-    assert "target <= 1.3" in text and ("PASS" in text or "FAIL" in text)
+    # the verdict is the printed ratio's own comparison with the target (at this size the
+    # call's fixed costs dominate, so either verdict may come)
+    verdicts = re.findall(r"([\d.]+)x\s+target <= ([\d.]+)\s+(PASS|FAIL)$", text, re.M)
+    assert len(verdicts) == 1, text
+    value, target, verdict = verdicts[0]
+    assert float(target) == 1.3, text
+    if float(value) != float(target):  # the printed ratio is rounded: equal says nothing
+        assert verdict == ("PASS" if float(value) < float(target) else "FAIL"), text
     assert "per step" in text

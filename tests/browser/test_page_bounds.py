@@ -1,6 +1,13 @@
 """Input that costs time, in the page: a link holding a 1,000,000-digit number and a
-100,000-character text typed into a cell are refused within 2 s on both hosts (the fallback
-host's Python 3.8 would spend 45 s turning the digits into an int), and nothing changes."""
+100,000-character text typed into a cell are refused on both hosts, and nothing changes.
+
+The promise is that Python refuses them before the costly work (the fallback host's Python 3.8
+would spend 45 s turning 1,000,000 digits into an int). Each refusal's words name the check
+that refused, and each of those checks runs before any number is converted: the link's length
+(pycore/explorer/link.py, decode_fragment, before decoding it), a number's length (json_loads,
+as the parser meets it, before int() or float()), a cell text's length (pycore/explorer/cells.py,
+before anything else). So the words shown prove the cheap path was taken, whatever the
+machine's speed; tests/test_explorer_bounds.py checks the same refusals in CPython alone."""
 from urllib.parse import quote
 
 import numpy as np
@@ -12,71 +19,40 @@ from .pagekit import alert_text, heatmap_z, open_explorer
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
-SECONDS = 2.0
-
 
 @pytest.mark.hosts("pyscript", "fallback")
-def test_a_link_with_a_huge_number_is_refused_at_once(page, site_url):
+def test_a_link_with_a_huge_number_is_refused_before_it_is_read(page, site_url):
     open_explorer(page, site_url)
     for number in ["9" * 1000000, "9" * 90000]:
         what = "%d digits" % len(number)
         fragment = "#state=" + quote('{"W_head":[[1],[2]],"cls":[[%s,0]]}' % number)
-        # Timed in the page from the hashchange, when the page gets the link, to the refusal
-        # shown: what comes before (Chromium parsing a 1 MB URL, ~1 s here) is the browser's.
         page.evaluate("""f => {
-            delete window.__refusedMs;
-            window.addEventListener('hashchange', () => {
-              const start = performance.now();
-              const box = document.getElementById('alert');
-              new MutationObserver((_, observer) => {
-                if (!box.textContent.includes('could not be used')) return;
-                window.__refusedMs = performance.now() - start;
-                observer.disconnect();
-              }).observe(box, { childList: true, characterData: true, subtree: true });
-            }, { once: true, capture: true });
             document.getElementById('alert').textContent = '';  // the last refusal's, if any
             location.hash = f;   // as a pasted link would be opened
         }""", fragment)
-        page.wait_for_function("() => window.__refusedMs !== undefined", timeout=30000)
-        elapsed = page.evaluate("window.__refusedMs") / 1000
+        page.wait_for_function("() => document.getElementById('alert').textContent"
+                               ".includes('could not be used')", timeout=30000)
         text = alert_text(page)
-        if len(number) > 100000:
+        if len(number) > 100000:   # refused by its length, before it is percent-decoded
             assert "characters long, longer than any link this page writes" in text, text
-        else:
+        else:   # refused as the number is met, before its digits become an int
             assert "holds a number 90,000 characters long (99999999999999999999...)" in text, text
-        assert elapsed < SECONDS, "%s: refused after %.1f s" % (what, elapsed)
         # The worked example is shown (it was before: nothing else changed).
         np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), WORKED_LOGITS, atol=5e-5,
                                    err_msg=what)
 
 
 @pytest.mark.hosts("pyscript", "fallback")
-def test_a_100000_character_cell_text_is_refused_at_once(page, site_url):
+def test_a_100000_character_cell_text_is_refused_by_its_length(page, site_url):
     open_explorer(page, site_url)
     cell = page.get_by_label("cls[0,1]", exact=True)
     before = cell.input_value()
-    # Timed in the page, from the input event of the 100,000 characters (Playwright puts them
-    # in at once, ~1 s on a busy machine, before that event) to the refusal shown, the commit
-    # (Tab) included.
-    cell.evaluate("""el => {
-        delete window.__refusedMs;
-        el.addEventListener('input', () => {
-          const start = performance.now();
-          const box = document.getElementById('alert');
-          const seen = () => {
-            if (!box.textContent.includes('100,000 characters long')) return false;
-            window.__refusedMs = performance.now() - start;
-            return true;
-          };
-          new MutationObserver((_, observer) => { if (seen()) observer.disconnect(); })
-            .observe(box, { childList: true, characterData: true, subtree: true });
-        }, { once: true, capture: true });
-    }""")
     cell.fill("1" * 100000)
     cell.press("Tab")
-    page.wait_for_function("() => window.__refusedMs !== undefined", timeout=30000)
-    elapsed = page.evaluate("window.__refusedMs") / 1000
-    assert elapsed < SECONDS, "refused after %.1f s" % elapsed
+    # refused by its length, before it is read as a number (the words say which check refused)
+    page.wait_for_function("() => document.getElementById('alert').textContent"
+                           ".includes('is 100,000 characters long: too long for a number')",
+                           timeout=30000)
     # the cell goes back to what it held once the commit's answer is in
     page.wait_for_function("([label, v]) => document.querySelector(`[aria-label=\"${label}\"]`)"
                            ".value === v", arg=["cls[0,1]", before], timeout=30000)
@@ -84,9 +60,9 @@ def test_a_100000_character_cell_text_is_refused_at_once(page, site_url):
 
 
 def test_a_comparison_that_overflows_is_shown_and_editing_goes_on(page, site_url):
-    """Issue 14's reproduction: with 1e200 in the inputs the no-LayerNorm head's logits overflow
-    float64. Opened from a link that selects that mistake, the page starts, shows the overflow
-    as such, and every later edit is computed and drawn (the bridge never throws)."""
+    """With 1e200 in the inputs the no-LayerNorm head's logits overflow float64. Opened from a
+    link that selects that mistake, the page starts, shows the overflow as such, and every later
+    edit is computed and drawn (the bridge never throws)."""
     from .pagekit import edit, state_fragment
     state = {"W_head": [[1e200, 1], [0, 1]], "cls": [[1e200, 0], [1, 2]],
              "options": {"pitfall": "no_layernorm"}}
