@@ -256,3 +256,14 @@ def test_the_walk_through_and_the_top_k_name_their_classes_in_words(model):
     assert "Random numbers, not a trained model" in caption
     assert "Random numbers" not in Session().handle(
         {"op": "resize", "B": 2, "D": 4, "C": 30})["top_k"]["caption"]
+
+
+def test_the_panels_top_classes_rank_as_the_heads_prediction():
+    """The panel's top 3 come from the head's one ranking (vit/readout.py top_k): most likely
+    first, the first of equal probabilities first, NaN last."""
+    from pycore.explorer.digits import top_classes
+    names = list("abcde")
+    probs = np.array([0.2, 0.3, 0.2, np.nan, 0.3])
+    assert top_classes(probs, names) == [["b", 0.3], ["e", 0.3], ["a", 0.2]]
+    assert top_classes(np.array([0.5, 0.5]), names[:2]) == [["a", 0.5], ["b", 0.5]]
+    assert top_classes(probs, names)[0][0] == names[int(np.nanargmax(probs))]

@@ -10,6 +10,7 @@ drawing again encodes the new images and keeps the head (and its edits).
 import numpy as np
 
 from ..vit.head import classification_head
+from ..vit.readout import top_k
 from ..vit.softmax import softmax
 from .digit_images import PIXEL_CHARS, PRESET, check_images, encoded, model
 from .errors import StateError, shown
@@ -126,7 +127,7 @@ def top_classes(probs, names):
     >>> top_classes(np.array([0.1, 0.6, 0.1, 0.2]), ["a", "b", "c", "d"])
     [['b', 0.6], ['d', 0.2], ['a', 0.1]]
     """
-    order = np.argsort(-np.asarray(probs), kind="stable")[:TOP]
+    order = top_k(np.asarray(probs)[None, :], TOP)[0]  # ranked by the probabilities shown
     return [[names[int(c)], float(probs[c])] for c in order]
 
 
