@@ -1,6 +1,7 @@
 """A ViT-B/16-size model file in the page (Chromium, the reused page): chosen in the file
-chooser, drawn with its class names and its own head offered; saved with "State as .npz" (a real
-download) and chosen again, every number back bit for bit; a bad file refused, the URL, the
+chooser, drawn with its class names and its own head offered; saved with "State as .npz" from the
+dialog Copy link opens for a state with no link (a real download, the same bytes as the toolbar's)
+and chosen again, every number back bit for bit; a bad file refused, the URL, the
 screen and the exports as they were; the files docs/own-model.md's scripts wrote from real timm
 and Hugging Face models (tests/fixtures/own_model/), the model's own head drawn with PyTorch's
 logits. (The three engines: tests/browser/test_engines.py.)"""
@@ -10,6 +11,7 @@ import os
 import numpy as np
 import pytest
 
+from model_files import page_head, real_head, safetensors_by_spec
 from .pagekit import act, alert_text, heatmap_z, open_explorer, page_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
@@ -43,6 +45,60 @@ def choose(page, path):
     return page.evaluate("() => document.documentElement.dataset.modelFile")
 
 
+def drop(page, cdp, selector, path):
+    """Drop the file at `path` on `selector` as a drag from outside the page: the browser itself
+    delivers dragenter, dragover and drop (DevTools' Input.dispatchDragEvent, trusted events whose
+    DataTransfer holds the file read from disk), as tests/browser/engines/chromium.py does."""
+    page.evaluate("() => { document.documentElement.dataset.modelFile = 'dropping'; }")
+    target = page.locator(selector)
+    target.scroll_into_view_if_needed()
+    box = target.bounding_box()
+    at = {"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}
+    data = {"items": [], "files": [str(path)], "dragOperationsMask": 1}
+    for kind in ("dragEnter", "dragOver", "drop"):
+        cdp.send("Input.dispatchDragEvent", dict(at, type=kind, data=data))
+    page.wait_for_function(DONE, timeout=60000)
+    return page.evaluate("() => document.documentElement.dataset.modelFile")
+
+
+def test_an_npz_and_a_safetensors_dropped_on_the_page_show_numpy_s_logits(page, site_url, tmp_path):
+    """A real drop (Chromium's own drag events) of each container format: the .npz with its
+    own names, then a timm .safetensors head ((C, D) float32, transposed by the page) that keeps
+    the CLS vectors shown; each time the logits of this page's head and of the model's own head
+    are NumPy's. (Firefox and WebKit get a script-made drop: tests/browser/engines/base.py.)"""
+    open_explorer(page, site_url)
+    rng = np.random.RandomState(4)
+    cls, W = rng.standard_normal((3, 6)), rng.standard_normal((6, 5))
+    gamma, beta, b = 1 + rng.standard_normal(6) * 0.5, rng.standard_normal(6), rng.standard_normal(5)
+    np.savez(str(tmp_path / "dropped.npz"), W_head=W, cls=cls, ln_gamma=gamma, ln_beta=beta,
+             b_head=b)
+    W2 = rng.standard_normal((6, 5)).astype(np.float32)
+    g2, b2, bias2 = (rng.standard_normal(n).astype(np.float32) for n in (6, 6, 5))
+    (tmp_path / "head.safetensors").write_bytes(safetensors_by_spec({
+        "head.weight": ("F32", (5, 6), np.ascontiguousarray(W2.T).astype("<f4").tobytes()),
+        "head.bias": ("F32", (5,), bias2.astype("<f4").tobytes()),
+        "norm.weight": ("F32", (6,), g2.astype("<f4").tobytes()),
+        "norm.bias": ("F32", (6,), b2.astype("<f4").tobytes())}))
+    cdp = page.context.new_cdp_session(page)
+    try:
+        for name, w, own in (("dropped.npz", W, (gamma, beta, b)),
+                             ("head.safetensors", W2.astype(float),
+                              tuple(v.astype(float) for v in (g2, b2, bias2)))):
+            assert act(page, lambda: drop(page, cdp, "#stage-w", tmp_path / name)) is None
+            assert page.evaluate("() => document.documentElement.dataset.modelFile") == "loaded", \
+                alert_text(page)
+            assert page.locator("#model-file-status").inner_text().startswith("Loaded from " + name)
+            np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), w)
+            np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), cls)
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), page_head(cls, w),
+                                       rtol=0, atol=1e-12)
+            act(page, lambda: page.select_option("#variant", "model_head"))
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-variant"),
+                                       real_head(cls, w, *own, 1e-6), rtol=0, atol=1e-12)
+    finally:
+        cdp.detach()
+
+
 def test_a_vit_b16_file_loads_saves_as_npz_and_loads_back_bit_for_bit(page, site_url, tmp_path):
     open_explorer(page, site_url)
     rng = np.random.RandomState(16)
@@ -58,11 +114,24 @@ def test_a_vit_b16_file_loads_saves_as_npz_and_loads_back_bit_for_bit(page, site
     assert page_fragment(page) == ""  # no link for a model: the note offers the .npz
     assert "State as .npz" in page.locator("#link-note").inner_text()
     assert page.locator("#variant option[value=model_head]").count() == 1
+    # Copy link: no link, and the dialog offers the .npz (which keeps γ, β, bias and names) as
+    # well as the JSON; its download is the toolbar's "State as .npz", byte for byte
+    page.click("#copy-link")
+    page.wait_for_selector("#export-dialog[open]")
+    assert page.locator("#export-title").inner_text() == "This state is too big for a link"
+    assert "State as .npz" in page.locator("#export-text").input_value()
+    assert page.locator("#export-as-json").is_visible()
     with page.expect_download() as info:
-        page.click("#export-npz")
+        page.locator("#export-as-npz").click()
     saved = tmp_path / info.value.suggested_filename
     info.value.save_as(str(saved))
     assert saved.name == "vit-head-state.npz"
+    page.locator("#export-close").click()
+    assert page.locator("#export-text").input_value() == ""  # the closed dialog let its text go
+    with page.expect_download() as info:
+        page.click("#export-npz")
+    info.value.save_as(str(tmp_path / "toolbar.npz"))
+    assert (tmp_path / "toolbar.npz").read_bytes() == saved.read_bytes()
     with np.load(str(saved), allow_pickle=False) as f:  # NumPy's own reader
         assert f["W_head"].tobytes() == W.astype(np.float64).tobytes()
         assert f["cls"].tobytes() == cls.astype(np.float64).tobytes()

@@ -1,7 +1,8 @@
 // Links and exports. The state's link comes from Python (pycore/explorer/link.py) with every
 // answer (js/protocol.js: answer.link), so a link made here reproduces exactly the state that
 // Python holds. Copy link copies the current state's link, or says why it cannot and offers the
-// state as JSON instead: it never copies an older state's link.
+// state as JSON and as .npz instead (the .npz also keeps a model file's gamma, beta, bias and class
+// names, which JSON drops): it never copies an older state's link.
 
 import { component } from "./components.js";
 import { setData, setHidden, setText } from "./dom.js";
@@ -84,7 +85,7 @@ export async function copyLink() {
   if (link && !link.fragment) {
     toast("No link for this state");
     openExport({ title: "This state is too big for a link", text: link.note || "",
-                 filename: "", mime: "text/plain", offerJson: true });
+                 filename: "", mime: "text/plain", offerJson: true, offerNpz: true });
     return;
   }
   const url = new URL(location.href);
@@ -114,13 +115,15 @@ function toast(text) {
   toast.timer = setTimeout(() => { t.textContent = ""; }, 2500);
 }
 
-// out: {text, filename, mime, title, offerJson?}
+// out: {text, filename, mime, title, offerJson?, offerNpz?}: the offers are the dialog's
+// "State as JSON" and "State as .npz" buttons, for a state that has no link.
 export function openExport(out) {
   exported = out;
   $("export-title").textContent = out.title;
   $("export-text").value = out.text;
   setHidden($("export-download"), !out.filename);
   setHidden($("export-as-json"), !out.offerJson);
+  setHidden($("export-as-npz"), !out.offerNpz);
   const dialog = $("export-dialog");
   if (!dialog.open) dialog.showModal();
   $("export-text").select();
@@ -136,6 +139,9 @@ export function bindDialog(exportState) {
   });
   $("export-copy").addEventListener("click", () => exported && copyText(exported.text, "Copied"));
   $("export-as-json").addEventListener("click", () => exportState("json"));
+  // The toolbar's "State as .npz" (js/app.js), so the dialog's download is the same file, made
+  // and saved by the same code (the dialog stays open: its note and "State as JSON" remain).
+  $("export-as-npz").addEventListener("click", () => $("export-npz").click());
   $("export-download").addEventListener("click", () => {
     if (!exported || !exported.filename) return;
     const url = URL.createObjectURL(new Blob([exported.text], { type: exported.mime }));

@@ -95,11 +95,17 @@ class Engine:
         raise NotImplementedError
 
     def drop_file(self, selector, path):
-        """Drop the file at `path` on the element `selector`. Here: the browser reads it from
-        disk through a file input of the test's own (set_files), and dragenter, dragover and
-        drop events carrying it in a DataTransfer are dispatched at the element's centre
-        (WebDriver has no drag of files from outside the page). Chromium overrides this with
-        a drag the browser itself delivers (DevTools' Input.dispatchDragEvent)."""
+        """Drop the file at `path` on the element `selector`.
+
+        Firefox and WebKit get this one, a script-made drop: their drivers (WebDriver BiDi for
+        Firefox, classic WebDriver for WebKitGTK) cannot drag a file from outside the page, so
+        the browser reads the file from disk through a file input of the test's own (set_files)
+        and the test's script dispatches dragenter, dragover and drop, untrusted DragEvents
+        carrying it in a DataTransfer, at the element's centre. That checks the page's drop
+        handlers and its reading of a dropped File; it does not check that the engine itself
+        delivers a drop from the desktop to them. Only Chromium's drop is the browser's own (chromium.py: DevTools'
+        Input.dispatchDragEvent, trusted events), and tests/browser/test_page_model_file.py
+        drops an .npz and a .safetensors that way."""
         self.evaluate("""() => { let i = document.getElementById('__drop_source');
             if (!i) { i = document.createElement('input'); i.type = 'file'; i.id = '__drop_source';
                       i.style.cssText = 'position:fixed;left:0;top:0;opacity:0.01'; document.body.append(i); }
