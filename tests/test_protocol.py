@@ -1,7 +1,8 @@
 """The protocol is written once in Python: pycore/explorer/protocol.py names the requests and
 answers, pycore/explorer/protocol_types.py gives each its JavaScript type, and web/js/protocol.js
-is written from the two (buildtools/protocol_js.py). These tests check that the committed
-protocol.js is what they write, that the types name exactly the protocol's fields, and that the
+is written from the two (buildtools/protocol_js.py), as is docs/protocol.md's table of the
+sections' answer keys. These tests check that the committed protocol.js and that table are what
+they write, that the types name exactly the protocol's fields, and that the
 session's answers hold values of those types."""
 import json
 import os
@@ -22,6 +23,15 @@ def test_protocol_js_is_written_from_python():
     with open(os.path.join(ROOT, "web", "js", "protocol.js"), encoding="utf-8") as f:
         assert f.read() == protocol_js.module_text(), \
             "web/js/protocol.js is out of date: run python3 -m buildtools.protocol_js"
+
+
+def test_protocol_md_shows_each_sections_keys_as_its_section_says():
+    with open(os.path.join(ROOT, protocol_js.DOCS), encoding="utf-8") as f:
+        text = f.read()
+    assert text == protocol_js.docs_text(text), \
+        "docs/protocol.md's table of the sections' keys is out of date: run " \
+        "python3 -m buildtools.protocol_js"
+    assert protocol_js.answer_keys_table() in text
 
 
 def test_the_request_fields_are_the_protocols():

@@ -299,8 +299,10 @@ SECTIONS = (
     Section("link", EVERY, _link, {
         "link": ("{fragment: ?string, pending: boolean, note: ?string}",
                  "{fragment, pending, note}: the state's URL fragment, or null with pending true "
-                 "(the page asks with a 'link' request once typing pauses) or a note (too long "
-                 "for a URL)")}),
+                 "(more than 1,000 typed-in numbers, cells pasted into a preset's matrix "
+                 "included: the page asks with a 'link' request once typing pauses) or a note "
+                 "(too long for a URL; past 12,500 edits of a preset's matrix, which is known "
+                 "without spelling the link out)")}),
     Section("labels", frozenset((STATE, TRAINED)), _labels, {
         "labels": ("{samples: string[], classes: string[]}",
                    "{samples, classes}: the names of the rows and columns, sent when they "
@@ -315,14 +317,17 @@ SECTIONS = (
     Section("top_k", HEAD | {"top_k"}, _top_k, {
         "top_k": ("?TopK",
                   "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k "
-                  "largest logits, from 21 classes on (null below)")}),
+                  "largest logits, from 21 classes on (null below); ranks from "
+                  "pycore.vit.readout.top_k: ties to the lower class, like argmax")}),
     Section("contributions", HEAD, _contributions, {
         "contributions": ("?Contributions",
                           "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
                           "text, factors}], note}: the terms h_hat[b, d] * W_head[d, c] of the "
-                          "selected logit, largest magnitude first, each with its two factors as "
-                          "printed, the rest summed into one bar (d null); a bar beyond float64 "
-                          "has value null and text 'beyond float64'; null: none selected")}),
+                          "selected logit: the 10 largest by magnitude named d = ..., largest "
+                          "first, each with its two factors as printed, the rest summed into one "
+                          "bar (d null), so the bars sum to the logit; a bar beyond float64 "
+                          "(weights near +-1e308 whose other terms cancel it) has value null "
+                          "and text 'beyond float64'; null: none selected")}),
     Section("logits_table", HEAD, _logits_table, {
         "logits_table": ("Table",
                          "the logits table: {caption, header, rows}")}),
@@ -332,7 +337,8 @@ SECTIONS = (
     Section("prediction", HEAD, _prediction, {
         "prediction": ("{text: string, notes: string[]}",
                        "{text, notes}: what the head predicts, in words, with ties and rows that "
-                       "LayerNorm flattens said as such")}),
+                       "LayerNorm flattens said as such (a live region reads it after each "
+                       "edit)")}),
     Section("digit", HEAD, _digit, {
         "digit": ("?{images: ?number[][], attention: ?number[][], prediction: ?string, "
                   "top: ?Array<[string, number]>, "
@@ -348,7 +354,9 @@ SECTIONS = (
         "pitfall": ("Comparison",
                     COMPARISON + "the mistake shown (with none chosen, the explanation says what "
                     "is offered); changes: which samples' predictions it changes, in one line; "
-                    "notice: the input switched to the full encoder output for it; top_k: from "
+                    "notice: the input switched to the full encoder output, for a head that "
+                    "needs the patch tokens (position -1, average pooling) chosen while only "
+                    "CLS vectors were edited; top_k: from "
                     "21 classes on, each sample's k largest outputs as a table (as the answer's "
                     "top_k)")}),
     Section("variant", HEAD | {"variant", "top_k"}, _comparison("variant"), {
@@ -359,10 +367,17 @@ SECTIONS = (
                  "{step, count, names, key, sample, class, predicted_class, class_chosen, title, "
                  "tex, note, notes, highlights}: the walk-through's step with this sample's "
                  "numbers, highlights {heatmap id: [[row0, col0, row1, col1], ...]} the cells it "
-                 "uses; null while it is off")}),
+                 "uses; null while it is off. Sent with every answer that redraws, so an edit "
+                 "redoes the step")}),
     Section("finetune", HEAD | {FINETUNE}, _finetune, {
         "finetune": ("FineTune",
-                     "the 'Fine-tune the head' panel: see FINETUNE")}),
+                     "{labels, predicted, classes, settings, loss, accuracy, status, "
+                     "start_note, run, reading, why, gradient_note, held_out, trained}: the "
+                     "'Fine-tune the head' panel; trained is null but in the answer to train: "
+                     "{asked, taken, text}; held_out is null or the held-out digits' {count, "
+                     "accuracy, curve, text}; run is null or {id, steps, loss, accuracy, "
+                     "compare: [{head, name, loss, own, stopped}]}, each curve step 0 first "
+                     "(each field: protocol.FINETUNE)")}),
     Section("steps", HEAD | {"sample", "logit_class"}, _steps, {
         "steps": ("{sample: number, class: number, "
                   "items: {title: string, tex: string, note: ?string}[]}",
