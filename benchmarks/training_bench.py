@@ -10,6 +10,13 @@ of one call of each. Then it times what the page calls per training step at the 
 ``--memory`` measures instead the Python memory of the page's training requests (tracemalloc,
 the state included) at the sizes docs/performance.md's table lists, against the budget of
 :data:`pycore.explorer.training_memory.MEMORY_MB`.
+
+``--requests`` times instead the page's ``train`` requests at the largest sizes, side by side
+in one run: the request of Play that starts a run, the next one, the later ones, and Step on
+a new run, each beside the steps it took and the estimate
+(:func:`pycore.explorer.finetune.request_overhead_ms`) that chose them, against the budget of
+:data:`pycore.explorer.finetune.REQUEST_WORK_MS` (an estimate for the page: CPython's time
+times :data:`pycore.explorer.finetune.PAGE_SLOWER`).
 """
 
 import argparse
@@ -118,6 +125,86 @@ def memory_table():
     return ok
 
 
+REQUEST_SIZES = (
+    ("ViT-B/16, B = 2, D = 768, C = 1000", dict(B=2, D=768)),
+    ("B = 64, D = 1024, C = 1000", dict()),
+    ("the largest inputs, 64 × 32 × 1024, input scale 2", dict(N1=32, input_scale=2.0)),
+)
+"""The rows of the request table: a name, and :func:`training_link`'s sizes."""
+
+REQUEST_KINDS = ("start (Play)", "next", "later", "Step, new run")
+
+
+def request_times(link, clock, later=3):
+    """One session's ``train`` requests, in the order the page sends them: Play's first
+    request (n = 500: at the largest sizes it only starts the run), the next, ``later`` more,
+    then Reset and Step (n = 1) on a new run. Returns {kind: [(ms, steps taken, estimated
+    page ms)]} (:data:`REQUEST_KINDS`)."""
+    from pycore.explorer import finetune
+    from pycore.explorer.session import Session
+    s = Session()
+    assert s.handle({"op": "load", "fragment": link})["ok"]
+    st = s.state
+    out = dict((kind, []) for kind in REQUEST_KINDS)
+
+    def timed(kind, request):
+        fresh = s.finetune.current_run(st) is None
+        start = clock()
+        answer = s.handle(request)
+        ms = (clock() - start) * 1e3
+        assert answer["ok"], answer["error"]
+        run = s.finetune.run
+        heads = sum(1 for c in run.curves() if c.trainer is not None)
+        taken = answer["finetune"]["trained"]["taken"]
+        estimate = finetune.request_overhead_ms(st.B, st.D, st.C, run.train["optimizer"], heads,
+                                                fresh) + taken * finetune.step_cost_ms(st.B, st.D, st.C, run.train["optimizer"], heads)
+        out[kind].append((ms, taken, estimate))
+
+    timed("start (Play)", {"op": "train", "n": 500})
+    timed("next", {"op": "train", "n": 500})
+    for _ in range(later):
+        timed("later", {"op": "train", "n": 500})
+    assert s.handle({"op": "train_reset"})["ok"]
+    timed("Step, new run", {"op": "train", "n": 1})
+    return out
+
+
+def request_table(clock, sessions=3):
+    """Print the request table: for each size and optimizer, each kind of request's median
+    and largest time over ``sessions`` sessions (the first of a process also makes its memory
+    for the first time), the steps it took and the estimate for the page; returns whether
+    every estimate and every measured time times PAGE_SLOWER are within the budget, but for
+    the one step a request cannot do without."""
+    from pycore.explorer.finetune import PAGE_SLOWER, REQUEST_WORK_MS
+    ok = True
+    print("train requests, {} ms per request (median, largest of {} sessions; steps taken; "
+          "the page's estimate); budget {:.0f} ms in the page, about {:.0f} ms in CPython "
+          "(x {} for the page)".format("wall" if clock is time.perf_counter else
+                                       "thread CPU", sessions, REQUEST_WORK_MS,
+                                       REQUEST_WORK_MS / PAGE_SLOWER, PAGE_SLOWER))
+    print("| sizes | optimizer | " + " | ".join(REQUEST_KINDS) + " |")
+    print("|---|---|" + "---|" * len(REQUEST_KINDS))
+    for name, sizes in REQUEST_SIZES:
+        for optimizer in ("sgd", "momentum", "adam"):
+            link = training_link(optimizer, **sizes)
+            runs = [request_times(link, clock) for _ in range(sessions)]
+            cells = []
+            for kind in REQUEST_KINDS:
+                rows = [row for r in runs for row in r[kind]]
+                times = sorted(ms for ms, _, _ in rows)
+                taken, estimate = rows[0][1], rows[0][2]
+                cells.append("{:.0f}, {:.0f} ms ({} step{}; est. {:.0f})".format(
+                    times[len(times) // 2], times[-1], taken, "" if taken == 1 else "s",
+                    estimate))
+                if taken > 1 or kind == "start (Play)":   # work it could have left out
+                    ok = ok and estimate <= REQUEST_WORK_MS \
+                        and times[len(times) // 2] * PAGE_SLOWER <= REQUEST_WORK_MS * 1.25
+            print("| {} | {} | {} |".format(name, optimizer, " | ".join(cells)), flush=True)
+    print("every request that could take fewer steps within the budget (median): {}".format(
+        "PASS" if ok else "FAIL"))
+    return ok
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python3 benchmarks/training_bench.py",
                                      description=__doc__.split("\n\n")[0])
@@ -125,10 +212,14 @@ def main(argv=None):
     parser.add_argument("--page-rounds", type=int, default=2000)
     parser.add_argument("--memory", action="store_true",
                         help="measure the training requests' Python memory instead")
+    parser.add_argument("--requests", action="store_true",
+                        help="time the page's train requests at the largest sizes instead")
     args = parser.parse_args(argv)
     if args.memory:
         return 1 if (not memory_table() and args.strict) else 0
     clock = time.perf_counter if args.clock == "wall" else time.thread_time
+    if args.requests:
+        return 1 if (not request_table(clock) and args.strict) else 0
 
     rs = np.random.RandomState(args.seed)
     h = rs.standard_normal((args.B, args.D))

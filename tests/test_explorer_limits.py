@@ -322,42 +322,47 @@ def test_the_steps_chosen_fit_the_budget_and_never_exceed_what_was_asked(B, D, C
     # The estimate decides, not a clock: the same request takes the same steps everywhere.
     # A request holds more than the budget only for the one step it cannot do without: Step's,
     # or a run's next step where a step alone is over the budget. The request of Play that
-    # starts a run (its heads' starts, then their optimizer buffers made at the first step)
-    # takes no step rather than the start and a step together when they do not fit.
+    # starts a run (its heads' starts and their optimizer buffers) takes no step rather than
+    # the start and a step together when they do not fit.
+    heads = training_memory_module.plan(B * D, B, D, C, optimizer, heads)[0]   # those trained
     budget = finetune.REQUEST_WORK_MS
     step = finetune.step_cost_ms(B, D, C, optimizer, heads)
-    for fresh, first_step in ((True, True), (False, True), (False, False)):
-        fit = finetune.steps_that_fit(B, D, C, optimizer, heads, 500, fresh=fresh,
-                                      first_step=first_step)
-        work = finetune.request_overhead_ms(B, D, C, optimizer, heads, fresh,
-                                            first_step and fit > 0) + fit * step
-        assert (1 if not fresh else 0) <= fit <= 500
+    for fresh in (True, False):
+        fit = finetune.steps_that_fit(B, D, C, optimizer, heads, 500, fresh=fresh)
+        work = finetune.request_overhead_ms(B, D, C, optimizer, heads, fresh) + fit * step
+        assert (0 if fresh else 1) <= fit <= 500
         assert work <= budget or (fit == 1 and not fresh)
-        if fresh and fit == 0:   # the next request goes on with the run: its first step
-            assert finetune.steps_that_fit(B, D, C, optimizer, heads, 500,
-                                           first_step=True) >= 1
-    start_only = finetune.request_overhead_ms(B, D, C, optimizer, heads, fresh=True,
-                                              first_step=False)
-    assert start_only <= budget   # at every size a run may have (up to five heads)
     for fresh in (False, True):   # Step: one step, even the run's first
         assert finetune.steps_that_fit(B, D, C, optimizer, heads, 1, fresh=fresh) == 1
     assert finetune.steps_that_fit(B, D, C, optimizer, heads, 2) == min(
         2, finetune.steps_that_fit(B, D, C, optimizer, heads, 500))
 
 
-def test_the_first_request_counts_the_heads_start_and_the_optimizer_buffers():
-    # what the first request does besides a later one's work, in the estimate: the start of
-    # each head (its W_head copied, its first loss) and the buffers its optimizer makes
-    for optimizer in ("sgd", "momentum", "adam"):
-        later = finetune.request_overhead_ms(64, 1024, 1000, optimizer, 4)
-        first = finetune.request_overhead_ms(64, 1024, 1000, optimizer, 4, fresh=True)
-        start = finetune.request_overhead_ms(64, 1024, 1000, optimizer, 4, fresh=True,
-                                             first_step=False)
-        assert later < start < first or (optimizer == "sgd" and start == first)
-    made = [finetune.request_overhead_ms(64, 1024, 1000, o, 4, first_step=True)
-            - finetune.request_overhead_ms(64, 1024, 1000, o, 4) for o in ("sgd", "momentum",
-                                                                           "adam")]
-    assert made[0] == 0 < made[1] < made[2]   # SGD keeps no buffers; Adam twice momentum's
+def test_the_first_request_counts_the_heads_start_and_their_optimizer_buffers():
+    # what a run's first request does besides a later one's work, in the estimate: each head's
+    # start (its W_head copied, its first loss) and the buffers its optimizer makes
+    extra = [finetune.request_overhead_ms(64, 1024, 1000, o, 4, fresh=True)
+             - finetune.request_overhead_ms(64, 1024, 1000, o, 4)
+             for o in ("sgd", "momentum", "adam")]
+    assert 0 < extra[0] < extra[1] < extra[2]
+    # at the largest sizes only the start fits: Play's first request takes no step
+    assert finetune.steps_that_fit(64, 1024, 1000, "sgd", 4, 500, fresh=True) == 0
+
+
+def test_a_run_started_without_a_step_trains_bit_for_bit_as_one_started_with_it():
+    # the optimizer buffers made at the start (written once, so the first step does not pay
+    # for new memory) are the zeros the first step would have made
+    from pycore.explorer.finetune_run import Run
+    s = Session()
+    assert s.handle({"op": "load", "fragment": training_link("adam", B=6, D=5, C=4,
+                                                             input_scale=3.0)})["ok"]
+    early, plain = Run(1, s.state), Run(2, s.state)
+    for c in early.curves():
+        c.trainer.optimizer.make_buffers(c.trainer.params)
+    early.advance(7), plain.advance(7)
+    for a, b in zip(early.curves(), plain.curves()):
+        assert a.losses == b.losses
+        assert a.trainer.params["W_head"].tobytes() == b.trainer.params["W_head"].tobytes()
 
 
 @pytest.mark.parametrize("start", ["current", "zero"])

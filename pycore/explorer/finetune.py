@@ -105,7 +105,7 @@ def step_cost_ms(B, D, C, optimizer, heads):
     return heads * (HEAD_STEP_FIXED_MS + weights * per_weight_ns * 1e-6) * PAGE_SLOWER
 
 
-def request_overhead_ms(B, D, C, optimizer, heads, fresh=False, first_step=None):
+def request_overhead_ms(B, D, C, optimizer, heads, fresh=False):
     """The estimated time of a ``train`` request besides its steps, in the page (see
     :data:`REQUEST_WORK_MS`).
 
@@ -115,8 +115,8 @@ def request_overhead_ms(B, D, C, optimizer, heads, fresh=False, first_step=None)
     correct head's optimizer buffers (to take the steps back if they overflow or the answer
     fails: :meth:`pycore.explorer.finetune_run.Curve.rewind`). The request that starts a run
     (``fresh``) makes the run's start W0 and each head's start instead (its own copy of W_head
-    and its first loss), and the one that takes the run's first step (``first_step``)
-    has each head's optimizer make its buffers (:data:`NEW_ARRAY_PASSES` each).
+    and its first loss), and each head's optimizer buffers (:data:`NEW_ARRAY_PASSES` each),
+    at its first step or, when it takes none, before the answer.
 
     Parameters
     ----------
@@ -125,8 +125,6 @@ def request_overhead_ms(B, D, C, optimizer, heads, fresh=False, first_step=None)
     heads : int
     fresh : bool, optional
         Whether the request starts the run.
-    first_step : bool, optional
-        Whether its steps include the run's first (default: ``fresh``).
 
     Returns
     -------
@@ -140,27 +138,23 @@ def request_overhead_ms(B, D, C, optimizer, heads, fresh=False, first_step=None)
     >>> round(request_overhead_ms(2, 768, 1000, "adam", 4, fresh=True))   # m and v made
     79
     """
-    if first_step is None:
-        first_step = fresh
     weights = float(D) * C
     passes = 8 + heads * 1.5 * (1 + 0.06 * B)
     if fresh:
-        passes += 1 + heads * (2 + 1.5 * (1 + 0.06 * B))
+        passes += 1 + heads * (2 + 1.5 * (1 + 0.06 * B)
+                               + OPTIMIZER_SLOTS[optimizer] * NEW_ARRAY_PASSES)
     else:
         passes += 1 + OPTIMIZER_SLOTS[optimizer]
-    if first_step:
-        passes += heads * OPTIMIZER_SLOTS[optimizer] * NEW_ARRAY_PASSES
     return (5.0 + weights * passes * 1e-6) * PAGE_SLOWER
 
 
-def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, fresh=False,
-                   first_step=None):
+def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, fresh=False):
     """How many of the ``asked`` steps one request takes: as many as fit in ``budget_ms`` of
     estimated work, never more than asked, and at least one, with one exception. A request
     that starts a run and asks for more than one step (Play) takes none when the start and
-    one step together do not fit: it starts the run (each head's loss at step 0) and the
-    next requests take the steps, so no request of Play holds Python for the start and a step
-    at once. Step (one step asked) always takes its step.
+    one step together do not fit: it starts the run (each head's loss at step 0, and its
+    optimizer buffers) and the next requests take the steps, so no request of Play holds Python
+    for the start and a step at once. Step (one step asked) always takes its step.
 
     Parameters
     ----------
@@ -172,8 +166,6 @@ def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, 
     budget_ms : float, optional
     fresh : bool, optional
         Whether the request starts the run (:func:`request_overhead_ms`).
-    first_step : bool, optional
-        Whether its steps include the run's first (default: ``fresh``).
 
     Returns
     -------
@@ -189,7 +181,7 @@ def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, 
     >>> [steps_that_fit(64, 1024, 1000, "adam", 4, n, fresh=True) for n in (500, 1)]
     [0, 1]
     """
-    room = budget_ms - request_overhead_ms(B, D, C, optimizer, heads, fresh, first_step)
+    room = budget_ms - request_overhead_ms(B, D, C, optimizer, heads, fresh)
     fit = int(room // step_cost_ms(B, D, C, optimizer, heads)) if room > 0 else 0
     least = 0 if fresh and asked > 1 else 1
     return max(least, min(asked, fit))
@@ -263,7 +255,7 @@ class FineTune(object):
                              "setting, to start another." % MAX_RUN_STEPS, key="run")
         heads = sum(1 for c in run.curves() if c.stopped is None)
         n = steps_that_fit(state.B, state.D, state.C, run.train["optimizer"], heads, n,
-                           fresh=fresh, first_step=run.steps == 0)
+                           fresh=fresh)
         # What a failure takes back, without a copy of every head. An overflow (a learning
         # rate can cause one) stops the correct head before its steps are kept: it is put back
         # from a copy of its optimizer buffers, and from the state's W_head, not yet changed,
@@ -287,6 +279,10 @@ class FineTune(object):
                 run.main.snapshot(params={"W_head": state.W_head})
             if n:
                 run.advance(n, snap, restore=not fresh)
+            else:   # a run started with no step: its first step is then as any other
+                for curve in run.curves():
+                    if curve.trainer is not None:
+                        curve.trainer.optimizer.make_buffers(curve.trainer.params)
             snap = None   # the steps are kept: the copies go before the answer is made
             if n or run.train["start"] != "current":   # a run from zero puts W_head at 0
                 state.W_head[...] = run.main.trainer.params["W_head"]

@@ -55,6 +55,32 @@ class _Optimizer(object):
         self.t += 1
         return pairs
 
+    BUFFERS = 0
+    """Arrays of a parameter's shape the method keeps between steps."""
+
+    def make_buffers(self, params):
+        """Make the buffers :meth:`step` keeps for ``params`` now (zeros, as the first step
+        would make them) and write them once, so that the first step does not pay for memory
+        used for the first time (the page's request that starts a training run has time for
+        it; the steps give the same numbers).
+
+        Parameters
+        ----------
+        params : dict
+            The arrays :meth:`step` will update, by name.
+
+        Examples
+        --------
+        >>> opt = Adam(0.1); opt.make_buffers({"W": np.ones((2, 3))})
+        >>> [a.shape for a in opt.state["W"]], opt.t
+        ([(2, 3), (2, 3)], 0)
+        """
+        if not self.BUFFERS:
+            return
+        for name in sorted(params):
+            for a in self._slots(name, np.shape(params[name]), self.BUFFERS):
+                a.fill(0.0)
+
     def _slots(self, name, shape, count):
         """The per-parameter buffers the method keeps between steps (zeros at first)."""
         slot = self.state.get(name)
@@ -142,6 +168,7 @@ class Momentum(_Optimizer):
     """
 
     __slots__ = ("momentum",)
+    BUFFERS = 1
 
     def __init__(self, lr, momentum=0.9):
         _Optimizer.__init__(self, lr)
@@ -187,6 +214,7 @@ class Adam(_Optimizer):
     """
 
     __slots__ = ("beta1", "beta2", "eps")
+    BUFFERS = 2
 
     def __init__(self, lr, beta1=0.9, beta2=0.999, eps=1e-8):
         _Optimizer.__init__(self, lr)
