@@ -560,3 +560,18 @@ def test_a_request_builds_only_the_sections_that_follow_what_it_changed(request_
     names.clear()
     s.handle({"op": "preset", "name": "random", "seed": 1})  # a new state: every section
     assert set(names) == everything
+
+
+@pytest.mark.parametrize("asked", [{"op": "link"}, {"op": "steps"}, {"op": "catch_up"}],
+                         ids=lambda r: r["op"])
+def test_what_the_page_asks_while_typing_keeps_the_value_before_typing(asked):
+    """A pending link asked for when typing pauses (a large state), or the equations and panels
+    that scroll into view, change nothing: a refused text then still puts back the value the
+    cell held when it was entered, never a number typed on the way."""
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1e99"})
+    s.handle(asked)
+    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1e999",
+                       "commit": True})
+    assert answer["value"] == 2.0 and float(s.state.cls[0, 0]) == 2.0

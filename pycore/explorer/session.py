@@ -115,9 +115,11 @@ class Session(object):
             _refuse_long_numbers(request)
             if op != "open_file":
                 self._reading = None  # a file being read is let go by any other action
-            if op not in ("edit", "contributions"):
+            if op not in ("edit", "contributions", "link", "steps", "catch_up"):
                 self._typing = None  # any other action ends the typing in a cell (pointing at a
-                #                    logit changes nothing, and may happen while typing)
+                #  logit, and what the page asks while a person types, a pending link or panels
+                #  scrolled into view, change nothing: a refused text still puts back the value
+                #  the cell held when it was entered)
             return getattr(self, "op_" + op)(request)
         except StateError as err:
             return refused(err)

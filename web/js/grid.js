@@ -27,7 +27,17 @@ export class MatrixGrid {
     this.rows = 0;
     this.cols = 0;
     this.data = new Float64Array(0);
-    // The cell being typed in: {i, j, before (its text on entry; null: the value in use), dirty}
+    // The cell being typed in: {i, j, before (its text on entry; null: the value in use), dirty}.
+    // Python's editing.Typing record (Session._typing) is the source of truth for the value in
+    // use while typing: a text that is not a number, or one that makes the logits overflow,
+    // puts back the value the cell held on entry, and writing it back restores the matrix's
+    // recipe exactly. `before` is kept here for Escape only, for two reasons: the cell shows
+    // it at once, before any answer; and Python's record ends with any request that may change
+    // the state (the read-only ones, a pending link, panels scrolled into view, pointing at a
+    // logit, keep it), among them the fine-tuning panel's "train" requests, which Play keeps
+    // sending while a person types, so by the time Escape comes Python may no longer know the
+    // entry's value. Escape therefore commits `before`'s text (String of a float64: it reads
+    // back as the same number), not a "put it back" request.
     this.entry = null;
     this.pressed = null; // a cell that a pointer press is focusing (see onRelease)
     this.held = null; // a cell entered by a press, whose text stays selected (see onRelease)
@@ -425,7 +435,8 @@ export class MatrixGrid {
       case "Home": if (e.ctrlKey) target = [0, 0]; break;
       case "End": if (e.ctrlKey) target = [this.rows - 1, this.cols - 1]; break;
       case "Escape": {
-        // Take the entry back: the text the cell had when it was entered, and its value.
+        // Take the entry back: the text the cell had when it was entered, and its value,
+        // committed as typed text (why the grid, not Python, holds it: see this.entry).
         e.preventDefault();
         if (this.scrubber.escape(i, j, input)) return;
         const entry = this.entry;
