@@ -260,3 +260,75 @@ def test_warm_up_practises_in_a_session_of_its_own():
     assert again["value"] == 8.0 and bridge._session.state.cls[0, 1] == 8.0
     names = json.loads(bridge.last_matrix_names())
     assert names and all(bridge.matrix(name) is bridge._session.matrix(name) for name in names)
+
+
+# ---- a big paste at ViT-B/16 size, then keystrokes -----------------------------------------
+
+def light_snapshot(session):
+    """What :func:`snapshot` compares, without the state's JSON (seconds for 153,600 edits):
+    the matrices' bytes, the recipes' edits, labels, settings and options."""
+    s = session.state
+    return (s.W_head.tobytes(), s.inputs.tobytes(), list(s.labels), dict(s.train),
+            dict(s.options), {k: (dict(r.edits), r.preset, r.shape, r.seed, r.scale)
+                              for k, r in s.generated.items()})
+
+
+def test_keystrokes_after_a_big_paste_at_vit_b16_size_are_answered_without_the_link(monkeypatch):
+    """The ViT-B/16 preset (768 x 1000 W_head), a block of 768 x 200 numbers pasted into it
+    (153,600 recipe edits: past SYNC_LINK_NUMBERS, and surely past LINK_MAX), then keystrokes
+    drawn at random, good and bad, into both grids, the labels and the contributions chart:
+    each answer keeps to the protocol, is strict JSON, a refusal changes nothing, and no
+    keystroke spells the link out (counted, not timed); asked for once typing pauses, the link
+    is refused in words without being spelled out either. (A whole 768 x 1000 paste takes
+    seconds of parsing: a block this size keeps the test cheap and takes the same path.)"""
+    from pycore.explorer import session as session_module
+    calls = []
+    encode = session_module.encode_fragment
+    monkeypatch.setattr(session_module, "encode_fragment", lambda s: calls.append(1) or encode(s))
+    session = Session()
+    assert session.handle({"op": "preset", "name": "vit-b16"})["ok"]
+    assert session.state.W_head.shape == (768, 1000)
+    rs = np.random.RandomState(0)
+    values = np.round(rs.standard_normal((768, 200)) * 0.02, 4)
+    text = "\n".join("\t".join(map(repr, row)) for row in values.tolist())
+    del calls[:]
+    answer = session.handle({"op": "paste", "key": "W_head", "index": [0, 500], "text": text})
+    assert answer["ok"], answer["error"]
+    json.dumps(answer, allow_nan=False)
+    np.testing.assert_array_equal(session.state.W_head[:, 500:700], values)
+    assert answer["link"] == {"fragment": None, "pending": True, "note": None}
+    B, D, C = session.state.B, session.state.D, session.state.C
+    typed = ["0", "0.", "0.5", "-", "-1e", "-1e3", "1e308", "nan", "1e999", "", "abc", "7"]
+    for k in range(16):
+        kind = k % 4
+        if kind == 0:
+            request = {"op": "edit", "key": "W_head", "index": [int(rs.randint(D)),
+                                                                int(rs.randint(C))]}
+        elif kind == 1:
+            request = {"op": "edit", "key": "cls", "index": [int(rs.randint(B)),
+                                                             int(rs.randint(D))]}
+        elif kind == 2:
+            request = {"op": "label", "index": [int(rs.randint(B))]}
+        else:
+            request = {"op": "contributions", "b": int(rs.randint(B)), "c": int(rs.randint(C)),
+                       "select": bool(rs.randint(2))}
+        if kind < 3:
+            request.update(text=typed[rs.randint(len(typed))], commit=bool(rs.randint(2)))
+            if kind < 2 and rs.randint(2):
+                request["steps"] = "later"
+        before = light_snapshot(session)
+        answer = session.handle(request)
+        check_answer(answer)
+        json.dumps(answer, allow_nan=False)
+        if answer["ok"] is False:
+            assert light_snapshot(session) == before, request
+        elif "link" in answer:
+            assert answer["link"]["fragment"] is None and answer["link"]["pending"], request
+        assert calls == [], request   # no keystroke spelled the link out
+    before = light_snapshot(session)   # a keystroke into a cell past the grid: refused
+    answer = session.handle({"op": "edit", "key": "W_head", "index": [D, 0], "text": "1"})
+    assert answer["ok"] is False and light_snapshot(session) == before
+    json.dumps(answer, allow_nan=False)
+    link = session.handle({"op": "link"})["link"]   # typing paused: the page asks for it
+    assert link["fragment"] is None and link["pending"] is False and "too many" in link["note"]
+    assert calls == []
