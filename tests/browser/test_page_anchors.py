@@ -5,8 +5,8 @@ import pytest
 from pycore.explorer import decode_fragment
 from pycore.vit.trace import trace_head
 
-from .pagekit import (alert_text, edit, heatmap_z, open_explorer, page_fragment, state_fragment,
-                      wait_ready)
+from .pagekit import (act, alert_text, edit, heatmap_z, open_explorer, page_fragment,
+                      state_fragment, wait_ready)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -32,6 +32,38 @@ def test_the_skip_link_keeps_the_state_and_its_link(page, site_url):
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), expected)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
                                trace_head(np.array(W), cls=expected).logits, atol=1e-12)
+    assert alert_text(page) == ""
+
+
+# the heatmap of W_head as the page holds it, in a few numbers: its shape and sums
+W_SEEN = """() => { const z = document.getElementById('heatmap-w').data[0].z;
+    let sum = 0, weighted = 0;
+    z.forEach((row, d) => row.forEach((v, c) => { sum += v; weighted += v * (d + 2 * c + 1); }));
+    return [z.length, z[0].length, sum, weighted]; }"""
+
+
+def test_the_skip_link_keeps_a_state_too_big_for_a_link(page, site_url):
+    # The ViT-B/16 preset trained one step: 768,000 numbers with no recipe, no link (the
+    # address bar holds none, a note says to save the state as JSON). Nothing could bring
+    # such a state back, so following an anchor must not load anything in its place.
+    open_explorer(page, site_url)
+    page.select_option("#preset", "vit-b16")
+    act(page, lambda: page.click("#load-preset"))
+    act(page, lambda: page.click("#ft-step"))
+    page.wait_for_function("""() => document.documentElement.dataset.linkPending === 'false'
+        && !document.getElementById('link-note').hidden""", timeout=30000)
+    assert page_fragment(page) == ""
+    status = page.locator("#ft-status").inner_text()
+    assert status.startswith("Step 1 of this run"), status
+    seen = page.evaluate(W_SEEN)
+    assert seen[:2] == [768, 1000]
+    page.focus("a.skip")
+    page.keyboard.press("Enter")
+    page.wait_for_timeout(500)  # a load would have been sent and answered by now
+    assert page.evaluate(W_SEEN) == seen
+    assert page.locator("#ft-status").inner_text() == status
+    assert page_fragment(page) in ("", "#pipeline")  # no state's link in the address bar
+    assert not page.locator("#link-note").is_hidden()
     assert alert_text(page) == ""
 
 
