@@ -156,8 +156,9 @@ def request_times(link, clock, later=3):
         run = s.finetune.run
         heads = sum(1 for c in run.curves() if c.trainer is not None)
         taken = answer["finetune"]["trained"]["taken"]
-        estimate = finetune.request_overhead_ms(st.B, st.D, st.C, run.train["optimizer"], heads,
-                                                fresh) + taken * finetune.step_cost_ms(st.B, st.D, st.C, run.train["optimizer"], heads)
+        optimizer = run.train["optimizer"]
+        estimate = finetune.request_overhead_ms(st.B, st.D, st.C, optimizer, heads, fresh) \
+            + taken * finetune.step_cost_ms(st.B, st.D, st.C, optimizer, heads)
         out[kind].append((ms, taken, estimate))
 
     timed("start (Play)", {"op": "train", "n": 500})

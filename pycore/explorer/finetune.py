@@ -211,9 +211,9 @@ class FineTune(object):
     def train(self, computed, n, run_id=None, undo=None):
         """Take up to n steps of the run (a new one if none describes the state): as many as
         fit in about :data:`REQUEST_WORK_MS` of work (:func:`steps_that_fit`: at least one,
-        or none for a request of Play that only starts the run); the correct head's W_head becomes the state's, and :attr:`trained` says how many
-        steps were taken (the answer's ``finetune.trained``). Changes nothing if it cannot be
-        done.
+        or none for a request of Play that only starts the run); the correct head's W_head
+        becomes the state's, and :attr:`trained` says how many steps were taken (the answer's
+        ``finetune.trained``). Changes nothing if it cannot be done.
 
         Parameters
         ----------
