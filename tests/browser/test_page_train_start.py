@@ -23,8 +23,8 @@ def test_play_goes_on_from_a_first_request_that_only_starts_the_run(page, site_u
         new MutationObserver(() => window.__taken.push(status.textContent))
             .observe(status, {childList: true, characterData: true, subtree: true}); }""")
     page.click("#ft-play")
-    page.wait_for_function("() => Number(document.getElementById('finetune').dataset.runSteps) >= 2",
-                           timeout=120000)
+    page.wait_for_function(
+        "() => Number(document.getElementById('finetune').dataset.runSteps) >= 2", timeout=120000)
     page.click("#ft-play")  # Pause
     page.wait_for_function("""() => { const s = document.getElementById('finetune').dataset;
         return s.busy === 'false' && s.playing === 'false'; }""", timeout=60000)
