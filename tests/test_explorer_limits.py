@@ -420,3 +420,23 @@ def test_the_link_of_a_trained_w_head_is_not_spelled_out_to_find_it_too_long():
     assert link["fragment"] is None and "768,000 typed-in numbers" in link["note"]
     assert "more than 100 kB" in link["note"]
     assert peak < 2 * MB, "%.0f MB" % (peak / MB)   # spelled out: 58 MB
+
+
+def test_the_request_benchmark_times_each_kind_of_train_request():
+    # benchmarks/training_bench.py --requests at a small size: each kind of request is timed,
+    # with the steps it took and the estimate that chose them (no timing is checked here)
+    import importlib.util
+    import os
+    import time
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        "benchmarks", "training_bench.py")
+    spec = importlib.util.spec_from_file_location("training_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    times = bench.request_times(training_link("sgd", B=4, D=8, C=3), time.perf_counter, later=2)
+    assert sorted(times) == sorted(bench.REQUEST_KINDS)
+    assert [len(times[k]) for k in bench.REQUEST_KINDS] == [1, 1, 2, 1]
+    for kind, rows in times.items():
+        for ms, taken, estimate in rows:
+            assert ms >= 0 and estimate > 0
+            assert (taken == 1) if kind == "Step, new run" else (1 <= taken <= 500)
