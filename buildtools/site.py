@@ -34,7 +34,8 @@ HOST_ENTRY = "worker.py"
 NUMPY_BYTECODE = "bytecode/numpy-%s.zip"
 STDLIB_BYTECODE = "bytecode/python_stdlib.zip"
 # Each host's boot glue, from web/boot/.
-PYSCRIPT_BOOT = ("pyscript.js", "pyodide-worker.mjs", "memory-idb.js", "fs-paths.mjs")
+PYSCRIPT_BOOT = ("pyscript.js", "pyodide-worker.mjs", "memory-idb.js", "fs-paths.mjs",
+                 "wheel-libraries.mjs")
 FALLBACK_BOOT = ("fallback.js", "fallback-worker.js")
 
 

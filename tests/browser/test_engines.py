@@ -152,9 +152,13 @@ def app(engines, engine_name, host, reporting_sites):
 
 # ---- scenarios on the booted page -----------------------------------------------------------
 
-def test_boots_to_ready_without_console_errors_or_csp_violations(app):
+def test_boots_to_ready_without_console_errors_or_csp_violations(app, host):
     engine = app.start()
     assert engine.evaluate("() => document.documentElement.dataset.ready") == "true"
+    if host == "pyscript":  # NumPy's libraries compiled while Python started (wheel-libraries.mjs)
+        said = engine.evaluate("() => document.documentElement.dataset.earlyLibraries")
+        used, compiled = map(int, said.split(" of "))
+        assert 1 <= used <= compiled, said
     assert alerts(engine) == ""
     app.errors_seen, app.reports_seen = 0, app.reports_at_boot  # all since the navigation
     app.assert_clean()

@@ -255,6 +255,23 @@ def test_the_worked_example_shows_while_python_boots(sites, page):
     assert page.locator("#host-info").inner_text() == "…"
 
 
+def test_numpys_webassembly_libraries_are_compiled_while_python_starts(sites, booted):
+    """boot/wheel-libraries.mjs compiles the *.so of the NumPy wheel as it arrives, and Pyodide
+    gets a library's early module for bytes equal to those compiled (tests/test_wheel_libraries.py
+    checks the matching); how many are compiled before Pyodide asks depends on the engine's pace,
+    so here: some were, and none that is not a library of the wheel."""
+    folder = os.path.join(ROOT, "build", "test-pyscript")
+    wheels = [os.path.join(d, f) for d, _, files in os.walk(folder) for f in files
+              if f.startswith("numpy-") and f.endswith(".whl")]
+    assert len(wheels) == 1, wheels
+    with zipfile.ZipFile(wheels[0]) as z:
+        shared = [n for n in z.namelist() if n.endswith(".so")]
+    assert len(shared) >= 10  # numpy/_core/_multiarray_umath, linalg, random, fft, ...
+    said = booted("pyscript").page.evaluate("document.documentElement.dataset.earlyLibraries")
+    used, compiled = map(int, said.split(" of "))
+    assert 1 <= used <= compiled <= len(shared), said
+
+
 def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, booted, tmp_path):
     """build.py compiles the Python with the site's own Pyodide (buildtools/bytecode.py): every
     module the boot imports, the explorer's, NumPy's and the standard library's, is read from

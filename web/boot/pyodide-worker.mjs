@@ -6,7 +6,9 @@
 // - progress by bytes: Pyodide's own downloads (vit.downloads, but the NumPy wheel, which the
 //   page fetches and checks itself, see boot/pyscript.js) are counted as they arrive, and the
 //   page is told {vitBoot: {bytes: {loaded, total}}}, then what Python does once they are in:
-//   {vitBoot: {stage: "python" | "numpy", text}};
+//   {vitBoot: {stage: "python" | "numpy", text}}, and once Pyodide's WebAssembly is compiled,
+//   {vitBoot: {compiled: true}}; each NumPy library Pyodide got compiled early,
+//   {vitBoot: {libraries: "<used> of <compiled>"}};
 // - failures in plain words, at once: a download that fails or returns an HTTP error, and a file
 //   that fails its integrity check, are reported as {vitBoot: {fail: message}};
 // - files the site serves gzip-compressed (vit.gzipped: Pyodide's WebAssembly and lock file, the
@@ -18,11 +20,14 @@
 // - IndexedDB in memory (see memory-idb.js), so that PyScript starts where storage is denied;
 // - Content-Security-Policy violations in this worker, which the page never sees (WebAssembly
 //   refused, say: Pyodide then waits forever), are passed on: {vitBoot: {blocked}};
-// - Emscripten's PATH.dirname and PATH.basename without regular expressions (fs-paths.mjs).
+// - Emscripten's PATH.dirname and PATH.basename without regular expressions (fs-paths.mjs);
+// - NumPy's WebAssembly libraries compiled while Python starts (wheel-libraries.mjs).
 import { installMemoryIndexedDB } from "./memory-idb.js";
 import { usePlainPaths } from "./fs-paths.mjs";
+import { compileLibrariesOf, libraries, useCompiledLibraries } from "./wheel-libraries.mjs";
 
 installMemoryIndexedDB();
+useCompiledLibraries(() => tell({ libraries: `${libraries.used} of ${libraries.compiled}` }));
 self.addEventListener("securitypolicyviolation", (event) => {
   if (event.disposition === "report") return; // a report-only policy blocked nothing
   const { effectiveDirective, violatedDirective, blockedURI, sourceFile } = event;
@@ -160,7 +165,9 @@ globalThis.fetch = async function (input, init) {
     return response;
   }
   const pinned = vit.integrity && vit.integrity[url];
-  return pinned ? checked(url, response, pinned) : counted(url, response);
+  const result = pinned ? await checked(url, response, pinned) : counted(url, response);
+  if (url === wheelURL) compileLibrariesOf(result.clone()); // while Python starts (wheel-libraries.mjs)
+  return result;
 };
 
 // ---- files served gzip-compressed (buildtools/gzipped.py) --------------------------------------
@@ -219,6 +226,17 @@ async function fetchJSON(url) {
     throw new Error(`${url}: HTTP ${response.status}`);
   }
   return response.json();
+}
+
+// Python starts once Pyodide's WebAssembly is compiled: the page is told {compiled}, and may
+// spend its main thread again (WebKit delivers this worker's downloads through it until then).
+const instantiateStreaming = WebAssembly.instantiateStreaming;
+if (instantiateStreaming) {
+  WebAssembly.instantiateStreaming = function (...args) {
+    const compiling = instantiateStreaming.apply(this, args);
+    compiling.then(() => tell({ compiled: true }), () => {});
+    return compiling;
+  };
 }
 
 progress(true);

@@ -48,7 +48,8 @@ function show() {
   }
 }
 
-// The worker's messages about its boot: {vitBoot: {bytes} | {stage, text} | {fail} | {blocked}}.
+// The worker's messages about its boot:
+// {vitBoot: {bytes} | {stage, text} | {compiled} | {libraries} | {fail} | {blocked}}.
 function onBootMessage(event) {
   const m = event.data && event.data.vitBoot;
   // A Content-Security-Policy violation in the worker (WebAssembly refused, say) is the cause of
@@ -58,7 +59,11 @@ function onBootMessage(event) {
   if (m.fail) fail(/Python code/.test(m.fail) || m.fail.endsWith(FIX) ? m.fail : m.fail + FIX);
   else if (m.bytes) { counts.runtime = m.bytes; show(); }
   else if (m.stage === "explorer") host.status(m.stage, m.text);
-  else { after = m; show(); }
+  else if (m.stage) { after = m; show(); }
+  else if (m.libraries) document.documentElement.dataset.earlyLibraries = m.libraries; // for the tests
+  // The worker no longer needs this thread to start (WebKit delivers a worker's downloads
+  // through it): the page may evaluate Plotly.js now.
+  if (m.compiled || m.stage || (m.bytes && m.bytes.done)) host.started();
 }
 
 // ---- the NumPy wheel: downloaded here, counted, and checked against its pinned sha256 ----------
@@ -135,7 +140,6 @@ async function start() {
   // object was garbage-collected may be stopped while it compiles Python.
   pyscript.hooks.main.onWorker.add((wrap, xworker) => {
     start.worker = xworker;
-    host.started();
     xworker.addEventListener("message", onBootMessage);
     xworker.addEventListener("error", (event) => fail(`Python could not start (${firstLine(event.error || event.message)}).${FIX}`));
   });

@@ -64,8 +64,9 @@ bindPageControls();
 preview();
 
 // Plotly.js downloads with the page (index.html preloads it) and is evaluated once the runtime
-// has started its worker (vitHost.started), or has failed, or after PLOTLY_LATEST_MS whatever
-// happens: evaluated first, it would hold the PyScript host's worker back for as long as it takes.
+// no longer needs the main thread to start (vitHost.started), or has failed, or after
+// PLOTLY_LATEST_MS whatever happens: evaluated first, it would hold the runtime's worker back
+// for as long as it takes.
 // (KaTeX loads when the equations are first typeset: see panels.js.)
 const PLOTLY_LATEST_MS = 3000;
 const PLOTLY_TIMEOUT_MS = 60000;

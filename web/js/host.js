@@ -5,8 +5,11 @@
 //   vitHost.status(stage, text, fraction)  progress while the runtime boots (stage: "runtime" |
 //                                "python" | "numpy" | "explorer"; fraction, when known: how much
 //                                of the boot's downloads has arrived, 0 to 1), shown in the page
-//   vitHost.started()            the runtime's worker exists: the page may now spend its main
-//                                thread on its own scripts (Plotly.js) without delaying the boot
+//   vitHost.started()            the runtime no longer needs the page's main thread to start:
+//                                the page may now spend it on its own scripts (Plotly.js)
+//                                without delaying the boot (said once its worker exists, or,
+//                                on the PyScript host, once the worker's downloads are in:
+//                                WebKit delivers a worker's downloads through the main thread)
 //   vitHost.ready(bridge)        once NumPy and pycore are imported: an object whose
 //                                call(request) resolves to web/py/bridge.py's answer, with the
 //                                matrices it names attached (js/answers.js makes it where
