@@ -20,6 +20,8 @@ import * as panels from "./panels.js";
 
 // Patched cells remembered per matrix: a heatmap further behind recolours all its cells.
 const PATCH_LOG_MAX = 4096;
+// The longest a redraw runs before it lets other tasks in (between two heatmaps).
+const SLICE_MS = 40;
 
 export class Renderer {
   constructor({ grids }) {
@@ -100,6 +102,16 @@ export class Renderer {
   // Returns when the last redraw ended (lastRenderMs).
   async redraw(job) {
     const res = job.res;
+    // A redraw of large heatmaps (a Play round at ViT-B/16 size colours 1.5 million cells and
+    // may make a figure) is cut into tasks of about SLICE_MS between heatmaps, so that the page
+    // still scrolls and takes keys; a redraw that fits in one slice (any scrubbed change) stays
+    // one task, drawn in one frame.
+    let sliceStart = performance.now();
+    const between = async () => {
+      if (performance.now() - sliceStart < SLICE_MS) return;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      sliceStart = performance.now();
+    };
     // Plotly first: it measures the page as it draws, and every DOM change made before it
     // (grids, tables, equations) would make it lay the whole page out again; only what changes
     // the layout it measures comes before (the components' "before").
@@ -108,8 +120,11 @@ export class Renderer {
     for (const id of job.hide) if (!(id in job.heatmaps)) clearHeatmap(id);
     for (const [id, spec] of Object.entries(job.heatmaps)) {
       const m = this.store.get(spec.matrix);
-      if (m) draws.push(drawHeatmap(id, spec, m));
+      if (!m) continue;
+      await between();
+      draws.push(drawHeatmap(id, spec, m));
     }
+    await between();
     for (const [name, spec] of Object.entries(job.grids)) {
       const m = this.store.get(spec.matrix);
       if (m) this.grids[name].setMatrix(m);
