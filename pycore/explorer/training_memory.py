@@ -29,14 +29,15 @@ Examples
 >>> plan(2097152, 64, 1024, 1000, "sgd", 5)
 (5, True)
 """
+from ..vit.optimizers import OPTIMIZER_CLASSES
 
 MEMORY_MB = 150.0
 """Python memory a training request may need at its peak, the state included (megabytes of
 1e6 bytes, as tracemalloc counts them)."""
 
-OPTIMIZER_SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}
-"""Arrays of W_head's size each head's optimizer keeps between steps (its update's
-temporaries are a block's, pycore.vit.optimizers.BLOCK_NUMBERS)."""
+OPTIMIZER_SLOTS = {name: cls.BUFFERS for name, cls in OPTIMIZER_CLASSES.items()}
+"""Arrays of W_head's size each head's optimizer keeps between steps, {"sgd": 0, "momentum":
+1, "adam": 2} (its update's temporaries are a block's, pycore.vit.optimizers.BLOCK_NUMBERS)."""
 
 SMALL_ARRAYS = {"state": 2, "head": 1}
 """Pairs of (B, D) and (B, C) float64 arrays counted for the state's trace (CLS rows, their

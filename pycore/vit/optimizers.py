@@ -177,7 +177,7 @@ class Momentum(_Optimizer):
     def step(self, params, grads):
         """Update every ``params[name]`` in place; the velocities are kept by name."""
         for name, p, g in self._pairs(params, grads):
-            (v,) = self._slots(name, p.shape, 1)
+            (v,) = self._slots(name, p.shape, self.BUFFERS)
             blocks, scratch = _blocks(p)
             for s in blocks:
                 pb, vb, buf = p[s], v[s], _scratch(scratch, p[s])
@@ -228,7 +228,7 @@ class Adam(_Optimizer):
         c1 = 1.0 - self.beta1 ** self.t                              # bias corrections
         c2 = 1.0 - self.beta2 ** self.t
         for name, p, g in pairs:
-            m, v = self._slots(name, p.shape, 2)
+            m, v = self._slots(name, p.shape, self.BUFFERS)
             blocks, scratch = _blocks(p)
             for s in blocks:
                 pb, gb, mb, vb, buf = p[s], g[s], m[s], v[s], _scratch(scratch, p[s])
@@ -255,8 +255,12 @@ def make_optimizer(name, lr):
     >>> type(make_optimizer("adam", 0.01)).__name__
     'Adam'
     """
-    classes = {"sgd": SGD, "momentum": Momentum, "adam": Adam}
-    if name not in classes:
+    if name not in OPTIMIZER_CLASSES:
         raise ValueError("unknown optimizer {!r}: choose one of {}".format(
             name, ", ".join(OPTIMIZERS)))
-    return classes[name](lr)
+    return OPTIMIZER_CLASSES[name](lr)
+
+
+OPTIMIZER_CLASSES = {"sgd": SGD, "momentum": Momentum, "adam": Adam}
+"""Each optimizer of :data:`OPTIMIZERS`, by name (its ``BUFFERS``: the arrays of a parameter's
+shape it keeps between steps)."""
