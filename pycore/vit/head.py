@@ -273,11 +273,10 @@ def _project_scaled(h_hat, W, logits):
     partial sums overflow in the BLAS's order of summation (terms near 1e308 that cancel) is
     then computed, whatever that order. Each |h_hat| is at most sqrt(D) (a LayerNorm row's
     squares sum to D), so with W scaled by 2^-S, S > log2(D^1.5), no partial sum of a row's D
-    terms can overflow. A logit that truly overflows stays infinite.
+    terms can overflow. A logit that truly overflows, or one of a W_head holding a NaN or an
+    infinity, stays non-finite (the caller says which).
     """
     D = h_hat.shape[1]
-    if not np.isfinite(W).all():
-        return                                   # the caller names the NaN or infinity
     shift = int(np.ceil(1.5 * np.log2(max(D, 2)))) + 1
     bad = ~np.isfinite(logits).all(axis=0)                              # (C,)
     with np.errstate(all="ignore"):

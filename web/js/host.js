@@ -8,7 +8,7 @@
 //   vitHost.started()            the runtime no longer needs the page's main thread to start:
 //                                the page may now spend it on its own scripts (Plotly.js)
 //                                without delaying the boot (said once its worker exists, or,
-//                                on the PyScript host, once the worker's downloads are in:
+//                                on the PyScript host, once Pyodide's WebAssembly is compiled:
 //                                WebKit delivers a worker's downloads through the main thread)
 //   vitHost.ready(bridge)        once NumPy and pycore are imported: an object whose
 //                                call(request) resolves to web/py/bridge.py's answer, with the
