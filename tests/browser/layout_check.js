@@ -11,7 +11,8 @@
 (() => {
   const SCROLLERS = ".table-scroll, .grid-body, .grid-colhead, .grid-rowhead, .step-list li, dialog";
   const TEXTS = "h1, h2, h3, p, label, th, td, caption, summary, button, select, a, .grid-h, " +
-                ".colour-key span, .gtitle, .g-xtitle text, .g-ytitle text, .xtick text, .ytick text";
+                ".colour-key span, .gtitle, .g-xtitle text, .g-ytitle text, .xtick text, .ytick text, " +
+                ".chart-title, .chart-axis-title, .chart-readout, .chart-legend li";
   const problems = [];
   const visible = (el) => {
     if (el.closest("[hidden], .notices, details:not([open]) > :not(summary)")) return false;

@@ -22,7 +22,7 @@ from pycore import classification_head, load_tiny_vit
 from reference import WORKED_CLS, WORKED_W_HEAD
 
 from .engines import ENGINES, EngineError
-from .engines.kit import (alerts, active_label, cell, edit, heatmap_z, layout_problems,
+from .engines.kit import (alerts, active_label, cell, curve_drawn, edit, heatmap_z, layout_problems,
                           load_state, renders, wait_ready, wait_render_after, watch)
 
 pytestmark = [pytest.mark.browser]
@@ -428,6 +428,9 @@ def test_a_fine_tune_step_is_sgd_written_here(app):
               for w in (np.zeros((64, 10)), w1)]
     shown = engine.evaluate("() => Array.from(document.getElementById('loss-curve').data[0].y)")
     np.testing.assert_allclose(shown, losses, rtol=1e-9, atol=1e-12)
+    drawn, per_pixel = curve_drawn(engine)  # the curve on screen, read back from the drawing
+    np.testing.assert_allclose(drawn[-2:, 0], [steps, steps + 1], atol=0.1)
+    np.testing.assert_allclose(drawn[-2:, 1], losses, atol=2 * per_pixel)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-w"), w1, rtol=1e-9, atol=1e-12)
     app.assert_clean()
 

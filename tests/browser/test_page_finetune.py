@@ -16,6 +16,7 @@ from pycore import load_tiny_vit
 from pycore.explorer import decode_fragment
 
 from . import pagekit
+from .engines.kit import curve_drawn
 from .pagekit import heatmap_z, open_explorer, page_fragment, state_fragment
 
 # The tests share their host's page (tests/browser/conftest.py): what a test left in the panel,
@@ -152,11 +153,51 @@ def test_play_keeps_going_through_a_setting_and_stops_when_converged(page, site_
     ticks = page.evaluate("""() => Array.from(document.querySelectorAll('#loss-curve .xtick text'),
         t => t.textContent)""")
     assert ticks and all(re.fullmatch(r"\d+", t.replace(",", "")) for t in ticks), ticks
-    # in dark mode the charts' grid is the page's dark --line, not Plotly's white
+    # in dark mode the charts' grid is the page's dark --line (#3a4150), their text its ink
     page.emulate_media(color_scheme="dark")
-    page.wait_for_function("""() => ['loss-curve', 'compare-curves'].every(id =>
-        document.getElementById(id)._fullLayout.xaxis.gridcolor === '#3a4150'
-        && document.getElementById(id)._fullLayout.yaxis.gridcolor === '#3a4150')""", timeout=10000)
+    page.wait_for_function("""() => ['loss-curve', 'compare-curves'].every(id => {
+        const grid = document.querySelectorAll('#' + id + ' .chart-grid');
+        return grid.length > 4 && [...grid].every(g => getComputedStyle(g).stroke === 'rgb(58, 65, 80)')
+            && getComputedStyle(document.querySelector('#' + id + ' .xtick text')).fill
+               === getComputedStyle(document.body).color; })""", timeout=10000)
+    page.emulate_media(color_scheme="light")
+
+
+def test_the_loss_chart_reads_out_any_step_by_pointer_and_by_keys(page, site_url):
+    """Over the loss chart the pointer reads out the step under it; the chart takes focus, and
+    End, Left and Home read the last step, the one before and step 0: each readout gives that
+    step's loss and accuracy as trained here in NumPy (4 significant digits), and a screen
+    reader hears the first and last loss."""
+    open_explorer(page, site_url)
+    load_means(page)
+    step(page, 6)
+    h_cls, y = heatmap_z(page, "heatmap-cls"), labels_shown(page)
+    losses, _ = sgd(h_cls, y, np.zeros((64, 10)), 0.1, 6)
+
+    def readout():
+        text = page.locator("#loss-curve .chart-readout").inner_text()
+        m = re.fullmatch(r"step (\d+): loss \(cross-entropy\) ([\d.e+-]+), accuracy \(%\) ([\d.]+)", text)
+        assert m, text
+        return int(m.group(1)), float(m.group(2))
+
+    svg = page.locator("#loss-curve svg.chart-plot")
+    svg.focus()
+    for key, at in [("End", 6), ("ArrowLeft", 5), ("ArrowLeft", 4), ("Home", 0), ("ArrowRight", 1)]:
+        page.keyboard.press(key)
+        k, loss = readout()
+        assert k == at and loss == pytest.approx(losses[at], rel=1e-3), key
+    label = svg.get_attribute("aria-label")
+    assert "%.4g at step 0" % losses[0] in label and "%.4g at step 6" % losses[6] in label, label
+    page.keyboard.press("Tab")  # leaving the chart takes its readout away
+    assert page.locator("#loss-curve .chart-readout").inner_text() == ""
+    # the pointer at step 3's place on the step axis (between the ticks of steps 2 and 4)
+    ticks = {t["text"]: t["x"] for t in page.evaluate("""() => Array.from(
+        document.querySelectorAll('#loss-curve .xtick text'), t => {
+            const b = t.getBoundingClientRect(); return { text: t.textContent, x: b.x + b.width / 2 }; })""")}
+    plot = svg.bounding_box()
+    page.mouse.move((ticks["2"] + ticks["4"]) / 2, plot["y"] + plot["height"] / 3)
+    k, loss = readout()
+    assert k == 3 and loss == pytest.approx(losses[3], rel=1e-3)
 
 
 def type_label(page, b, text):
@@ -195,6 +236,10 @@ def test_step_and_play_train_the_head_exactly_as_sgd_written_here(page, site_url
     traces, shown = curve(page)
     np.testing.assert_allclose(shown, expected, rtol=1e-9, atol=1e-12)
     assert shown[-1] < 0.6 * shown[0] and all(b < a for a, b in zip(shown, shown[1:]))
+    # the curve on screen passes through every step's loss, within two pixels
+    drawn, per_pixel = curve_drawn(page)
+    np.testing.assert_allclose(drawn[:, 0], np.arange(n + 1), atol=0.05 * n / 10 + 0.2)
+    np.testing.assert_allclose(drawn[:, 1], expected, atol=2 * per_pixel)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-w"), W, rtol=1e-9, atol=1e-12)
     logits = layer_norm(h_cls) @ W
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), logits, rtol=1e-9, atol=1e-12)

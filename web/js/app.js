@@ -16,7 +16,7 @@ import { component, resetAll } from "./components.js";
 import { bindWalk } from "./walkthrough.js";
 import * as linked from "./linked.js";
 import * as offscreen from "./offscreen.js";
-import { bindFineTune, warmCharts } from "./finetune.js";
+import { bindFineTune } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 import { DEFAULT_PRESET, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
@@ -129,7 +129,6 @@ async function start(hostBridge) {
   bootDone();
   root.dataset.ready = "true";
   warm.start();
-  warmCharts();
 }
 
 // The URL's fragment if it holds a state (a link: "#state=..."), else "": a fragment that names

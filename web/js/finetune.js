@@ -15,57 +15,16 @@
 
 import { component } from "./components.js";
 import { scrubField } from "./scrub.js";
-import { cssColour, holdHeight, inkColour, onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
+import { onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
+import { drawLineChart } from "./line-chart.js";
 import * as share from "./share.js";
-import { TICK_LABELS_STAY } from "./heatmaps.js";
 import { DIGITS_PRESET, FINETUNE_PRESET, MAX_RUN_STEPS, PANEL_IDS } from "./shared.js";
 
 const STEPS_PER_SECOND = 30; // Play's pace; benchmarks/finetune_bench.py holds it to at least 20
 const MAX_BATCH = 100;
-const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "#7c3aed", bias: "#15803d" };
+const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "#7c3aed", bias: "#15803d",
+                  accuracy: "#6b7280" };
 const $ = (id) => document.getElementById(id);
-
-// A chart is redrawn only when what it shows changed: most edits leave both curves as they
-// were (no run yet, or the same run), and an unchanged Plotly.react still lays the chart out again.
-const drawn = new Map(); // id -> JSON of the traces and layout on screen
-function plot(id, traces, layout) {
-  const text = JSON.stringify([traces, layout]);
-  if (drawn.get(id) === text && $(id).data) return Promise.resolve($(id));
-  drawn.set(id, text);
-  holdHeight($(id), layout.height);
-  return window.Plotly.react(id, traces, layout, { displayModeBar: false, responsive: true })
-    .catch((err) => { drawn.delete(id); throw err; });
-}
-
-// While Play runs, each chart is redrawn at most every CHART_EVERY_MS, the two in turn: a
-// Plotly.react of a chart of a thousand steps holds the main thread for tens of ms, and both in
-// every step's redraw made tasks of hundreds of ms (the page could not scroll or take a key).
-// The newest curves wait for their turn; Pause draws them at once.
-const CHART_EVERY_MS = 500;
-const waiting = new Map(); // id -> {traces, layout, timer}
-const lastAt = new Map(); // id -> when it was last drawn
-
-function plotSoon(id, traces, layout, offset) {
-  const queued = waiting.get(id);
-  if (queued) {
-    Object.assign(queued, { traces, layout });
-    return Promise.resolve($(id));
-  }
-  const due = Math.max((lastAt.get(id) || 0) + CHART_EVERY_MS, performance.now() + offset);
-  const entry = { traces, layout };
-  entry.timer = setTimeout(() => drawWaiting(id), due - performance.now());
-  waiting.set(id, entry);
-  return Promise.resolve($(id));
-}
-
-function drawWaiting(id) {
-  const entry = waiting.get(id);
-  if (!entry) return Promise.resolve();
-  clearTimeout(entry.timer);
-  waiting.delete(id);
-  lastAt.set(id, performance.now());
-  return plot(id, entry.traces, entry.layout).catch(console.error);
-}
 
 class FineTunePanel {
   // io: {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(), stepsLater()}
@@ -78,7 +37,7 @@ class FineTunePanel {
     this.root = $(PANEL_IDS.finetune);
     // the curves' axes in the new scheme's ink
     onColourScheme(() => {
-      if (this.section) Promise.all([this.drawLoss(this.section), this.drawCompare(this.section)]).catch(console.error);
+      if (this.section) this.drawCurves(this.section);
     });
   }
 
@@ -201,17 +160,13 @@ class FineTunePanel {
     if (this.playId === id) this.pause();
   }
 
-  // A new session (js/components.js, reset): Play ends without drawing the curves it left
-  // waiting, a label being typed in is forgotten, and the refusal marks and message go; the
-  // reset's answer then draws the panel as a new session has it.
+  // A new session (js/components.js, reset): Play ends, a label being typed in is forgotten,
+  // and the refusal marks and message go; the reset's answer then draws the panel as a new
+  // session has it.
   reset() {
     this.playId = (this.playId || 0) + 1; // a Play loop waiting for its answer ends there
     this.playing = false;
     this.setPlaying(false);
-    for (const [id, entry] of waiting) {
-      clearTimeout(entry.timer);
-      waiting.delete(id);
-    }
     this.typing = null;
     this.section = null;
     for (const id of ["ft-lr", "ft-scale", "ft-optimizer", "ft-start"]) $(id).removeAttribute("aria-invalid");
@@ -223,7 +178,6 @@ class FineTunePanel {
   pause() {
     this.playing = false;
     this.setPlaying(false);
-    for (const id of [...waiting.keys()]) drawWaiting(id);
   }
 
   setPlaying(on) {
@@ -312,7 +266,7 @@ class FineTunePanel {
     setHidden($("ft-held-out"), !held);
     setText($("ft-held-out"), held ? held.text : "");
     setData(this.root, "runSteps", String(s.run ? s.run.steps : 0));
-    return Promise.all([this.drawLoss(s), this.drawCompare(s)]);
+    this.drawCurves(s);
   }
 
   showLabels(s) {
@@ -363,86 +317,40 @@ class FineTunePanel {
     }
   }
 
-  drawLoss(s) {
+  // The two charts (js/line-chart.js), redrawn only when the run or its held-out curve moved.
+  drawCurves(s) {
     const run = s.run;
+    const key = run ? [run.id, run.steps, s.held_out ? s.held_out.curve.length : 0] : null;
+    const steps = run ? run.steps : 0;
     const x = run ? run.loss.map((_, i) => i) : [];
     const traces = [
-      { x, y: run ? run.loss.slice() : [], name: "loss (cross-entropy)", mode: "lines", line: { color: COLOURS.correct } },
-      { x, y: run ? run.accuracy.map((a) => 100 * a) : [], name: "accuracy (%)", mode: "lines", yaxis: "y2",
-        line: { color: "#6b7280", dash: "dot" } },
+      { name: "loss (cross-entropy)", x, y: run ? run.loss.slice() : [], colour: COLOURS.correct },
+      { name: "accuracy (%)", x, y: run ? run.accuracy.map((a) => 100 * a) : [], axis: "y2",
+        colour: COLOURS.accuracy, dash: "dot" },
     ];
     if (s.held_out && s.held_out.curve.length) {
-      traces.push({ x: s.held_out.curve.map((p) => p[0]), y: s.held_out.curve.map((p) => 100 * p[1]),
-                    name: "held-out accuracy (%)", mode: "lines+markers", yaxis: "y2", line: { color: "#15803d" } });
+      traces.push({ name: "held-out accuracy (%)", x: s.held_out.curve.map((p) => p[0]),
+                    y: s.held_out.curve.map((p) => 100 * p[1]), axis: "y2", colour: COLOURS.bias, markers: true });
     }
-    const layout = this.lossLayout(!run, run ? run.steps : 0);
-    return this.playing ? plotSoon("loss-curve", traces, layout, 0) : plot("loss-curve", traces, layout);
+    drawLineChart($("loss-curve"), {
+      key, title: "Loss, step by step", xTitle: "step", yTitle: "loss", dtick: stepTick(steps),
+      y2: { title: "accuracy %", lo: 0, hi: 100 }, empty: !run, traces,
+    });
+    drawLineChart($("compare-curves"), {
+      key, title: "Four heads, one start", xTitle: "step", yTitle: "loss (softmax once)",
+      dtick: stepTick(steps), empty: !run,
+      traces: run ? run.compare.map((c) => ({ name: c.name, x: c.loss.map((_, i) => i), y: c.loss.slice(),
+                                             colour: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" })) : [],
+    });
   }
+}
 
-  drawCompare(s) {
-    const run = s.run;
-    const traces = run ? run.compare.map((c) => ({
-      x: c.loss.map((_, i) => i), y: c.loss.slice(), name: c.name, mode: "lines",
-      line: { color: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" },
-    })) : [];
-    const layout = this.layout("Four heads, one start", "loss (softmax once)", !run, run ? run.steps : 0);
-    return this.playing ? plotSoon("compare-curves", traces, layout, CHART_EVERY_MS / 2)
-      : plot("compare-curves", traces, layout);
-  }
-
-  // The loss curve's: the loss on the left axis, the accuracies in % on the right.
-  lossLayout(empty, steps) {
-    const layout = this.layout("Loss, step by step", "loss", empty, steps);
-    layout.yaxis2 = { title: { text: "accuracy %" }, overlaying: "y", side: "right", range: [0, 100], showgrid: false,
-                      zeroline: false, color: layout.font.color, ticklabeloverflow: TICK_LABELS_STAY };
-    return layout;
-  }
-
-  // An empty chart (no run yet) shows its axes without numbers: two tick labels would meet
-  // in its corner.
-  // Steps are whole numbers: ticks 1, 2, 5, 10, 20... apart, about eight of them. The grid is
-  // in the page's --line colour (bright white on a dark page otherwise).
-  layout(title, yTitle, empty, steps = 0) {
-    const ink = inkColour();
-    const grid = cssColour("--line", "#d9dde5");
-    const dtick = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].find((d) => d * 8 >= steps) || 1000;
-    return {
-      title: { text: title, x: 0, xanchor: "left", font: { size: 13 } },
-      height: 320, margin: { l: 50, r: 50, t: 34, b: 80 },
-      xaxis: { title: { text: "step" }, color: ink, showticklabels: !empty, tick0: 0, dtick,
-               tickformat: "d", gridcolor: grid, zerolinecolor: grid, ticklabeloverflow: TICK_LABELS_STAY },
-      yaxis: { title: { text: yTitle }, color: ink, showticklabels: !empty, gridcolor: grid,
-               zerolinecolor: grid, ticklabeloverflow: TICK_LABELS_STAY },
-      legend: { orientation: "h", y: -0.3 },
-      paper_bgcolor: "rgba(0,0,0,0)", plot_bgcolor: "rgba(0,0,0,0)",
-      font: { family: "system-ui, sans-serif", size: 11, color: ink },
-      uirevision: "finetune",
-    };
-  }
+// Steps are whole numbers: ticks 1, 2, 5, 10, 20... apart, about eight of them.
+function stepTick(steps) {
+  return [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].find((d) => d * 8 >= steps) || 1000;
 }
 
 const panel = new FineTunePanel();
-
-// The first line chart a visit draws costs Plotly two to three times a later one (its line code
-// runs for the first time), a long task in Play's first round (docs/performance.md, "Play").
-// Once the page is ready and idle, a throwaway chart like the panel's is drawn out of sight and
-// removed.
-export function warmCharts() {
-  const idle = window.requestIdleCallback || ((run) => setTimeout(run, 0));
-  idle(() => {
-    const box = document.createElement("div");
-    box.setAttribute("aria-hidden", "true");
-    box.style.cssText = "position: fixed; left: -10000px; top: 0; width: 600px; visibility: hidden";
-    document.body.append(box);
-    const layout = panel.lossLayout(false, 10);
-    const x = [0, 1, 2];
-    const traces = [{ x, y: [1, 0.5, 0.2], mode: "lines" },
-                    { x, y: [10, 50, 90], mode: "lines+markers", yaxis: "y2", line: { dash: "dot" } }];
-    window.Plotly.react(box, traces, layout, { displayModeBar: false, staticPlot: true })
-      .catch(() => {}) // a warm-up only: the page's own charts say their own errors
-      .finally(() => { window.Plotly.purge(box); box.remove(); });
-  }, { timeout: 2000 });
-}
 
 /** The panel's controls, once Python is ready (io: see FineTunePanel). */
 export function bindFineTune(io) {

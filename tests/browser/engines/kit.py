@@ -16,6 +16,9 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(HERE, "layout_check.js"), encoding="utf-8") as f:
     # An expression (an arrow function called at once): as a function that returns it.
     LAYOUT_CHECK = "() => " + f.read().strip().rstrip(";")
+with open(os.path.join(HERE, "chart_values.js"), encoding="utf-8") as f:
+    # A function of the chart's element id (its leading comment left out).
+    CHART_VALUES = "\n".join(line for line in f.read().splitlines() if not line.startswith("//"))
 
 _resets = itertools.count(1)
 
@@ -170,6 +173,14 @@ def snapshot(engine):
         return engine.evaluate(SNAPSHOT)
     except Exception as e:  # the page may be gone: say so rather than hide the first error
         return {"snapshot failed": str(e)[:200]}
+
+
+def curve_drawn(engine, element_id="loss-curve"):
+    """The first curve of a line chart as drawn: an array of [step, value] read back from its
+    SVG path through the tick labels (tests/browser/chart_values.js), and the value one pixel
+    stands for. `engine` is an engine session or a Playwright page."""
+    shown = engine.evaluate(CHART_VALUES, element_id)
+    return np.array(shown["points"]), shown["valuePerPixel"]
 
 
 def layout_problems(engine):
