@@ -15,6 +15,7 @@ import pytest
 from pycore.explorer.session import Session
 from reference import WORKED_LOGITS, reference_head
 from pycore.explorer import decode_fragment
+from pycore.explorer.shared import FINETUNE_PRESET
 
 
 
@@ -418,6 +419,32 @@ def test_a_scrub_leaves_the_sections_out_of_view_for_later_and_catch_up_brings_t
     fresh.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "0.4"})
     want = fresh.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": "1.5"})
     assert answer["finetune"] == want["finetune"] and answer["deferred"] == []
+
+
+def test_plays_train_requests_leave_panels_out_of_view_for_later_and_catch_up_brings_them():
+    """While Play runs, a train request's "later" sections are left out (the statistics and
+    logits tables of every sample, ...), never the panel's own; once Play pauses, catch_up
+    brings each as a session trained the same steps without "later" answers it. A "later"
+    that is not a list of such sections is refused before any step is taken."""
+    s, fresh = Session(), Session()
+    for session in (s, fresh):
+        session.handle({"op": "preset", "name": FINETUNE_PRESET, "seed": 0})
+    out = ["stats", "logits_table", "top_classes", "prediction", "pitfall"]
+    for _ in range(3):
+        answer = s.handle({"op": "train", "n": 2, "link": "later", "later": out})
+        want = fresh.handle({"op": "train", "n": 2})
+        # training changes W_head, not the inputs: their statistics are not out of date
+        assert answer["ok"] and not set(out) & set(answer)
+        assert answer["deferred"] == sorted(set(out) - {"stats"}) and "stats" not in want
+        assert answer["finetune"] == want["finetune"]
+        assert answer["heatmaps"].keys() == want["heatmaps"].keys()
+    caught = s.handle({"op": "catch_up"})
+    for key in answer["deferred"]:
+        assert caught[key] == want[key], key
+    assert caught["deferred"] == []
+    steps = s.handle({"op": "train", "n": 1, "later": "stats"})
+    assert steps["ok"] is False and "later" in steps["error"]["message"]
+    np.testing.assert_array_equal(s.state.W_head, fresh.state.W_head)  # no step was taken
 
 
 def test_a_request_may_leave_for_later_only_panels_the_page_can_tell_are_out_of_view():

@@ -75,7 +75,9 @@ REQUESTS = {
                      "it is no longer the current run",
               "steps": "as for edit",
               "link": "'later' while Play runs: as for edit, the link is asked for once it "
-                      "pauses"},
+                      "pauses",
+              "later": "as for edit: while Play runs, the panels out of view (never 'finetune', "
+                       "whose run Play reads), brought once Play pauses"},
     "train_reset": {},
     "train_set": {"name": "'lr', 'optimizer', 'start', 'compare' or 'input_scale'",
                   "value": "the new value (lr and input_scale may be text as typed)"},

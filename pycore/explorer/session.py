@@ -383,12 +383,13 @@ class Session(object):
 
     def op_train(self, request):
         """Training steps of the current run (a new run if none describes the state)."""
+        later = sections.check_later(request.get("later"))
         undo = []
         self.finetune.train(self.computed, request.get("n", 1), request.get("run"), undo=undo)
         try:
             return self._answer({sections.TRAINED, sections.FINETUNE},
                                 steps=_steps_wanted(request), live=True,
-                                link_later=request.get("link") == "later")
+                                link_later=request.get("link") == "later", later=later)
         except Exception:
             undo[0]()   # the steps are taken back: a request that fails changes nothing
             raise

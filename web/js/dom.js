@@ -2,8 +2,15 @@
 // write, even of the same text, marks the page for layout, and Plotly measures the page as it
 // draws, so each needless write before a redraw costs a relayout of the whole page.
 
+// An element that holds one text node has that node's data changed: setting textContent would
+// replace the node (hundreds of table cells in every Play round).
 export function setText(el, text) {
-  if (el.textContent !== text) el.textContent = text;
+  const node = el.firstChild;
+  if (node && node.nodeType === Node.TEXT_NODE && node === el.lastChild) {
+    if (node.data !== text) node.data = text;
+  } else if (el.textContent !== text) {
+    el.textContent = text;
+  }
 }
 
 export function setHidden(el, hidden) {

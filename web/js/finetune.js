@@ -17,6 +17,7 @@ import { component } from "./components.js";
 import { scrubField } from "./scrub.js";
 import { onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import { drawLineChart } from "./line-chart.js";
+import * as offscreen from "./offscreen.js";
 import * as share from "./share.js";
 import { DIGITS_PRESET, FINETUNE_PRESET, MAX_RUN_STEPS, PANEL_IDS } from "./shared.js";
 
@@ -127,7 +128,14 @@ class FineTunePanel {
     const request = { op: "train", n, steps: this.io.stepsLater() };
     const run = this.section && this.section.run;
     if (this.playing && run) request.run = run.id;
-    if (this.playing) request.link = "later"; // written once Play pauses (js/share.js)
+    if (this.playing) {
+      request.link = "later"; // written once Play pauses (js/share.js)
+      // Panels out of view (the statistics and logits tables of every sample, ...) are brought
+      // once Play pauses, or as one scrolls into view (js/offscreen.js); the panel's own
+      // section is always asked for: Play reads its run.
+      const later = offscreen.laterSections().filter((name) => name !== "finetune");
+      if (later.length) request.later = later;
+    }
     const res = await this.request(request);
     return res;
   }
