@@ -232,8 +232,9 @@ def test_an_answer_is_strict_json_even_when_a_section_slips(capsys):
 
 
 def test_warm_up_practises_in_a_session_of_its_own():
-    """Practice edits (the page's warm-up) are real edits of both grids, answered and encoded as
-    the page's are, and leave the page's session as it was: its state, link and next answers."""
+    """Practice requests (the page's warm-up) are real edits of both grids and, once, a choice in
+    each menu, answered and encoded as the page's are, and leave the page's session as it was:
+    its state, link and next answers."""
     bridge = load_bridge()
     first = json.loads(bridge.dispatch(json.dumps({"op": "load", "fragment": ""})))
     edit = json.loads(bridge.dispatch(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "7"})))
@@ -248,11 +249,16 @@ def test_warm_up_practises_in_a_session_of_its_own():
             arrays = {name: bridge.matrix(name) for name in json.loads(bridge.last_matrix_names())}
             assert all(arrays[name] is bridge._practice["session"].matrix(name) for name in arrays)
         answer, request = json.loads(text), json.loads(request)
-        assert answer["ok"] and answer["error"] is None, answer
+        assert answer["ok"] and answer.get("error") is None, answer
+        if request["op"] != "edit":
+            practised.add((request["op"], request.get("value")))
+            continue
         assert answer["value"] == float(request["text"])
         assert arrays and all(np.isfinite(m).all() for m in arrays.values())
         practised.add((request["key"], tuple(request["index"])))
-    assert {key for key, _ in practised} == {"cls", "W_head"} and len(practised) >= 16
+    assert {key for key, _ in practised} == {"cls", "W_head", "option", "load"}
+    assert {("option", "last_position"), ("option", "mlp_tanh")} <= practised
+    assert len(practised) >= 16 + 4
     assert state_to_json(bridge._session.state) == before
     link = json.loads(bridge.dispatch(json.dumps({"op": "link"})))["link"]
     assert link["fragment"] == edit["link"]["fragment"] != first["link"]["fragment"]

@@ -86,10 +86,25 @@ def answer(request_json, practice=False):
 # cells of both grids edited in a session of their own, answered and encoded exactly as the
 # page's own edits are. The page's session is never touched.
 
+#
+# The menus are practised once too, after the first edit: a visit's first "last position" or
+# MLP head imported numpy.random (its WebAssembly libraries, loaded then) and ran code no edit
+# runs, about 90 ms of Python in the first switch of either menu.
+MENU_DRILL = [
+    {"op": "option", "name": "pitfall", "value": "last_position"},
+    {"op": "option", "name": "variant", "value": "mlp_tanh"},
+    {"op": "option", "name": "variant", "value": "gap"},
+    {"op": "load", "fragment": ""},  # the worked example again, for the edits that follow
+]
+
+
 def practice_request():
-    """The JSON text of the next practice edit: the worked example's cells in turn, CLS vectors
-    and W_head alternately, each to a value it does not hold (eighths: the example has none)."""
+    """The JSON text of the next practice request: the menus' drill (MENU_DRILL) after the
+    first edit, and otherwise edits of the worked example's cells in turn, CLS vectors and
+    W_head alternately, each to a value it does not hold (eighths: the example has none)."""
     n = _practice["edits"] = _practice["edits"] + 1
+    if 2 <= n < 2 + len(MENU_DRILL):
+        return json.dumps(MENU_DRILL[n - 2])
     key, matrix = ("cls", WORKED_CLS) if n % 2 else ("W_head", WORKED_W_HEAD)
     rows, cols = len(matrix), len(matrix[0])
     cell = (n // 2) % (rows * cols)
