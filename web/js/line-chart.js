@@ -68,7 +68,6 @@ function build(el) {
     readout: html("p", "chart-readout"),
     legend: html("ul", "chart-legend"),
   };
-  parts.readout.setAttribute("aria-live", "off");
   el.replaceChildren(parts.title, parts.svg, parts.readout, parts.legend);
   // The width is read here and then kept by the observer: reading it in every redraw would make
   // the browser lay out the page the redraw has just changed.
@@ -152,7 +151,7 @@ function draw(el, state) {
   const clip = `${el.id}-clip`;
   out.push(svg("clipPath", { id: clip }, undefined));
   out[0].append(svg("rect", { x: m.l, y: m.t - 3, width: w, height: h + 6 }));
-  // the grid: a line at every tick of the left axis and of the step axis, the frame
+  // the grid: a line at every tick of the left axis and of the step axis
   for (const v of y.ticks) out.push(svg("line", { class: "chart-grid", x1: m.l, x2: m.l + w, y1: Y(y)(v), y2: Y(y)(v) }));
   const xTicks = [];
   for (let v = 0; v <= steps; v += spec.dtick) xTicks.push(v);
