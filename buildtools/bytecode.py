@@ -21,9 +21,11 @@ NODE_TIMEOUT_S = 180
 # ({"url", "modules", "site_packages": where Python finds NumPy}, or None).
 Bytecode = collections.namedtuple("Bytecode", "files numpy stdlib")
 NOTHING = Bytecode([], None, None)
-# Modules of the standard library the page's worker imports that Node.js does not see: PyScript's
-# own Python (pyscript.display) imports html, whose html.entities is a large table to compile.
-STDLIB_ALSO = ["html"]
+# Modules the page's worker imports that the boot replayed under Node.js does not: PyScript's own
+# Python (pyscript.display) imports html, whose html.entities is a large table to compile; and
+# Python's warm-up (web/py/bridge.py, MENU_DRILL) imports numpy.random, as a visit's first "last
+# position" mistake or MLP head would (its modules, and the standard library's it imports).
+ALSO = ["html", "numpy.random"]
 
 
 def compile_site(site, files, pyodide_dir, numpy_wheel=None, numpy_zip=None, stdlib_zip=None,
@@ -62,7 +64,7 @@ def compile_site(site, files, pyodide_dir, numpy_wheel=None, numpy_zip=None, std
     sources = [[f["url"], f["path"]] for f in files if f["url"].endswith(".py")]
     request = {"sources": sources, "boot": None}
     if numpy_wheel:
-        request["boot"] = {"wheel": numpy_wheel, "entry": entry, "also": STDLIB_ALSO,
+        request["boot"] = {"wheel": numpy_wheel, "entry": entry, "also": ALSO,
                            "numpy_zip": numpy_zip, "stdlib_zip": stdlib_zip}
     node = shutil.which("node")
     if not node:

@@ -230,9 +230,10 @@ def test_step_and_play_train_the_head_exactly_as_sgd_written_here(page, site_url
     np.testing.assert_allclose(shown, expected, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-w"), W, rtol=1e-9, atol=1e-12)
 
-    page.evaluate("""() => { window.__deferred = new Set();
-        new MutationObserver(() => window.__deferred.add(document.documentElement.dataset.deferred))
-          .observe(document.documentElement, { attributeFilter: ['data-deferred'] }); }""")
+    # what the page held out of date while Play ran (this page is shared: the watch ends below)
+    page.evaluate("""() => { const seen = window.__playDeferred = new Set();
+        window.__playWatch = new MutationObserver(() => seen.add(document.documentElement.dataset.deferred));
+        window.__playWatch.observe(document.documentElement, { attributeFilter: ['data-deferred'] }); }""")
     play_until(page, 20)
     n = run_steps(page)
     expected, W = sgd(h_cls, y, np.zeros((64, 10)), 0.1, n)
@@ -247,7 +248,8 @@ def test_step_and_play_train_the_head_exactly_as_sgd_written_here(page, site_url
     logits = layer_norm(h_cls) @ W
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), logits, rtol=1e-9, atol=1e-12)
     # the logits table, out of view while Play ran, was left for its pause, then brought
-    assert any("logits_table" in d.split() for d in page.evaluate("Array.from(window.__deferred)"))
+    deferred = page.evaluate("() => { window.__playWatch.disconnect(); return Array.from(window.__playDeferred); }")
+    assert any("logits_table" in d.split() for d in deferred), deferred
     page.wait_for_function("() => document.documentElement.dataset.deferred === ''", timeout=10000)
     table = page.evaluate("""() => Array.from(document.querySelectorAll('#logits-table tbody tr'),
         r => Array.from(r.cells).slice(1).map(c => c.textContent.replace('\u2212', '-')))""")
