@@ -15,11 +15,6 @@ import numpy as np
 from .checks import as_float64, real_array, shape_text
 from .scalars import check_number
 
-OPTIMIZERS = ("sgd", "momentum", "adam")
-"""The optimizer names :func:`make_optimizer` (and :func:`pycore.vit.training.train_head`)
-accept."""
-
-
 class _Optimizer(object):
     """Shared checks: the same names in params and grads, same shapes, float64 params."""
 
@@ -262,5 +257,9 @@ def make_optimizer(name, lr):
 
 
 OPTIMIZER_CLASSES = {"sgd": SGD, "momentum": Momentum, "adam": Adam}
-"""Each optimizer of :data:`OPTIMIZERS`, by name (its ``BUFFERS``: the arrays of a parameter's
-shape it keeps between steps)."""
+"""Each optimizer, by name (its ``BUFFERS``: the arrays of a parameter's shape it keeps between
+steps)."""
+
+OPTIMIZERS = tuple(OPTIMIZER_CLASSES)
+"""The optimizer names :func:`make_optimizer` (and :func:`pycore.vit.training.train_head`)
+accept: ``("sgd", "momentum", "adam")``."""

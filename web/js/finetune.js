@@ -329,7 +329,6 @@ class FineTunePanel {
   drawCurves(s) {
     const run = s.run;
     const key = run ? [run.id, run.steps, s.held_out ? s.held_out.curve.length : 0] : null;
-    const steps = run ? run.steps : 0;
     const x = run ? run.loss.map((_, i) => i) : [];
     const traces = [
       { name: "loss (cross-entropy)", x, y: run ? run.loss.slice() : [], colour: COLOURS.correct },
@@ -341,21 +340,15 @@ class FineTunePanel {
                     y: s.held_out.curve.map((p) => 100 * p[1]), axis: "y2", colour: COLOURS.bias, markers: true });
     }
     drawLineChart($("loss-curve"), {
-      key, title: "Loss, step by step", xTitle: "step", yTitle: "loss", dtick: stepTick(steps),
+      key, title: "Loss, step by step", xTitle: "step", yTitle: "loss",
       y2: { title: "accuracy %", lo: 0, hi: 100 }, empty: !run, traces,
     });
     drawLineChart($("compare-curves"), {
-      key, title: "Four heads, one start", xTitle: "step", yTitle: "loss (softmax once)",
-      dtick: stepTick(steps), empty: !run,
+      key, title: "Four heads, one start", xTitle: "step", yTitle: "loss (softmax once)", empty: !run,
       traces: run ? run.compare.map((c) => ({ name: c.name, x: c.loss.map((_, i) => i), y: c.loss.slice(),
                                              colour: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" })) : [],
     });
   }
-}
-
-// Steps are whole numbers: ticks 1, 2, 5, 10, 20... apart, about eight of them.
-function stepTick(steps) {
-  return [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000].find((d) => d * 8 >= steps) || 1000;
 }
 
 const panel = new FineTunePanel();

@@ -104,7 +104,7 @@ function build(el) {
  * Draw `spec` in `el` (made a chart on first use); nothing is redrawn when spec.key and the
  * look are those already shown (a new width redraws by itself).
  *
- * spec: {key, title, xTitle, yTitle, y2: {title, lo, hi} | undefined, dtick, empty,
+ * spec: {key, title, xTitle, yTitle, y2: {title, lo, hi} | undefined, empty,
  *        traces: [{name, x, y, colour, dash: "solid" | "dash" | "dot", axis: "y" | "y2",
  *                  markers}]}
  */
@@ -153,8 +153,10 @@ function draw(el, state) {
   out[0].append(svg("rect", { x: m.l, y: m.t - 3, width: w, height: h + 6 }));
   // the grid: a line at every tick of the left axis and of the step axis
   for (const v of y.ticks) out.push(svg("line", { class: "chart-grid", x1: m.l, x2: m.l + w, y1: Y(y)(v), y2: Y(y)(v) }));
+  // steps are whole numbers: ticks 1, 2, 5, 10, 20... apart, about eight of them
+  const xStep = Math.max(1, niceAxis(0, steps, 8).step);
   const xTicks = [];
-  for (let v = 0; v <= steps; v += spec.dtick) xTicks.push(v);
+  for (let v = 0; v <= steps; v += xStep) xTicks.push(v);
   for (const v of xTicks) out.push(svg("line", { class: "chart-grid", x1: X(v), x2: X(v), y1: m.t, y2: m.t + h }));
   if (!spec.empty) {
     for (const v of xTicks) {

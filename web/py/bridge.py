@@ -85,7 +85,6 @@ def answer(request_json, practice=False):
 # page is ready and idle, it asks its host for practice edits, one at a time (js/warmup.js):
 # cells of both grids edited in a session of their own, answered and encoded exactly as the
 # page's own edits are. The page's session is never touched.
-
 #
 # The menus are practised once too, after the first edit: a visit's first "last position" or
 # MLP head imported numpy.random (its WebAssembly libraries, loaded then) and ran code no edit
