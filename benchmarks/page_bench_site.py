@@ -122,7 +122,9 @@ def floor_pages(site, host):
         # The same floor with the bytecode the build made (buildtools/bytecode.py): its standard
         # library zip, through an interpreter module that hands it to loadPyodide, and NumPy's
         # bytecode unpacked into site-packages as the explorer has them.
-        zipped = {url: path for url, path in config["files"].items() if path.endswith("/*")}
+        # (not the explorer's own zip, which unpacks into its python_dir)
+        zipped = {url: path for url, path in config["files"].items()
+                  if path.endswith("/*") and not path.startswith(vit["python_dir"] + "/")}
         pages["/floor-bytecode.mjs"] = (
             "// The bytecode floor's interpreter (page_bench.py): the site's Pyodide, with the\n"
             "// build's standard library zip.\n"

@@ -10,6 +10,8 @@ cdn       like pyscript, but the page loads PyScript, Pyodide and NumPy from pub
 """
 import base64
 import json
+import os
+import zipfile
 from dataclasses import dataclass
 from typing import Optional
 
@@ -25,6 +27,17 @@ PAGE_ARTIFACTS = ("plotly", "katex")
 # PyScript plugins the page does not use; disabling them saves loading their chunks.
 UNUSED_PYSCRIPT_PLUGINS = ("codemirror", "deprecations-manager", "donkey", "py-editor", "py-game",
                            "py-terminal")
+# PyScript's modules that its core.js loads before it defines <py-script>, which the boot waits
+# for: core.js imports its core-<hash>.js, which loads the error plugin (error-<hash>.js), the one
+# plugin that cannot be switched off. The page preloads them (modulepreload) with its first
+# requests, so that they download while the page is parsed, not one after another once the boot
+# script runs.
+PYSCRIPT_FIRST_MODULES = ("core-", "error-")
+
+# The explorer's Python (py-files.json's files and their bytecode) as one zip, which PyScript
+# unpacks into PYTHON_DIR: one request, not about a hundred, which a browser sends six at a time
+# to a server, while the worker's own runtime downloads wait behind them.
+PYTHON_ZIP = "py/explorer.zip"
 
 NO_NUMPY_MESSAGE = ("This build has no NumPy for Pyodide {major}: rebuild with --numpy-wheel "
                     "or use the fallback host")
@@ -142,7 +155,7 @@ def import_map(integrity):
     return json.dumps({"integrity": integrity["modules"]}, sort_keys=True, separators=(",", ":"))
 
 
-def runtime_tags(host, manifest, sizes=None, integrity=None):
+def runtime_tags(host, manifest, sizes=None, integrity=None, pyscript_modules=()):
     """The HTML that replaces <!--RUNTIME--> in index.html.
 
     host.js is a plain script before this line, so vitHost always exists.
@@ -154,10 +167,14 @@ def runtime_tags(host, manifest, sizes=None, integrity=None):
 
     pyscript, cdn: Python runs in a PyScript worker that boot/pyscript.js (a module, so it runs
     once the page is parsed) starts with PyScript's PyWorker; the page calls it with
-    `sync.dispatch`, which needs no special HTTP headers. The <py-config> switches off the
-    PyScript plugins the page does not use, which saves loading their code. A CDN build
-    (`integrity`: :func:`cdn_integrity`) first gives the browser the pinned hash of each of
-    PyScript's modules (:func:`import_map`, and a modulepreload of core.js).
+    `sync.dispatch`, which needs no special HTTP headers. The <py-config> and <mpy-config>
+    switch off the PyScript plugins the page does not use, which saves loading their code
+    (PyScript loads every plugin for a type of script that has no config). The modules of
+    PyScript that the boot waits for (core.js and `pyscript_modules`, the names in PyScript's
+    folder, of which those starting with PYSCRIPT_FIRST_MODULES) and the boot script's own import
+    are preloaded. A CDN build (`integrity`: :func:`cdn_integrity`) first gives the browser the
+    pinned hash of each of PyScript's modules (:func:`import_map`), and each preload carries its
+    module's hash.
     """
     if host.name == "fallback":
         index = manifest.artifact("pyodide-0.17").dest + "/"
@@ -168,14 +185,24 @@ def runtime_tags(host, manifest, sizes=None, integrity=None):
     tags = []
     if host.name == "cdn":
         # Before every module script: the import map's integrity covers each import of
-        # PyScript's modules; the modulepreload (with the same hash) covers core.js in browsers
-        # that know modulepreload's integrity but not the import map's.
+        # PyScript's modules; each modulepreload carries the same hash, for browsers that know
+        # modulepreload's integrity but not the import map's.
         tags.append('<script type="importmap">%s</script>' % import_map(integrity))
-        tags.append('<link rel="modulepreload" href="%score.js" integrity="%s">'
-                    % (core, integrity["modules"][core + "core.js"]))
+        pyscript_modules = [url[len(core):] for url in integrity["modules"]]
+    first = sorted(name for name in pyscript_modules
+                   if name.startswith(PYSCRIPT_FIRST_MODULES) and name.endswith(".js"))
+    if len(first) != len(PYSCRIPT_FIRST_MODULES):
+        raise BuildError("PyScript's folder has %s where the boot expects one module starting "
+                         "with each of %s" % (first or "none", ", ".join(PYSCRIPT_FIRST_MODULES)),
+                         "pin a PyScript whose core.js loads them (buildtools/hosts.py)")
+    for url in [core + "core.js"] + [core + name for name in first]:
+        pinned = ' integrity="%s"' % integrity["modules"][url] if integrity else ""
+        tags.append('<link rel="modulepreload" href="%s"%s>' % (url, pinned))
+    plugins = '{"plugins": [%s]}' % ", ".join('"!%s"' % p for p in UNUSED_PYSCRIPT_PLUGINS)
     return "\n".join(tags + [
-        '<py-config type="json" hidden>{"plugins": [%s]}</py-config>'
-        % ", ".join('"!%s"' % p for p in UNUSED_PYSCRIPT_PLUGINS),
+        '<link rel="modulepreload" href="boot/memory-idb.js">',
+        '<py-config type="json" hidden>%s</py-config>' % plugins,
+        '<mpy-config type="json" hidden>%s</mpy-config>' % plugins,
         '<script type="module" src="boot/pyscript.js" data-core="%score.js"></script>' % core,
     ])
 
@@ -188,7 +215,33 @@ FALLBACK_COUNTED_FILES = ("pyodide.asm.wasm", "pyodide.asm.data", "numpy.data")
 COUNTED_RUNTIME_FILES = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 
 
-def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=None,
+def python_zip(site, python_files):
+    """Write the explorer's Python files into the site's PYTHON_ZIP, deflated, in a fixed order
+    and with a fixed date (the same files give the same zip).
+
+    Parameters
+    ----------
+    site : str
+        The site's folder, which holds every file of `python_files` at its "url".
+    python_files : list of dict
+        {"url", "path"} each (py-files.json's, and the bytecode's): where the file is in the site,
+        and where it goes under PYTHON_DIR.
+
+    Returns
+    -------
+    dict
+        {"url": PYTHON_ZIP, "bytes": its size}, for :func:`pyscript_config`.
+    """
+    target = os.path.join(site, *PYTHON_ZIP.split("/"))
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(python_files, key=lambda f: f["path"]):
+            with open(os.path.join(site, *f["url"].split("/")), "rb") as source:
+                z.writestr(zipfile.ZipInfo(f["path"], date_time=(1980, 1, 1, 0, 0, 0)),
+                           source.read(), zipfile.ZIP_DEFLATED)
+    return {"url": PYTHON_ZIP, "bytes": os.path.getsize(target)}
+
+
+def pyscript_config(host, manifest, python_zip, sizes=None, numpy_bytecode=None,
                     stdlib_bytecode=None, integrity=None, gzipped=()):
     """PyScript's JSON config: the interpreter, the Python files, NumPy as a package.
 
@@ -196,8 +249,10 @@ def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=Non
     and reports the boot's progress (see that file). `packages_cache: "passthrough"` hands
     `packages` to Pyodide's own loader, which checks the wheel against pyodide-lock.json; no
     micropip is needed. `sync_main_only`: the worker never calls into the page. The "vit" key is
-    ours. `sizes` maps a file name of COUNTED_RUNTIME_FILES (and the wheel's) to its bytes; a file
-    without one is counted with the Content-Length its server sends. `numpy_bytecode` is
+    ours. `python_zip` is :func:`python_zip`'s answer: PyScript unpacks it into PYTHON_DIR (a
+    destination ending in "/*"). `sizes` maps a file name of COUNTED_RUNTIME_FILES (and the
+    wheel's) to its bytes; a file without one is counted with the Content-Length its server
+    sends. `numpy_bytecode` is
     buildtools/bytecode.py's zip of NumPy's bytecode ({"url", "site_packages", "bytes"}): PyScript
     unpacks it into site-packages (a destination ending in "/*") after installing NumPy's wheel
     and before running the page's Python, which then imports NumPy without compiling it.
@@ -210,7 +265,7 @@ def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=Non
     names = list(COUNTED_RUNTIME_FILES) + ([wheel.file_name] if has_numpy else [])
     config = {
         "interpreter": "boot/pyodide-worker.mjs",
-        "files": {"./" + f["url"]: PYTHON_DIR + "/" + f["path"] for f in python_files},
+        "files": {"./" + python_zip["url"]: PYTHON_DIR + "/*"},
         "packages_cache": "passthrough",
         "sync_main_only": True,
         "plugins": ["!" + p for p in UNUSED_PYSCRIPT_PLUGINS],
@@ -222,7 +277,8 @@ def pyscript_config(host, manifest, python_files, sizes=None, numpy_bytecode=Non
             "numpy": wheel.version if has_numpy else None,
             "numpy_wheel": {"file": wheel.file_name, "version": wheel.version,
                             "sha256": wheel.sha256} if has_numpy else None,
-            "downloads": [{"url": index + name, "bytes": sizes.get(name)} for name in names],
+            "downloads": [{"url": index + name, "bytes": sizes.get(name)} for name in names]
+                         + [dict(python_zip)],
             "no_numpy_message": NO_NUMPY_MESSAGE.format(major=pyodide.version.split(".")[0]),
         },
     }

@@ -258,7 +258,8 @@ def _page(index_html, policy, host_js, glue, app, worker, styles, facts_json, en
          '<script type="module">%s</script>' % app])
     html = re.sub(r'\s*<link rel="stylesheet" href="[^"]*">', "", html)
     html = re.sub(r'\s*<script[^>]*\bsrc="[^"]*"[^>]*></script>', "", html)
-    html = re.sub(r'\s*<py-config[^>]*>.*?</py-config>', "", html, flags=re.S)
+    html = re.sub(r'\s*<link rel="modulepreload" href="[^"]*"[^>]*>', "", html)
+    html = re.sub(r'\s*<(m?py)-config[^>]*>.*?</\1-config>', "", html, flags=re.S)
     html = re.sub(r'<link rel="preload" as="script" id="plotly-js" href="([^"]*)">',
                   r'<link id="plotly-js" href="\1">', html)
     if "</head>" not in html or "</body>" not in html:

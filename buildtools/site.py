@@ -388,7 +388,7 @@ def _python_runtime(b, files, integrity):
         for made in (compiled.numpy, compiled.stdlib))
     if host.uses_pyscript:
         write_json(b.site, "pyscript.json", hosts.pyscript_config(
-            host, manifest, files + compiled.files, sizes=_runtime_sizes(host, manifest, b.site),
+            host, manifest, hosts.python_zip(b.site, files + compiled.files), sizes=_runtime_sizes(host, manifest, b.site),
             numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode, integrity=integrity,
             gzipped=served_gzipped))
     return compiled, served_gzipped, {"numpy_bytecode": numpy_bytecode,
@@ -401,7 +401,9 @@ def _write_pages(b, html, files, compiled, integrity):
     index.html again with the link to download it. Returns build-info's one_file."""
     host, manifest = b.host, b.manifest
     sizes = _fallback_sizes(manifest, b.site) if host.name == "fallback" else None
-    html = substitute_runtime(html, hosts.runtime_tags(host, manifest, sizes, integrity))
+    pyscript = b.dest("pyscript") if host.name == "pyscript" else None
+    html = substitute_runtime(html, hosts.runtime_tags(
+        host, manifest, sizes, integrity, sorted(os.listdir(pyscript)) if pyscript else ()))
     with open(os.path.join(b.site, "index.html"), "w", encoding="utf-8") as f:
         f.write(html)
     one_file = None

@@ -63,8 +63,11 @@ def test_every_pyscript_module_is_pinned_in_the_import_map_and_core_js_preloaded
     first_module = names.index(("script", "module"))
     assert names.index(("script", "importmap")) < first_module   # before any module loads
     preload = [a for t, a in page.tags if t == "link" and a.get("rel") == "modulepreload"]
-    assert preload == [{"rel": "modulepreload", "href": core_dir + "core.js",
-                        "integrity": expected[core_dir + "core.js"]}]
+    # PyScript's modules that the boot waits for, each with its pinned hash; the site's own
+    # module, without
+    assert preload == [{"rel": "modulepreload", "href": core_dir + name, "integrity": expected[core_dir + name]}
+                       for name in ("core.js", "core-abc.js", "error-abc.js")] + [
+        {"rel": "modulepreload", "href": "boot/memory-idb.js"}]
     # the inline import map is allowed by its own hash, and no inline script else
     scripts = dict(d.split(" ", 1) for d in info["content_security_policy"].split("; "))
     assert csp.source_hash(page.importmap) in scripts["script-src"].split()

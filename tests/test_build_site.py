@@ -8,11 +8,13 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
 import urllib.request
+import zipfile
 
 import pytest
 
@@ -27,7 +29,8 @@ FAKE_PACKAGES = {
     "plotly": ("plotly.js-cartesian-dist-min", ["plotly-cartesian.min.js", "LICENSE"], ""),
     "katex": ("katex", ["dist/katex.min.js", "dist/katex.min.css", "dist/fonts/K.woff2",
                         "LICENSE"], "dist/"),
-    "pyscript": ("@pyscript/core", ["dist/core.js", "dist/core-abc.js", "dist/core.css",
+    "pyscript": ("@pyscript/core", ["dist/core.js", "dist/core-abc.js", "dist/error-abc.js",
+                                    "dist/core.css",
                                     "dist/core.js.map", "LICENSE"], "dist/"),
     "pyodide": ("pyodide", ["pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm",
                             "python_stdlib.zip", "pyodide-lock.json"], ""),
@@ -208,7 +211,13 @@ def test_pyscript_site_with_the_wheel(checkout):
     assert config["vit"]["pyodide_index"] == "vendor/pyodide/"
     # NumPy as a package: Pyodide's own loader, checked against pyodide-lock.json's sha256
     assert config["packages"] == ["numpy"] and config["packages_cache"] == "passthrough"
-    assert config["files"]["./py/bridge.py"] == hosts.PYTHON_DIR + "/bridge.py"
+    # the explorer's Python as one zip, unpacked where its boot glue puts it on sys.path
+    assert config["files"]["./py/explorer.zip"] == hosts.PYTHON_DIR + "/*"
+    with zipfile.ZipFile(str(checkout / "dist" / "py" / "explorer.zip")) as z:
+        assert z.read("bridge.py") == (checkout / "repo" / "web" / "py" / "bridge.py").read_bytes()
+        assert z.read("pycore/__init__.py") == (checkout / "repo" / "pycore" / "__init__.py").read_bytes()
+        assert "worker.py" not in z.namelist()  # PyScript's entry, fetched as itself
+    assert {"url": "py/explorer.zip", "bytes": os.path.getsize(str(checkout / "dist" / "py" / "explorer.zip"))} in config["vit"]["downloads"]
     assert config["vit"]["numpy"] == wheel["version"]
     assert config["vit"]["numpy_wheel"] == {"file": wheel["file_name"], "version": wheel["version"],
                                             "sha256": wheel["sha256"]}
@@ -216,6 +225,17 @@ def test_pyscript_site_with_the_wheel(checkout):
     assert downloads["vendor/pyodide/" + wheel["file_name"]] == len(WHEEL_BYTES)
     html = read(checkout, "index.html")
     assert '<script type="module" src="boot/pyscript.js" data-core="vendor/pyscript/core.js">' in html
+    # what the boot waits for downloads with the page: PyScript's core, its chunk and its error
+    # plugin, and the boot script's own import
+    preloads = re.findall(r'<link rel="modulepreload" href="([^"]+)">', html)
+    assert preloads == ["vendor/pyscript/core.js", "vendor/pyscript/core-abc.js",
+                        "vendor/pyscript/error-abc.js", "boot/memory-idb.js"]
+    assert html.index("boot/memory-idb.js") < html.index('src="boot/pyscript.js"')
+    # no PyScript plugin the page does not use, for either type of script
+    configs = dict(re.findall(r'<(m?py)-config type="json" hidden>([^<]*)</', html))
+    assert set(configs) == {"py", "mpy"}
+    for text in configs.values():
+        assert json.loads(text)["plugins"] == ["!" + p for p in hosts.UNUSED_PYSCRIPT_PLUGINS]
     assert info["host"] == "pyscript" and info["runtime"]["numpy"] == wheel["version"]
     assert info["artifacts"][-1]["sha256"] == wheel["sha256"]
 
@@ -249,7 +269,8 @@ def test_cdn_site_is_small_and_names_only_the_cdns(checkout):
     assert config["vit"]["pyodide_index"].startswith("https://") and info["offline"] is False
     assert "boot/pyodide-worker.mjs" in got  # the worker's boot module is the site's own
     # the npm Pyodide was not fetched for its sizes: the worker reads them from the CDN's answers
-    assert {d["bytes"] for d in config["vit"]["downloads"]} == {None}
+    # (the explorer's Python is the site's own)
+    assert {d["bytes"] for d in config["vit"]["downloads"] if d["url"] != hosts.PYTHON_ZIP} == {None}
 
 
 @pytest.mark.parametrize("runtime", ["fallback", "pyscript", "cdn"])

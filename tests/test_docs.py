@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from buildtools import class_names, onefile, page_digits, plotly_bundle, shared_js, site
+from buildtools import class_names, hosts, onefile, page_digits, plotly_bundle, shared_js, site
 from pycore.explorer import protocol
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -18,7 +18,7 @@ DOCS = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + [
 # Files the build writes into the site (dist/), not kept in the repository.
 BUILT = {"default-view.json", "py-files.json", "build-info.json", "pyscript.json",
          page_digits.FILE_NAME, class_names.FILE_NAME, onefile.FILE_NAME,
-         plotly_bundle.FILE_NAME, shared_js.FILE_NAME, site.STDLIB_BYTECODE}
+         plotly_bundle.FILE_NAME, shared_js.FILE_NAME, site.STDLIB_BYTECODE, hosts.PYTHON_ZIP}
 # Third-party files the docs name, as their packages ship them (artifacts.json pins them), and
 # the product names that end like a file.
 THIRD_PARTY = {"core.js", "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "pyodide.js",

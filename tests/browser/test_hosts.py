@@ -165,8 +165,8 @@ def fail_with(status, body=b"gone"):
     ("pyscript", "pyscript.json", "The Python runtime could not be downloaded"),
     ("pyscript", "pyscript/core.js", "PyScript could not be loaded"),
     ("pyscript", WHEEL, "NumPy could not be loaded"),
-    ("pyscript", "py/bridge.py", "The explorer's Python code could not be loaded"),
-    ("pyscript", "pycore/vit/head.py", "The explorer's Python code could not be loaded"),
+    # the explorer's Python, as one zip (buildtools/hosts.py's python_zip)
+    ("pyscript", "py/explorer.zip", "The explorer's Python code could not be loaded"),
     ("pyscript", "plotly-heatmap.min.js", "Plotly.js, which draws the heatmaps, could not be loaded"),
 ])
 def test_a_missing_file_is_reported_in_plain_words(sites, page, page_log, variant, missing,

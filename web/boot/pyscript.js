@@ -103,9 +103,8 @@ async function fetchWheel(vit) {
 }
 
 // ---- the worker ----------------------------------------------------------------------------
-async function start() {
-  host.status("runtime", "Downloading PyScript…");
-  installMemoryIndexedDB(); // see memory-idb.js: PyScript opens IndexedDB as core.js loads
+// pyscript.json, read; the wheel's download (fetchWheel) starts once it names the wheel.
+async function readConfig() {
   const configURL = new URL("pyscript.json", site).href;
   const config = await fetch(configURL).then((r) => {
     if (!r.ok) throw new BootError(`The Python runtime could not be downloaded (${configURL}: HTTP ${r.status}).${FIX}`);
@@ -117,12 +116,23 @@ async function start() {
   counts.runtime.total = config.vit.downloads.reduce(
     (sum, d) => sum + (d.url.endsWith(config.vit.numpy_wheel.file) ? 0 : d.bytes || 0), 0);
   fetchWheel(config.vit).catch((e) => fail(e instanceof BootError ? e.message : `NumPy could not be loaded (${firstLine(e)}).${FIX}`));
+  return config;
+}
+
+async function start() {
+  host.status("runtime", "Downloading PyScript…");
+  installMemoryIndexedDB(); // see memory-idb.js: PyScript opens IndexedDB as core.js loads
+  // PyScript's core loads while the config downloads (the page preloads its modules, see
+  // buildtools/hosts.py's runtime_tags); the observers it starts are recorded from now on.
   const watching = observersOf(new URL("./", core).href);
-  let pyscript;
+  let config, pyscript;
   try {
-    pyscript = await import(core).catch((e) => {
+    const loading = import(core).catch((e) => {
       throw new BootError(`PyScript could not be loaded (${core}: ${firstLine(e)}).${FIX}`);
     });
+    loading.catch(() => {}); // said below, once the config is in
+    config = await readConfig();
+    pyscript = await loading;
     // PyScript registers its worker hooks once its plugins have loaded, and defines <py-script>
     // right after; a PyWorker made before then starts without the `pyscript` module.
     await customElements.whenDefined("py-script");
