@@ -650,6 +650,12 @@ def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url
     """)
     wasm = re.compile(r"\.wasm(\.gz)?$")  # the PyScript host serves it gzipped
     page.route(wasm, lambda route: held.append(route))
+    # The fallback host's other large download is held too until the page's script listens:
+    # statuses said before then are shown at once, only the newest, and a quick download's
+    # "x of y MB" would be replaced by "Starting Python" unseen (CI saw this under load).
+    data, data_held = re.compile(r"pyodide\.asm\.data$"), []
+    if site_host == "fallback":
+        page.route(data, lambda route: data_held.append(route))
     state = {"cls": [[1.5, 2, 3, 4], [4, 3, 2, 1]], "W_head": W.tolist()}
     page.goto(site_url + "index.html" + state_fragment(state))
     page.wait_for_function("() => document.querySelector('[aria-label=\"cls[0,0]\"]') !== null")
@@ -665,6 +671,8 @@ def test_while_python_loads_cells_show_the_link_and_refuse_typing(page, site_url
     page.wait_for_function("() => document.getElementById('toast').textContent.length > 0")
     assert "still starting" in page.locator("#toast").inner_text()
     assert box.input_value() == "1.5"
+    for route in data_held:
+        route.continue_()
     # the progress comes from the runtime's other downloads as they stream in: wait for it (the
     # .wasm is still held), then check what was shown
     page.wait_for_function(r"() => window.__bootTexts.some(t => /\d+\.\d of \d+\.\d MB/.test(t))",
