@@ -387,8 +387,9 @@ def _python_runtime(b, files, integrity):
         made and dict(made, bytes=gzipped.served_size(os.path.join(b.site, made["url"])))
         for made in (compiled.numpy, compiled.stdlib))
     if host.uses_pyscript:
+        python_zip = hosts.python_zip(b.site, files + compiled.files)
         write_json(b.site, "pyscript.json", hosts.pyscript_config(
-            host, manifest, hosts.python_zip(b.site, files + compiled.files), sizes=_runtime_sizes(host, manifest, b.site),
+            host, manifest, python_zip, sizes=_runtime_sizes(host, manifest, b.site),
             numpy_bytecode=numpy_bytecode, stdlib_bytecode=stdlib_bytecode, integrity=integrity,
             gzipped=served_gzipped))
     return compiled, served_gzipped, {"numpy_bytecode": numpy_bytecode,

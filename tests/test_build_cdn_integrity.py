@@ -1,7 +1,7 @@
 """The CDN build gives the browser a pinned hash for everything it can check (docs/hosts.md,
 "What a CDN build checks"): an import map whose integrity names every PyScript module at its
-CDN URL, a modulepreload of core.js with the same hash, the import map allowed by its own hash
-in the page's policy, and in pyscript.json the sha256 of each file Pyodide's loader fetches
+CDN URL, a modulepreload of core.js and of the modules it loads first, each with the same hash,
+the import map allowed by its own hash in the page's policy, and in pyscript.json the sha256 of each file Pyodide's loader fetches
 from the CDN, which boot/pyodide-worker.mjs checks. Every hash comes from the cache's records of
 the checked tarballs, trusted only as the pinned files_sha256.
 
@@ -65,9 +65,10 @@ def test_every_pyscript_module_is_pinned_in_the_import_map_and_core_js_preloaded
     preload = [a for t, a in page.tags if t == "link" and a.get("rel") == "modulepreload"]
     # PyScript's modules that the boot waits for, each with its pinned hash; the site's own
     # module, without
-    assert preload == [{"rel": "modulepreload", "href": core_dir + name, "integrity": expected[core_dir + name]}
-                       for name in ("core.js", "core-abc.js", "error-abc.js")] + [
-        {"rel": "modulepreload", "href": "boot/memory-idb.js"}]
+    pinned = [{"rel": "modulepreload", "href": core_dir + name,
+               "integrity": expected[core_dir + name]}
+              for name in ("core.js", "core-abc.js", "error-abc.js")]
+    assert preload == pinned + [{"rel": "modulepreload", "href": "boot/memory-idb.js"}]
     # the inline import map is allowed by its own hash, and no inline script else
     scripts = dict(d.split(" ", 1) for d in info["content_security_policy"].split("; "))
     assert csp.source_hash(page.importmap) in scripts["script-src"].split()
