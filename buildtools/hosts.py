@@ -9,6 +9,7 @@ cdn       like pyscript, but the page loads PyScript, Pyodide and NumPy from pub
           Plotly and KaTeX are vendored. A few hundred kB, for course websites.
 """
 import base64
+import io
 import json
 import os
 import zipfile
@@ -215,9 +216,19 @@ FALLBACK_COUNTED_FILES = ("pyodide.asm.wasm", "pyodide.asm.data", "numpy.data")
 COUNTED_RUNTIME_FILES = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 
 
+def zip_bytes(entries, compression=zipfile.ZIP_DEFLATED):
+    """A zip (bytes) of `entries`, {name: bytes}, in name order and each with a fixed date: the
+    same entries give the same zip."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", compression) as z:
+        for name in sorted(entries):
+            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), entries[name],
+                       compression)
+    return out.getvalue()
+
+
 def python_zip(site, python_files):
-    """Write the explorer's Python files into the site's PYTHON_ZIP, deflated, in a fixed order
-    and with a fixed date (the same files give the same zip).
+    """Write the explorer's Python files into the site's PYTHON_ZIP, deflated (:func:`zip_bytes`).
 
     Parameters
     ----------
@@ -232,13 +243,14 @@ def python_zip(site, python_files):
     dict
         {"url": PYTHON_ZIP, "bytes": its size}, for :func:`pyscript_config`.
     """
-    target = os.path.join(site, *PYTHON_ZIP.split("/"))
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
-        for f in sorted(python_files, key=lambda f: f["path"]):
-            with open(os.path.join(site, *f["url"].split("/")), "rb") as source:
-                z.writestr(zipfile.ZipInfo(f["path"], date_time=(1980, 1, 1, 0, 0, 0)),
-                           source.read(), zipfile.ZIP_DEFLATED)
-    return {"url": PYTHON_ZIP, "bytes": os.path.getsize(target)}
+    entries = {}
+    for f in python_files:
+        with open(os.path.join(site, *f["url"].split("/")), "rb") as source:
+            entries[f["path"]] = source.read()
+    data = zip_bytes(entries)
+    with open(os.path.join(site, *PYTHON_ZIP.split("/")), "wb") as target:
+        target.write(data)
+    return {"url": PYTHON_ZIP, "bytes": len(data)}
 
 
 def pyscript_config(host, manifest, python_zip, sizes=None, numpy_bytecode=None,

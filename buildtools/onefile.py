@@ -22,7 +22,6 @@ every payload with its length, so a file that was cut short says so instead of f
 import base64
 import gzip
 import hashlib
-import io
 import json
 import os
 import re
@@ -48,15 +47,6 @@ def _gzip(data):
 def _read(path, mode="rb"):
     with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
         return f.read()
-
-
-def _stored_zip(entries):
-    """A zip (bytes) of {name: bytes}, stored uncompressed: the payload's gzip compresses it."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
-        for name in sorted(entries):
-            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), entries[name])
-    return out.getvalue()
 
 
 def _bundle_app(site, cache, manifest, work):
@@ -124,7 +114,8 @@ def payloads(root, site, manifest, files, compiled, plotly, work, log):
         "wasm": {"pyodide.asm.wasm": _read(os.path.join(pyodide, "pyodide.asm.wasm"))},
         "stdlib": {"python_stdlib.zip": _read(os.path.join(work, "stdlib.zip"))},
         "numpy": {"numpy.zip": _read(os.path.join(work, "numpy.zip"))},
-        "explorer": {"explorer.zip": _stored_zip(explorer)},
+        # stored uncompressed: the payload's gzip compresses it
+        "explorer": {"explorer.zip": hosts.zip_bytes(explorer, zipfile.ZIP_STORED)},
     }, made
 
 
