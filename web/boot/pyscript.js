@@ -23,8 +23,9 @@ let settled = false; // ready or fail has been called
 function fail(message) {
   if (settled) return;
   settled = true;
-  probeWorkerPolicy();
-  host.fail(message);
+  // A worker import refused by the policy fails without a word on why: the page asks the policy
+  // first (askWorkerPolicy), so that the alert names what stopped the boot, never a wrong cause.
+  askWorkerPolicy().then((refused) => { if (!refused) host.fail(message); });
 }
 function firstLine(e) { return String((e && e.message) || e).split("\n")[0]; }
 class BootError extends Error {} // a message for the person, already in plain words
@@ -184,27 +185,47 @@ async function start() {
 }
 
 // A worker whose own imports were refused by the policy fails without a word on why: Firefox
-// checks a module worker's imports against worker-src, and the refusal is reported in the
-// worker, which the page cannot hear. So when the boot fails, a worker is started from one of
-// the site's own modules here, which asks the page's policy the same question: if it refuses,
-// the page's violation event names the directive (js/host.js), and that replaces the failure's
-// words. The module only exports.
-// A browser may also refuse such a worker without an event: then, if the module downloads but
-// will not start as a worker, the policy is what refused it.
-function probeWorkerPolicy() {
-  const url = new URL("./memory-idb.js", import.meta.url);
-  const refused = () => host.blocked({ directive: "worker-src", blocked: url.href, source: "" });
-  let probe;
-  try {
-    probe = new Worker(url, { type: "module" });
-  } catch (e) {
-    if (e && e.name === "SecurityError") refused();
-    return;
-  }
-  probe.addEventListener("error", () => {
-    fetch(url).then((r) => { if (r.ok) refused(); }, () => {});
+// checks a module worker's imports against worker-src, and says so only in the worker, which
+// the page cannot hear. So when the boot fails, the page asks the same question its boot asked:
+// a module worker from a blob: URL (as PyScript's) imports one of the site's modules statically
+// (as boot/pyodide-worker.mjs does; Firefox lets a dynamic import() through) and says it
+// started. If it did not, and the module is there, served as JavaScript, the policy refused it:
+// vitHost.blocked names the directive. Resolves to whether the policy was named, within
+// ANSWER_MS whatever the browser does.
+const ANSWER_MS = 2000;
+function askWorkerPolicy() {
+  const url = new URL("./memory-idb.js", import.meta.url).href;
+  const refused = () => {
+    host.blocked({ directive: "worker-src", blocked: url, source: "" });
+    return true;
+  };
+  const servedAsScript = () => fetch(url).then(
+    (r) => r.ok && /javascript|ecmascript/i.test(r.headers.get("Content-Type") || ""), () => false);
+  const source = `import ${JSON.stringify(url)}; postMessage(true);`;
+  const blob = URL.createObjectURL(new Blob([source], { type: "text/javascript" }));
+  return new Promise((resolve) => {
+    let probe = null;
+    let timer = 0;
+    let answered = false;
+    const answer = (named) => {
+      if (answered) return;
+      answered = true;
+      clearTimeout(timer);
+      if (probe) probe.terminate();
+      URL.revokeObjectURL(blob);
+      resolve(named);
+    };
+    const importFailed = () => servedAsScript().then((ok) => answer(!answered && ok && refused()));
+    try {
+      probe = new Worker(blob, { type: "module" });
+    } catch (e) {
+      answer(e && e.name === "SecurityError" ? refused() : false);
+      return;
+    }
+    timer = setTimeout(() => answer(false), ANSWER_MS);
+    probe.addEventListener("message", () => answer(false));
+    probe.addEventListener("error", importFailed);
   });
-  setTimeout(() => probe.terminate(), 5000);
 }
 
 // PyScript's core watches the whole document (a MutationObserver: added nodes, attributes, the
