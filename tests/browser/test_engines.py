@@ -305,6 +305,46 @@ def test_layout_at_desktop_size(app):
     app.assert_clean()
 
 
+# A heatmap's cells in view, few and each at least a device pixel, are filled one rectangle each
+# (js/heatmap-bitmap.js: fillCells) instead of scaling the one-pixel-per-cell bitmap onto the
+# screen's canvas. Compared here with that scaling, on canvases of odd sizes, at the full view and
+# zoomed to fractions of cells: a pixel may differ only where the two round a cell's edge apart.
+CELL_FILL_VIEWS = [  # left, top (axis units, the first cell's centre is 0), spans, canvas px
+    (-0.5, -0.5, None, None, 301, 157), (-0.13, 0.21, 2.37, 1.61, 523, 277),
+    (0.7, -0.5, 1.9, 3.3, 411, 389), (-0.5, -0.5, None, None, 600, 333)]
+
+
+def test_heatmap_cells_filled_one_by_one_are_where_the_scaled_bitmap_puts_them(app):
+    engine = app.start()
+    far = engine.evaluate("""async (views) => {
+        const { fillCells } = await import('./js/heatmap-bitmap.js');
+        const bm = document.getElementById('heatmap-w').vitBitmap;
+        return views.map(([left, top, spanX, spanY, W, H]) => {
+            spanX = spanX || bm.cols; spanY = spanY || bm.rows;
+            const a = document.createElement('canvas'), b = document.createElement('canvas');
+            a.width = b.width = W; a.height = b.height = H;
+            const scaled = a.getContext('2d'), filled = b.getContext('2d');
+            scaled.imageSmoothingEnabled = false;
+            scaled.drawImage(bm.cells, left + 0.5, top + 0.5, spanX, spanY, 0, 0, W, H);
+            const sx = W / spanX, sy = H / spanY;
+            if (!fillCells(filled, bm, { left, top, spanX, spanY, sx, sy })) return 'not filled';
+            const pa = scaled.getImageData(0, 0, W, H).data, pb = filled.getImageData(0, 0, W, H).data;
+            // a pixel's distance from the nearest cell edge (c - 0.5 in axis units), in pixels
+            const edge = (p, origin, s) => { const u = (p + 0.5) / s + origin + 0.5; return Math.abs(u - Math.round(u)) * s; };
+            let differ = 0, far = 0;
+            for (let i = 0; i < W * H; i++) {
+                if ([0, 1, 2, 3].every((k) => pa[4 * i + k] === pb[4 * i + k])) continue;
+                differ += 1;
+                if (Math.min(edge(i % W, left, sx), edge(Math.floor(i / W), top, sy)) > 1) far += 1;
+            }
+            return [differ, far];
+        });
+    }""", CELL_FILL_VIEWS)
+    assert all(v != "not filled" for v in far), far
+    assert all(f == 0 for _, f in far), far  # [pixels that differ, those more than a pixel from an edge]
+    app.assert_clean()
+
+
 def settle_layout(engine):
     """Two animation frames, then until the figures are redrawn for the new width."""
     engine.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
