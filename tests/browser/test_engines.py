@@ -352,6 +352,32 @@ def settle_layout(engine):
                     " document.getElementById('heatmap-logits').getBoundingClientRect().width <= innerWidth")
 
 
+FIGURES = ("heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits")
+
+
+def test_large_text_on_a_projector_sized_window(app):
+    """The toolbar's Large text, at 1280 x 720: every figure drawn again in larger type, nothing
+    cut off or overlapping, and the page still edits."""
+    engine = app.start(viewport=(1280, 720))
+    titles = "(ids) => ids.map((id) => document.getElementById(id).layout.title.font.size)"
+    normal = engine.evaluate(titles, FIGURES)
+    engine.click("#text-size")
+    try:
+        engine.wait_for("(ids, normal) => document.documentElement.classList.contains('large') && "
+                        "ids.every((id, k) => document.getElementById(id).layout.title.font.size > normal[k])",
+                        FIGURES, normal)
+        settle_layout(engine)
+        assert layout_problems(engine) == []
+        edit(engine, "cls[0,1]", "2", then="Tab")
+        cls = CLS.copy()
+        cls[0, 1] = 2
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+    finally:
+        engine.click("#text-size")
+        engine.wait_for("() => !document.documentElement.classList.contains('large')")
+    app.assert_clean()
+
+
 def test_phone_width_works_and_nothing_is_cut_off(app):
     engine = app.start(viewport=(390, 844))
     settle_layout(engine)

@@ -190,11 +190,16 @@ export function drawHeatmap(id, spec, m) {
   // Plotly sets lines 1.3 em apart and centres a multi-line title on its first line's place:
   // half of the extra lines go above it unless the pad makes room.
   const extra = (title.lines - 1) * Math.ceil(style.title * 1.3);
+  // Plotly places the title by its own estimate of the text's height; Firefox's text box is
+  // about 0.3 em taller, which large titles' 4 px pad does not cover (the box stood 1.4 px above
+  // the figure at Large text): larger titles get more room above them, and the plot moves down.
+  const above = Math.ceil(Math.max(0, style.title - 13) / 2);
   const layout = {
     title: { text: title.text, font: { size: style.title, color: style.ink }, x: 0, xanchor: "left",
-             y: 1, yref: "container", yanchor: "top", pad: { t: 4 + Math.ceil(extra / 2) } },
-    height: Math.round(height * (style.size / 11)) + extra,
-    margin: compact ? { l: 8, r: 6, t: 22 + extra, b: 8 } : { l: 10, r: 10, t: 30 + extra, b: 10 },
+             y: 1, yref: "container", yanchor: "top", pad: { t: 4 + above + Math.ceil(extra / 2) } },
+    height: Math.round(height * (style.size / 11)) + extra + above,
+    margin: compact ? { l: 8, r: 6, t: 22 + extra + above, b: 8 }
+      : { l: 10, r: 10, t: 30 + extra + above, b: 10 },
     // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
     // no room for both, and the plot's title and the hover say what rows and columns are.
     xaxis: Object.assign(axis(compact ? "" : spec.x_title, cols, style.ink),
