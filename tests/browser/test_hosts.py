@@ -114,6 +114,12 @@ def test_host_boots_and_computes_the_worked_example(variant, booted):
     assert any("Starting Python" in t or "Loading NumPy" in t for t in texts), texts
     if variant == "pyscript":  # its worker counts the bytes of every large download
         assert any(re.search(r"Downloading .*: \d+\.\d of \d+\.\d MB", t) for t in texts), texts
+        # each stage said once its work begins, in order, and the bar ends with the downloads
+        # (the explorer's files too, downloaded early): never "Downloading" while Python starts
+        stages = ["Downloading", "Starting Python", "Loading NumPy", "Loading the explorer"]
+        said = [next(k for k, words in enumerate(stages) if words in t)
+                for t in texts if any(words in t for words in stages)]
+        assert said == sorted(said) and set(said) == set(range(len(stages))), texts
     assert page.locator(".py-error").count() == 0  # PyScript's in-page error box
     shown.log.assert_clean(url)
 

@@ -6,7 +6,7 @@
 // - progress by bytes: Pyodide's own downloads (vit.downloads, but the NumPy wheel, which the
 //   page fetches and checks itself, see boot/pyscript.js) are counted as they arrive, and the
 //   page is told {vitBoot: {bytes: {loaded, total}}}, then what Python does once they are in:
-//   {vitBoot: {stage: "python" | "numpy", text}}, and once Pyodide's WebAssembly is compiled,
+//   {vitBoot: {stage: "python" | "numpy", text}} (NumPy once its first library loads), and once Pyodide's WebAssembly is compiled,
 //   {vitBoot: {compiled: true}}; each NumPy library Pyodide got compiled early,
 //   {vitBoot: {libraries: "<used> of <compiled>"}};
 // - failures in plain words, at once: a download that fails or returns an HTTP error, and a file
@@ -76,7 +76,7 @@ const wheelURL = vit.numpy_wheel ? new URL(vit.numpy_wheel.file, index).href : n
 const expected = new Map((vit.downloads || []).map((d) => [new URL(d.url, site).href, d.bytes]));
 expected.delete(wheelURL);
 const loaded = new Map();
-let numpyAsked = false; // Pyodide's package loader has asked for the wheel
+let pythonUp = false; // Pyodide has begun loading NumPy's libraries: Python has started
 let lastSaid = 0;
 let lastStage = "";
 function progress(force) {
@@ -93,12 +93,27 @@ function progress(force) {
   }
   tell({ bytes: { loaded: got, total, done: !unknown && got >= total } });
   if (unknown || got < total) return;
-  const stage = numpyAsked ? "numpy" : "python";
+  const stage = pythonUp ? "numpy" : "python";
   if (stage === lastStage) return;
   lastStage = stage;
-  tell(numpyAsked ? { stage, text: `Loading NumPy ${vit.numpy_wheel.version}…` }
-                  : { stage, text: `Starting Python ${vit.python}…` });
+  tell(pythonUp ? { stage, text: `Loading NumPy ${vit.numpy_wheel.version}…` }
+                : { stage, text: `Starting Python ${vit.python}…` });
 }
+
+// Pyodide instantiates NumPy's shared libraries, from their bytes, once Python has started (its
+// own WebAssembly comes through instantiateStreaming, below; its feature checks instantiate
+// modules or a few bytes): the first library ends "Starting Python".
+const LIBRARY_MIN_BYTES = 4096;
+const instantiateLibrary = WebAssembly.instantiate;
+WebAssembly.instantiate = function (...args) {
+  const source = args[0];
+  const bytes = ArrayBuffer.isView(source) || source instanceof ArrayBuffer;
+  if (!pythonUp && bytes && source.byteLength >= LIBRARY_MIN_BYTES) {
+    pythonUp = true;
+    progress(true);
+  }
+  return instantiateLibrary.apply(this, args);
+};
 
 // Only the large files the build listed are counted; the explorer's own small files are not.
 function counted(url, response) {
@@ -123,15 +138,20 @@ function counted(url, response) {
 // ---- the explorer's Python files, asked for at once ------------------------------------------
 // PyScript fetches its `files` (the explorer's zip, NumPy's bytecode) only once Python and NumPy
 // are loaded, on the way to the explorer's first answer. They are asked for here, while Pyodide
-// downloads, and handed to PyScript when it asks. One that is missing is said at once, not
-// seconds later when PyScript would ask for it.
+// downloads, read whole and counted as they arrive (so the progress bar ends when the downloads
+// do, not seconds later when PyScript gets to them), and handed to PyScript when it asks. One
+// that is missing is said at once, not when PyScript would ask for it.
 const early = new Map(); // URL -> the promise of its response, until its first asker takes it
 for (const url of Object.keys(config.files || {})) {
   const absolute = new URL(url, site).href;
-  const response = realFetch(absolute).then((r) => {
-    if (!r.ok) failedDownload(absolute, `HTTP ${r.status}`);
-    return r;
-  }, (error) => {
+  const response = realFetch(absolute).then(async (r) => {
+    if (!r.ok) {
+      failedDownload(absolute, `HTTP ${r.status}`);
+      return r;
+    }
+    const body = await counted(absolute, r).arrayBuffer();
+    return new Response(body, { status: r.status, statusText: r.statusText, headers: r.headers });
+  }).catch((error) => {
     failedDownload(absolute, error.message || error);
     throw error;
   });
@@ -141,10 +161,6 @@ for (const url of Object.keys(config.files || {})) {
 
 globalThis.fetch = async function (input, init) {
   const url = new URL(input instanceof Request ? input.url : String(input), self.location.href).href;
-  if (url === wheelURL) {
-    numpyAsked = true;
-    progress(true);
-  }
   const asked = early.get(url);
   early.delete(url);
   if (gzipped.has(url)) return asked || inflated(url);
@@ -164,6 +180,7 @@ globalThis.fetch = async function (input, init) {
     failedDownload(url, `HTTP ${response.status}`);
     return response;
   }
+  if (asked) return response; // read and counted as it arrived (below)
   const pinned = vit.integrity && vit.integrity[url];
   const result = pinned ? await checked(url, response, pinned) : counted(url, response);
   if (url === wheelURL) compileLibrariesOf(result.clone()); // while Python starts (wheel-libraries.mjs)
