@@ -1,13 +1,14 @@
-// NumPy's WebAssembly libraries, compiled while Python starts.
+// NumPy's WebAssembly libraries, compiled in the background as soon as the wheel is in.
 //
-// Pyodide loads NumPy's wheel as soon as it is asked for, but compiles the wheel's shared
-// libraries (numpy/_core/_multiarray_umath.so is 2 MB of WebAssembly) only once Python has
-// started and unpacked it: one WebAssembly.instantiate per library, on the worker's path to its
-// first answer. Some engines compile that slowly (WebKit's JavaScriptCore takes seconds on two
-// CPUs, where V8 takes tens of milliseconds). So the worker hands the wheel's response to
-// compileLibrariesOf(), which reads the wheel (a zip) as it arrives, inflates each *.so, and
-// compiles it in the background while Python starts; instantiate() then gives Pyodide the
-// compiled module for any library whose bytes are exactly the ones compiled.
+// Pyodide asks for NumPy's wheel early, but compiles the wheel's shared libraries
+// (numpy/_core/_multiarray_umath.so is 2 MB of WebAssembly) only once Python has started and
+// unpacked it: one WebAssembly.instantiate per library, in turn, on the worker's path to its
+// first answer. Some engines compile slowly (WebKit's JavaScriptCore takes seconds on two CPUs,
+// where V8 takes tens of milliseconds). So the worker hands the wheel's response to
+// compileLibrariesOf(), which reads the wheel (a zip), inflates each *.so and compiles them all
+// at once in the background; instantiate() then gives Pyodide the compiled module for any
+// library whose bytes are exactly the ones compiled. (The response reaches this code once
+// Python's start lets go of the worker's thread: docs/hosts.md says what was measured.)
 //
 // Nothing is trusted that Pyodide did not check: Pyodide verifies the wheel (its sha256 in
 // pyodide-lock.json) and reads the libraries from it as before; a module compiled here is used
