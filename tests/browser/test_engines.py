@@ -21,9 +21,10 @@ from buildtools.serve import SiteHandler, SiteServer, serve_in_thread, site_poli
 from pycore import classification_head, load_tiny_vit
 from reference import WORKED_CLS, WORKED_W_HEAD
 
-from .engines import ENGINES, EngineError
-from .engines.kit import (alerts, active_label, cell, curve_drawn, edit, heatmap_z, layout_problems,
-                          load_state, renders, wait_ready, wait_render_after, watch)
+from .engines import ENGINES, EngineError, launch
+from .engines.kit import (alerts, active_label, cell, contrast, curve_drawn, edit, heatmap_z,
+                          layout_problems, load_state, luminance, renders, rgb, state_fragment,
+                          wait_ready, wait_render_after, watch)
 
 pytestmark = [pytest.mark.browser]
 
@@ -577,6 +578,50 @@ def course_site(tmp_path, reporting_sites, host):
     yield url + "course.html"
     server.shutdown()
     server.server_close()
+
+
+# What a person reads in dark mode: text on its background, each pair as the page shows it.
+DARK_PAIRS = """() => {
+    const colours = (el) => { const s = getComputedStyle(el); return [s.color, s.backgroundColor]; };
+    const page = getComputedStyle(document.body).backgroundColor;
+    const on = (sel) => { const el = document.querySelector(sel); const [ink, back] = colours(el);
+                          return [sel, ink, /rgba\(.*, 0\)$|transparent/.test(back) ? page : back]; };
+    return [on('body'), on('[aria-label="cls[0,1]"]'), on('[aria-label="W_head[0,0]"]'),
+            on('#preset'), on('#load-preset'), on('#stats td'),
+            ['heatmap-logits ink', document.getElementById('heatmap-logits').layout.font.color, page]];
+}"""
+
+
+def test_dark_mode_is_legible_and_laid_out(engine_name, reporting_sites, request):
+    """The system in dark mode, a new browser of each engine (its form controls may follow the
+    system's theme): dark paper; the text, the grids' cells, the menus, the buttons, the tables
+    and the figures' ink legible on what is behind each (WCAG AA, 4.5:1); nothing cut off or
+    overlapping; a link's logits exact. On the PyScript host: the colours are the page's own."""
+    playwright = request.getfixturevalue("playwright") if engine_name == "chromium" else None
+    try:
+        engine = launch(engine_name, playwright, dark=True)
+    except EngineError as e:
+        pytest.fail(str(e), pytrace=False)
+    try:
+        rng = np.random.RandomState(11)
+        cls, w = np.round(rng.standard_normal((2, 4)), 3), np.round(rng.standard_normal((4, 3)), 3)
+        engine.goto(reporting_sites.url("pyscript") + "index.html" +
+                    state_fragment({"cls": cls.tolist(), "W_head": w.tolist()}))
+        wait_ready(engine)
+        engine.wait_for("() => !!(document.getElementById('heatmap-logits').layout || {}).font")
+        settle_layout(engine)
+        assert engine.evaluate("() => matchMedia('(prefers-color-scheme: dark)').matches")
+        pairs = engine.evaluate(DARK_PAIRS)
+        assert luminance(rgb(pairs[0][2])) < 0.05, pairs[0]
+        low = [(what, ink, back, round(contrast(rgb(ink), rgb(back)), 2)) for what, ink, back in pairs
+               if contrast(rgb(ink), rgb(back)) < 4.5]
+        assert low == [], low
+        assert layout_problems(engine) == []
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w)[1], rtol=0, atol=1e-12)
+        assert engine.console_errors() == []
+    finally:
+        engine.goto("about:blank")
+        engine.close()
 
 
 def test_in_a_cross_origin_iframe_a_foreign_csp_violation_does_not_stop_the_boot(app, course_site):

@@ -13,6 +13,7 @@ import pytest
 from reference import WORKED_CLS, WORKED_W_HEAD
 
 from .conftest import PageLog
+from .engines.kit import contrast, luminance, rgb
 from .pagekit import (BOOT_TIMEOUT_MS, act, alert_text, heatmap_z, load_link, open_explorer,
                       page_fragment, renders, set_viewport, state_fragment, wait_ready,
                       wait_render_after, worked_link)
@@ -491,23 +492,6 @@ def test_a_phone_scrolls_over_heatmaps_and_has_big_targets(browser, site_url):
 
 
 # ---- keyboard and screen readers ---------------------------------------------------------------
-
-def luminance(rgb):
-    def channel(c):
-        c = c / 255.0
-        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
-    r, g, b = (channel(c) for c in rgb)
-    return 0.2126 * r + 0.7152 * g + 0.0722 * b
-
-
-def contrast(a, b):
-    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
-    return (hi + 0.05) / (lo + 0.05)
-
-
-def rgb(css):
-    return [int(float(x)) for x in css[css.index("(") + 1:css.index(")")].split(",")[:3]]
-
 
 def test_tab_never_stops_in_a_chart_toolbar_and_focus_is_visible(page, site_url):
     open_explorer(page, site_url)

@@ -1,6 +1,7 @@
 """The browser engines the page is tested in, behind one API (base.Engine).
 
     engine = launch("firefox")          # or "chromium" (needs a Playwright), "webkit"
+    engine = launch("webkit", dark=True)  # the system in its dark colour scheme
     engine.goto(url); engine.click('[aria-label="cls[0,1]"]'); engine.type_keys("4.5")
 
 tests/browser/engines/kit.py has the page's own helpers (heatmap_z, edit, wait_ready, ...),
@@ -11,19 +12,20 @@ from .base import Engine, EngineError
 ENGINES = ("chromium", "firefox", "webkit")
 
 
-def launch(name, playwright=None):
-    """Start engine `name`; EngineError (saying what to install) if it is missing."""
+def launch(name, playwright=None, dark=False):
+    """Start engine `name`, its pages in the dark colour scheme if `dark` (as a system set to
+    dark mode makes them); EngineError (saying what to install) if it is missing."""
     if name == "chromium":
         from .chromium import Chromium
         if playwright is None:
             raise EngineError("chromium is driven through Playwright: pass its `playwright`")
-        return Chromium(playwright)
+        return Chromium(playwright, dark=dark)
     if name == "firefox":
         from .firefox import Firefox
-        return Firefox()
+        return Firefox(dark=dark)
     if name == "webkit":
         from .webkit import WebKit
-        return WebKit()
+        return WebKit(dark=dark)
     raise ValueError("no engine %r (one of %s)" % (name, ", ".join(ENGINES)))
 
 

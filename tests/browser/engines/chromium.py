@@ -27,13 +27,14 @@ def chromium_path(playwright):
 class Chromium(Engine):
     name = "chromium"
 
-    def __init__(self, playwright):
+    def __init__(self, playwright, dark=False):
         path = chromium_path(playwright)
         self.browser = playwright.chromium.launch(
             headless=True, args=list(CHROMIUM_FLAGS),
             **({"executable_path": path} if path else {}))
         self.version = self.browser.version
-        self.context = self.browser.new_context(viewport={"width": 1280, "height": 720})
+        self.context = self.browser.new_context(viewport={"width": 1280, "height": 720},
+                                                color_scheme="dark" if dark else "light")
         # A real paste reads the system clipboard, which navigator.clipboard fills.
         self.context.grant_permissions(["clipboard-read", "clipboard-write"])
         self.page = self.context.new_page()

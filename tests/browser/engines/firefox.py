@@ -51,11 +51,13 @@ def firefox_binary():
 class Firefox(Engine):
     name = "firefox"
 
-    def __init__(self, width=1280, height=720):
+    def __init__(self, width=1280, height=720, dark=False):
         binary = firefox_binary()
         self.profile = tempfile.mkdtemp(prefix="engine-firefox-")
+        # pages' prefers-color-scheme: 0 dark, 1 light (ESR 153's BiDi cannot emulate it)
+        prefs = dict(USER_JS, **{"layout.css.prefers-color-scheme.content-override": 0 if dark else 1})
         with open(os.path.join(self.profile, "user.js"), "w") as f:
-            for key, value in USER_JS.items():
+            for key, value in prefs.items():
                 f.write("user_pref(%s, %s);\n" % (json.dumps(key), json.dumps(value)))
         self.process = subprocess.Popen(
             [binary, "--headless", "--remote-debugging-port=0", "--profile", self.profile,

@@ -186,3 +186,28 @@ def curve_drawn(engine, element_id="loss-curve"):
 def layout_problems(engine):
     """tests/browser/layout_check.js: what is cut off or overlapping, as sentences."""
     return engine.evaluate(LAYOUT_CHECK)
+
+
+# ---- colours, as WCAG measures them ---------------------------------------------------------
+
+def luminance(rgb):
+    """The relative luminance of an [r, g, b] colour (0-255 each)."""
+    def channel(c):
+        c = c / 255.0
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (channel(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a, b):
+    """WCAG's contrast ratio of two colours (1 to 21)."""
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def rgb(css):
+    """[r, g, b] of a CSS colour as getComputedStyle gives it ("rgb(...)" or "rgba(...)"), or of
+    "#rrggbb"."""
+    if css.startswith("#"):
+        return [int(css[k:k + 2], 16) for k in (1, 3, 5)]
+    return [int(float(x)) for x in css[css.index("(") + 1:css.index(")")].split(",")[:3]]

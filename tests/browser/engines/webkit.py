@@ -66,7 +66,7 @@ CENTRE_IN_VIEW_JS = """(selector) => {
 class WebKit(Engine):
     name = "webkit"
 
-    def __init__(self, width=1280, height=720):
+    def __init__(self, width=1280, height=720, dark=False):
         driver_path = shutil.which("WebKitWebDriver")
         minibrowser = next((p for p in MINIBROWSERS if os.path.exists(p)), None)
         if not driver_path or not minibrowser:
@@ -77,6 +77,8 @@ class WebKit(Engine):
         self.xvfb, env = None, dict(os.environ)
         if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
             self.xvfb, env["DISPLAY"] = start_xvfb()
+        # WebKitGTK's pages prefer the dark scheme when GTK's theme is a dark one
+        env["GTK_THEME"] = "Adwaita:dark" if dark else "Adwaita"
         options = Options()
         options.binary_location = minibrowser
         options.add_argument("--automation")
