@@ -6,9 +6,9 @@
 // - progress by bytes: Pyodide's own downloads (vit.downloads, but the NumPy wheel, which the
 //   page fetches and checks itself, see boot/pyscript.js) are counted as they arrive, and the
 //   page is told {vitBoot: {bytes: {loaded, total}}}, then what Python does once they are in:
-//   {vitBoot: {stage: "python" | "numpy", text}} (NumPy once its first library loads), and once Pyodide's WebAssembly is compiled,
-//   {vitBoot: {compiled: true}}; each NumPy library Pyodide got compiled early,
-//   {vitBoot: {libraries: "<used> of <compiled>"}};
+//   {vitBoot: {stage: "python" | "numpy", text}} ("numpy" once NumPy's first library loads),
+//   and once Pyodide's WebAssembly is compiled, {vitBoot: {compiled: true}}; each NumPy library
+//   Pyodide got compiled early, {vitBoot: {libraries: "<used> of <compiled>"}};
 // - failures in plain words, at once: a download that fails or returns an HTTP error, and a file
 //   that fails its integrity check, are reported as {vitBoot: {fail: message}};
 // - files the site serves gzip-compressed (vit.gzipped: Pyodide's WebAssembly and lock file, the
@@ -180,10 +180,10 @@ globalThis.fetch = async function (input, init) {
     failedDownload(url, `HTTP ${response.status}`);
     return response;
   }
-  if (asked) return response; // read and counted as it arrived (below)
+  if (asked) return response; // read and counted as it arrived (above)
   const pinned = vit.integrity && vit.integrity[url];
   const result = pinned ? await checked(url, response, pinned) : counted(url, response);
-  if (url === wheelURL) compileLibrariesOf(result.clone()); // while Python starts (wheel-libraries.mjs)
+  if (url === wheelURL) compileLibrariesOf(result.clone()); // in the background (wheel-libraries.mjs)
   return result;
 };
 

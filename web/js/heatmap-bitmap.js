@@ -170,7 +170,8 @@ export function paintBitmap(el, place = true) {
     ctx.drawImage(bm.cells, left + 0.5, top + 0.5, spanX, spanY, 0, 0, view.width, view.height);
   }
   const spec = el.vitHover && el.vitHover.spec;
-  const numbers = spec && el.vitText ? paintNumbers(ctx, bm, spec, at, ratio) : { count: 0, px: 0, widest: 0 };
+  const numbers = spec && el.vitText ? paintNumbers(ctx, bm, spec, at, ratio)
+    : { count: 0, px: 0, widest: 0 };
   // What was painted, for the tests (docs/interface.md): how many numbers, their size in CSS
   // px, the widest one's width and a cell's width.
   setData(el, "cellNumbers", String(numbers.count));
