@@ -17,6 +17,9 @@
 // only means Pyodide compiles the library itself, as it would have.
 
 const compiled = new Map(); // byte length -> [{bytes: Uint8Array, module: Promise<Module>}]
+// Byte lengths of the libraries Pyodide began to instantiate before they were compiled here: it
+// compiles those itself, so compiling them here too would only take CPU from it.
+const taken = new Set();
 // How many libraries were compiled early, and how many of them Pyodide was given.
 export const libraries = { compiled: 0, used: 0 };
 
@@ -68,6 +71,7 @@ export async function compileLibrariesOf(response) {
   await Promise.all(sharedLibraries(zip).map(async (member) => {
     try {
       const bytes = await inflate(member);
+      if (taken.has(bytes.byteLength)) return;
       const module = WebAssembly.compile(bytes);
       module.catch(() => {}); // Pyodide then compiles it, and says what is wrong
       const same = compiled.get(bytes.byteLength) || [];
@@ -106,6 +110,7 @@ export function useCompiledLibraries(onUse) {
         return { module, instance };
       }
     }
+    if (bytes) taken.add(bytes.byteLength);
     return instantiate.call(WebAssembly, source, imports);
   };
 }
