@@ -11,6 +11,7 @@ import pytest
 
 from pycore.explorer import preset
 
+from .engines.kit import rgb
 from .test_page_numbers import short
 from .pagekit import act, heatmap_z, open_explorer, renders, set_viewport, wait_render_after
 
@@ -27,8 +28,7 @@ def rdbu(value, zmin, zmax):
     f = min(max((value - zmin) / (zmax - zmin), 0.0), 1.0)
     for (a0, h0), (a1, h1) in zip(RDBU, RDBU[1:]):
         if f <= a1:
-            c0 = np.array([int(h0[k:k + 2], 16) for k in (1, 3, 5)], float)
-            c1 = np.array([int(h1[k:k + 2], 16) for k in (1, 3, 5)], float)
+            c0, c1 = np.array(rgb(h0), float), np.array(rgb(h1), float)
             return c0 + (c1 - c0) * (f - a0) / (a1 - a0)
     raise AssertionError("unreachable")
 

@@ -21,13 +21,23 @@
 // - Content-Security-Policy violations in this worker, which the page never sees (WebAssembly
 //   refused, say: Pyodide then waits forever), are passed on: {vitBoot: {blocked}};
 // - Emscripten's PATH.dirname and PATH.basename without regular expressions (fs-paths.mjs);
-// - NumPy's WebAssembly libraries compiled while Python starts (wheel-libraries.mjs).
+// - NumPy's WebAssembly libraries compiled in the background once the wheel is in
+//   (wheel-libraries.mjs), and "Starting Python" ended by the first one Pyodide loads.
 import { installMemoryIndexedDB } from "./memory-idb.js";
 import { usePlainPaths } from "./fs-paths.mjs";
 import { compileLibrariesOf, libraries, useCompiledLibraries } from "./wheel-libraries.mjs";
 
 installMemoryIndexedDB();
-useCompiledLibraries(() => tell({ libraries: `${libraries.used} of ${libraries.compiled}` }));
+useCompiledLibraries({
+  // Pyodide instantiates NumPy's shared libraries, from their bytes, once Python has started
+  // (its feature checks instantiate modules or a few bytes): the first one ends "Starting Python".
+  onLoad: (bytes) => {
+    if (pythonUp || bytes.byteLength < LIBRARY_MIN_BYTES) return;
+    pythonUp = true;
+    progress(true);
+  },
+  onUse: () => tell({ libraries: `${libraries.used} of ${libraries.compiled}` }),
+});
 self.addEventListener("securitypolicyviolation", (event) => {
   if (event.disposition === "report") return; // a report-only policy blocked nothing
   const { effectiveDirective, violatedDirective, blockedURI, sourceFile } = event;
@@ -77,6 +87,7 @@ const expected = new Map((vit.downloads || []).map((d) => [new URL(d.url, site).
 expected.delete(wheelURL);
 const loaded = new Map();
 let pythonUp = false; // Pyodide has begun loading NumPy's libraries: Python has started
+const LIBRARY_MIN_BYTES = 4096; // smaller modules given as bytes are Pyodide's feature checks
 let lastSaid = 0;
 let lastStage = "";
 function progress(force) {
@@ -99,21 +110,6 @@ function progress(force) {
   tell(pythonUp ? { stage, text: `Loading NumPy ${vit.numpy_wheel.version}…` }
                 : { stage, text: `Starting Python ${vit.python}…` });
 }
-
-// Pyodide instantiates NumPy's shared libraries, from their bytes, once Python has started (its
-// own WebAssembly comes through instantiateStreaming, below; its feature checks instantiate
-// modules or a few bytes): the first library ends "Starting Python".
-const LIBRARY_MIN_BYTES = 4096;
-const instantiateLibrary = WebAssembly.instantiate;
-WebAssembly.instantiate = function (...args) {
-  const source = args[0];
-  const bytes = ArrayBuffer.isView(source) || source instanceof ArrayBuffer;
-  if (!pythonUp && bytes && source.byteLength >= LIBRARY_MIN_BYTES) {
-    pythonUp = true;
-    progress(true);
-  }
-  return instantiateLibrary.apply(this, args);
-};
 
 // Only the large files the build listed are counted; the explorer's own small files are not.
 function counted(url, response) {

@@ -91,13 +91,16 @@ function equal(a, b) {
 }
 
 // WebAssembly.instantiate, with the module compiled early for bytes that were: the same answer
-// ({module, instance}) as the engine's own for those bytes. onUse() is called after each use.
-export function useCompiledLibraries(onUse) {
+// ({module, instance}) as the engine's own for those bytes. onLoad(bytes) is called as each
+// module given as bytes begins to load (Pyodide's libraries; its own WebAssembly streams in),
+// onUse() after each use of an early one.
+export function useCompiledLibraries({ onLoad, onUse }) {
   const instantiate = WebAssembly.instantiate;
   WebAssembly.instantiate = async function (source, imports) {
     const bytes = ArrayBuffer.isView(source)
       ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
       : source instanceof ArrayBuffer ? new Uint8Array(source) : null;
+    if (bytes) onLoad(bytes);
     const entry = bytes && (compiled.get(bytes.byteLength) || []).find((e) => equal(e.bytes, bytes));
     if (entry) {
       const same = compiled.get(bytes.byteLength);
