@@ -28,10 +28,12 @@ WebAssembly.instantiate = async (source, imports) => {
 };
 const { compileLibrariesOf, useCompiledLibraries, libraries } = await import("%(module)s");
 let told = 0;
-useCompiledLibraries(() => { told += 1; });
+const loads = []; // the byte length of each module given as bytes, as it begins to load
+useCompiledLibraries({ onLoad: (bytes) => { loads.push(bytes.byteLength); }, onUse: () => { told += 1; } });
 const input = JSON.parse(readFileSync(0, "utf8"));
 await compileLibrariesOf(new Response(readFileSync(input.wheel)));
 seen.length = 0; // Node's own fetch instantiates its HTTP parser's WebAssembly on first use
+loads.length = 0;
 const answers = [];
 for (const path of input.libraries) {
   const bytes = new Uint8Array(readFileSync(path));
@@ -42,7 +44,7 @@ for (const path of input.libraries) {
   view.set(bytes, 8);
   answers.push(await WebAssembly.instantiate(view.subarray(8), {}));
 }
-console.log(JSON.stringify({ seen, libraries, told,
+console.log(JSON.stringify({ seen, libraries, told, loads,
                              shapes: answers.map((a) => Object.keys(a).sort().join(",")) }));
 """
 
@@ -92,6 +94,7 @@ def test_each_library_of_a_wheel_is_compiled_once_and_given_for_its_own_bytes(tm
     assert got["seen"] == ["bytes", "module"] * 3
     assert got["shapes"] == ["instance,module", "instance,module"] * 3
     assert got["libraries"] == {"compiled": 3, "used": 3} and got["told"] == 3
+    assert got["loads"] == [len(library) for library in libraries for _ in ("changed", "own")]
 
 
 def test_a_file_that_is_not_a_wheel_compiles_nothing_and_changes_nothing(tmp_path):
