@@ -12,6 +12,10 @@ cache is warm (every file revalidated: the site sends no-cache) in every engine 
 Python's warm-up is over, `--edits` CLS edits: the cell focused and selected, one digit typed
 (a real key), and the page's own data-last-render-ms read after the render. Medians over all
 runs; the target (the issue's): Firefox and WebKit within 1.5x of Chromium for both.
+
+Beside each site, each engine also boots that host's runtime floor (page_bench.py's: the same
+Pyodide and NumPy, with the build's bytecode on the PyScript host, in a worker, and nothing
+else), so that the report can say how much of an engine's boot ratio is the runtime's own.
 The sites must be built (the tests build them: build/test-<host>, or --site HOST=DIR).
 """
 import argparse
@@ -19,16 +23,23 @@ import os
 import statistics
 import sys
 import time
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from buildtools.serve import serve_in_thread  # noqa: E402
+from page_bench_site import floor_pages, start_server  # noqa: E402
 from tests.browser.engines import ENGINES, EngineError, launch  # noqa: E402
 from tests.browser.engines.kit import cell, renders, wait_ready, wait_render_after  # noqa: E402
 
 TARGET = 1.5
-READY_AT = """() => { const d = document.documentElement.dataset;
+# Each host's runtime floor among page_bench.py's floor pages (the PyScript one with the
+# build's bytecode, as the explorer boots it)
+FLOOR_PAGE = {"pyscript": "floor-pyscript-bytecode.html", "fallback": "floor-boot.html"}
+READY_AT = """() => { const root = document.documentElement; // null until the page is parsed
+    if (!root) return 0;
+    const d = root.dataset;
     return d.ready === 'true' ? performance.now() : d.bootFailed === 'true' ? -1 : 0; }"""
 WARMED_UP = "() => ['done', 'stopped', undefined].includes(document.documentElement.dataset.warmUp)"
 
@@ -71,7 +82,12 @@ def main(argv=None):
         if not os.path.exists(os.path.join(folder, "index.html")):
             sys.exit("no built %s site in %s: run the tests once, or build.py --out %s "
                      "--runtime %s" % (host, folder, folder, host))
-    servers = {h: serve_in_thread(f) for h, f in folders.items()}
+    # each site with its floor pages beside it (the site's own policy, none on the floors)
+    servers, floors = {}, {}
+    for host, folder in folders.items():
+        pages = floor_pages(Path(folder), host)
+        servers[host] = start_server(Path(folder), pages)
+        floors[host] = FLOOR_PAGE[host] if "/" + FLOOR_PAGE[host] in pages else None
     names = [n for n in args.engines.split(",") if n]
     playwright = None
     if "chromium" in names:
@@ -85,6 +101,7 @@ def main(argv=None):
             except EngineError as e:
                 print("%s: not measured: %s" % (name, e), flush=True)
         boots = {(n, h): [] for n in engines for h in folders}
+        floor_boots = {(n, h): [] for n in engines for h in folders}
         renders_ms = {(n, h): [] for n in engines for h in folders}
         order = list(engines)
         for run in range(args.runs):
@@ -94,14 +111,18 @@ def main(argv=None):
                     try:
                         boots[key].append(boot(engines[name], servers[host][1] + "index.html"))
                         renders_ms[key] += edits(engines[name], args.edits)
-                    except EngineError as e:
+                        if floors[host]:
+                            floor_boots[key].append(boot(engines[name], servers[host][1] + floors[host]))
+                    except Exception as e:  # noqa: BLE001 (a driver's hiccup: said, and the run goes on)
                         print("run %d %s %s: %s" % (run + 1, name, host, str(e)[:300]), flush=True)
                         continue
-                    print("run %d %-8s %-8s boot %7.0f ms  edits median %6.1f ms" % (
+                    print("run %d %-8s %-8s boot %7.0f ms  floor %7s  edits median %6.1f ms" % (
                         run + 1, name, host, boots[key][-1],
+                        "%.0f ms" % floor_boots[key][-1] if floor_boots[key] else "-",
                         statistics.median(renders_ms[key][-args.edits:])), flush=True)
             order = order[1:] + order[:1]
         report(engines, folders, boots, renders_ms, args)
+        report_floors(engines, folders, boots, floor_boots)
     finally:
         for engine in engines.values():
             engine.close()
@@ -133,6 +154,25 @@ def report(engines, folders, boots, renders_ms, args):
             print("%-9s %-9s %-9s %10.0f %7s %10.1f %7s" % (name, engine.version[:9], host, mb, rb_s,
                                                           me, re_s))
     print("(! marks a ratio over the target)")
+
+
+def report_floors(engines, folders, boots, floor_boots):
+    """The runtime floor's boot per engine: its ratio to Chromium's floor is what the engine's
+    runtime alone costs; the site over its own floor is what the page adds in that engine."""
+    if not any(floor_boots.values()):
+        return
+    print("\nruntime floors (the same Pyodide and NumPy, nothing else), medians")
+    print("%-9s %-9s %10s %7s %12s" % ("engine", "host", "floor ms", "x", "site / floor"))
+    for host in folders:
+        base = floor_boots.get(("chromium", host))
+        for name in engines:
+            f, b = floor_boots[(name, host)], boots[(name, host)]
+            if not f:
+                continue
+            mf = statistics.median(f)
+            ratio = "%.2f" % (mf / statistics.median(base)) if base and name != "chromium" else ""
+            print("%-9s %-9s %10.0f %7s %12s" % (name, host, mf, ratio,
+                                                "%.2f" % (statistics.median(b) / mf) if b else "-"))
 
 
 if __name__ == "__main__":
