@@ -300,6 +300,44 @@ def test_the_walk_through_steps(app):
     app.assert_clean()
 
 
+def choose(engine, menu, value):
+    """Choose `value` in the <select> `menu` (as its change event says) and wait for the redraw."""
+    before = renders(engine)
+    engine.evaluate("""(id, value) => { const s = document.getElementById(id); s.value = value;
+        s.dispatchEvent(new Event('change', { bubbles: true })); }""", menu, value)
+    wait_render_after(engine, before)
+
+
+def test_a_mistake_chosen_again_after_none_and_a_resize(app):
+    """A comparison's figures stay made while no comparison is chosen (js/heatmaps.js:
+    clearHeatmap): hidden, they hold no numbers; chosen again after the window changed size,
+    they show the mistake's numbers and fit their new width."""
+    engine = app.start()
+    h_hat, logits = head(CLS, W)
+    skipped = CLS @ W  # LayerNorm skipped: the CLS vectors straight into W_head
+    figures = ("heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff")
+    fits = """(ids) => ids.map((id) => { const el = document.getElementById(id);
+        const svg = el.querySelector('.main-svg');
+        return svg ? Math.abs(svg.getBoundingClientRect().width - el.clientWidth) : -1; })"""
+    choose(engine, "pitfall", "no_layernorm")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
+    choose(engine, "pitfall", "")
+    assert [heatmap_z(engine, f) for f in figures] == [None] * 3
+    assert engine.evaluate("(ids) => ids.every((id) => document.getElementById(id).offsetParent === null)",
+                           list(figures))
+    engine.set_viewport(900, 720)
+    engine.evaluate("() => new Promise((r) => setTimeout(r, 400))")  # Plotly follows resizes later
+    choose(engine, "pitfall", "no_layernorm")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-correct"), logits, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-diff"), skipped - logits,
+                               rtol=0, atol=1e-12)
+    assert all(0 <= d <= 1 for d in engine.evaluate(fits, list(figures))), engine.evaluate(fits, list(figures))
+    assert layout_problems(engine) == []
+    choose(engine, "pitfall", "")
+    app.assert_clean()
+
+
 def test_layout_at_desktop_size(app):
     engine = app.start()
     assert layout_problems(engine) == []

@@ -163,6 +163,8 @@ export function drawHeatmap(id, spec, m) {
       sameValues(before, m)) return Promise.resolve(el);
   if (before && el.data && el.vitBitmap && before.figure === figure) return recolour(el, id, spec, m, before);
   shown.delete(id);
+  const kept = Boolean(el.vitKept); // hidden and kept (clearHeatmap): its size may be old
+  el.vitKept = false;
   const { rows, cols } = m;
   const compact = document.documentElement.classList.contains("embed");
   // z is given to the trace once Plotly has taken it (below): Plotly's colour clean-up walks
@@ -186,7 +188,8 @@ export function drawHeatmap(id, spec, m) {
   const style = look();
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
   const height = cell ? Math.max(compact ? 96 : 150, (compact ? 70 : 90) + rows * cell) : (compact ? 200 : 340);
-  const title = wrapTitle(spec.title, widthOf(el) || 600, style.title);
+  const width = widthOf(el);
+  const title = wrapTitle(spec.title, width || 600, style.title);
   // Plotly sets lines 1.3 em apart and centres a multi-line title on its first line's place:
   // half of the extra lines go above it unless the pad makes room.
   const extra = (title.lines - 1) * Math.ceil(style.title * 1.3);
@@ -231,7 +234,11 @@ export function drawHeatmap(id, spec, m) {
   const drawing = window.Plotly.react(el, [trace], layout, CONFIG);
   const z = rowsOf(m);
   trace.z = z; // el.data[0].z (docs/interface.md), from now on
-  return drawing.then((drawn) => {
+  // Plotly.react keeps a figure's size: one kept while the window changed size is resized (its
+  // width measured as it came back: widthOf, no second layout of the page)
+  const fitted = kept && width ? drawing.then((drawn) => (Math.abs(el._fullLayout.width - width) > 0.5
+    ? window.Plotly.Plots.resize(el).then(() => drawn) : drawn)) : drawing;
+  return fitted.then((drawn) => {
     putZ(el, { z }); // and in Plotly's own copy of the trace, made as it drew
     watchBitmap(el);
     paintBitmap(el);
@@ -314,6 +321,11 @@ export function redrawAll() {
   }
 }
 
+// A heatmap Python hides (a comparison with none chosen, the encoder output in the CLS mode) is
+// kept, not purged: making a Plotly figure costs 13-36 ms in Chromium and 190-350 ms in WebKit,
+// drawing a kept one again a fraction of that, and a lecture goes back and forth between a
+// mistake and none. Its numbers go (data[0].z is what the page shows: nothing), and it is drawn
+// again in full when it comes back (sized anew: a window resized meanwhile is followed).
 export function clearHeatmap(id) {
   shown.delete(id);
   const el = document.getElementById(id);
@@ -322,5 +334,8 @@ export function clearHeatmap(id) {
   const numbers = el && el.parentElement.querySelector("details.numbers-toggle");
   if (numbers) numbers.remove();
   if (el) dropBitmap(el);
-  if (el && el.data) window.Plotly.purge(el);
+  if (!el || !el.data) return;
+  putZ(el, { z: null }); // Plotly.react diffs against its own copy of the trace, not el.data
+  el.data = undefined;
+  el.vitKept = true;
 }
