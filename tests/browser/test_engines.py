@@ -19,6 +19,7 @@ import pytest
 
 from buildtools.serve import SiteHandler, SiteServer, serve_in_thread, site_policy
 from pycore import classification_head, load_tiny_vit
+from pycore.explorer.comparisons import of_kind
 from reference import WORKED_CLS, WORKED_W_HEAD
 
 from .engines import ENGINES, EngineError, launch
@@ -308,6 +309,9 @@ def choose(engine, menu, value):
     wait_render_after(engine, before)
 
 
+TITLES = {c.key: c.title for c in of_kind("pitfall")}
+
+
 def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     """A comparison's figures stay made while no comparison is chosen (js/heatmaps.js:
     clearHeatmap): hidden, they hold no numbers; chosen again after the window changed size,
@@ -333,6 +337,14 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-diff"), skipped - logits,
                                rtol=0, atol=1e-12)
     assert all(0 <= d <= 1 for d in engine.evaluate(fits, list(figures))), engine.evaluate(fits, list(figures))
+    assert layout_problems(engine) == []
+    # another mistake: the same figures, recoloured and retitled in place (js/heatmaps.js)
+    choose(engine, "pitfall", "softmax_inside")
+    exp = np.exp(logits - logits.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), exp / exp.sum(axis=1, keepdims=True),
+                               rtol=0, atol=1e-12)
+    title = "(id) => document.querySelector('#' + id + ' .gtitle').textContent"
+    assert engine.evaluate(title, "heatmap-pitfall") == TITLES["softmax_inside"]
     assert layout_problems(engine) == []
     choose(engine, "pitfall", "")
     app.assert_clean()

@@ -142,9 +142,10 @@ function rowsOf(m) {
 }
 
 // What a figure looks like apart from its values: while this stays, a change is a recolouring.
-// The colour range, the key and the marks are not in it (they follow the values).
+// The colour range, the key and the marks are not in it (they follow the values), nor the title
+// (a new mistake's name: recolour changes it in place while it wraps to as many lines).
 function figureOf(spec, m) {
-  const { zmin, zmax, key, marks, ...look } = spec;
+  const { zmin, zmax, key, marks, title, ...look } = spec;
   return `${m.rows}x${m.cols}:${JSON.stringify(look)}` + (spec.x_labels ? classNamesText() : "");
 }
 
@@ -161,7 +162,10 @@ export function drawHeatmap(id, spec, m) {
   const before = shown.get(id);
   if (before && el.data && before.figure === figure && before.specText === specText &&
       sameValues(before, m)) return Promise.resolve(el);
-  if (before && el.data && el.vitBitmap && before.figure === figure) return recolour(el, id, spec, m, before);
+  const retitled = before && before.spec.title !== spec.title ? titled(el, spec, before) : null;
+  if (before && el.data && el.vitBitmap && before.figure === figure && retitled !== false) {
+    return recolour(el, id, spec, m, before, retitled);
+  }
   shown.delete(id);
   const kept = Boolean(el.vitKept); // hidden and kept (clearHeatmap): its size may be old
   el.vitKept = false;
@@ -256,7 +260,15 @@ function keyShown(m) {
 // The figure as it is, new values: its cells recoloured and painted, its z swapped in place (in
 // Plotly's own copy of the trace too, which it reads until its next full redraw), its key, label
 // and numbers table brought up to date, and its marks moved if they changed.
-function recolour(el, id, spec, m, before) {
+// A new title for a figure as it is: its wrapped text, or false if it wraps to another number of
+// lines than the title shown (the plot then moves: a full redraw).
+function titled(el, spec, before) {
+  const size = look().title;
+  const text = wrapTitle(spec.title, widthOf(el) || 600, size);
+  return text.lines === wrapTitle(before.spec.title, widthOf(el) || 600, size).lines ? text.text : false;
+}
+
+function recolour(el, id, spec, m, before, title = null) {
   colourBitmap(el, spec, m);
   el.vitHover = { spec, m };
   paintBitmap(el, false);
@@ -265,8 +277,10 @@ function recolour(el, id, spec, m, before) {
   numbersTable(el, spec, m);
   colourKey(el, spec, keyShown(m));
   shown.set(id, { figure: before.figure, specText: JSON.stringify(spec), spec, m, version: m.version || 0 });
-  if (JSON.stringify(before.spec.marks) === JSON.stringify(spec.marks)) return Promise.resolve(el);
-  return window.Plotly.relayout(el, { shapes: allShapes(id, spec, m) }).then(() => el);
+  const update = title === null ? {} : { "title.text": title };
+  if (JSON.stringify(before.spec.marks) !== JSON.stringify(spec.marks)) update.shapes = allShapes(id, spec, m);
+  if (!Object.keys(update).length) return Promise.resolve(el);
+  return window.Plotly.relayout(el, update).then(() => el);
 }
 
 // z and its range in the trace (el.data[0].z: docs/interface.md), and in Plotly's own copy of it,
