@@ -257,9 +257,6 @@ function keyShown(m) {
   return !(document.documentElement.classList.contains("embed") && m.rows <= 8);
 }
 
-// The figure as it is, new values: its cells recoloured and painted, its z swapped in place (in
-// Plotly's own copy of the trace too, which it reads until its next full redraw), its key, label
-// and numbers table brought up to date, and its marks moved if they changed.
 // A new title for a figure as it is: its wrapped text, or false if it wraps to another number of
 // lines than the title shown (the plot then moves: a full redraw).
 function titled(el, spec, before) {
@@ -268,6 +265,10 @@ function titled(el, spec, before) {
   return text.lines === wrapTitle(before.spec.title, widthOf(el) || 600, size).lines ? text.text : false;
 }
 
+// The figure as it is, new values: its cells recoloured and painted, its z swapped in place (in
+// Plotly's own copy of the trace too, which it reads until its next full redraw), its key, label
+// and numbers table brought up to date, and its marks and title (`title`: wrapped, or null if
+// unchanged) changed if they changed.
 function recolour(el, id, spec, m, before, title = null) {
   colourBitmap(el, spec, m);
   el.vitHover = { spec, m };
@@ -336,8 +337,8 @@ export function redrawAll() {
 }
 
 // A heatmap Python hides (a comparison with none chosen, the encoder output in the CLS mode) is
-// kept, not purged: making a Plotly figure costs 13-36 ms in Chromium and 190-350 ms in WebKit,
-// drawing a kept one again a fraction of that, and a lecture goes back and forth between a
+// kept, not purged: Plotly makes a new figure far more slowly than it draws a kept one again
+// (most of all in WebKit: docs/performance.md), and a lecture goes back and forth between a
 // mistake and none. Its numbers go (data[0].z is what the page shows: nothing), and it is drawn
 // again in full when it comes back (sized anew: a window resized meanwhile is followed).
 export function clearHeatmap(id) {
