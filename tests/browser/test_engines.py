@@ -336,7 +336,8 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-diff"), skipped - logits,
                                rtol=0, atol=1e-12)
-    assert all(0 <= d <= 1 for d in engine.evaluate(fits, list(figures))), engine.evaluate(fits, list(figures))
+    off = engine.evaluate(fits, list(figures))
+    assert all(0 <= d <= 1 for d in off), off
     assert layout_problems(engine) == []
     # another mistake: the same figures, recoloured and retitled in place (js/heatmaps.js)
     choose(engine, "pitfall", "softmax_inside")
@@ -586,9 +587,7 @@ def test_a_model_file_through_the_file_chooser_then_a_matrix_dropped(app, tmp_pa
     w = w.astype(float)
     np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w)[1], atol=1e-12)
-    engine.evaluate("""() => { const s = document.getElementById('variant');
-        s.value = 'model_head'; s.dispatchEvent(new Event('change')); }""")
-    engine.wait_for("() => document.getElementById('heatmap-variant').data?.[0]?.z?.[0]?.length === 5")
+    choose(engine, "variant", "model_head")
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-variant"),
                                real_head(cls, w, gamma, beta, b), atol=1e-12)
     assert engine.evaluate("() => document.getElementById('model-file-status').textContent"

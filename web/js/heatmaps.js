@@ -162,13 +162,13 @@ export function drawHeatmap(id, spec, m) {
   const before = shown.get(id);
   if (before && el.data && before.figure === figure && before.specText === specText &&
       sameValues(before, m)) return Promise.resolve(el);
-  const retitled = before && before.spec.title !== spec.title ? titled(el, spec, before) : null;
-  if (before && el.data && el.vitBitmap && before.figure === figure && retitled !== false) {
-    return recolour(el, id, spec, m, before, retitled);
+  if (before && el.data && el.vitBitmap && before.figure === figure) {
+    const title = before.spec.title === spec.title ? null : titled(el, spec, before);
+    if (title !== false) return recolour(el, id, spec, m, before, title);
   }
   shown.delete(id);
-  const kept = Boolean(el.vitKept); // hidden and kept (clearHeatmap): its size may be old
-  el.vitKept = false;
+  // hidden and kept by clearHeatmap (a figure without its data): its size may be old
+  const kept = !el.data && Boolean(el._fullLayout);
   const { rows, cols } = m;
   const compact = document.documentElement.classList.contains("embed");
   // z is given to the trace once Plotly has taken it (below): Plotly's colour clean-up walks
@@ -261,8 +261,9 @@ function keyShown(m) {
 // lines than the title shown (the plot then moves: a full redraw).
 function titled(el, spec, before) {
   const size = look().title;
-  const text = wrapTitle(spec.title, widthOf(el) || 600, size);
-  return text.lines === wrapTitle(before.spec.title, widthOf(el) || 600, size).lines ? text.text : false;
+  const width = widthOf(el) || 600;
+  const text = wrapTitle(spec.title, width, size);
+  return text.lines === wrapTitle(before.spec.title, width, size).lines ? text.text : false;
 }
 
 // The figure as it is, new values: its cells recoloured and painted, its z swapped in place (in
@@ -352,5 +353,4 @@ export function clearHeatmap(id) {
   if (!el || !el.data) return;
   putZ(el, { z: null }); // Plotly.react diffs against its own copy of the trace, not el.data
   el.data = undefined;
-  el.vitKept = true;
 }
