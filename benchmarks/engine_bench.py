@@ -9,7 +9,7 @@ Per run, every engine boots every host in turn (the engine order rotates run by 
 machine noise hits all alike): navigation start to <html data-ready="true">, read in the page
 (performance.now(), polled every 10 ms). Each boot reuses the engine's one tab, so the HTTP
 cache is warm (every file revalidated: the site sends no-cache) in every engine alike. Once
-Python's warm-up is over, `--edits` CLS edits: the cell focused and selected, one digit typed
+Python's warm-up and the figures made ahead are over, `--edits` CLS edits: the cell focused and selected, one digit typed
 (a real key), and the page's own data-last-render-ms read after the render. Medians over all
 runs; the target (the issue's): Firefox and WebKit within 1.5x of Chromium for both.
 
@@ -41,7 +41,8 @@ READY_AT = """() => { const root = document.documentElement; // null until the p
     if (!root) return 0;
     const d = root.dataset;
     return d.ready === 'true' ? performance.now() : d.bootFailed === 'true' ? -1 : 0; }"""
-WARMED_UP = "() => ['done', 'stopped', undefined].includes(document.documentElement.dataset.warmUp)"
+WARMED_UP = """() => { const d = document.documentElement.dataset;
+    return ['done', 'stopped', undefined].includes(d.warmUp) && ['done', undefined].includes(d.ahead); }"""
 
 
 def boot(engine, url):

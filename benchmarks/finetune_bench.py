@@ -16,7 +16,8 @@ Also per Play, the main thread's long tasks (over 50 ms, the browser's Performan
 their count and the longest, for Play on the worked example, on the class-means preset at
 B = 64 and on the ViT-B/16 preset (targets: none over 50 ms at the first two sizes, none over
 100 ms at ViT-B/16 size). Play on the worked example starts once the page's idle warm-up is done
-(<html data-warm-up>, about two seconds after ready), as a person scrolling to the panel would.
+(<html data-warm-up> and data-ahead, about two seconds after ready), as a person scrolling to the
+panel would.
 This is a benchmark, not a test: the exit status is 0 unless --strict is given and a host
 misses the target.
 """
@@ -45,7 +46,8 @@ def build(host, out):
 LONG_TASKS_JS = """() => { window.__long = [];
     new PerformanceObserver((list) => { for (const e of list.getEntries()) window.__long.push(e.duration); })
       .observe({ type: "longtask" }); }"""
-WARMED = "() => ['done', 'stopped'].includes(document.documentElement.dataset.warmUp)"
+WARMED = """() => { const d = document.documentElement.dataset;
+    return ['done', 'stopped'].includes(d.warmUp) && ['done', undefined].includes(d.ahead); }"""
 IDLE = """() => { const s = document.getElementById('finetune').dataset;
                   return s.busy === 'false' && s.playing === 'false'; }"""
 

@@ -91,8 +91,9 @@ def page_part(site, paths, runs, chromium):
             t0 = time.perf_counter()
             page.goto(base + "index.html")
             page.wait_for_function("document.documentElement.dataset.ready === 'true'", timeout=180000)
-            page.wait_for_function("document.documentElement.dataset.warmUp === 'done' || "
-                                   "document.documentElement.dataset.warmUp === undefined", timeout=60000)
+            page.wait_for_function("['done', undefined].includes(document.documentElement.dataset.warmUp) && "
+                                   "['done', undefined].includes(document.documentElement.dataset.ahead)",
+                                   timeout=60000)
             print("  booted in %.1f s" % (time.perf_counter() - t0))
             for run in range(runs):
                 page.click("#reset")

@@ -92,11 +92,12 @@ class Explorer:
         self.page = new_page(browser, errors, "explorer")
         self.page.goto(base + "index.html", wait_until="commit", timeout=BOOT_TIMEOUT_MS)
         wait_ready(self.page)
-        # The edits are timed once Python's warm-up (web/js/warmup.js) is over, as for a person
-        # who reads the page for a couple of seconds before typing.
+        # The edits are timed once Python's warm-up and the figures made ahead (web/js/warmup.js)
+        # are over, as for a person who reads the page for a couple of seconds before typing.
         t0 = time.perf_counter()
-        self.page.wait_for_function("() => ['done', 'stopped', undefined].includes("
-                                    "document.documentElement.dataset.warmUp)", timeout=RENDER_TIMEOUT_MS)
+        self.page.wait_for_function("() => { const d = document.documentElement.dataset;"
+                                    " return ['done', 'stopped', undefined].includes(d.warmUp) &&"
+                                    " ['done', undefined].includes(d.ahead); }", timeout=RENDER_TIMEOUT_MS)
         self.warm_up = (self.page.evaluate("() => document.documentElement.dataset.warmUp || 'none'"),
                         time.perf_counter() - t0)
         self.next_value = {}  # cell label -> index into EDIT_VALUES of its next edit

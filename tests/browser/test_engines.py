@@ -312,6 +312,80 @@ def choose(engine, menu, value):
 TITLES = {c.key: c.title for c in of_kind("pitfall")}
 
 
+# Whether each figure is out of sight and takes no room: hidden with nothing chosen (explorer.css),
+# its box of no height.
+UNSEEN = """(ids) => ids.map((id) => { const el = document.getElementById(id);
+    return getComputedStyle(el).visibility === 'hidden' &&
+        (el.closest('.compare') || el.closest('.plot-box')).getBoundingClientRect().height === 0; })"""
+# How far each figure's drawing is from its box's width, in px (-1: not drawn).
+FITS = """(ids) => ids.map((id) => { const el = document.getElementById(id);
+    const svg = el.querySelector('.main-svg');
+    return svg ? Math.abs(svg.getBoundingClientRect().width - el.clientWidth) : -1; })"""
+# What a comparison figure shows beside its z: its title, its colour key, its cells painted, and
+# its numbers table (opened and closed again here), as text.
+SHOWN = """async (id) => { const el = document.getElementById(id), box = el.parentElement;
+    const key = el.nextElementSibling, numbers = box.querySelector('details.numbers-toggle');
+    numbers.open = true;  // filled as it opens (its toggle event), closed again after
+    await new Promise((r) => setTimeout(r, 100));
+    const table = Array.from(numbers.querySelectorAll('tbody tr'),
+                             (tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent));
+    numbers.open = false;
+    const view = box.querySelector('canvas.heatmap-bitmap');
+    const ink = view.getContext('2d').getImageData(0, 0, view.width, view.height).data.some((v) => v > 0);
+    return { title: el.querySelector('.gtitle').textContent, titleSize: el.layout.title.font.size,
+             key: key.classList.contains('colour-key') && !key.hidden, painted: ink, table }; }"""
+
+
+def shown_numbers(table):
+    return np.array([[float(t.replace("\u2212", "-")) for t in row] for row in table])
+
+
+def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
+    """The figures Python shows only on a choice are made ahead, hidden, once Python's warm-up is
+    over (js/app.js: figuresAhead): the first mistake chosen, and the same mistake after none, show its
+    numbers, title, key, painted cells and numbers table; one chosen after the text size changed
+    while hidden is drawn in the new size."""
+    engine = app.start()
+    engine.wait_for("() => document.documentElement.dataset.ahead === 'done'", timeout=90)
+    ahead = engine.evaluate("async () => (await import('./js/app.js')).figuresAhead().map(([id]) => id)")
+    assert "heatmap-pitfall" in ahead and "heatmap-encoder" in ahead, ahead
+    made = engine.evaluate("""(ids) => ids.map((id) => { const el = document.getElementById(id);
+        return Boolean(el._fullLayout) && !el.data; })""", ahead)
+    assert made == [True] * len(ahead)
+    assert engine.evaluate(UNSEEN, ahead) == [True] * len(ahead)
+    _, logits = head(CLS, W)
+    skipped = CLS @ W
+    expected = {"heatmap-pitfall-correct": logits, "heatmap-pitfall": skipped,
+                "heatmap-pitfall-diff": skipped - logits}
+    for turn in ("made ahead", "hidden and chosen again"):
+        choose(engine, "pitfall", "no_layernorm")
+        for figure, z in expected.items():
+            np.testing.assert_allclose(heatmap_z(engine, figure), z, rtol=0, atol=1e-12)
+            got = engine.evaluate(SHOWN, figure)
+            assert got["key"] and got["painted"], (turn, figure, got)
+            np.testing.assert_allclose(shown_numbers(got["table"]), z, rtol=0, atol=5.01e-5)
+        got = engine.evaluate(SHOWN, "heatmap-pitfall")
+        assert got["title"] == TITLES["no_layernorm"]
+        normal = got["titleSize"]
+        assert engine.evaluate(UNSEEN, list(expected)) == [False] * 3
+        off = engine.evaluate(FITS, list(expected))
+        assert all(0 <= d <= 1 for d in off), (turn, off)
+        assert layout_problems(engine) == []
+        choose(engine, "pitfall", "")
+    engine.click("#text-size")
+    try:
+        engine.wait_for("() => document.documentElement.classList.contains('large')")
+        choose(engine, "pitfall", "no_layernorm")
+        got = engine.evaluate(SHOWN, "heatmap-pitfall")
+        assert got["titleSize"] > normal and got["key"] and got["painted"], got
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
+        choose(engine, "pitfall", "")
+    finally:
+        engine.click("#text-size")
+        engine.wait_for("() => !document.documentElement.classList.contains('large')")
+    app.assert_clean()
+
+
 def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     """A comparison's figures stay made while no comparison is chosen (js/heatmaps.js:
     clearHeatmap): hidden, they hold no numbers; chosen again after the window changed size,
@@ -320,15 +394,11 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     h_hat, logits = head(CLS, W)
     skipped = CLS @ W  # LayerNorm skipped: the CLS vectors straight into W_head
     figures = ("heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff")
-    fits = """(ids) => ids.map((id) => { const el = document.getElementById(id);
-        const svg = el.querySelector('.main-svg');
-        return svg ? Math.abs(svg.getBoundingClientRect().width - el.clientWidth) : -1; })"""
     choose(engine, "pitfall", "no_layernorm")
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
     choose(engine, "pitfall", "")
     assert [heatmap_z(engine, f) for f in figures] == [None] * 3
-    assert engine.evaluate("(ids) => ids.every((id) => document.getElementById(id).offsetParent === null)",
-                           list(figures))
+    assert engine.evaluate(UNSEEN, list(figures)) == [True] * 3
     engine.set_viewport(900, 720)
     engine.evaluate("() => new Promise((r) => setTimeout(r, 400))")  # Plotly follows resizes later
     choose(engine, "pitfall", "no_layernorm")
@@ -336,7 +406,7 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-diff"), skipped - logits,
                                rtol=0, atol=1e-12)
-    off = engine.evaluate(fits, list(figures))
+    off = engine.evaluate(FITS, list(figures))
     assert all(0 <= d <= 1 for d in off), off
     assert layout_problems(engine) == []
     # another mistake: the same figures, recoloured and retitled in place (js/heatmaps.js)

@@ -10,7 +10,7 @@ import * as panels from "./panels.js";
 import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setHidden, setText, setValue } from "./dom.js";
-import { redrawAll } from "./heatmaps.js";
+import { prepareFigure, redrawAll } from "./heatmaps.js";
 import { bindDigits } from "./digits.js";
 import { component, resetAll } from "./components.js";
 import { bindWalk } from "./walkthrough.js";
@@ -19,7 +19,7 @@ import * as offscreen from "./offscreen.js";
 import { bindFineTune } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
-import { DEFAULT_PRESET, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
+import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
 const root = document.documentElement;
 const $ = (id) => document.getElementById(id);
@@ -111,7 +111,7 @@ async function start(hostBridge) {
   showBoot("explorer", "Drawing the explorer…");
   loadPlotly();
   await plotlyLoaded;
-  const warm = keepWarm(hostBridge);
+  const warm = keepWarm(hostBridge, figuresAhead().map(([id, like]) => () => prepareFigure(id, like)));
   const bridge = { call: warm.call }; // every request of the page's, for warm-up to wait out
   client = bridge;
   share.connect(bridge);
@@ -129,6 +129,17 @@ async function start(hostBridge) {
   bootDone();
   root.dataset.ready = "true";
   warm.start();
+}
+
+// The figures Python shows only on a choice, made ahead while they are hidden (heatmaps.js:
+// prepareFigure), so that the first mistake or head chosen, or the encoder output, draws kept
+// figures, not new ones: [id, the id of the figure shown from the start it is made like]. The
+// comparisons are shaped as the logits, the encoder output as the CLS vectors.
+export function figuresAhead() {
+  const { encoder, cls, logits } = HEATMAP_IDS;
+  const compared = [PANEL_IDS.pitfall, PANEL_IDS.variant].flatMap((panel) => Array.from(
+    document.querySelectorAll(`#${panel} .compare .plot`), (el) => [el.id, logits]));
+  return [[encoder, cls], ...compared];
 }
 
 // The URL's fragment if it holds a state (a link: "#state=..."), else "": a fragment that names

@@ -157,6 +157,7 @@ function figureOf(spec, m) {
  */
 export function drawHeatmap(id, spec, m) {
   const el = document.getElementById(id);
+  el.vitDraws = (el.vitDraws || 0) + 1; // a figure made ahead is left as this draw makes it
   const figure = figureOf(spec, m);
   const specText = JSON.stringify(spec);
   const before = shown.get(id);
@@ -166,12 +167,55 @@ export function drawHeatmap(id, spec, m) {
     const title = before.spec.title === spec.title ? null : titled(el, spec, before);
     if (title !== false) return recolour(el, id, spec, m, before, title);
   }
-  shown.delete(id);
   // hidden and kept by clearHeatmap (a figure without its data): its size may be old
   const kept = !el.data && Boolean(el._fullLayout);
+  const held = kept && hidden.get(id);
+  hidden.delete(id);
+  if (held && held.figure === figure && held.look === lookText() && held.width === widthOf(el)) {
+    // back as it was hidden: its trace given back, recoloured
+    const title = held.spec.title === spec.title ? null : titled(el, spec, held);
+    if (title !== false) {
+      el.data = held.data;
+      return recolour(el, id, spec, m, held, title, true);
+    }
+  }
+  shown.delete(id);
+  const { trace, layout, width } = figureParts(el, id, spec, m);
+  hoverOver(el);
+  setData(el, "bitmap", "true");
+  el.vitHover = { spec, m };
+  el.vitText = textInCells(el, spec, m.cols); // the cells' numbers painted (paintNumbers)
+  describe(el, spec, m);
+  numbersTable(el, spec, m);
+  // The cells' colours are set before Plotly draws, and painted in view once it has laid the
+  // plot area out (and after every zoom or resize: see paintBitmap).
+  colourBitmap(el, spec, m);
+  // The key changes the page's layout: only after Plotly has measured it (the react calls of
+  // one render all run before any of them resolves).
+  holdHeight(el, layout.height);
+  const drawing = window.Plotly.react(el, [trace], layout, CONFIG);
+  const z = rowsOf(m);
+  trace.z = z; // el.data[0].z (docs/interface.md), from now on
+  // Plotly.react keeps a figure's size: one kept while the window changed size is resized (its
+  // width measured as it came back: widthOf, no second layout of the page)
+  const fitted = kept && width ? drawing.then((drawn) => (Math.abs(el._fullLayout.width - width) > 0.5
+    ? window.Plotly.Plots.resize(el).then(() => drawn) : drawn)) : drawing;
+  return fitted.then((drawn) => {
+    putZ(el, { z }); // and in Plotly's own copy of the trace, made as it drew
+    watchBitmap(el);
+    paintBitmap(el);
+    shown.set(id, { figure, specText, spec, m, version: m.version || 0 });
+    colourKey(el, spec, keyShown(m));
+    return drawn;
+  });
+}
+
+// The figure Plotly draws for `spec` and `m` in `el`: its invisible trace (z not yet in it: see
+// drawHeatmap), its layout, and the width the title was wrapped for.
+function figureParts(el, id, spec, m) {
   const { rows, cols } = m;
   const compact = document.documentElement.classList.contains("embed");
-  // z is given to the trace once Plotly has taken it (below): Plotly's colour clean-up walks
+  // z is given to the trace once Plotly has taken it (drawHeatmap): Plotly's colour clean-up walks
   // every object in a trace, and would take each typed-array row of z for one (768 rows of
   // 1,000 keys made into strings at ViT-B/16 size, 80 ms a draw). Plotly draws nothing from it.
   const trace = {
@@ -223,33 +267,7 @@ export function drawHeatmap(id, spec, m) {
     plot_bgcolor: "rgba(0,0,0,0)",
     font: { family: "system-ui, sans-serif", size: style.size, color: style.ink },
   };
-  hoverOver(el);
-  setData(el, "bitmap", "true");
-  el.vitHover = { spec, m };
-  el.vitText = textInCells(el, spec, cols); // the cells' numbers painted (paintNumbers)
-  describe(el, spec, m);
-  numbersTable(el, spec, m);
-  // The cells' colours are set before Plotly draws, and painted in view once it has laid the
-  // plot area out (and after every zoom or resize: see paintBitmap).
-  colourBitmap(el, spec, m);
-  // The key changes the page's layout: only after Plotly has measured it (the react calls of
-  // one render all run before any of them resolves).
-  holdHeight(el, layout.height);
-  const drawing = window.Plotly.react(el, [trace], layout, CONFIG);
-  const z = rowsOf(m);
-  trace.z = z; // el.data[0].z (docs/interface.md), from now on
-  // Plotly.react keeps a figure's size: one kept while the window changed size is resized (its
-  // width measured as it came back: widthOf, no second layout of the page)
-  const fitted = kept && width ? drawing.then((drawn) => (Math.abs(el._fullLayout.width - width) > 0.5
-    ? window.Plotly.Plots.resize(el).then(() => drawn) : drawn)) : drawing;
-  return fitted.then((drawn) => {
-    putZ(el, { z }); // and in Plotly's own copy of the trace, made as it drew
-    watchBitmap(el);
-    paintBitmap(el);
-    shown.set(id, { figure, specText, spec, m, version: m.version || 0 });
-    colourKey(el, spec, keyShown(m));
-    return drawn;
-  });
+  return { trace, layout, width };
 }
 
 // In the compact embed view, small matrices print their values; a squeezed key would not help.
@@ -269,8 +287,9 @@ function titled(el, spec, before) {
 // The figure as it is, new values: its cells recoloured and painted, its z swapped in place (in
 // Plotly's own copy of the trace too, which it reads until its next full redraw), its key, label
 // and numbers table brought up to date, and its marks and title (`title`: wrapped, or null if
-// unchanged) changed if they changed.
-function recolour(el, id, spec, m, before, title = null) {
+// unchanged) changed if they changed (`back`: a figure back from hidden, whose outlines are
+// compared with all it should have, the walk-through's too, which may have moved meanwhile).
+function recolour(el, id, spec, m, before, title = null, back = false) {
   colourBitmap(el, spec, m);
   el.vitHover = { spec, m };
   paintBitmap(el, false);
@@ -280,7 +299,12 @@ function recolour(el, id, spec, m, before, title = null) {
   colourKey(el, spec, keyShown(m));
   shown.set(id, { figure: before.figure, specText: JSON.stringify(spec), spec, m, version: m.version || 0 });
   const update = title === null ? {} : { "title.text": title };
-  if (JSON.stringify(before.spec.marks) !== JSON.stringify(spec.marks)) update.shapes = allShapes(id, spec, m);
+  if (back) {
+    const shapes = allShapes(id, spec, m);
+    if (JSON.stringify(shapes) !== JSON.stringify(el.layout.shapes || [])) update.shapes = shapes;
+  } else if (JSON.stringify(before.spec.marks) !== JSON.stringify(spec.marks)) {
+    update.shapes = allShapes(id, spec, m);
+  }
   if (!Object.keys(update).length) return Promise.resolve(el);
   return window.Plotly.relayout(el, update).then(() => el);
 }
@@ -343,6 +367,7 @@ export function redrawAll() {
 // mistake and none. Its numbers go (data[0].z is what the page shows: nothing), and it is drawn
 // again in full when it comes back (sized anew: a window resized meanwhile is followed).
 export function clearHeatmap(id) {
+  const before = shown.get(id);
   shown.delete(id);
   const el = document.getElementById(id);
   const key = el && el.nextElementSibling;
@@ -352,5 +377,35 @@ export function clearHeatmap(id) {
   if (el) dropBitmap(el);
   if (!el || !el.data) return;
   putZ(el, { z: null }); // Plotly.react diffs against its own copy of the trace, not el.data
+  // What it showed, for a return to the same figure at the same size and look: a recolouring
+  if (before) hidden.set(id, { ...before, data: el.data, width: widths.get(el), look: lookText() });
   el.data = undefined;
+}
+
+// Figures hidden by clearHeatmap: id -> what `shown` held, with the trace taken away (`data`), the
+// width it was drawn for and the page's look then (a new colour scheme or text size while it was
+// hidden means a full redraw).
+const hidden = new Map();
+function lookText() {
+  return JSON.stringify(look()) + document.documentElement.classList.contains("embed");
+}
+// A figure Python has not shown yet (a comparison, before a mistake or another head is chosen),
+// made ahead while the page is idle and kept as clearHeatmap keeps one: Plotly makes a new
+// figure far more slowly than it draws a kept one again (docs/performance.md), so the first
+// switch to it costs what a later one does. Made like the figure `like` shows now (the logits:
+// the comparisons' shape), at its own width: an inactive comparison keeps its width
+// (explorer.css). Resolves to whether it was made; never over a figure drawn meanwhile.
+export function prepareFigure(id, like) {
+  const el = document.getElementById(id);
+  const model = shown.get(like);
+  if (!el || !model || el._fullLayout || shown.has(id) || !el.clientWidth) return Promise.resolve(false);
+  const draws = el.vitDraws || 0;
+  const { trace, layout, width } = figureParts(el, id, model.spec, model.m);
+  layout.shapes = [];
+  return window.Plotly.react(el, [trace], layout, CONFIG).then(() => {
+    if ((el.vitDraws || 0) !== draws) return false;
+    hidden.set(id, { ...model, data: el.data, width, look: lookText() }); // kept, as by clearHeatmap
+    el.data = undefined;
+    return true;
+  });
 }

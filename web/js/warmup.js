@@ -4,6 +4,8 @@
 // person is not using the page, it asks its host for practice edits, one per call, until Python
 // has answered PRACTICE of them: a person's own request waits at most for one.
 // <html data-warm-up>: how many so far ("12 of 40"), then "done" (or "stopped" if one failed).
+// Then the page's own practice, in the same quiet moments: each task of `ahead` (a figure made
+// before it is first shown, say), one at a time; <html data-ahead> counts them ("done" at the end).
 import { setData } from "./dom.js";
 
 const PRACTICE = 40; // practice edits in all: by then an edit's Python runs at its fastest
@@ -12,8 +14,9 @@ const PAUSE_MS = 25; // between two practice calls
 const QUIET_MS = 250; // after a request of the page's own, before practice resumes
 
 // The bridge the page uses (call(request) as the host's), watched for the page's own requests,
-// and start(): begins the practice, if the host can (bridge.warmUp).
-export function keepWarm(bridge) {
+// and start(): begins the practice, if the host can (bridge.warmUp); `ahead`: functions, each
+// returning a promise, run one per quiet moment once Python's practice is over.
+export function keepWarm(bridge, ahead = []) {
   let inFlight = 0;
   let lastCall = -Infinity;
   const root = document.documentElement;
@@ -40,6 +43,23 @@ export function keepWarm(bridge) {
       }
       done += 1;
       setData(root, "warmUp", done < PRACTICE ? `${done} of ${PRACTICE}` : "done");
+    }
+    await quietly(ahead);
+  }
+  // The page's own tasks, after a quiet moment each; one that fails is not retried.
+  async function quietly(tasks) {
+    let done = 0;
+    if (tasks.length) setData(root, "ahead", `0 of ${tasks.length}`);
+    while (done < tasks.length) {
+      await sleep(Math.max(PAUSE_MS, lastCall + QUIET_MS - performance.now()));
+      if (inFlight || performance.now() - lastCall < QUIET_MS) continue;
+      try {
+        await tasks[done]();
+      } catch (err) {
+        console.warn("A task made ahead failed:", err);
+      }
+      done += 1;
+      setData(root, "ahead", done < tasks.length ? `${done} of ${tasks.length}` : "done");
     }
   }
   const start = () => {
