@@ -12,7 +12,9 @@ Each site is served with its own policy plus a report-uri, so that a CSP violati
 import functools
 import json
 import os
+import re
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -321,8 +323,9 @@ UNSEEN = """(ids) => ids.map((id) => { const el = document.getElementById(id);
 FITS = """(ids) => ids.map((id) => { const el = document.getElementById(id);
     const svg = el.querySelector('.main-svg');
     return svg ? Math.abs(svg.getBoundingClientRect().width - el.clientWidth) : -1; })"""
-# What a comparison figure shows beside its z: its title, its colour key, its cells painted, and
-# its numbers table (opened and closed again here), as text.
+# What a comparison figure shows beside its z: its title, its colour key, its cells painted (and
+# the first cell's number printed in it), its numbers table (opened and closed again here), as
+# text, and the page's hover label with the pointer over its last cell.
 SHOWN = """async (id) => { const el = document.getElementById(id), box = el.parentElement;
     const key = el.nextElementSibling, numbers = box.querySelector('details.numbers-toggle');
     numbers.open = true;  // filled as it opens (its toggle event), closed again after
@@ -332,8 +335,39 @@ SHOWN = """async (id) => { const el = document.getElementById(id), box = el.pare
     numbers.open = false;
     const view = box.querySelector('canvas.heatmap-bitmap');
     const ink = view.getContext('2d').getImageData(0, 0, view.width, view.height).data.some((v) => v > 0);
+    // the first cell's middle: one colour, or its number printed over it
+    const rows = el.data[0].z.length, cols = el.data[0].z[0].length;
+    const cw = view.width / cols, ch = view.height / rows;
+    const middle = view.getContext('2d').getImageData(Math.round(cw * 0.2), Math.round(ch * 0.2),
+                                                       Math.round(cw * 0.6), Math.round(ch * 0.6)).data;
+    const colours = new Set();
+    for (let i = 0; i < middle.length; i += 4) colours.add(middle.slice(i, i + 4).join());
+    // a pointer over the last cell: the page's hover label
+    const area = el.querySelector('.nsewdrag').getBoundingClientRect();
+    el.dispatchEvent(new MouseEvent('mousemove', { bubbles: true,
+        clientX: area.left + area.width * (cols - 0.5) / cols, clientY: area.top + area.height * (rows - 0.5) / rows }));
+    const label = box.querySelector('.hover-value');
+    const hover = label && !label.hidden ? label.textContent : null;
+    el.dispatchEvent(new MouseEvent('mouseleave', { bubbles: true }));
     return { title: el.querySelector('.gtitle').textContent, titleSize: el.layout.title.font.size,
-             key: key.classList.contains('colour-key') && !key.hidden, painted: ink, table }; }"""
+             key: key.classList.contains('colour-key') && !key.hidden, painted: ink, table,
+             numberInCell: colours.size > 2, hover }; }"""
+
+
+def layout_settled(engine, seconds=3):
+    """The layout check once it finds nothing, or what it still finds after `seconds`: Plotly may
+    lay a figure's margins out again a moment after its promise resolved (seen once in WebKit,
+    on a loaded machine: a tick label over the axis title)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        problems = layout_problems(engine)
+        if not problems or time.monotonic() > deadline:
+            return problems
+        time.sleep(0.1)
+
+
+def numbers_in(text):
+    return [float(t) for t in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text.replace("\u2212", "-"))]
 
 
 def shown_numbers(table):
@@ -362,15 +396,16 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
         for figure, z in expected.items():
             np.testing.assert_allclose(heatmap_z(engine, figure), z, rtol=0, atol=1e-12)
             got = engine.evaluate(SHOWN, figure)
-            assert got["key"] and got["painted"], (turn, figure, got)
+            assert got["key"] and got["painted"] and got["numberInCell"], (turn, figure, got)
             np.testing.assert_allclose(shown_numbers(got["table"]), z, rtol=0, atol=5.01e-5)
+            assert got["hover"] and any(abs(v - z[-1, -1]) <= 5e-3 for v in numbers_in(got["hover"])), got["hover"]
         got = engine.evaluate(SHOWN, "heatmap-pitfall")
         assert got["title"] == TITLES["no_layernorm"]
         normal = got["titleSize"]
         assert engine.evaluate(UNSEEN, list(expected)) == [False] * 3
         off = engine.evaluate(FITS, list(expected))
         assert all(0 <= d <= 1 for d in off), (turn, off)
-        assert layout_problems(engine) == []
+        assert layout_settled(engine) == [], turn
         choose(engine, "pitfall", "")
     engine.click("#text-size")
     try:

@@ -176,15 +176,13 @@ export function drawHeatmap(id, spec, m) {
     const title = held.spec.title === spec.title ? null : titled(el, spec, held);
     if (title !== false) {
       el.data = held.data;
+      bindFigure(el, spec, m); // a figure made ahead is bound for the first time
       return recolour(el, id, spec, m, held, title, true);
     }
   }
   shown.delete(id);
   const { trace, layout, width } = figureParts(el, id, spec, m);
-  hoverOver(el);
-  setData(el, "bitmap", "true");
-  el.vitHover = { spec, m };
-  el.vitText = textInCells(el, spec, m.cols); // the cells' numbers painted (paintNumbers)
+  bindFigure(el, spec, m);
   describe(el, spec, m);
   numbersTable(el, spec, m);
   // The cells' colours are set before Plotly draws, and painted in view once it has laid the
@@ -202,12 +200,23 @@ export function drawHeatmap(id, spec, m) {
     ? window.Plotly.Plots.resize(el).then(() => drawn) : drawn)) : drawing;
   return fitted.then((drawn) => {
     putZ(el, { z }); // and in Plotly's own copy of the trace, made as it drew
-    watchBitmap(el);
+    watchBitmap(el); // a new figure: Plotly's events exist from now on
     paintBitmap(el);
     shown.set(id, { figure, specText, spec, m, version: m.version || 0 });
     colourKey(el, spec, keyShown(m));
     return drawn;
   });
+}
+
+// What the page adds to a figure, whether Plotly draws it anew or it is recoloured: the hover
+// over its cells, the repaint of its cells after each Plotly redraw, zoom or resize (a figure
+// Plotly has made; a new one is watched once drawn), and whether the cells print their numbers.
+function bindFigure(el, spec, m) {
+  hoverOver(el);
+  setData(el, "bitmap", "true");
+  watchBitmap(el);
+  el.vitHover = { spec, m };
+  el.vitText = textInCells(el, spec, m.cols); // the cells' numbers painted (paintNumbers)
 }
 
 // The figure Plotly draws for `spec` and `m` in `el`: its invisible trace (z not yet in it: see
