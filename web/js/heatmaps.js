@@ -157,7 +157,6 @@ function figureOf(spec, m) {
  */
 export function drawHeatmap(id, spec, m) {
   const el = document.getElementById(id);
-  el.vitDraws = (el.vitDraws || 0) + 1; // a figure made ahead is left as this draw makes it
   const figure = figureOf(spec, m);
   const specText = JSON.stringify(spec);
   const before = shown.get(id);
@@ -408,11 +407,11 @@ export function prepareFigure(id, like) {
   const el = document.getElementById(id);
   const model = shown.get(like);
   if (!el || !model || el._fullLayout || shown.has(id) || !el.clientWidth) return Promise.resolve(false);
-  const draws = el.vitDraws || 0;
   const { trace, layout, width } = figureParts(el, id, model.spec, model.m);
   layout.shapes = [];
   return window.Plotly.react(el, [trace], layout, CONFIG).then(() => {
-    if ((el.vitDraws || 0) !== draws) return false;
+    // drawn meanwhile (Plotly keeps the trace it is given as el.data[0]): left as that draw made it
+    if (!el.data || el.data[0] !== trace) return false;
     hidden.set(id, { ...model, data: el.data, width, look: lookText() }); // kept, as by clearHeatmap
     el.data = undefined;
     return true;

@@ -28,12 +28,17 @@ export function keepWarm(bridge, ahead = []) {
       lastCall = performance.now();
     });
   };
+  // Resolves once the page has made no request for QUIET_MS (and PAUSE_MS at least has passed).
+  async function quietMoment() {
+    for (;;) {
+      await sleep(Math.max(PAUSE_MS, lastCall + QUIET_MS - performance.now()));
+      if (!inFlight && performance.now() - lastCall >= QUIET_MS) return;
+    }
+  }
   async function practise() {
     let done = 0;
     while (done < PRACTICE) {
-      const quiet = lastCall + QUIET_MS - performance.now();
-      await sleep(Math.max(PAUSE_MS, quiet));
-      if (inFlight || performance.now() - lastCall < QUIET_MS) continue;
+      await quietMoment();
       try {
         await bridge.warmUp(1);
       } catch (err) {
@@ -51,8 +56,7 @@ export function keepWarm(bridge, ahead = []) {
     let done = 0;
     if (tasks.length) setData(root, "ahead", `0 of ${tasks.length}`);
     while (done < tasks.length) {
-      await sleep(Math.max(PAUSE_MS, lastCall + QUIET_MS - performance.now()));
-      if (inFlight || performance.now() - lastCall < QUIET_MS) continue;
+      await quietMoment();
       try {
         await tasks[done]();
       } catch (err) {
