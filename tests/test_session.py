@@ -201,6 +201,38 @@ def test_encoder_mode_extracts_position_zero():
     assert abs(s.matrix("logits")[0, 0] - WORKED_LOGITS[0][0]) > 0.01
 
 
+# What a figure looks like apart from its values (web/js/heatmaps.js, figureOf): the spec but its
+# colour range, key, marks and title.
+def looks(spec):
+    return {k: v for k, v in spec.items() if k not in ("zmin", "zmax", "key", "marks", "title")}
+
+
+@pytest.mark.parametrize("preset", ["", "vit-b16"])
+def test_the_figures_said_ahead_are_the_ones_the_first_choices_show(preset):
+    """A new state's answer says what the hidden figures a choice would show will look like (its
+    "ahead"), so that the page makes them while idle: the first mistake of the menu (Position
+    -1, which switches to the encoder output) and the first other head then show figures of
+    that look, title and shape; an edit does not say it again."""
+    s = Session()
+    answer = s.handle({"op": "preset", "name": preset} if preset else {"op": "load", "fragment": ""})
+    said = answer["ahead"]
+    mistake = ["heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff"]
+    other = ["heatmap-variant-correct", "heatmap-variant"]
+    assert sorted(said) == sorted(["heatmap-encoder"] + mistake + other)
+    assert set(said) <= set(answer["hide"])
+    assert "ahead" not in s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1.5"})
+    for name, value, ids in [("pitfall", "last_position", ["heatmap-encoder"] + mistake),
+                             ("variant", "mlp_tanh", other)]:
+        shown = s.handle({"op": "option", "name": name, "value": value})
+        assert not set(ids) & set(shown.get("ahead", {}))  # shown now: not said again
+        for id_ in ids:
+            spec = shown["heatmaps"][id_]
+            assert looks(said[id_]["spec"]) == looks(spec), id_
+            assert said[id_]["spec"]["title"] in (spec["title"], spec["title"].split("  (")[0]), id_
+            assert (said[id_]["rows"], said[id_]["cols"]) == s.matrix(spec["matrix"]).shape, id_
+    assert shown["shape"]["mode"] == "encoder"
+
+
 def test_paste_block_fills_from_the_focused_cell():
     s = Session()
     answer = s.handle({"op": "paste", "key": "W_head", "index": [1, 1], "text": "1\t2\n3\t4\n"})

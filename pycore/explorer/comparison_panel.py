@@ -64,18 +64,58 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
             section["top_k"]["caption"] = ("The %d largest outputs of each sample under %s "
                                            "(rank 1 is its prediction; ties to the lower class)"
                                            % (section["top_k"]["k"], item.title))
-    specs = {
-        ids[0]: heatmap("logits", trace.logits, "Correct head: logits", "class c", "sample b",
-                        "sample %{y}, class %{x}<br>logit = " + EXACT, limit=limit,
-                        marks=list(enumerate(trace.predicted))),
-        ids[1]: heatmap(kind, output, item.title, "class c", "sample b",
-                        "sample %{y}, class %{x}<br>output = " + EXACT, limit=limit,
-                        marks=marks if changes else None),
-    }
     if kind == "pitfall" and output.shape == trace.logits.shape:
         with np.errstate(all="ignore"):
             arrays["pitfall_diff"] = np.ascontiguousarray(output - trace.logits)
-        specs[ids[2]] = heatmap("pitfall_diff", arrays["pitfall_diff"],
-                                "Difference: mistaken − correct", "class c", "sample b",
-                                "sample %{y}, class %{x}<br>difference = " + EXACT)
+    specs = comparison_heatmaps(kind, item.title, trace.logits, output, arrays.get("pitfall_diff"),
+                                limit, correct_marks=list(enumerate(trace.predicted)),
+                                marks=marks if changes else None)
     return section, (arrays, specs)
+
+
+def comparison_heatmaps(kind, title, logits, output, diff, limit, diff_limit=None,
+                        correct_marks=None, marks=None):
+    """The heatmap specs of one comparison panel: the correct ``logits`` and the compared head's
+    ``output`` on one colour scale (``limit``, as for :func:`heatmap`), and a mistake's ``diff``
+    (output - logits, on its own scale or ``diff_limit``; None: not drawn); ``title``: the
+    compared head's."""
+    ids = comparison_ids(kind)
+    specs = {
+        ids[0]: heatmap("logits", logits, "Correct head: logits", "class c", "sample b",
+                        "sample %{y}, class %{x}<br>logit = " + EXACT, limit=limit,
+                        marks=correct_marks),
+        ids[1]: heatmap(kind, output, title, "class c", "sample b",
+                        "sample %{y}, class %{x}<br>output = " + EXACT, limit=limit, marks=marks),
+    }
+    if diff is not None:
+        specs[ids[2]] = heatmap("pitfall_diff", diff, "Difference: mistaken − correct", "class c",
+                                "sample b", "sample %{y}, class %{x}<br>difference = " + EXACT,
+                                limit=diff_limit)
+    return specs
+
+
+def comparisons_ahead(state):
+    """The figures of each comparison panel with nothing chosen, as a choice would show them at
+    this state's shape (B, C), for the page to make ahead (web/js/heatmaps.js, prepareFigure):
+    {id: {spec, rows, cols}}. The compared head's title is its menu's first (a later choice's
+    title is changed in place); the colour ranges are placeholders.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> ahead = comparisons_ahead(default_state())
+    >>> sorted(ahead)[:2], ahead["heatmap-pitfall"]["spec"]["title"]
+    (['heatmap-pitfall', 'heatmap-pitfall-correct'], 'Position -1 instead of 0')
+    """
+    B, C = state.B, state.C
+    zeros = np.broadcast_to(0.0, (B, C))  # the shape alone: no values are read
+    out = {}
+    for kind in ("pitfall", "variant"):
+        if state.options.get(kind) is not None:
+            continue
+        first = comparisons.choices(kind, state)[0][1]
+        placeholder = (1.0, False)  # a colour range, not found from the zeros
+        specs = comparison_heatmaps(kind, first, zeros, zeros, zeros if kind == "pitfall" else None,
+                                    placeholder, diff_limit=placeholder)
+        out.update({i: {"spec": spec, "rows": B, "cols": C} for i, spec in specs.items()})
+    return out

@@ -13,6 +13,7 @@ import numpy as np
 from ..vit.readout import top_k
 from .cells import format_number
 from .class_names import class_names
+from .editing import DEFAULT_N
 from .heatmap_spec import EXACT, heatmap
 from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, class_label
 from .shared import HEATMAP_IDS
@@ -27,11 +28,40 @@ def input_heatmaps(state, trace):
     }
     if state.mode == "encoder":
         B, N1, D = state.encoder_output.shape
-        out[HEATMAP_IDS["encoder"]] = heatmap(
-            "input", state.encoder_output.reshape(B * N1, D),
-            "Encoder output z_L, samples stacked (rows b·(N+1) + t; t = 0 is CLS)",
-            "feature d", "row b·(N+1) + t", "row %{y}, d = %{x}<br>z = " + EXACT)
+        out[HEATMAP_IDS["encoder"]] = encoder_heatmap(state.encoder_output.reshape(B * N1, D))
     return out
+
+
+def encoder_heatmap(z_rows, limit=None):
+    """The encoder output's heatmap: ``z_rows`` is z_L (B, N+1, D) with its samples stacked,
+    (B*(N+1), D); ``limit`` as for :func:`heatmap`."""
+    return heatmap("input", z_rows,
+                   "Encoder output z_L, samples stacked (rows b·(N+1) + t; t = 0 is CLS)",
+                   "feature d", "row b·(N+1) + t", "row %{y}, d = %{x}<br>z = " + EXACT,
+                   limit=limit)
+
+
+def figures_shown_later(state):
+    """The heatmaps hidden now that a choice would show at a shape known now, for the page to
+    make ahead (web/js/heatmaps.js, prepareFigure): in the CLS mode, the encoder output that a
+    comparison needing the patch tokens switches to (pycore.explorer.editing.set_mode, N
+    patches by default). Each is {spec, rows, cols}; the spec's colour range is a placeholder
+    (a figure made ahead is recoloured when shown).
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> later = figures_shown_later(default_state())
+    >>> later["heatmap-encoder"]["rows"], later["heatmap-encoder"]["cols"]
+    (10, 4)
+    """
+    if state.mode == "encoder":
+        return {}
+    B, D = state.cls.shape
+    rows = B * (DEFAULT_N + 1)
+    z_rows = np.broadcast_to(0.0, (rows, D))  # the shape alone: no values are read
+    return {HEATMAP_IDS["encoder"]: {"spec": encoder_heatmap(z_rows, limit=(1.0, False)),
+                                     "rows": rows, "cols": D}}
 
 
 def normalized_heatmap(trace):

@@ -253,6 +253,14 @@ def _comparison(kind):
     return build
 
 
+def _ahead(ctx):
+    """What a choice would show that is hidden now, at this state's shape: the page makes these
+    figures while it is idle (the encoder output in the CLS mode, each comparison panel with
+    nothing chosen)."""
+    ctx.answer["ahead"] = {**panels.figures_shown_later(ctx.state),
+                           **comparison_panel.comparisons_ahead(ctx.state)}
+
+
 def _walk(ctx):
     """The walk-through's step, redone after every change (its numbers are this state's, its
     outlines on heatmaps that may have been redrawn); null while it is off."""
@@ -386,6 +394,13 @@ SECTIONS = (
         "steps_follow": ("boolean",
                          "true when the equations changed but were left out (see the edit's "
                          "'steps')")}),
+    Section("ahead", frozenset((STATE,)), _ahead, {
+        "ahead": ("Object<string, {spec: HeatmapSpec, rows: number, cols: number}>",
+                  "{element id: {spec, rows, cols}}: with a new state, the heatmaps hidden now "
+                  "that a choice would show at its shape (the encoder output in the CLS mode, "
+                  "each comparison panel with nothing chosen: its compared head titled as its "
+                  "menu's first), for the page to make ahead; their colour ranges are "
+                  "placeholders")}),
 )
 """Every section of an answer, in the order they are built (the walk-through after the
 logits, whose notes it reads)."""

@@ -29,7 +29,9 @@
   };
   const name = (el) => {
     const text = (el.textContent || el.value || "").trim().replace(/\s+/g, " ").slice(0, 40);
-    return `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""} "${text}"`;
+    const figure = el.closest(".js-plotly-plot");  // which figure, when it is one's text
+    return `${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""} "${text}"` +
+      (figure && figure.id ? ` (in #${figure.id})` : "");
   };
   const texts = [...document.querySelectorAll(TEXTS)].filter((el) => visible(el) && (el.textContent || "").trim());
 

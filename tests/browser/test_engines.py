@@ -350,8 +350,19 @@ SHOWN = """async (id) => { const el = document.getElementById(id), box = el.pare
     const hover = label && !label.hidden ? label.textContent : null;
     el.dispatchEvent(new MouseEvent('mouseleave', { bubbles: true }));
     return { title: el.querySelector('.gtitle').textContent, titleSize: el.layout.title.font.size,
+             rowsTitle: el.querySelector('.g-ytitle').textContent,
              key: key.classList.contains('colour-key') && !key.hidden, painted: ink, table,
              numberInCell: colours.size > 2, hover }; }"""
+
+
+# Where each figure's x ticks end and its x-axis title begins, in px from the figure's top, and
+# the plot area Plotly laid out (said when the layout check finds a tick over a title).
+AXES = """(ids) => ids.map((id) => { const el = document.getElementById(id), top = el.getBoundingClientRect().top;
+    const ticks = [...el.querySelectorAll('.xtick text')].map((t) => t.getBoundingClientRect().bottom - top);
+    const title = el.querySelector('.g-xtitle text');
+    const size = el._fullLayout._size;
+    return { id, ticksEnd: Math.max(...ticks), titleTop: title && title.getBoundingClientRect().top - top,
+             plot: [size.t, size.h, size.b], height: el._fullLayout.height }; })"""
 
 
 def layout_settled(engine, seconds=3):
@@ -378,7 +389,8 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
     """The figures Python shows only on a choice are made ahead, hidden, once Python's warm-up is
     over (js/app.js: figuresAhead): the first mistake chosen, and the same mistake after none, show its
     numbers, title, key, painted cells and numbers table; one chosen after the text size changed
-    while hidden is drawn in the new size."""
+    while hidden is drawn in the new size; the encoder output, made as Python described it, shows
+    the seeded tokens when a mistake needs them."""
     engine = app.start()
     engine.wait_for("() => document.documentElement.dataset.ahead === 'done'", timeout=90)
     ahead = engine.evaluate("async () => (await import('./js/app.js')).figuresAhead().map(([id]) => id)")
@@ -405,7 +417,7 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
         assert engine.evaluate(UNSEEN, list(expected)) == [False] * 3
         off = engine.evaluate(FITS, list(expected))
         assert all(0 <= d <= 1 for d in off), (turn, off)
-        assert layout_settled(engine) == [], turn
+        assert layout_settled(engine) == [], (turn, engine.evaluate(AXES, list(expected)))
         choose(engine, "pitfall", "")
     engine.click("#text-size")
     try:
@@ -418,6 +430,18 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
     finally:
         engine.click("#text-size")
         engine.wait_for("() => !document.documentElement.classList.contains('large')")
+    # the encoder output, made ahead as Python described it (the answer's "ahead"), shown by the
+    # mistake that needs it: the CLS vectors at position 0 of seeded tokens
+    choose(engine, "pitfall", "last_position")
+    z = heatmap_z(engine, "heatmap-encoder")
+    np.testing.assert_array_equal(z.reshape(2, 5, 4)[:, 0, :], CLS)
+    got = engine.evaluate(SHOWN, "heatmap-encoder")
+    assert got["key"] and got["painted"] and got["numberInCell"], got
+    assert got["title"].startswith("Encoder output z_L") and got["rowsTitle"] == "row b\u00b7(N+1) + t", got
+    np.testing.assert_allclose(shown_numbers(got["table"]), z, rtol=0, atol=5.01e-5)
+    assert got["hover"] and any(abs(v - z[-1, -1]) <= 5e-3 for v in numbers_in(got["hover"])), got["hover"]
+    assert 0 <= engine.evaluate(FITS, ["heatmap-encoder"])[0] <= 1
+    assert layout_settled(engine) == []
     app.assert_clean()
 
 
@@ -738,7 +762,7 @@ def course_site(tmp_path, reporting_sites, host):
 
 
 # What a person reads in dark mode: text on its background, each pair as the page shows it.
-DARK_PAIRS = """() => {
+DARK_PAIRS = r"""() => {
     const colours = (el) => { const s = getComputedStyle(el); return [s.color, s.backgroundColor]; };
     const page = getComputedStyle(document.body).backgroundColor;
     const on = (sel) => { const el = document.querySelector(sel); const [ink, back] = colours(el);

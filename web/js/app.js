@@ -111,7 +111,7 @@ async function start(hostBridge) {
   showBoot("explorer", "Drawing the explorer…");
   loadPlotly();
   await plotlyLoaded;
-  const warm = keepWarm(hostBridge, figuresAhead().map(([id, like]) => () => prepareFigure(id, like)));
+  const warm = keepWarm(hostBridge, figuresAhead().map(([id, like]) => () => prepareFigure(id, like())));
   const bridge = { call: warm.call }; // every request of the page's, for warm-up to wait out
   client = bridge;
   share.connect(bridge);
@@ -133,14 +133,15 @@ async function start(hostBridge) {
 
 // The figures Python shows only on a choice, made ahead while they are hidden (heatmaps.js:
 // prepareFigure), so that the first mistake or head chosen, or the encoder output, draws kept
-// figures, not new ones: [id, the id of the figure shown from the start it is made like]. The
-// comparisons are shaped as the logits, the encoder output as the CLS vectors.
+// figures, not new ones: [id, what it is made like, asked as it is made]: what Python said it
+// will be, in the answer's "ahead" ({spec, rows, cols}).
 export function figuresAhead() {
-  const { encoder, cls, logits } = HEATMAP_IDS;
   const compared = [PANEL_IDS.pitfall, PANEL_IDS.variant].flatMap((panel) => Array.from(
-    document.querySelectorAll(`#${panel} .compare .plot`), (el) => [el.id, logits]));
-  return [[encoder, cls], ...compared];
+    document.querySelectorAll(`#${panel} .compare .plot`), (el) => el.id));
+  return [HEATMAP_IDS.encoder, ...compared].map((id) => [id, () => later.get(id)]);
 }
+const later = new Map(); // id -> {spec, rows, cols}: the latest "ahead" that named it
+component("ahead", { draw: (figures) => { for (const [id, f] of Object.entries(figures)) later.set(id, f); } });
 
 // The URL's fragment if it holds a state (a link: "#state=..."), else "": a fragment that names
 // an element of the page ("#pipeline") is an anchor, not a link.

@@ -170,7 +170,8 @@ export function drawHeatmap(id, spec, m) {
   const kept = !el.data && Boolean(el._fullLayout);
   const held = kept && hidden.get(id);
   hidden.delete(id);
-  if (held && held.figure === figure && held.look === lookText() && held.width === widthOf(el)) {
+  if (held && held.figure === figure && held.look === lookText() && held.width === widthOf(el) &&
+      sizeKept(el, held)) {
     // back as it was hidden: its trace given back, recoloured
     const title = held.spec.title === spec.title ? null : titled(el, spec, held);
     if (title !== false) {
@@ -386,33 +387,44 @@ export function clearHeatmap(id) {
   if (!el || !el.data) return;
   putZ(el, { z: null }); // Plotly.react diffs against its own copy of the trace, not el.data
   // What it showed, for a return to the same figure at the same size and look: a recolouring
-  if (before) hidden.set(id, { ...before, data: el.data, width: widths.get(el), look: lookText() });
+  if (before) hidden.set(id, { ...before, data: el.data, width: widths.get(el), height: el.layout.height, look: lookText() });
   el.data = undefined;
 }
 
 // Figures hidden by clearHeatmap: id -> what `shown` held, with the trace taken away (`data`), the
-// width it was drawn for and the page's look then (a new colour scheme or text size while it was
-// hidden means a full redraw).
+// width and height it was drawn for and the page's look then (a new colour scheme or text size
+// while it was hidden means a full redraw).
 const hidden = new Map();
+// Whether a hidden figure still has the size it was drawn at. Plotly resizes its responsive
+// figures on every window resize (the walk-through sends one when the pipeline's width changes:
+// large text, a scroll bar), hidden ones too (only display: none stops it), and sizes them to
+// their box, which has no height: one shown as it was then would squeeze its rows together.
+function sizeKept(el, held) {
+  return Boolean(el.layout) && el.layout.height === held.height && el._fullLayout.height === held.height;
+}
 function lookText() {
   return JSON.stringify(look()) + document.documentElement.classList.contains("embed");
 }
-// A figure Python has not shown yet (a comparison, before a mistake or another head is chosen),
-// made ahead while the page is idle and kept as clearHeatmap keeps one: Plotly makes a new
-// figure far more slowly than it draws a kept one again (docs/performance.md), so the first
-// switch to it costs what a later one does. Made like the figure `like` shows now (the logits:
-// the comparisons' shape), at its own width: an inactive comparison keeps its width
-// (explorer.css). Resolves to whether it was made; never over a figure drawn meanwhile.
+// A figure Python has not shown yet (a comparison, before a mistake or another head is chosen;
+// the encoder output, in the CLS mode), made ahead while the page is idle and kept as
+// clearHeatmap keeps one: Plotly makes a new figure far more slowly than it draws a kept one
+// again (docs/performance.md), so the first switch to it costs what a later one does. `like`:
+// what Python said it will be ({spec, rows, cols}: the answer's "ahead"; its colour range a
+// placeholder: a figure made ahead is recoloured when shown). Made at its own width: a hidden
+// figure keeps its width (explorer.css). Resolves to whether it was made; never over a figure
+// drawn meanwhile.
 export function prepareFigure(id, like) {
   const el = document.getElementById(id);
-  const model = shown.get(like);
-  if (!el || !model || el._fullLayout || shown.has(id) || !el.clientWidth) return Promise.resolve(false);
-  const { trace, layout, width } = figureParts(el, id, model.spec, model.m);
+  if (!el || !like || el._fullLayout || shown.has(id) || !el.clientWidth) return Promise.resolve(false);
+  const { spec } = like, m = { rows: like.rows, cols: like.cols };
+  const { trace, layout, width } = figureParts(el, id, spec, m);
   layout.shapes = [];
   return window.Plotly.react(el, [trace], layout, CONFIG).then(() => {
     // drawn meanwhile (Plotly keeps the trace it is given as el.data[0]): left as that draw made it
     if (!el.data || el.data[0] !== trace) return false;
-    hidden.set(id, { ...model, data: el.data, width, look: lookText() }); // kept, as by clearHeatmap
+    // kept, as by clearHeatmap
+    hidden.set(id, { figure: figureOf(spec, m), spec, data: el.data, width, height: layout.height,
+                     look: lookText() });
     el.data = undefined;
     return true;
   });

@@ -73,6 +73,7 @@
  * @property {FineTune} [finetune]
  * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
  * @property {boolean} [steps_follow]
+ * @property {Object<string, {spec: HeatmapSpec, rows: number, cols: number}>} [ahead]
  */
 
 /**
