@@ -316,7 +316,7 @@ function applyShape(s) {
   setText($("shape-w"), `${s.D} × ${s.C}`);
   setText($("shape-logits"), `${s.B} × ${s.C}`);
   // New labels (cls[...] or encoder_output[...]) need new cells.
-  if (reshaped) grids.input.setMatrix({ rows: 0, cols: 0, data: new Float64Array(0) });
+  if (reshaped) grids.input.clear();
 }
 
 // ---- controls ----------------------------------------------------------------------------

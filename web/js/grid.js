@@ -116,19 +116,29 @@ export class MatrixGrid {
   // m: {rows, cols, data: Float64Array (row-major)}
   setMatrix(m) {
     const reshaped = m.rows !== this.rows || m.cols !== this.cols;
+    if (reshaped) {
+      this.clear();
+      this.body.scrollTop = 0;
+      this.body.scrollLeft = 0;
+    }
     this.rows = m.rows;
     this.cols = m.cols;
     this.data = m.data;
-    if (reshaped) {
-      this.entry = null;
-      for (const input of this.cells.values()) input.remove();
-      this.cells.clear();
-      this.active = [0, 0];
-      this.body.scrollTop = 0;
-      this.body.scrollLeft = 0;
-      this.layout();
-    }
+    if (reshaped) this.layout();
     this.render(true);
+  }
+
+  // No cells until the next matrix (cells with other labels are coming: the input's mode
+  // changed). Nothing is measured or scrolled (its spacer of no size leaves nothing to scroll),
+  // so the page's layout is done once, by what follows, not here too.
+  clear() {
+    this.entry = null;
+    for (const input of this.cells.values()) input.remove();
+    this.cells.clear();
+    this.rows = this.cols = 0;
+    this.data = new Float64Array(0);
+    this.active = [0, 0];
+    this.layout();
   }
 
   value(i, j) { return this.data[i * this.cols + j]; }
