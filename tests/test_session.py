@@ -211,19 +211,21 @@ def looks(spec):
 def test_the_figures_said_ahead_are_the_ones_the_first_choices_show(preset):
     """A new state's answer says what the hidden figures a choice would show will look like (its
     "ahead"), so that the page makes them while idle: the first mistake of the menu (Position
-    -1, which switches to the encoder output) and the first other head then show figures of
-    that look, title and shape; an edit does not say it again."""
+    -1, which switches to the encoder output), the first other head and the first Step (dW_head)
+    then show figures of that look, title and shape; an edit does not say it again."""
     s = Session()
     answer = s.handle({"op": "preset", "name": preset} if preset else {"op": "load", "fragment": ""})
     said = answer["ahead"]
     mistake = ["heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff"]
     other = ["heatmap-variant-correct", "heatmap-variant"]
-    assert sorted(said) == sorted(["heatmap-encoder"] + mistake + other)
+    assert sorted(said) == sorted(["heatmap-encoder", "heatmap-dw"] + mistake + other)
     assert set(said) <= set(answer["hide"])
     assert "ahead" not in s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1.5"})
-    for name, value, ids in [("pitfall", "last_position", ["heatmap-encoder"] + mistake),
-                             ("variant", "mlp_tanh", other)]:
-        shown = s.handle({"op": "option", "name": name, "value": value})
+    for request, ids in [({"op": "option", "name": "pitfall", "value": "last_position"},
+                          ["heatmap-encoder"] + mistake),
+                         ({"op": "option", "name": "variant", "value": "mlp_tanh"}, other),
+                         ({"op": "train", "steps": 1}, ["heatmap-dw"])]:
+        shown = s.handle(request)
         assert not set(ids) & set(shown.get("ahead", {}))  # shown now: not said again
         for id_ in ids:
             spec = shown["heatmaps"][id_]

@@ -506,8 +506,7 @@ class FineTune(object):
         }
         self.trained = None   # said once, in the answer to the train request
         answer["finetune"] = section
-        # In use: this session's actions, or a state that carries fine-tuning (a link, the preset)
-        active = self.active or any(state.labels) or state.train != TRAIN_DEFAULTS
+        active = self.in_use(state)
         if not active or (not live and state.D * state.C > GRADIENT_LIVE_MAX):
             answer["hide"].append(HEATMAP_IDS["dw"])
             section["gradient_note"] = (
@@ -517,10 +516,28 @@ class FineTune(object):
                 (state.D * state.C))
             return
         matrices["dW_head"] = gradient(trace, y)
-        answer["heatmaps"][HEATMAP_IDS["dw"]] = heatmap(
-            "dW_head", matrices["dW_head"],
-            "dW_head = ∂loss/∂W_head at this W_head (D × C)", "class c", "feature d",
-            "d = %{y}, class %{x}<br>dW = " + EXACT)
+        answer["heatmaps"][HEATMAP_IDS["dw"]] = gradient_heatmap(matrices["dW_head"])
+
+    def in_use(self, state):
+        """Whether the panel is in use: this session's actions, or a state that carries
+        fine-tuning (a link, the preset). Until then dW_head is not shown."""
+        return self.active or any(state.labels) or state.train != TRAIN_DEFAULTS
+
+    def shown_later(self, state):
+        """dW_head's figure as a Step would show it, while it is hidden (the panel not in use,
+        or a gradient too large to follow every edit), for the page to make ahead:
+        {id: {spec, rows, cols}}, the colour range a placeholder; {} while it is shown."""
+        if self.in_use(state) and state.D * state.C <= GRADIENT_LIVE_MAX:
+            return {}
+        zeros = np.broadcast_to(0.0, (state.D, state.C))  # the shape alone: no values are read
+        return {HEATMAP_IDS["dw"]: {"spec": gradient_heatmap(zeros, limit=(1.0, False)),
+                                    "rows": state.D, "cols": state.C}}
+
+
+def gradient_heatmap(dW_head, limit=None):
+    """dW_head's heatmap (D, C); ``limit`` as for :func:`pycore.explorer.heatmap_spec.heatmap`."""
+    return heatmap("dW_head", dW_head, "dW_head = ∂loss/∂W_head at this W_head (D × C)",
+                   "class c", "feature d", "d = %{y}, class %{x}<br>dW = " + EXACT, limit=limit)
 
 
 def _taken_text(asked, taken, steps):

@@ -256,9 +256,10 @@ def _comparison(kind):
 def _ahead(ctx):
     """What a choice would show that is hidden now, at this state's shape: the page makes these
     figures while it is idle (the encoder output in the CLS mode, each comparison panel with
-    nothing chosen)."""
+    nothing chosen, dW_head before the fine-tuning panel is used)."""
     ctx.answer["ahead"] = {**panels.figures_shown_later(ctx.state),
-                           **comparison_panel.comparisons_ahead(ctx.state)}
+                           **comparison_panel.comparisons_ahead(ctx.state),
+                           **ctx.session.finetune.shown_later(ctx.state)}
 
 
 def _walk(ctx):
@@ -399,8 +400,8 @@ SECTIONS = (
                   "{element id: {spec, rows, cols}}: with a new state, the heatmaps hidden now "
                   "that a choice would show at its shape (the encoder output in the CLS mode, "
                   "each comparison panel with nothing chosen: its compared head titled as its "
-                  "menu's first), for the page to make ahead; their colour ranges are "
-                  "placeholders")}),
+                  "menu's first, dW_head while the fine-tuning panel hides it), for the page to "
+                  "make ahead; their colour ranges are placeholders")}),
 )
 """Every section of an answer, in the order they are built (the walk-through after the
 logits, whose notes it reads)."""

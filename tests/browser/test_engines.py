@@ -317,8 +317,8 @@ TITLES = {c.key: c.title for c in of_kind("pitfall")}
 # Whether each figure is out of sight and takes no room: hidden with nothing chosen (explorer.css),
 # its box of no height.
 UNSEEN = """(ids) => ids.map((id) => { const el = document.getElementById(id);
-    return getComputedStyle(el).visibility === 'hidden' &&
-        (el.closest('.compare') || el.closest('.plot-box')).getBoundingClientRect().height === 0; })"""
+    return getComputedStyle(el).visibility === 'hidden' && (el.closest('.gradient-figure') ||
+        el.closest('.compare') || el.closest('.plot-box')).getBoundingClientRect().height === 0; })"""
 # How far each figure's drawing is from its box's width, in px (-1: not drawn).
 FITS = """(ids) => ids.map((id) => { const el = document.getElementById(id);
     const svg = el.querySelector('.main-svg');
@@ -441,6 +441,32 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
     np.testing.assert_allclose(shown_numbers(got["table"]), z, rtol=0, atol=5.01e-5)
     assert got["hover"] and any(abs(v - z[-1, -1]) <= 5e-3 for v in numbers_in(got["hover"])), got["hover"]
     assert 0 <= engine.evaluate(FITS, ["heatmap-encoder"])[0] <= 1
+    assert layout_settled(engine) == []
+    # dW_head, made ahead while the fine-tuning panel was not used, shown by its first Step: the
+    # gradient of the mean cross-entropy at W_head after one SGD step (lr 0.1) from the worked
+    # example, its labels as the page shows them
+    app.start()
+    assert "heatmap-dw" in ahead and engine.evaluate(UNSEEN, ["heatmap-dw"]) == [True]
+    y = np.array([int(v) for v in engine.evaluate(
+        "() => Array.from(document.querySelectorAll('#ft-labels input'), (i) => i.value)")])
+    before = renders(engine)
+    engine.click("#ft-step")
+    wait_render_after(engine, before)
+    engine.wait_for("() => document.getElementById('heatmap-dw').data !== undefined")
+
+    def gradient(w):
+        h_hat = head(CLS, w)[0]
+        delta = softmax(h_hat @ w)
+        delta[np.arange(len(y)), y] -= 1.0
+        return h_hat.T @ delta / len(y)
+    dw = gradient(W - 0.1 * gradient(W))
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-dw"), dw, rtol=1e-9, atol=1e-12)
+    got = engine.evaluate(SHOWN, "heatmap-dw")
+    assert got["key"] and got["painted"] and got["numberInCell"] and got["rowsTitle"] == "feature d", got
+    assert got["title"].startswith("dW_head = ")
+    np.testing.assert_allclose(shown_numbers(got["table"]), dw, rtol=0, atol=5.01e-5)
+    assert engine.evaluate(UNSEEN, ["heatmap-dw"]) == [False]
+    assert 0 <= engine.evaluate(FITS, ["heatmap-dw"])[0] <= 1
     assert layout_settled(engine) == []
     app.assert_clean()
 

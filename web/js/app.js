@@ -132,13 +132,13 @@ async function start(hostBridge) {
 }
 
 // The figures Python shows only on a choice, made ahead while they are hidden (heatmaps.js:
-// prepareFigure), so that the first mistake or head chosen, or the encoder output, draws kept
-// figures, not new ones: [id, what it is made like, asked as it is made]: what Python said it
+// prepareFigure), so that the first mistake or head chosen, the encoder output, or dW_head at
+// the first Step, draws kept figures, not new ones: [id, what it is made like, asked as it is made]: what Python said it
 // will be, in the answer's "ahead" ({spec, rows, cols}).
 export function figuresAhead() {
   const compared = [PANEL_IDS.pitfall, PANEL_IDS.variant].flatMap((panel) => Array.from(
     document.querySelectorAll(`#${panel} .compare .plot`), (el) => el.id));
-  return [HEATMAP_IDS.encoder, ...compared].map((id) => [id, () => later.get(id)]);
+  return [HEATMAP_IDS.encoder, ...compared, HEATMAP_IDS.dw].map((id) => [id, () => later.get(id)]);
 }
 const later = new Map(); // id -> {spec, rows, cols}: the latest "ahead" that named it
 component("ahead", { draw: (figures) => { for (const [id, f] of Object.entries(figures)) later.set(id, f); } });
