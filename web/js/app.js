@@ -133,8 +133,8 @@ async function start(hostBridge) {
 
 // The figures Python shows only on a choice, made ahead while they are hidden (heatmaps.js:
 // prepareFigure), so that the first mistake or head chosen, the encoder output, or dW_head at
-// the first Step, draws kept figures, not new ones: [id, what it is made like, asked as it is made]: what Python said it
-// will be, in the answer's "ahead" ({spec, rows, cols}).
+// the first Step, draws kept figures, not new ones. Each is [id, a function giving what Python
+// last said it will be]: the answer's "ahead", {spec, rows, cols}, read when it is made.
 export function figuresAhead() {
   const compared = [PANEL_IDS.pitfall, PANEL_IDS.variant].flatMap((panel) => Array.from(
     document.querySelectorAll(`#${panel} .compare .plot`), (el) => el.id));
