@@ -365,6 +365,24 @@ AXES = """(ids) => ids.map((id) => { const el = document.getElementById(id), top
              plot: [size.t, size.h, size.b], height: el._fullLayout.height }; })"""
 
 
+# What a click on the toolbar's Large text met: the element at the button's centre, and where the
+# button and the page were (said when the text size did not change).
+AT_TEXT_SIZE = """() => { const b = document.getElementById('text-size'), r = b.getBoundingClientRect();
+    const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return { at: at && (at.id || String(at.className) || at.tagName), top: r.top, bottom: r.bottom,
+             scrollY, innerHeight, pressed: b.getAttribute('aria-pressed') }; }"""
+
+
+def text_size(engine, large):
+    """Click the toolbar's Large text and wait for the text size asked for."""
+    engine.click("#text-size")
+    try:
+        engine.wait_for("(large) => document.documentElement.classList.contains('large') === large",
+                        large, timeout=10)
+    except EngineError as e:
+        raise EngineError("%s; the click met %s" % (e, json.dumps(engine.evaluate(AT_TEXT_SIZE))))
+
+
 def layout_settled(engine, seconds=3):
     """The layout check once it finds nothing, or what it still finds after `seconds`: Plotly may
     lay a figure's margins out again a moment after its promise resolved (seen once in WebKit,
@@ -419,17 +437,15 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
         assert all(0 <= d <= 1 for d in off), (turn, off)
         assert layout_settled(engine) == [], (turn, engine.evaluate(AXES, list(expected)))
         choose(engine, "pitfall", "")
-    engine.click("#text-size")
+    text_size(engine, large=True)
     try:
-        engine.wait_for("() => document.documentElement.classList.contains('large')")
         choose(engine, "pitfall", "no_layernorm")
         got = engine.evaluate(SHOWN, "heatmap-pitfall")
         assert got["titleSize"] > normal and got["key"] and got["painted"], got
         np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
         choose(engine, "pitfall", "")
     finally:
-        engine.click("#text-size")
-        engine.wait_for("() => !document.documentElement.classList.contains('large')")
+        text_size(engine, large=False)
     # the encoder output, made ahead as Python described it (the answer's "ahead"), shown by the
     # mistake that needs it: the CLS vectors at position 0 of seeded tokens
     choose(engine, "pitfall", "last_position")
@@ -441,32 +457,6 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
     np.testing.assert_allclose(shown_numbers(got["table"]), z, rtol=0, atol=5.01e-5)
     assert got["hover"] and any(abs(v - z[-1, -1]) <= 5e-3 for v in numbers_in(got["hover"])), got["hover"]
     assert 0 <= engine.evaluate(FITS, ["heatmap-encoder"])[0] <= 1
-    assert layout_settled(engine) == []
-    # dW_head, made ahead while the fine-tuning panel was not used, shown by its first Step: the
-    # gradient of the mean cross-entropy at W_head after one SGD step (lr 0.1) from the worked
-    # example, its labels as the page shows them
-    app.start()
-    assert "heatmap-dw" in ahead and engine.evaluate(UNSEEN, ["heatmap-dw"]) == [True]
-    y = np.array([int(v) for v in engine.evaluate(
-        "() => Array.from(document.querySelectorAll('#ft-labels input'), (i) => i.value)")])
-    before = renders(engine)
-    engine.click("#ft-step")
-    wait_render_after(engine, before)
-    engine.wait_for("() => document.getElementById('heatmap-dw').data !== undefined")
-
-    def gradient(w):
-        h_hat = head(CLS, w)[0]
-        delta = softmax(h_hat @ w)
-        delta[np.arange(len(y)), y] -= 1.0
-        return h_hat.T @ delta / len(y)
-    dw = gradient(W - 0.1 * gradient(W))
-    np.testing.assert_allclose(heatmap_z(engine, "heatmap-dw"), dw, rtol=1e-9, atol=1e-12)
-    got = engine.evaluate(SHOWN, "heatmap-dw")
-    assert got["key"] and got["painted"] and got["numberInCell"] and got["rowsTitle"] == "feature d", got
-    assert got["title"].startswith("dW_head = ")
-    np.testing.assert_allclose(shown_numbers(got["table"]), dw, rtol=0, atol=5.01e-5)
-    assert engine.evaluate(UNSEEN, ["heatmap-dw"]) == [False]
-    assert 0 <= engine.evaluate(FITS, ["heatmap-dw"])[0] <= 1
     assert layout_settled(engine) == []
     app.assert_clean()
 
@@ -571,7 +561,7 @@ def test_large_text_on_a_projector_sized_window(app):
     engine = app.start(viewport=(1280, 720))
     titles = "(ids) => ids.map((id) => document.getElementById(id).layout.title.font.size)"
     normal = engine.evaluate(titles, FIGURES)
-    engine.click("#text-size")
+    text_size(engine, large=True)
     try:
         engine.wait_for("(ids, normal) => document.documentElement.classList.contains('large') && "
                         "ids.every((id, k) => document.getElementById(id).layout.title.font.size > normal[k])",
@@ -583,8 +573,7 @@ def test_large_text_on_a_projector_sized_window(app):
         cls[0, 1] = 2
         np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
     finally:
-        engine.click("#text-size")
-        engine.wait_for("() => !document.documentElement.classList.contains('large')")
+        text_size(engine, large=False)
     app.assert_clean()
 
 
@@ -684,6 +673,33 @@ IDLE = """() => { const s = document.getElementById('finetune').dataset;
 
 def test_a_fine_tune_step_is_sgd_written_here(app):
     engine = app.start()
+    # dW_head, made ahead while the fine-tuning panel was not used, shown by its first Step: the
+    # gradient of the mean cross-entropy at W_head after one SGD step (lr 0.1) from the worked
+    # example, its labels as the page shows them
+    engine.wait_for("() => document.documentElement.dataset.ahead === 'done'", timeout=90)
+    assert engine.evaluate(UNSEEN, ["heatmap-dw"]) == [True]
+    y = np.array([int(v) for v in engine.evaluate(
+        "() => Array.from(document.querySelectorAll('#ft-labels input'), (i) => i.value)")])
+    before = renders(engine)
+    engine.click("#ft-step")
+    wait_render_after(engine, before)
+    engine.wait_for("() => document.getElementById('heatmap-dw').data !== undefined")
+
+    def gradient(w):
+        h_hat = head(CLS, w)[0]
+        delta = softmax(h_hat @ w)
+        delta[np.arange(len(y)), y] -= 1.0
+        return h_hat.T @ delta / len(y)
+    dw = gradient(W - 0.1 * gradient(W))
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-dw"), dw, rtol=1e-9, atol=1e-12)
+    got = engine.evaluate(SHOWN, "heatmap-dw")
+    assert got["key"] and got["painted"] and got["numberInCell"] and got["rowsTitle"] == "feature d", got
+    assert got["title"].startswith("dW_head = ")
+    np.testing.assert_allclose(shown_numbers(got["table"]), dw, rtol=0, atol=5.01e-5)
+    assert engine.evaluate(UNSEEN, ["heatmap-dw"]) == [False]
+    assert 0 <= engine.evaluate(FITS, ["heatmap-dw"])[0] <= 1
+    assert layout_settled(engine) == []
+    # then the 60-sample class means, from W_head = 0
     engine.click("#ft-load-means")
     engine.wait_for("() => document.querySelectorAll('#ft-labels input').length === 60", timeout=60)
     engine.wait_for(IDLE, timeout=60)
