@@ -49,7 +49,6 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
     if not np.isfinite(output).all():
         section["note"] = ("Some of its outputs are not finite numbers: on these inputs this head "
                            "overflows float64 (shown as the scale's ends).")
-    ids = comparison_ids(kind)
     arrays = {kind: output}
     # One colour scale for both, so that equal colours mean equal values side by side.
     limit = colour_limit(np.concatenate([trace.logits.ravel(), output.ravel()]))
