@@ -7,7 +7,7 @@ import numpy as np
 from . import comparisons
 from .class_names import class_names
 from .colour_range import colour_limit
-from .heatmap_spec import EXACT, heatmap
+from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
 from .readouts import TOP_K_DEFAULT, top_k_table
 
 def comparison_ids(kind):
@@ -107,14 +107,13 @@ def comparisons_ahead(state):
     (['heatmap-pitfall', 'heatmap-pitfall-correct'], 'Position -1 instead of 0')
     """
     B, C = state.B, state.C
-    zeros = np.broadcast_to(0.0, (B, C))  # the shape alone: no values are read
+    zeros = shape_only(B, C)
     out = {}
     for kind in ("pitfall", "variant"):
         if state.options.get(kind) is not None:
             continue
         first = comparisons.choices(kind, state)[0][1]
-        placeholder = (1.0, False)  # a colour range, not found from the zeros
         specs = comparison_heatmaps(kind, first, zeros, zeros, zeros if kind == "pitfall" else None,
-                                    placeholder, diff_limit=placeholder)
+                                    AHEAD_LIMIT, diff_limit=AHEAD_LIMIT)
         out.update({i: {"spec": spec, "rows": B, "cols": C} for i, spec in specs.items()})
     return out

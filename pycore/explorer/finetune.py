@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..vit.loss import cross_entropy
-from .heatmap_spec import EXACT, heatmap
+from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
 from .cells import format_number, parse_cell
 from .errors import StateError
 from .finetune_export import training_code
@@ -529,8 +529,8 @@ class FineTune(object):
         {id: {spec, rows, cols}}, the colour range a placeholder; {} while it is shown."""
         if self.in_use(state) and state.D * state.C <= GRADIENT_LIVE_MAX:
             return {}
-        zeros = np.broadcast_to(0.0, (state.D, state.C))  # the shape alone: no values are read
-        return {HEATMAP_IDS["dw"]: {"spec": gradient_heatmap(zeros, limit=(1.0, False)),
+        return {HEATMAP_IDS["dw"]: {"spec": gradient_heatmap(shape_only(state.D, state.C),
+                                                             limit=AHEAD_LIMIT),
                                     "rows": state.D, "cols": state.C}}
 
 

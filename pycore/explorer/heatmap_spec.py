@@ -61,3 +61,19 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
 
 # Hover shows the exact float64 value (12 significant digits, trailing zeros trimmed).
 EXACT = "%{z:.12~g}"
+
+
+# A heatmap said ahead (the answer's "ahead": a figure the page makes before a choice shows it)
+# is described by its shape alone: zeros that no array holds, and a placeholder colour range
+# (the page recolours the figure when it is shown).
+AHEAD_LIMIT = (1.0, False)
+
+
+def shape_only(rows, cols):
+    """Zeros of shape (rows, cols), one number broadcast (read-only, no memory per cell): the
+    values of a heatmap said ahead, made with ``limit=AHEAD_LIMIT``.
+
+    >>> shape_only(768, 1000).strides
+    (0, 0)
+    """
+    return np.broadcast_to(0.0, (rows, cols))

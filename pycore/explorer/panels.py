@@ -14,7 +14,7 @@ from ..vit.readout import top_k
 from .cells import format_number
 from .class_names import class_names
 from .editing import DEFAULT_N
-from .heatmap_spec import EXACT, heatmap
+from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
 from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, class_label
 from .shared import HEATMAP_IDS
 
@@ -59,9 +59,8 @@ def figures_shown_later(state):
         return {}
     B, D = state.cls.shape
     rows = B * (DEFAULT_N + 1)
-    z_rows = np.broadcast_to(0.0, (rows, D))  # the shape alone: no values are read
-    return {HEATMAP_IDS["encoder"]: {"spec": encoder_heatmap(z_rows, limit=(1.0, False)),
-                                     "rows": rows, "cols": D}}
+    spec = encoder_heatmap(shape_only(rows, D), limit=AHEAD_LIMIT)
+    return {HEATMAP_IDS["encoder"]: {"spec": spec, "rows": rows, "cols": D}}
 
 
 def normalized_heatmap(trace):
