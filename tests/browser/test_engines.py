@@ -667,6 +667,14 @@ def softmax(z):
     return e / e.sum(axis=1, keepdims=True)
 
 
+def mean_cross_entropy_gradient(h_cls, w, y):
+    """d(mean cross-entropy of softmax(LayerNorm(h_cls) @ w) against the labels y)/dw, in NumPy."""
+    h_hat = head(h_cls, w)[0]
+    delta = softmax(h_hat @ w)
+    delta[np.arange(len(y)), y] -= 1.0
+    return h_hat.T @ delta / len(y)
+
+
 IDLE = """() => { const s = document.getElementById('finetune').dataset;
     return s.busy === 'false' && s.playing === 'false'; }"""
 
@@ -684,13 +692,8 @@ def test_a_fine_tune_step_is_sgd_written_here(app):
     engine.click("#ft-step")
     wait_render_after(engine, before)
     engine.wait_for("() => document.getElementById('heatmap-dw').data !== undefined")
-
-    def gradient(w):
-        h_hat = head(CLS, w)[0]
-        delta = softmax(h_hat @ w)
-        delta[np.arange(len(y)), y] -= 1.0
-        return h_hat.T @ delta / len(y)
-    dw = gradient(W - 0.1 * gradient(W))
+    w1 = W - 0.1 * mean_cross_entropy_gradient(CLS, W, y)
+    dw = mean_cross_entropy_gradient(CLS, w1, y)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-dw"), dw, rtol=1e-9, atol=1e-12)
     got = engine.evaluate(SHOWN, "heatmap-dw")
     assert got["key"] and got["painted"] and got["numberInCell"] and got["rowsTitle"] == "feature d", got
@@ -713,9 +716,7 @@ def test_a_fine_tune_step_is_sgd_written_here(app):
                     steps, timeout=60)
     engine.wait_for(IDLE, timeout=60)
     h_hat = head(h_cls, np.zeros((64, 10)))[0]
-    delta = softmax(h_hat @ np.zeros((64, 10)))
-    delta[np.arange(60), y] -= 1.0
-    w1 = -0.1 * (h_hat.T @ delta) / 60
+    w1 = -0.1 * mean_cross_entropy_gradient(h_cls, np.zeros((64, 10)), y)
     losses = [float(-np.mean(np.log(softmax(h_hat @ w)[np.arange(60), y])))
               for w in (np.zeros((64, 10)), w1)]
     shown = engine.evaluate("() => Array.from(document.getElementById('loss-curve').data[0].y)")
