@@ -232,15 +232,16 @@ def test_an_answer_is_strict_json_even_when_a_section_slips(capsys):
 
 
 def test_warm_up_practises_in_a_session_of_its_own():
-    """Practice requests (the page's warm-up) are real edits of both grids and, once, a choice in
-    each menu, answered and encoded as the page's are, and leave the page's session as it was:
+    """Practice requests (the page's warm-up) are real edits of both grids and, three times, a
+    choice in each menu, answered and encoded as the page's are, and leave the page's session as it was:
     its state, link and next answers."""
     bridge = load_bridge()
     first = json.loads(bridge.dispatch(json.dumps({"op": "load", "fragment": ""})))
     edit = json.loads(bridge.dispatch(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "7"})))
     before = state_to_json(bridge._session.state)
     practised = set()
-    for k in range(40):
+    drills = 0
+    for k in range(48):  # js/warmup.js's PRACTICE
         request = bridge.practice_request()
         if k % 3:  # the PyScript host's way: the answer with its matrices
             text, arrays = bridge.answer(request, True)
@@ -252,12 +253,14 @@ def test_warm_up_practises_in_a_session_of_its_own():
         assert answer["ok"] and answer.get("error") is None, answer
         if request["op"] != "edit":
             practised.add((request["op"], request.get("value")))
+            drills += request.get("value") == "last_position"
             continue
         assert answer["value"] == float(request["text"])
         assert arrays and all(np.isfinite(m).all() for m in arrays.values())
         practised.add((request["key"], tuple(request["index"])))
     assert {key for key, _ in practised} == {"cls", "W_head", "option", "load"}
     assert {("option", "last_position"), ("option", "mlp_tanh")} <= practised
+    assert drills == 3
     assert len(practised) >= 16 + 4
     assert state_to_json(bridge._session.state) == before
     link = json.loads(bridge.dispatch(json.dumps({"op": "link"})))["link"]

@@ -86,7 +86,7 @@ def test_pythons_warm_up_never_touches_what_the_page_shows(page, site_url):
     A person typing at once is answered in between; the practice ends ("done") and has changed
     nothing shown: cells, heatmaps, link, the render count."""
     open_explorer(page, site_url)
-    assert page.evaluate("document.documentElement.dataset.warmUp") == "0 of 40"
+    assert page.evaluate("document.documentElement.dataset.warmUp") == "0 of 48"
     box = type_keys(page, "cls[1,2]", "2.5")
     box.press("Tab")
     settle(page)
@@ -103,7 +103,7 @@ def test_pythons_warm_up_never_touches_what_the_page_shows(page, site_url):
             break
         time.sleep(0.05)
     assert "done" in progress, progress
-    assert len(progress) >= 3  # it counted its way there ("12 of 40", ...)
+    assert len(progress) >= 3  # it counted its way there ("12 of 48", ...)
     time.sleep(0.3)
     assert (renders(page), page_fragment(page),
             page.evaluate("document.documentElement.dataset.lastRenderMs")) == shown

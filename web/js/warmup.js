@@ -8,7 +8,7 @@
 // before it is first shown, say), one at a time; <html data-ahead> counts them ("done" at the end).
 import { setData } from "./dom.js";
 
-const PRACTICE = 40; // practice edits in all: by then an edit's Python runs at its fastest
+const PRACTICE = 48; // practice requests in all: by then an edit's Python runs at its fastest
 const START_MS = 300; // after the page is ready: its first redraws settle first
 const PAUSE_MS = 25; // between two practice calls
 const QUIET_MS = 250; // after a request of the page's own, before practice resumes

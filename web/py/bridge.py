@@ -86,24 +86,28 @@ def answer(request_json, practice=False):
 # cells of both grids edited in a session of their own, answered and encoded exactly as the
 # page's own edits are. The page's session is never touched.
 #
-# The menus are practised once too, after the first edit: a visit's first "last position" or
-# MLP head imported numpy.random (its WebAssembly libraries, loaded then) and ran code no edit
-# runs, about 90 ms of Python in the first switch of either menu.
+# The menus are practised too, three times among the edits (MENU_DRILL_AT): a visit's first
+# "last position" or MLP head imported numpy.random (its WebAssembly libraries, loaded then) and
+# ran code no edit runs, about 90 ms of Python in the first switch of either menu. Once was not
+# enough for WebKit, whose first real "last position" after one drill still took Python 39-87 ms
+# (18-25 ms after three; later ones 3-9 ms).
 MENU_DRILL = [
     {"op": "option", "name": "pitfall", "value": "last_position"},
     {"op": "option", "name": "variant", "value": "mlp_tanh"},
     {"op": "option", "name": "variant", "value": "gap"},
     {"op": "load", "fragment": ""},  # the worked example again, for the edits that follow
 ]
+MENU_DRILL_AT = (2, 14, 26)  # the practice requests that begin a drill (the first is 1)
 
 
 def practice_request():
     """The JSON text of the next practice request: the menus' drill (MENU_DRILL) after the
-    first edit, and otherwise edits of the worked example's cells in turn, CLS vectors and
+    first edit and twice more (MENU_DRILL_AT), and otherwise edits of the worked example's cells in turn, CLS vectors and
     W_head alternately, each to a value it does not hold (eighths: the example has none)."""
     n = _practice["edits"] = _practice["edits"] + 1
-    if 2 <= n < 2 + len(MENU_DRILL):
-        return json.dumps(MENU_DRILL[n - 2])
+    for start in MENU_DRILL_AT:
+        if start <= n < start + len(MENU_DRILL):
+            return json.dumps(MENU_DRILL[n - start])
     key, matrix = ("cls", WORKED_CLS) if n % 2 else ("W_head", WORKED_W_HEAD)
     rows, cols = len(matrix), len(matrix[0])
     cell = (n // 2) % (rows * cols)
