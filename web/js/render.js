@@ -20,8 +20,10 @@ import * as panels from "./panels.js";
 
 // Patched cells remembered per matrix: a heatmap further behind recolours all its cells.
 const PATCH_LOG_MAX = 4096;
-// The longest a redraw runs before it lets other tasks in (between two heatmaps).
+// The longest a redraw runs before it lets other tasks in (between two heatmaps), and the
+// smallest heatmap it lets them in before: smaller ones take a few milliseconds each.
 const SLICE_MS = 40;
+const SLICE_CELLS = 20000;
 
 export class Renderer {
   constructor({ grids }) {
@@ -103,12 +105,14 @@ export class Renderer {
   async redraw(job) {
     const res = job.res;
     // A redraw of large heatmaps (a Play round at ViT-B/16 size colours 1.5 million cells and
-    // may make a figure) is cut into tasks of about SLICE_MS between heatmaps, so that the page
-    // still scrolls and takes keys; a redraw that fits in one slice (any scrubbed change) stays
-    // one task, drawn in one frame.
+    // may make a figure) is cut into tasks of about SLICE_MS before each large one, so that the
+    // page still scrolls and takes keys. A redraw of small ones stays one task, drawn in one
+    // frame, even past SLICE_MS (WebKit's first mistake of a visit makes four figures): cut, it
+    // would paint a frame with half its figures new, and end a frame later.
     let sliceStart = performance.now();
-    const between = async () => {
-      if (performance.now() - sliceStart < SLICE_MS) return;
+    let largest = 0; // cells of the largest heatmap drawn so far
+    const between = async (cells) => {
+      if (cells < SLICE_CELLS || performance.now() - sliceStart < SLICE_MS) return;
       await new Promise((resolve) => setTimeout(resolve, 0));
       sliceStart = performance.now();
     };
@@ -121,10 +125,12 @@ export class Renderer {
     for (const [id, spec] of Object.entries(job.heatmaps)) {
       const m = this.store.get(spec.matrix);
       if (!m) continue;
-      await between();
+      const cells = m.rows * m.cols;
+      await between(cells);
+      largest = Math.max(largest, cells);
       draws.push(drawHeatmap(id, spec, m));
     }
-    await between();
+    await between(largest);
     for (const [name, spec] of Object.entries(job.grids)) {
       const m = this.store.get(spec.matrix);
       if (m) this.grids[name].setMatrix(m);
