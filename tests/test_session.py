@@ -386,6 +386,22 @@ def test_an_edit_can_leave_its_equations_for_later():
     assert "steps_follow" not in s.handle({"op": "option", "name": "pitfall", "value": "no_layernorm"})
 
 
+def test_an_option_can_leave_its_equations_for_later():
+    """A sample chosen, or a mistake that switches the input to the encoder output, while the
+    equations are out of view: the answer says they changed, and a "steps" request brings the
+    equations an answer with them would have held."""
+    for name, value in (("sample", 1), ("pitfall", "last_position")):
+        s, t = Session(), Session()
+        for session in (s, t):
+            session.handle({"op": "load", "fragment": ""})
+        answer = s.handle({"op": "option", "name": name, "value": value, "steps": "later"})
+        now = t.handle({"op": "option", "name": name, "value": value})
+        assert answer["ok"] and "steps" not in answer and answer["steps_follow"] is True
+        assert "steps" in now and "steps_follow" not in now
+        assert s.handle({"op": "steps"})["steps"] == now["steps"]
+        assert s.handle({"op": "link"}) == t.handle({"op": "link"})
+
+
 def test_a_comparison_at_1000_classes_lists_each_samples_top_classes():
     """At C = 1000 a comparison's heatmap is a barcode: its section carries the k largest
     outputs of each sample (here softmax inside the head), and follows k."""

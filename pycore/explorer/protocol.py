@@ -45,7 +45,9 @@ REQUESTS = {
                        "step, 0 to 6), 'walk_class' (the class of its dot product) or 'top_k' "
                        "(how many classes the top-k table lists, 1 to 20; not part of the link)",
                "value": "the new value (null: no comparison; the walk-through off; the "
-                        "predicted class)"},
+                        "predicted class)",
+               "steps": "as for edit (a mistake that needs the patch tokens switches the input "
+                        "to the encoder output, and so changes the equations)"},
     "contributions": {"b": "the logit's sample (null with c null: nothing selected)",
                       "c": "the logit's class",
                       "select": "true when the person chose it (click, keyboard): its terms "

@@ -257,6 +257,7 @@ class Session(object):
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
+        steps = _steps_wanted(request)
         if name == "top_k":  # how many classes the top-k table lists: the page's view only
             self.k = readouts.check_k(value)
             return self._answer({name})
@@ -265,21 +266,21 @@ class Session(object):
         value = check_option(name, value, self.state.B, self.state.C)
         if name in ("pitfall", "variant") and value is not None and self.state.mode == "cls" \
                 and comparisons.find(value).needs == "encoder":
-            return self._to_encoder_for(name, value)
+            return self._to_encoder_for(name, value, steps)
         self.state.options[name] = value
         if name == "pitfall" and value is not None and not self.computed.exact \
                 and self.computed.current():
             self.computed.recompute()  # see Computed.after_cell: the difference needs exact logits
-        return self._answer({name})
+        return self._answer({name}, steps=steps)
 
-    def _to_encoder_for(self, kind, key):
+    def _to_encoder_for(self, kind, key, steps=True):
         """Choose a comparison that needs the patch tokens while only the CLS rows are edited:
         switch to the full encoder output (the CLS rows at position 0, seeded patch tokens
         after them; pycore.explorer.editing.set_mode), rather than show a difference of zeros,
-        and say so in the panel's notice."""
+        and say so in the panel's notice. ``steps``: as for ``_answer``."""
         state = set_mode(self.state.copy(), "encoder")
         state.options[kind] = key
-        answer = self._replace(state)
+        answer = self._replace(state, steps)
         B, N1, D = state.encoder_output.shape
         answer[kind]["notice"] = (
             "\u201c%s\u201d needs the patch tokens, which the CLS vectors alone do not have, so "
@@ -445,9 +446,9 @@ class Session(object):
             patches["h_cls"] = [[b, d, value]]
         return patches
 
-    def _replace(self, state):
+    def _replace(self, state, steps=True):
         """Make `state` the session's, once its head has been computed (nothing changes if it
-        cannot be)."""
+        cannot be). ``steps``: as for ``_answer``."""
         options = state.options
         options["sample"] = min(options.get("sample", 0) or 0, state.B - 1)
         options["logit_class"] = min(options.get("logit_class", 0) or 0, state.C - 1)
@@ -458,7 +459,7 @@ class Session(object):
         except ValueError as exc:
             raise StateError("This cannot be computed: %s; nothing was changed." % exc) from None
         self.computed = computed
-        return self._answer({sections.STATE})
+        return self._answer({sections.STATE}, steps=steps)
 
     def _dense_numbers(self):
         """How many numbers the link must spell out: every number of a typed-in matrix, and
@@ -520,7 +521,8 @@ def _edited(key):
 
 
 def _steps_wanted(request):
-    """An edit's "steps": "later" (the page's equations are out of view) or its equations now."""
+    """A request's "steps" (an edit's, a paste's, an option's, a train's): "later" (the page's
+    equations are out of view) or its equations now."""
     return "later" if request.get("steps") == "later" else True
 
 

@@ -44,6 +44,23 @@ def test_steps_follow_edits_made_while_they_were_out_of_view(page, site_url):
     expect(steps).to_contain_text("%.4f" % logit)
 
 
+def test_steps_follow_a_mistake_chosen_while_they_were_out_of_view(page, site_url):
+    """"Position -1" switches the input to the encoder output, which changes the first equation;
+    chosen while the equations are out of view, it leaves them for later (docs/protocol.md), and
+    they show the new input once they scroll into view."""
+    set_viewport(page, {"width": 1280, "height": 720})
+    open_explorer(page, site_url)
+    steps = page.locator("#step-list")
+    expect(steps).to_contain_text("0.8854")
+    page.locator("#pitfall").scroll_into_view_if_needed()
+    assert not page.evaluate("""() => { const r = document.getElementById('step-list')
+        .getBoundingClientRect(); return r.top < innerHeight && r.bottom > 0; }""")
+    act(page, lambda: page.select_option("#pitfall", "last_position"))
+    steps.scroll_into_view_if_needed()
+    expect(steps).to_contain_text("z_L[0, 0, :]")  # the TeX KaTeX keeps beside what it shows
+    expect(steps).to_contain_text("0.8854")  # position 0 holds the CLS vectors: the same logit
+
+
 def test_softmax_panel_says_it_is_not_the_head(page, site_url):
     open_explorer(page, site_url)
     assert "not part of the head" in page.locator("#softmax h2").inner_text()

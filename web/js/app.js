@@ -342,10 +342,14 @@ function bindControls() {
     newSession("");
   });
   const option = (name, value) => send({ op: "option", name, value }, now());
+  // A menu away from the equations leaves them for later while they are out of view (the first
+  // "last position" changes them: the input becomes the encoder output); the equations' own
+  // selects always bring them.
+  const compare = (name, value) => send({ op: "option", name, value, steps: panels.stepsLater() }, now());
   $("step-sample").addEventListener("change", (e) => option("sample", Number(e.target.value)));
   $("step-class").addEventListener("change", (e) => option("logit_class", Number(e.target.value)));
-  $("pitfall").addEventListener("change", (e) => option("pitfall", e.target.value || null));
-  $("variant").addEventListener("change", (e) => option("variant", e.target.value || null));
+  $("pitfall").addEventListener("change", (e) => compare("pitfall", e.target.value || null));
+  $("variant").addEventListener("change", (e) => compare("variant", e.target.value || null));
   // next to the logits: one click to the mistakes, their select focused
   $("compare-mistake").addEventListener("click", () => {
     $(PANEL_IDS.pitfall).scrollIntoView({ block: "start" });
