@@ -21,7 +21,7 @@ import * as panels from "./panels.js";
 // Patched cells remembered per matrix: a heatmap further behind recolours all its cells.
 const PATCH_LOG_MAX = 4096;
 // The longest a redraw runs before it lets other tasks in (between two heatmaps), and the
-// smallest heatmap it lets them in before: smaller ones take a few milliseconds each.
+// smallest heatmap that makes it do so: smaller ones take a few milliseconds each.
 const SLICE_MS = 40;
 const SLICE_CELLS = 20000;
 
@@ -104,15 +104,18 @@ export class Renderer {
   // Returns when the last redraw ended (lastRenderMs).
   async redraw(job) {
     const res = job.res;
-    // A redraw of large heatmaps (a Play round at ViT-B/16 size colours 1.5 million cells and
-    // may make a figure) is cut into tasks of about SLICE_MS before each large one, so that the
-    // page still scrolls and takes keys. A redraw of small ones stays one task, drawn in one
+    // A redraw with large heatmaps (a Play round at ViT-B/16 size colours 1.5 million cells and
+    // may make a figure) is cut into tasks of about SLICE_MS between heatmaps, so that the page
+    // still scrolls and takes keys. A redraw of small ones only stays one task, drawn in one
     // frame, even past SLICE_MS (WebKit's first mistake of a visit makes four figures): cut, it
     // would paint a frame with half its figures new, and end a frame later.
+    const large = Object.values(job.heatmaps).some((spec) => {
+      const m = this.store.get(spec.matrix);
+      return m && m.rows * m.cols >= SLICE_CELLS;
+    });
     let sliceStart = performance.now();
-    let largest = 0; // cells of the largest heatmap drawn so far
-    const between = async (cells) => {
-      if (cells < SLICE_CELLS || performance.now() - sliceStart < SLICE_MS) return;
+    const between = async () => {
+      if (!large || performance.now() - sliceStart < SLICE_MS) return;
       await new Promise((resolve) => setTimeout(resolve, 0));
       sliceStart = performance.now();
     };
@@ -125,12 +128,10 @@ export class Renderer {
     for (const [id, spec] of Object.entries(job.heatmaps)) {
       const m = this.store.get(spec.matrix);
       if (!m) continue;
-      const cells = m.rows * m.cols;
-      await between(cells);
-      largest = Math.max(largest, cells);
+      await between();
       draws.push(drawHeatmap(id, spec, m));
     }
-    await between(largest);
+    await between();
     for (const [name, spec] of Object.entries(job.grids)) {
       const m = this.store.get(spec.matrix);
       if (m) this.grids[name].setMatrix(m);
