@@ -124,8 +124,19 @@ export class MatrixGrid {
     this.rows = m.rows;
     this.cols = m.cols;
     this.data = m.data;
-    if (reshaped) this.layout();
-    this.render(true);
+    if (reshaped || !this.cells.size) {
+      if (reshaped) this.layout();
+      this.render(true);
+      return;
+    }
+    // The same shape: the cells on screen stay (which cells those are depends on the scroll,
+    // not on the numbers), each with its new value. render() would measure the grid, and so
+    // lay out the page that the redraw around this call has just changed (a drawing in
+    // progress refills the editors at every change).
+    for (const [key, input] of this.cells) {
+      const [i, j] = key.split(",").map(Number);
+      if (!this.typing(i, j)) this.fill(input, i, j);
+    }
   }
 
   // No cells until the next matrix (cells with other labels are coming: the input's mode
