@@ -402,6 +402,30 @@ def test_an_option_can_leave_its_equations_for_later():
         assert s.handle({"op": "link"}) == t.handle({"op": "link"})
 
 
+def test_a_drawing_in_progress_leaves_its_link_and_the_panels_out_of_view_for_later():
+    """While the pen is down the page's "digit" requests say link "later" and name the panels
+    out of view: the answer's link is pending and those panels are deferred; a catch_up and a
+    link request then bring what an answer without them would have held."""
+    image = [[0] * 8 for _ in range(8)]
+    for r in range(1, 7):
+        image[r][4] = 16
+    s, t = Session(), Session()
+    for session in (s, t):
+        session.handle({"op": "load", "fragment": ""})
+    later = ["stats", "logits_table", "top_classes"]
+    answer = s.handle({"op": "digit", "images": [image], "link": "later", "later": later,
+                       "steps": "later"})
+    whole = t.handle({"op": "digit", "images": [image]})
+    assert answer["ok"] and answer["link"]["pending"] and not whole["link"]["pending"]
+    assert sorted(answer["deferred"]) == sorted(later) and not any(name in answer for name in later)
+    assert answer["digit"] == whole["digit"] and answer["heatmaps"] == whole["heatmaps"]
+    caught = s.handle({"op": "catch_up"})
+    assert {name: caught[name] for name in later} == {name: whole[name] for name in later}
+    assert s.handle({"op": "link"})["link"] == whole["link"]
+    refused = s.handle({"op": "digit", "images": [image], "later": ["heatmap-logits"]})
+    assert not refused["ok"] and "heatmap-logits" in refused["error"]["message"]
+
+
 def test_a_comparison_at_1000_classes_lists_each_samples_top_classes():
     """At C = 1000 a comparison's heatmap is a barcode: its section carries the k largest
     outputs of each sample (here softmax inside the head), and follows k."""

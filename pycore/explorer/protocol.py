@@ -55,7 +55,12 @@ REQUESTS = {
     "digit": {"images": "the drawn or picked images: a list of B (1 to 16) images, each 8 rows "
                         "of 8 whole numbers from 0 (paper) to 16 (ink)",
               "head": "'keep' (the default: the model's W_head stays, with its edits) or "
-                      "'trained' (the model's W_head as trained)"},
+                      "'trained' (the model's W_head as trained)",
+              "steps": "as for edit",
+              "link": "'later' while the pen is down: as for edit, the link is asked for once "
+                      "the drawing pauses",
+              "later": "as for edit: while the pen is down, the panels out of view (never "
+                       "'digit', whose pad is drawn on), brought once the pen lifts"},
     "digit_preview": {"images": "one drawing in progress, as for digit (only the first is read)"},
     "export": {"format": "'json', 'numpy', 'csv', 'npz' (the state as .npz, base64) or "
                          "'training'"},

@@ -293,7 +293,9 @@ class Session(object):
         """The real-ViT mode: the tiny ViT encodes the drawn images (pycore/explorer/digits.py)
         and its z_L and W_head become the state; the head keeps its edits unless "trained"."""
         texts = digits.check_images(request.get("images"))
-        return self._replace(digits.digit_state(self.state, texts, request.get("head")))
+        later = sections.check_later(request.get("later"))
+        return self._replace(digits.digit_state(self.state, texts, request.get("head")),
+                             _steps_wanted(request), request.get("link") == "later", later)
 
     def op_digit_preview(self, request):
         """The tiny ViT's reading of a drawing in progress (digits.preview): the state stays."""
@@ -446,9 +448,9 @@ class Session(object):
             patches["h_cls"] = [[b, d, value]]
         return patches
 
-    def _replace(self, state, steps=True):
+    def _replace(self, state, steps=True, link_later=False, later=frozenset()):
         """Make `state` the session's, once its head has been computed (nothing changes if it
-        cannot be). ``steps``: as for ``_answer``."""
+        cannot be). ``steps``, ``link_later``, ``later``: as for ``_answer``."""
         options = state.options
         options["sample"] = min(options.get("sample", 0) or 0, state.B - 1)
         options["logit_class"] = min(options.get("logit_class", 0) or 0, state.C - 1)
@@ -459,7 +461,7 @@ class Session(object):
         except ValueError as exc:
             raise StateError("This cannot be computed: %s; nothing was changed." % exc) from None
         self.computed = computed
-        return self._answer({sections.STATE}, steps=steps)
+        return self._answer({sections.STATE}, steps=steps, link_later=link_later, later=later)
 
     def _dense_numbers(self):
         """How many numbers the link must spell out: every number of a typed-in matrix, and
@@ -521,8 +523,8 @@ def _edited(key):
 
 
 def _steps_wanted(request):
-    """A request's "steps" (an edit's, a paste's, an option's, a train's): "later" (the page's
-    equations are out of view) or its equations now."""
+    """A request's "steps" (an edit's, a paste's, an option's, a digit's, a train's): "later"
+    (the page's equations are out of view) or its equations now."""
     return "later" if request.get("steps") == "later" else True
 
 

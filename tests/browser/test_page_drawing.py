@@ -1,6 +1,7 @@
 """Drawing that keeps up: while the pen is down the tiny ViT's reading (its top 3)
-follows each change, and the pipeline waits; when the pen lifts the pipeline is redrawn once,
-within a second; and digits 0-9 drawn with the mouse's own events, in ordinary handwriting
+follows each change, and so does every stage of the pipeline once it shows a drawn digit (its
+link left for the lift); when the pen lifts the pipeline is drawn and the link written within a
+second; and digits 0-9 drawn with the mouse's own events, in ordinary handwriting
 shapes (tests/browser/handwriting.py), are read right most of the time.
 
 Timings are the page's own (performance.now() in the page: data-preview-ms, the milliseconds
@@ -85,20 +86,23 @@ def watch_readings(page):
     }""")
 
 
-def stroke_with_checks(page, model, points):
+def stroke_with_checks(page, model, points, follows):
     """Press at points[0], move through the others one by one; after each move, with the button
-    still down, wait until the top 3 shown are the model's for the pixels on the pad, and check
-    that the pipeline has not been redrawn. Then lift, and return the page's milliseconds from
-    the lift to the pipeline drawn."""
+    still down, wait until the top 3 shown are the model's for the pixels on the pad; and
+    (`follows`) until the pipeline's logits are the model's for them too, or check that the
+    pipeline has not been redrawn. Then lift, and return the page's milliseconds from the lift
+    to the pipeline drawn."""
     box = page.locator("#digit-pad").bounding_box()
     cell = box["width"] / 8
     at = lambda p: (box["x"] + p[1] * cell, box["y"] + p[0] * cell)  # noqa: E731
     before = renders(page)
+    link = page.evaluate("() => location.hash")
     page.mouse.move(*at(points[0]))
     page.mouse.down()
     for p in points[1:]:
         page.mouse.move(*at(p), steps=2)
-        names, probs = top3(model, pad_pixels(page))
+        pixels = pad_pixels(page)
+        names, probs = top3(model, pixels)
         # the reading of these pixels (an earlier one may show the same names)
         page.wait_for_function(
             """([names, probs]) => {
@@ -107,30 +111,49 @@ def stroke_with_checks(page, model, points):
                     && items.every((li, k) => Math.abs(Number(li.querySelector('.top-p').textContent) - probs[k]) <= 0.0006);
             }""", arg=[names, probs.tolist()], timeout=10000)
         assert page.inner_text("#digit-prediction").startswith("%s (softmax " % names[0])
-        assert renders(page) == before           # the pipeline waits for the pen to lift
-        assert page.evaluate("() => document.getElementById('real-vit').dataset.drawing") == "pending"
+        if not follows:
+            assert renders(page) == before       # the pipeline waits for the pen to lift
+            assert page.evaluate("() => document.getElementById('real-vit').dataset.drawing") == "pending"
+            continue
+        # every stage follows the pen too: the logits of these pixels, as the model gives them
+        logits = classification_head(model.encode(pixels[None]), model.W_head)
+        page.wait_for_function(
+            """(want) => { const el = document.getElementById('heatmap-logits');
+                const z = el.data && el.data[0].z;
+                return z && z.length === want.length && z.every((row, b) => row.length === want[b].length
+                    && Array.from(row).every((v, c) => Math.abs(v - want[b][c]) <= 1e-9)); }""",
+            arg=logits.tolist(), timeout=10000)
     page.mouse.up()
     settled(page)
-    assert renders(page) == before + 1          # one redraw for the whole stroke
+    if not follows:
+        assert renders(page) == before + 1      # one redraw for the whole stroke
     pixels = pad_pixels(page)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
                                classification_head(model.encode(pixels[None]), model.W_head),
                                atol=1e-12)
+    # the link, left for later while the pen was down, is written once it lifts
+    page.wait_for_function("() => document.documentElement.dataset.linkPending === 'false'")
+    assert page.evaluate("() => location.hash").startswith("#state=")
+    assert page.evaluate("() => location.hash") != link
     return float(page.evaluate("() => document.documentElement.dataset.lastRenderMs"))
 
 
-def test_the_reading_follows_the_pen_and_the_pipeline_follows_its_lift(page, site_url, model):
+def test_the_reading_and_the_pipeline_follow_the_pen(page, site_url, model):
     open_explorer(page, site_url)
     clear(page)                                 # an empty pad (it keeps an earlier drawing) ...
     act(page, lambda: page.click("#reset"))     # ... and the worked example in the pipeline
     assert page.evaluate("() => document.documentElement.dataset.mode") == "cls"
     page.locator("#digit-pad").scroll_into_view_if_needed()
     watch_readings(page)
-    # an 8-cell stroke down column 4, from the worked example (the pipeline changes shape) ...
-    first = stroke_with_checks(page, model, [(r + 0.5, 4.5) for r in range(8)])
+    # an 8-cell stroke down column 4, from the worked example: the pipeline, which changes its
+    # sizes (and would move the pad under the pen), waits for the lift ...
+    first = stroke_with_checks(page, model, [(r + 0.5, 4.5) for r in range(8)], follows=False)
     assert pad_pixels(page)[:, 4].tolist() == [16] * 8
-    # ... and an 8-cell stroke across row 3, once the pipeline shows the tiny ViT
-    second = stroke_with_checks(page, model, [(3.5, c + 0.5) for c in range(8)])
+    # ... and an 8-cell stroke across row 3, once the pipeline shows the tiny ViT: it follows
+    top = page.locator("#digit-pad").bounding_box()["y"]
+    second = stroke_with_checks(page, model, [(3.5, c + 0.5) for c in range(8)], follows=True)
+    assert pad_pixels(page)[3].tolist() == [16] * 8
+    assert page.locator("#digit-pad").bounding_box()["y"] == top  # nothing moved the pad
     readings = page.evaluate("() => window.readingMs")
     print("\nreadings while the pen is down: %d, %.0f ms median, %.0f ms at most; pipeline drawn "
           "%.0f ms and %.0f ms after the pen lifted" % (len(readings), np.median(readings),

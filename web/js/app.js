@@ -356,7 +356,8 @@ function bindControls() {
     $("pitfall").focus({ preventScroll: true });
   });
 
-  bindDigits(send, (request) => client.call(request));
+  bindDigits(send, (request) => client.call(request),
+             { stepsLater: () => panels.stepsLater(), laterSections: () => offscreen.laterSections() });
   bindWalk(option);
   bindFineTune({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
                  alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });

@@ -10,9 +10,9 @@
 // stroke through a pixel's middle inks it fully and its neighbours not at all, one along a
 // pixel's edge inks both halfway: strokes of the digits' width, not blobs.
 //
-// While the pen is down each change goes to onStroke (the panel reads the drawing at once);
-// when it lifts, or a key or a pick changes the pixels, the drawing goes to onChange (the
-// pipeline is redrawn).
+// While the pen is down each change goes to onStroke (the panel reads the drawing at once, and
+// the pipeline may follow); when it lifts, or a key or a pick changes the pixels, the drawing goes
+// to onChange (the pipeline is redrawn, and the link written).
 
 import { component } from "./components.js";
 import { setData, setText } from "./dom.js";
@@ -332,11 +332,18 @@ export async function loadGallery(host, note, onPick) {
 const $ = (id) => document.getElementById(id);
 let send = null; // (request, t0) -> promise: the page's, once Python is ready (bindDigits)
 let call = null; // request -> promise of the answer, drawing nothing (bindDigits)
+// What a request says of the equations (js/panels.js) and the panels out of view (js/offscreen.js).
+let stepsLater = () => undefined;
+let laterSections = () => [];
 // While the pen is down each change asks only for the tiny ViT's reading (digit_preview: the
-// top 3 and the attention; the newest drawing, at most one request a frame), and the pipeline
-// waits; once the pen lifts (or a key, a pick, Clear changes the pixels) one "digit" request
-// redraws every stage. <section id="real-vit" data-drawing>: "pending" while the pipeline is
-// behind the drawing, "done" once the newest drawing is drawn.
+// top 3 and the attention; the newest drawing, at most one request a frame). While the pipeline
+// shows one drawn digit already, it follows too: "digit" requests that redraw every stage, one
+// at a time, each with the newest drawing, their link left for the pen's lift (as a scrubbed
+// number's). From any other state it waits for the lift: the new state's sizes would move the
+// page, and the pad under the pen. Once the pen lifts (or a key, a pick, Clear changes the
+// pixels) one "digit" request draws the drawing and writes the link.
+// <section id="real-vit" data-drawing>: "pending" while the pipeline is behind the drawing,
+// "done" once the newest drawing is drawn.
 const reading = new Debounced((pixels, t0) => previewDigit(pixels, t0));
 const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
                               (settled) => setData($(PANEL_IDS.digit), "drawing", settled ? "done" : "pending"));
@@ -344,6 +351,7 @@ const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), {
   onStroke: (pixels, t0) => {
     setData($(PANEL_IDS.digit), "drawing", "pending");
     reading.push(pixels, t0);
+    if (lastDigit && lastDigit.images && lastDigit.images.length === 1) drawing.push(pixels, t0);
   },
   onChange: (pixels, t0) => drawing.push(pixels, t0),
 });
@@ -353,15 +361,20 @@ const imageRows = (pixels) => Array.from({ length: SIDE }, (_, r) => pixels.slic
 
 async function sendDigit(pixels, t0, head) {
   if (!send) return; // before Python is ready the pad only draws
-  const request = { op: "digit", images: [imageRows(pixels)] };
+  const request = { op: "digit", images: [imageRows(pixels)], steps: stepsLater() };
   if (head) request.head = head;
+  if (pad.last) { // the pen is down: the link, and the panels out of view, once it lifts
+    request.link = "later";
+    const later = laterSections().filter((name) => name !== "digit");
+    if (later.length) request.later = later;
+  }
   await send(request, t0);
   // an answer without a new digit section (the drawing came back to the state's) leaves the
   // reading of the stroke's last preview: show the state's again
   if (lastDigit && lastDigit.images) showReading(readingOf(lastDigit));
 }
 
-// The reading of a drawing in progress (the pipeline is redrawn when the pen lifts).
+// The reading of a drawing in progress, at once (the pipeline follows as fast as it is redrawn).
 // <section id="real-vit" data-preview-ms data-previews>: the milliseconds from the change to
 // its reading on screen, and how many readings were shown.
 async function previewDigit(pixels, t0) {
@@ -393,10 +406,12 @@ function showReading(r) {
 }
 
 // The panel's controls, once Python is ready; sendRequest(request, t0) is the page's send,
-// callPython(request) asks without drawing.
-export function bindDigits(sendRequest, callPython) {
+// callPython(request) asks without drawing; views.stepsLater() is a request's "steps" and
+// views.laterSections() the sections whose panels are out of view.
+export function bindDigits(sendRequest, callPython, views) {
   send = sendRequest;
   call = callPython;
+  ({ stepsLater, laterSections } = views);
   $("digit-erase").addEventListener("click", (e) => {
     pad.erasing = !pad.erasing;
     e.target.setAttribute("aria-pressed", String(pad.erasing));
