@@ -11,8 +11,8 @@
 // pixel's edge inks both halfway: strokes of the digits' width, not blobs.
 //
 // While the pen is down each change goes to onStroke (the panel reads the drawing at once, and
-// the pipeline may follow); when it lifts, or a key or a pick changes the pixels, the drawing goes
-// to onChange (the pipeline is redrawn, and the link written).
+// the pipeline may follow); when it lifts, or a key or a pick changes the pixels, the drawing
+// goes to onChange (the pipeline is redrawn, and the link written).
 
 import { component } from "./components.js";
 import { setData, setText } from "./dom.js";
@@ -332,7 +332,8 @@ export async function loadGallery(host, note, onPick) {
 const $ = (id) => document.getElementById(id);
 let send = null; // (request, t0) -> promise: the page's, once Python is ready (bindDigits)
 let call = null; // request -> promise of the answer, drawing nothing (bindDigits)
-// What a request says of the equations (js/panels.js) and the panels out of view (js/offscreen.js).
+// What a request says of the equations (js/panels.js), and the panels out of view
+// (js/offscreen.js).
 let stepsLater = () => undefined;
 let laterSections = () => [];
 // While the pen is down each change asks only for the tiny ViT's reading (digit_preview: the

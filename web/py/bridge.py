@@ -102,8 +102,9 @@ MENU_DRILL_AT = (2, 14, 26)  # the practice requests that begin a drill (the fir
 
 def practice_request():
     """The JSON text of the next practice request: the menus' drill (MENU_DRILL) after the
-    first edit and twice more (MENU_DRILL_AT), and otherwise edits of the worked example's cells in turn, CLS vectors and
-    W_head alternately, each to a value it does not hold (eighths: the example has none)."""
+    first edit and twice more (MENU_DRILL_AT), and otherwise edits of the worked example's
+    cells in turn, CLS vectors and W_head alternately, each to a value it does not hold
+    (eighths: the example has none)."""
     n = _practice["edits"] = _practice["edits"] + 1
     for start in MENU_DRILL_AT:
         if start <= n < start + len(MENU_DRILL):
