@@ -507,7 +507,7 @@ class FineTune(object):
         self.trained = None   # said once, in the answer to the train request
         answer["finetune"] = section
         active = self.in_use(state)
-        if not active or (not live and state.D * state.C > GRADIENT_LIVE_MAX):
+        if self.gradient_hidden(state, live):
             answer["hide"].append(HEATMAP_IDS["dw"])
             section["gradient_note"] = (
                 "The gradient dW_head appears here once you use this panel (Step, a label, a "
@@ -523,11 +523,16 @@ class FineTune(object):
         fine-tuning (a link, the preset). Until then dW_head is not shown."""
         return self.active or any(state.labels) or state.train != TRAIN_DEFAULTS
 
+    def gradient_hidden(self, state, live=False):
+        """Whether dW_head is hidden: the panel not in use, or (but in the answer to one of the
+        panel's own actions, ``live``) a gradient too large to follow every edit."""
+        return not self.in_use(state) or (not live and state.D * state.C > GRADIENT_LIVE_MAX)
+
     def shown_later(self, state):
         """dW_head's figure as a Step would show it, while it is hidden (the panel not in use,
         or a gradient too large to follow every edit), for the page to make ahead:
         {id: {spec, rows, cols}}, the colour range a placeholder; {} while it is shown."""
-        if self.in_use(state) and state.D * state.C <= GRADIENT_LIVE_MAX:
+        if not self.gradient_hidden(state):
             return {}
         return {HEATMAP_IDS["dw"]: {"spec": gradient_heatmap(shape_only(state.D, state.C),
                                                              limit=AHEAD_LIMIT),

@@ -406,9 +406,10 @@ function lookText() {
   return JSON.stringify(look()) + document.documentElement.classList.contains("embed");
 }
 // A figure Python has not shown yet (a comparison, before a mistake or another head is chosen;
-// the encoder output, in the CLS mode; dW_head, before the first Step), made ahead while the page is idle and kept as
-// clearHeatmap keeps one: Plotly makes a new figure far more slowly than it draws a kept one
-// again (docs/performance.md), so the first switch to it costs what a later one does. `like`:
+// the encoder output, in the CLS mode; dW_head, before the first Step), made ahead while the
+// page is idle and kept as clearHeatmap keeps one: Plotly makes a new figure far more slowly
+// than it draws a kept one again (docs/performance.md), so the first switch to it costs what a
+// later one does. `like`:
 // what Python said it will be ({spec, rows, cols}: the answer's "ahead"; its colour range a
 // placeholder: a figure made ahead is recoloured when shown). Made at its own width: a hidden
 // figure keeps its width (explorer.css). Resolves to whether it was made; never over a figure
