@@ -209,7 +209,10 @@ def test_a_link_with_a_long_unknown_key_is_refused_briefly():
     ('{"op": "edit", "key": "cls", "index": [%s, 0], "text": "1"}' % ("1" * 4301),
      "The request holds a number 4,301 characters long"),
     ('{"op": "option", "name": "sample", "value": %s}' % ("9" * 100000), "100,000 characters long"),
-    ("[" * 100000 + "]" * 100000, "nested too deeply"),
+    ("[" * 100000 + "]" * 100000, "nests arrays or objects 100,000 deep"),
+    # a few thousand levels overflow the browser's WebAssembly stack: refused before parsing
+    ('{"op": "steps", "x": %s}' % ("[" * 1900 + "]" * 1900),
+     "The request nests arrays or objects 1,901 deep; the page reads JSON at most 32 deep"),
 ])
 def test_request_text_that_is_not_usable_json_is_refused_in_words(text, says):
     bridge = load_bridge()
@@ -289,3 +292,51 @@ def test_keystrokes_after_a_paste_into_a_preset_never_spell_out_the_link(monkeyp
     link = s.handle({"op": "link"})["link"]
     assert calls == [1, 1] and link["fragment"] is None and link["pending"] is False
     assert "more than 100 kB" in link["note"] and len(encode(s.state)) > 100000
+
+
+# ---- pastes: linear in their length, and a block too large refused before it is parsed ------
+
+@pytest.mark.parametrize("text, pasted", [
+    ("\n" * 1000000 + "1\t2", [[1.0, 2.0]]),                        # quadratic once: 21.9 s
+    ("\r\n" * 300000 + "1 2\r\n3 4" + "\r\n" * 300000, [[1.0, 2.0], [3.0, 4.0]]),
+    (" " * 3000000 + "[[1, 2], [3, 4]]", [[1.0, 2.0], [3.0, 4.0]]),
+], ids=["1M blank lines", "CRLF around", "3M spaces before a literal"])
+def test_blank_lines_around_a_pasted_block_cost_one_pass(text, pasted):
+    s = Session()
+    t0 = __import__("time").thread_time()
+    answer = s.handle({"op": "paste", "key": "W_head", "index": [0, 0], "text": text})
+    seconds = __import__("time").thread_time() - t0
+    assert answer["ok"], answer["error"]
+    np.testing.assert_array_equal(s.state.W_head[:len(pasted), :2], pasted)
+    assert seconds < 1.0, seconds
+
+
+@pytest.mark.parametrize("text, shape", [
+    ("1\t2\t3\n" * 2000000, "2,000,000 \u00d7 3"),                 # 12 MB of rows
+    ("1\t2\t3\t4\t5\t6\n" * 2, "2 \u00d7 6"),
+    ("[" + "[1, 2], " * 1500000 + "[1, 2]]", "1,500,001 \u00d7 2"),
+    ("[" + ", ".join(["1"] * 2000000) + "]", "1 \u00d7 2,000,000"),
+], ids=["tall table", "wide table", "tall literal", "wide literal"])
+def test_a_block_larger_than_its_grid_is_refused_before_its_cells_are_read(monkeypatch, text, shape):
+    """A 10 MB block pasted into the worked example's 4 x 3 W_head parsed every cell (5.0 s in the
+    browser) before saying it does not fit; its size is known from its rows and its first row."""
+    from pycore.explorer import cells
+    parsed = []
+    cell_problem = cells._cell_problem
+    monkeypatch.setattr(cells, "_cell_problem", lambda t: parsed.append(t) or cell_problem(t))
+    s = Session()
+    before = snapshot(s)
+    answer = s.handle({"op": "paste", "key": "W_head", "index": [0, 0], "text": text})
+    assert not answer["ok"] and parsed == []
+    message = answer["error"]["message"]
+    assert "the pasted block is %s but from W_head[0,0] only 4 \u00d7 3 cells fit" % shape in message
+    assert "nothing was pasted" in message and snapshot(s) == before
+
+
+def test_a_refused_reset_resets_nothing():
+    s = Session()
+    s.handle({"op": "edit", "key": "W_head", "index": [0, 0], "text": "7", "commit": True})
+    before = snapshot(s)
+    answer = s.handle({"op": "reset", "fragment": 5})
+    assert not answer["ok"] and "must be text" in answer["error"]["message"]
+    assert snapshot(s) == before and s.state.W_head[0, 0] == 7

@@ -7,6 +7,7 @@ import pickle
 import struct
 import time
 import tracemalloc
+import warnings
 import zipfile
 import zlib
 
@@ -106,6 +107,96 @@ CASES = {
     "an image": ("photo.png", b"\x89PNG" + b"\0" * 100, None, ["reads .npz, .safetensors or .npy"]),
     "a .npy with no grid": ("w.npy", npy_bytes(W), None, ["click a cell of the grid"]),
 }
+
+
+def zip_with(members, method=zipfile.ZIP_DEFLATED):
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", method) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return out.getvalue()
+
+
+def zip_repeating(name, data, times):
+    """A zip holding one member `times` times (the standard library writes it, warning)."""
+    out = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as z:
+            for _ in range(times):
+                z.writestr(name, data)
+    return out.getvalue()
+
+
+def version_needed(raw, version):
+    """`raw` with every member's "version needed to extract" set to `version` (a newer zip
+    format than the standard library reads)."""
+    raw = bytearray(raw)
+    for sig, at in ((b"PK\x03\x04", 4), (b"PK\x01\x02", 6)):
+        i = raw.find(sig)
+        while i >= 0:
+            raw[i + at:i + at + 2] = struct.pack("<H", version)
+            i = raw.find(sig, i + 4)
+    return bytes(raw)
+
+
+def safetensors_header(header):
+    text = header if isinstance(header, str) else json.dumps(header)
+    return struct.pack("<Q", len(text)) + text.encode() + b"\0" * 160
+
+
+NPY_V2_HUGE = b"\x93NUMPY\x02\x00" + struct.pack("<I", 0x7FFFFFF0) + b"{" + b" " * 500
+MINUS_HEADER = ("{'descr': '<f8', 'fortran_order': False, 'shape': (%s1, 5), }"
+                % ("-" * 3000)).encode()
+CASES.update({
+    # crafted to kill the browser's runtime (its stack) or fill its memory before any check
+    "npy header of 3,000 minus signs": (
+        "w.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", len(MINUS_HEADER)) + MINUS_HEADER,
+        "W_head", ["the file has a damaged npy header (unexpected '---"]),
+    "safetensors header nested 2,000 deep": (
+        "m.safetensors", safetensors_header('{"__metadata__": %s}' % ("[" * 2000 + "]" * 2000)),
+        None, ["its header nests arrays or objects 2,001 deep; the page reads JSON at most 32"]),
+    "npz member's npy v2 header claims 2 GB": (
+        "m.npz", zip_with({"W_head.npy": NPY_V2_HUGE, "cls.npy": npy_bytes(CLS)}), None,
+        ["W_head.npy has a damaged npy header (it claims 2,147,483,632 bytes; at most 65,536)"]),
+    "class_names of 2 GB strings": (
+        "m.npz", zip_with({"W_head.npy": npy_bytes(W), "cls.npy": npy_bytes(CLS),
+                           "class_names.npy": npy_header((5,), "|S2147483647") + b"x" * 64}),
+        None, ["class_names.npy holds 10,737,418,235 bytes (5 of |S2147483647), over the limit"]),
+    "npz member's header disagrees with its size": (
+        "m.npz", zip_with({"W_head.npy": npy_header((8, 5)) + b"\0" * 8, "cls.npy": npy_bytes(CLS)}),
+        None, ["W_head.npy's header says 8 \u00d7 5 of float64 (320 bytes), but the archive says "
+               "it holds 8 bytes"]),
+    "bzip2 member (a bz2 bomb)": (
+        "m.npz", zip_with({"W_head.npy": npy_header((8, 5)) + BOMB, "cls.npy": npy_bytes(CLS)},
+                          zipfile.ZIP_BZIP2), None,
+        ["W_head.npy is compressed with bzip2: the page reads members stored or deflated"]),
+    "LZMA member": (
+        "m.npz", zip_with({"W_head.npy": npy_bytes(W), "cls.npy": npy_bytes(CLS)},
+                          zipfile.ZIP_LZMA), None, ["W_head.npy is compressed with LZMA"]),
+    "zip version 10.9 needed": (
+        "m.npz", version_needed(npz_bytes(W_head=W, cls=CLS), 109), None,
+        ["is not a readable zip archive (zip file version 10.9)"]),
+    "the same member 2,000 times": (
+        "m.npz", zip_repeating("W_head.npy", npy_bytes(W), 2000), None,
+        ["holds W_head.npy twice"]),
+    # the reader's own exceptions, once internal errors
+    "empty .npz": ("m.npz", b"", None, ["the file is empty (0 bytes): nothing to read"]),
+    "7-byte .npy": ("w.npy", b"\x93NUMPY\x01", "W_head",
+                    ["the file is cut short: 7 bytes, and an npy file starts with 10 bytes"]),
+    "safetensors dtype a list": (
+        "m.safetensors", safetensors_header(
+            {"head.weight": {"dtype": ["F64"], "shape": [5, 8], "data_offsets": [0, 320]}}),
+        None, ["tensor 'head.weight' has dtype \"['F64']\", which the page cannot read"]),
+    "safetensors shape of 300-digit numbers": (
+        "m.safetensors", safetensors_header('{"head.weight": {"dtype": "F32", "shape": [%s, %s], '
+                                            '"data_offsets": [0, 160]}}' % ("9" * 300, "9" * 300)),
+        None, ["holds 99999999999999999... \u00d7 99999999999999999... = more than 2,097,152 "
+               "numbers, over the limit"]),
+    "npy shape of 300-digit numbers": (
+        "w.npy", npy_header(("9" * 300,)).replace(b"('9", b"( 9").replace(b"9',", b"9, "), "W_head",
+        ["the file has a damaged npy header (a size 300 digits long)"]),
+})
 
 
 # LayerNorm's epsilon: a negative, zero or non-finite one makes the model's own head NaN

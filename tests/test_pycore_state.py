@@ -309,7 +309,10 @@ def test_state_from_json_errors(obj, key, index, message):
     ("#state=%7B%2", "bad percent-encoding"),
     ("#state=%FF%FE", "not UTF-8 text"),
     ("#view=1", "the link has no state= in its fragment"),
-    pytest.param("#state=" + "%5B" * 10000, "nested too deeply", id="deeply-nested"),
+    pytest.param("#state=" + "%5B" * 10000, "nests arrays or objects 10,000 deep; the page "
+                 "reads JSON at most 32 deep", id="deeply-nested"),
+    pytest.param("#state=" + "%5B" * 1900 + "%5D" * 1900, "nests arrays or objects 1,900 deep", id="deep-but-closed"),
+    pytest.param("#state=" + "%7B%22a%22%3A" * 33 + "1" + "%7D" * 33, "nests arrays or objects 33 deep", id="objects-33-deep"),
     ("#state=NaN", "got NaN"),
     (None, "the link's fragment must be text"),
 ])

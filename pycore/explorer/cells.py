@@ -212,7 +212,10 @@ def _split_literal_row(content, row):
     return content.split()
 
 
-def _literal_rows(s):
+_BRACKET = re.compile(r"[\[\]]")
+
+
+def _literal_rows(s, fit=None):
     """Rows of cell texts from ``[[1, 2], [3, 4]]`` or ``[1, 2, 3]`` (NumPy str() too)."""
     m = _ARRAY_CALL.match(s)
     if m:
@@ -222,23 +225,31 @@ def _literal_rows(s):
                          "with ]")
     inner = s[1:-1]
     if "[" not in inner and "]" not in inner:
-        return [_split_literal_row(inner, 0)]
-    rows, depth, start, between = [], 0, None, []
-    for i, ch in enumerate(inner):
-        if ch == "[":
-            if depth == 1:
+        rows = [_split_literal_row(inner, 0)]
+        if fit is not None:
+            _check_fit(1, len(rows[0]), fit)
+        return rows
+    if fit is not None:
+        first = inner.find("]")
+        _check_fit(inner.count("["), len(_split_literal_row(inner[inner.find("[") + 1:first], 0))
+                   if 0 <= inner.find("[") < first else 0, fit)
+    rows, start, between, end = [], None, [], 0
+    for m in _BRACKET.finditer(inner):  # only the brackets are visited, not every character
+        i = m.start()
+        if m.group() == "[":
+            if start is not None:
                 raise StateError("the block is deeper than rows of numbers: only 2-D blocks "
                                  "can be pasted")
-            depth, start = 1, i + 1
-        elif ch == "]":
-            if depth == 0:
+            between.append(inner[end:i])
+            start = i + 1
+        else:
+            if start is None:
                 raise StateError("the block has an unmatched ]")
             rows.append(_split_literal_row(inner[start:i], len(rows)))
-            depth = 0
-        elif depth == 0:
-            between.append(ch)
-    if depth != 0:
+            start, end = None, i + 1
+    if start is not None:
         raise StateError("the block has an unmatched [")
+    between.append(inner[end:])
     stray = "".join(between).replace(",", " ").split()
     if stray:
         raise StateError("the block mixes rows and loose values ({}): write every row in "
@@ -246,21 +257,26 @@ def _literal_rows(s):
     return rows
 
 
-def _table_rows(text):
+def _delimiter(body):
+    for delimiter in ("\t", ";", ","):
+        if delimiter in body:
+            return delimiter
+    return None  # numbers separated by spaces
+
+
+def _table_rows(text, fit=None):
+    if fit is not None:  # a block too tall is refused before it is split into lines
+        body = text.strip()
+        rows = body.count("\n") + 1
+        if rows > fit[0]:
+            raise BlockTooLarge((rows, len(body[:body.find("\n")].split(_delimiter(body)))), fit)
     lines = text.splitlines()
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    while lines and not lines[-1].strip():
-        lines.pop()
-    body = "\n".join(lines)
-    if "\t" in body:
-        delimiter = "\t"
-    elif ";" in body:
-        delimiter = ";"
-    elif "," in body:
-        delimiter = ","
-    else:
-        delimiter = None
+    first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+    last = next((i for i in range(len(lines) - 1, first - 1, -1) if lines[i].strip()), first)
+    lines = lines[first:last + 1]  # blank lines around the block dropped in one slice
+    delimiter = _delimiter("\n".join(lines))
+    if fit is not None and lines:
+        _check_fit(len(lines), len(lines[0].split(delimiter)), fit)
     rows = []
     for r, line in enumerate(lines):
         if not line.strip():
@@ -274,7 +290,25 @@ def _table_rows(text):
     return rows
 
 
-def parse_block(text):
+class BlockTooLarge(StateError):
+    """A pasted block larger than where it goes, found before its cells were parsed:
+    ``shape`` is (rows, columns of its first row)."""
+
+    def __init__(self, shape, fit):
+        StateError.__init__(self, "the pasted block is {:,} \u00d7 {:,} but only {} \u00d7 {} "
+                                  "cells fit".format(shape[0], shape[1], fit[0], fit[1]))
+        self.shape = shape
+
+
+def _check_fit(rows, cols, fit):
+    """Refuse a block of ``rows`` rows whose first row has ``cols`` cells before any cell is
+    parsed, when it is larger than ``fit`` (rows, columns): a 10 MB block pasted into a small
+    grid is refused at once."""
+    if rows > fit[0] or cols > fit[1]:
+        raise BlockTooLarge((rows, cols), fit)
+
+
+def parse_block(text, fit=None):
     """Parse a pasted block of numbers into rows.
 
     Understands, in this order:
@@ -291,6 +325,9 @@ def parse_block(text):
     Parameters
     ----------
     text : str
+    fit : (int, int), optional
+        The most rows and columns that fit where the block goes: a block with more rows, or a
+        first row wider, is refused before its cells are parsed (:class:`BlockTooLarge`).
 
     Returns
     -------
@@ -321,9 +358,9 @@ def parse_block(text):
     if not s:
         raise StateError("nothing to paste: the block is empty")
     if s.startswith("[") or _ARRAY_CALL.match(s):
-        rows = _literal_rows(s)
+        rows = _literal_rows(s, fit)
     else:
-        rows = _table_rows(text)
+        rows = _table_rows(text, fit)
     if not rows or not rows[0]:
         raise StateError("nothing to paste: the block has no numbers")
     expected = len(rows[0])

@@ -14,7 +14,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from .cells import parse_block, parse_cell
+from .cells import BlockTooLarge, parse_block, parse_cell
 from .errors import StateError
 from .state import PATTERN, check_limits, check_size, dims_text, quoted, whole_number
 from .train_state import resized_labels
@@ -232,23 +232,25 @@ def paste_block(state, key, start_index, text, undo=None):
     """
     arr = _target(state, key)
     start = _index(key, start_index, arr)
+    fit_h, fit_w = arr.shape[-2] - start[-2], arr.shape[-1] - start[-1]
     try:
-        rows = parse_block(text)
+        rows = parse_block(text, fit=(fit_h, fit_w))
+        h, w = len(rows), len(rows[0])
+    except BlockTooLarge as exc:
+        h, w = exc.shape
     except StateError as exc:
         index = None
         if exc.index is not None and len(exc.index) == 2:
             index = start[:-2] + (start[-2] + exc.index[0], start[-1] + exc.index[1])
         raise StateError("{} (pasting at {}): {}".format(key, _where(key, start), exc),
                          key=key, index=index) from None
-    block = np.array(rows, dtype=np.float64)
-    h, w = block.shape
-    fit_h, fit_w = arr.shape[-2] - start[-2], arr.shape[-1] - start[-1]
     if h > fit_h or w > fit_w:
         raise StateError(
-            "the pasted block is {} × {} but from {} only {} × {} cells fit ({} is {}): "
+            "the pasted block is {:,} × {:,} but from {} only {} × {} cells fit ({} is {}): "
             "nothing was pasted; paste a smaller block or resize first".format(
                 h, w, _where(key, start), fit_h, fit_w, key, dims_text(arr.shape)),
             key=key, index=start)
+    block = np.array(rows, dtype=np.float64)
     region = start[:-2] + (slice(start[-2], start[-2] + h), slice(start[-1], start[-1] + w))
     recipe = state.generated.get(key)
     if undo is not None:

@@ -17,6 +17,8 @@ import json
 import math
 import re
 
+import numpy as np
+
 from .cells import CELL_MAX_CHARS
 from .errors import StateError
 from .shared import LINK_MAX
@@ -24,6 +26,11 @@ from .state_json import state_from_json, state_to_json
 
 NUMBER_MAX_CHARS = CELL_MAX_CHARS
 """The longest number a link's JSON may spell: no float64 needs more than ~30 characters."""
+NESTING_MAX = 32
+"""The deepest JSON the page reads (a state, a request, a safetensors header nest 3 to 5 deep).
+Python's JSON reader recurses once per level: in the browser, a few thousand levels overflow
+WebAssembly's stack and kill the runtime, so deeper text is refused before it is parsed."""
+_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 # ---- JSON text, as JavaScript writes it ------------------------------------------------------
 
@@ -272,8 +279,6 @@ def decode_fragment(fragment):
         raise StateError("the link's state is not UTF-8 text once percent-decoded") from None
     try:
         obj = json_loads(decoded, "the link's state")
-    except RecursionError:
-        raise StateError("the link's state is not usable JSON: nested too deeply") from None
     except StateError:
         raise
     except ValueError as exc:
@@ -289,10 +294,48 @@ def _number(text, convert, what):
     return convert(text)
 
 
+def check_nesting(text, what="the JSON text", limit=NESTING_MAX):
+    """Refuse JSON text whose arrays and objects nest deeper than ``limit``, before any
+    recursive parser sees it; linear in ``len(text)``, brackets inside strings not counted.
+
+    Parameters
+    ----------
+    text : str
+        JSON text (well-formed or not: only its brackets outside strings are counted).
+    what : str, optional
+        What the text is, for the message.
+    limit : int, optional
+
+    Raises
+    ------
+    StateError
+        Naming the depth reached and the limit.
+
+    Examples
+    --------
+    >>> check_nesting('{"a": [[1], "]]]]"]}')
+    >>> check_nesting('[' * 40 + ']' * 40, "the link's state")
+    Traceback (most recent call last):
+    ...
+    pycore.explorer.errors.StateError: the link's state nests arrays or objects 40 deep; the page reads JSON at most 32 deep
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return
+    brackets = "".join(m for m in _STRING_OR_BRACKET.findall(text) if len(m) == 1)
+    if not brackets:
+        return
+    steps = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    depth = int(np.cumsum(np.where((steps == 91) | (steps == 123), 1, -1)).max())
+    if depth > limit:
+        raise StateError("{} nests arrays or objects {:,} deep; the page reads JSON at most {} "
+                         "deep".format(what, depth, limit))
+
+
 def json_loads(text, what="the JSON text"):
     """``json.loads(text)`` in time linear in ``len(text)``: numbers longer than
     :data:`NUMBER_MAX_CHARS` are refused as they are met, before Python turns their digits into
-    an int (quadratic in their length on Python 3.8, refused past 4,300 digits on 3.11+).
+    an int (quadratic in their length on Python 3.8, refused past 4,300 digits on 3.11+), and
+    text nested deeper than :data:`NESTING_MAX` before it is parsed (:func:`check_nesting`).
 
     Parameters
     ----------
@@ -309,12 +352,10 @@ def json_loads(text, what="the JSON text"):
     Raises
     ------
     StateError
-        For a number longer than :data:`NUMBER_MAX_CHARS`; its message quotes its first 20
-        characters.
+        For a number longer than :data:`NUMBER_MAX_CHARS` (its message quotes its first 20
+        characters), or text nested too deeply.
     ValueError
         For text that is not JSON (``json.JSONDecodeError``).
-    RecursionError
-        For arrays nested too deeply.
 
     Examples
     --------
@@ -325,5 +366,6 @@ def json_loads(text, what="the JSON text"):
     ...
     pycore.explorer.errors.StateError: the link's state holds a number 500 characters long (99999999999999999999...): no float64 needs more than about 30
     """
+    check_nesting(text, what)
     return json.loads(text, parse_int=lambda t: _number(t, int, what),
                       parse_float=lambda t: _number(t, float, what))

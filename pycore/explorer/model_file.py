@@ -55,6 +55,8 @@ def file_kind(name, size):
     if kind is None:
         raise StateError("%s: the page reads .npz, .safetensors or .npy files" % named(name),
                          key="file")
+    if size == 0:
+        raise StateError("%s: the file is empty (0 bytes): nothing to read" % named(name), key="file")
     if size > FILE_MAX:
         raise StateError("%s is %s MB, over the limit of %d MB: nothing was read (the page needs "
                          "only the head; docs/own-model.md writes it alone)"

@@ -12,13 +12,14 @@ shape and byte offsets in the data that follows).
 
 Nothing here unpickles: an array of Python objects (NumPy pickles those) is refused from its header.
 """
-import json
+import re
 import zipfile
 import zlib
 
 import numpy as np
 
 from .errors import StateError
+from .link import json_loads
 
 FILE_MAX = 300 * 2 ** 20
 """Larger files are refused before any of their bytes are read (a whole f32 ViT-B checkpoint is
@@ -33,6 +34,7 @@ MEMBER_MAX = ARRAY_MAX * 8 + 4096
 """The most bytes an .npz member may inflate to: the largest array in float64, and its header."""
 HEADER_MAX = 16 * 2 ** 20
 """The largest safetensors header read (a whole ViT-L checkpoint's is under 100 kB)."""
+COMPRESSION_NAMES = {12: "bzip2", 14: "LZMA", 93: "Zstandard", 9: "Deflate64"}
 PROBE = 65536 + 22  # the first and last bytes read first: headers, and a zip's end records
 
 SAFETENSORS_DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "BF16": "bf16",
@@ -103,6 +105,8 @@ class Source(object):
     def read_at(self, offset, length):
         data = self._find(offset, length)
         if data is None:
+            if offset >= self.size or length <= 0:
+                return b""
             raise NeedBytes([(offset, min(length, self.size - offset))])
         return data
 
@@ -148,49 +152,167 @@ def _refuse(source, what):
     raise StateError("%s: %s" % (source.name, what), key="file")
 
 
+def dims(shape):
+    """``2 \u00d7 3``: a shape in words, each size cut to 20 digits (a crafted header's sizes
+    may run to thousands)."""
+    return " \u00d7 ".join(text if len(text) <= 20 else text[:17] + "..."
+                           for text in (str(n) for n in shape)) or "()"
+
+
 def _checked_count(source, name, shape):
-    count = 1
+    """How many numbers ``shape`` holds, refused past :data:`ARRAY_MAX` without multiplying
+    out a crafted header's huge sizes."""
+    count = 0 if 0 in shape else 1
     for n in shape:
         count *= int(n)
-    if count > ARRAY_MAX:
-        _refuse(source, "%s holds %s = %s numbers, over the limit of %s for one array; nothing "
-                        "was read of it" % (name, " \u00d7 ".join(str(n) for n in shape) or "()",
-                                            "{:,}".format(count), "{:,}".format(ARRAY_MAX)))
+        if count > ARRAY_MAX:
+            total = "{:,}".format(np.prod([int(n) for n in shape], dtype=object)) if sum(
+                len(str(n)) for n in shape) <= 40 else "more than %s" % "{:,}".format(ARRAY_MAX)
+            _refuse(source, "%s holds %s = %s numbers, over the limit of %s for one array; "
+                            "nothing was read of it" % (name, dims(shape), total,
+                                                        "{:,}".format(ARRAY_MAX)))
     return count
 
 
+NPY_HEADER_MAX = 65536
+"""The longest npy header read (NumPy writes under 200 bytes; its own reader allows 10,000)."""
+_NPY_TOKEN = re.compile(r"\s*(?:'([^'\\]{0,64})'|\"([^\"\\]{0,64})\"|(True|False)|(\d+)L?|"
+                        r"([{}():,]))")
+
+
+def _npy_dict(text):
+    """The npy header's dict ``{'descr': str, 'fortran_order': bool, 'shape': (int, ...)}``, read
+    by a flat scanner instead of NumPy's ``ast.literal_eval``, whose recursion a crafted header
+    (thousands of ``-`` or brackets) turns into a stack overflow that kills the browser's runtime.
+
+    Raises ValueError naming what it met, for anything but those three keys with those types
+    (a structured dtype's list descr included: the page reads plain numbers and text).
+
+    Examples
+    --------
+    >>> _npy_dict("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }")
+    {'descr': '<f8', 'fortran_order': False, 'shape': (2, 3)}
+    """
+    tokens, pos, text = [], 0, text.rstrip(" \n\x00")
+    while pos < len(text):
+        m = _NPY_TOKEN.match(text, pos)
+        if m is None:
+            raise ValueError("unexpected %r at character %d" % (text[pos:pos + 12], pos))
+        s1, s2, flag, digits, punct = m.groups()
+        if digits and len(digits) > 18:
+            raise ValueError("a size %d digits long" % len(digits))
+        tokens.append(("s", s1 if s1 is not None else s2) if s1 is not None or s2 is not None
+                      else ("b", flag == "True") if flag else ("i", int(digits)) if digits
+                      else ("p", punct))
+        pos = m.end()
+        if len(tokens) > 80:
+            raise ValueError("over 80 items: not a header NumPy writes")
+    it, out = iter(tokens + [("end", None)]), {}
+
+    def expect(kind, value=None):
+        tok = next(it)
+        if tok[0] != kind or (value is not None and tok[1] != value):
+            raise ValueError("expected %s, found %s" % (value or kind, tok[1]))
+        return tok[1]
+    expect("p", "{")
+    tok = next(it)
+    while tok != ("p", "}"):
+        if tok[0] != "s" or tok[1] not in ("descr", "fortran_order", "shape"):
+            raise ValueError("unexpected key %r" % (tok[1],))
+        key = tok[1]
+        expect("p", ":")
+        if key == "descr":
+            out[key] = expect("s")
+        elif key == "fortran_order":
+            out[key] = expect("b")
+        else:
+            expect("p", "(")
+            dims, tok = [], next(it)
+            while tok != ("p", ")"):
+                if tok[0] != "i":
+                    raise ValueError("shape holds %r, not a whole number" % (tok[1],))
+                dims.append(tok[1])
+                tok = next(it)
+                if tok == ("p", ","):
+                    tok = next(it)
+                elif tok != ("p", ")"):
+                    raise ValueError("shape is not a tuple of whole numbers")
+            out[key] = tuple(dims)
+        tok = next(it)
+        if tok == ("p", ","):
+            tok = next(it)
+        elif tok != ("p", "}"):
+            raise ValueError("expected , or } after %s" % key)
+    expect("end")
+    if len(out) != 3:
+        raise ValueError("keys %s missing" % ", ".join(sorted({"descr", "fortran_order",
+                                                               "shape"} - set(out))))
+    return out
+
+
 def _npy_header(source, fp, name):
-    """(shape, fortran_order, dtype) of the npy stream at ``fp``'s position."""
+    """(shape, fortran_order, dtype) of the npy stream at ``fp``'s position; its byte count
+    checked against :data:`MEMBER_MAX` before any of it is read."""
     start = fp.read(8)
-    if start[:1] == b"\x80" or start[:6] != b"\x93NUMPY":
+    if start[:1] == b"\x80" or start[:6] != b"\x93NUMPY" or len(start) < 8:
         kind = ("a Python pickle, which could run code when loaded: refused, never loaded"
-                if start[:1] == b"\x80" else "not a NumPy array (its first bytes are %r, "
+                if start[:1] == b"\x80" else "cut short: %d bytes, and an npy file starts "
+                "with 10 bytes of magic, version and header length" % len(start)
+                if len(start) < 8 else "not a NumPy array (its first bytes are %r, "
                 "expected the npy magic b'\\x93NUMPY')" % start[:8])
         _refuse(source, "%s is %s" % (name, kind))
     version = (start[6], start[7])
+    if version not in ((1, 0), (2, 0), (3, 0)):
+        _refuse(source, "%s has a damaged npy header (npy format version %d.%d is unknown)"
+                % ((name,) + version))
+    width = 2 if version == (1, 0) else 4
+    raw = fp.read(width)
+    length = int.from_bytes(raw, "little") if len(raw) == width else -1
+    if not 0 <= length <= NPY_HEADER_MAX:
+        _refuse(source, "%s has a damaged npy header (%s)" % (
+            name, "cut short" if length < 0 else "it claims %s bytes; at most %s" % (
+                "{:,}".format(length), "{:,}".format(NPY_HEADER_MAX))))
+    header = fp.read(length)
     try:
-        if version == (1, 0):
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fp)
-        elif version in ((2, 0), (3, 0)):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
-        else:
-            raise ValueError("npy format version %d.%d is unknown" % version)
+        if len(header) < length:
+            raise ValueError("cut short: %d of %d bytes" % (len(header), length))
+        fields = _npy_dict(header.decode("utf-8" if version == (3, 0) else "latin-1"))
+        dtype = np.dtype(fields["descr"])
     except NeedBytes:
         raise
-    except (ValueError, SyntaxError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, UnicodeDecodeError) as exc:
         _refuse(source, "%s has a damaged npy header (%s)" % (name, str(exc)[:120]))
     if dtype.hasobject or dtype.kind == "V":
         _refuse(source, "%s holds Python objects (dtype %s), which NumPy stores as a pickle that "
                         "could run code: refused, never loaded" % (name, dtype))
-    return shape, fortran, dtype
+    shape = fields["shape"]
+    nbytes = _checked_count(source, name, shape) * dtype.itemsize
+    if nbytes > MEMBER_MAX:
+        _refuse(source, "%s holds %s bytes (%s of %s), over the limit of %s: nothing was read of "
+                        "it" % (name, "{:,}".format(nbytes), dims(shape), dtype,
+                                "{:,}".format(MEMBER_MAX)))
+    return shape, fields["fortran_order"], dtype
+
+
+def _read_exact(fp, n, chunk=2 ** 20):
+    """``n`` bytes (fewer at the end) read in pieces of at most ``chunk``: a zip member's
+    ``read(n)`` inflates as much as ``n`` asks before any check could stop it."""
+    parts, left = [], n
+    while left > 0:
+        data = fp.read(min(chunk, left))
+        if not data:
+            break
+        parts.append(data)
+        left -= len(data)
+    return b"".join(parts)
 
 
 def _npy_data(source, fp, name, shape, fortran, dtype, exact_end=True):
     count = _checked_count(source, name, shape)
-    data = fp.read(count * dtype.itemsize)
+    data = _read_exact(fp, count * dtype.itemsize)
     if len(data) < count * dtype.itemsize:
         _refuse(source, "%s is truncated: its header says %s %s (%s bytes), only %s bytes follow"
-                        % (name, " \u00d7 ".join(str(n) for n in shape), dtype,
+                        % (name, dims(shape), dtype,
                            "{:,}".format(count * dtype.itemsize), "{:,}".format(len(data))))
     if exact_end and fp.read(1):
         _refuse(source, "%s holds more bytes than its header's shape %s says (a damaged or "
@@ -226,14 +348,24 @@ def npz_entries(source, wanted):
         infos = archive.infolist()
     except NeedBytes:
         raise
-    except (zipfile.BadZipFile, ValueError, EOFError, OSError) as exc:
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError, NotImplementedError) as exc:
         _refuse(source, "is not a readable zip archive (%s): truncated or damaged" % exc)
-    wanted_infos, listed, total, ranges = [], [], 0, []
+    wanted_infos, listed, total, ranges, seen = [], [], 0, [], set()
     for info in infos:
+        if info.filename in seen:
+            _refuse(source, "holds %s twice (a damaged or crafted archive)" % info.filename[:60])
+        seen.add(info.filename)
         name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
         if not wanted(name):
             listed.append(Entry(name, (), None, None))
             continue
+        if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            _refuse(source, "%s is compressed with %s: the page reads members stored or deflated, "
+                            "as np.savez and np.savez_compressed write them" % (
+                                info.filename, COMPRESSION_NAMES.get(info.compress_type,
+                                                                     "method %d" % info.compress_type)))
+        if info.flag_bits & 1:
+            _refuse(source, "%s is encrypted: the page reads unencrypted archives" % info.filename)
         total += info.compress_size
         if info.file_size > MEMBER_MAX or total > READ_MAX:
             _refuse(source, "%s would decompress to %s bytes, over the limit of %s: nothing was "
@@ -258,9 +390,14 @@ def _member_entry(source, archive, info, name):
     try:
         with open_member() as fp:
             shape, fortran, dtype = _npy_header(source, fp, info.filename)
+            nbytes = _checked_count(source, info.filename, shape) * dtype.itemsize
+            if fp.tell() + nbytes != info.file_size:
+                _refuse(source, "%s's header says %s of %s (%s bytes), but the archive says it "
+                                "holds %s bytes (a damaged or crafted file)"
+                        % (info.filename, dims(shape), dtype, "{:,}".format(nbytes),
+                           "{:,}".format(info.file_size - fp.tell())))
     except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
         _refuse(source, "%s is damaged (%s)" % (info.filename, exc))
-    _checked_count(source, info.filename, shape)
 
     def load():
         try:
@@ -287,7 +424,9 @@ def safetensors_entries(source):
                                   % "{:,}".format(source.size - 8)))
     source.require([(8, n)])
     try:
-        header = json.loads(source.read_at(8, n).decode("utf-8"))
+        header = json_loads(source.read_at(8, n).decode("utf-8"), "its header")
+    except StateError as err:
+        _refuse(source, str(err))
     except (UnicodeDecodeError, ValueError) as exc:
         _refuse(source, "its header is not JSON (%s): truncated, or not a safetensors file"
                         % str(exc)[:80])
@@ -310,7 +449,7 @@ def _tensor_entry(source, name, spec, base, data_len):
         _refuse(source, "%s's header entry is not {dtype, shape, data_offsets} with whole "
                         "numbers" % where)
     code = spec.get("dtype")
-    if code not in SAFETENSORS_DTYPES:
+    if not isinstance(code, str) or code not in SAFETENSORS_DTYPES:
         _refuse(source, "%s has dtype %r, which the page cannot read (F16, BF16, F32 or F64)"
                         % (where, str(code)[:20]))
     dtype = "bf16" if code == "BF16" else np.dtype(SAFETENSORS_DTYPES[code])

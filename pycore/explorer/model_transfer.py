@@ -8,6 +8,7 @@ largest file a state allows (24 MB) never holds Python for long, nor its whole t
 import base64
 import binascii
 import io
+import zlib
 
 import numpy as np
 
@@ -61,7 +62,19 @@ class Reading(object):
         except NeedBytes as need:
             self.outstanding = [(o + i, min(CHUNK, n - i)) for o, n in need.ranges
                                 for i in range(0, n, CHUNK)]
+            if not self.outstanding:  # bytes past the end: a file cut short
+                raise StateError("%s ends before the bytes its headers point to: truncated "
+                                 "or damaged" % named(self.name), key="file") from None
             return None
+        except StateError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError, OverflowError, ArithmeticError,
+                NotImplementedError, UnicodeError, EOFError, OSError, RecursionError,
+                MemoryError, SyntaxError, AttributeError, zlib.error) as exc:
+            # every reader's own checks come first; what a crafted file still trips in NumPy
+            # or the standard library is a refusal naming the file, never an internal error
+            raise StateError("%s cannot be read: %s (%s)" % (
+                named(self.name), type(exc).__name__, str(exc)[:120]), key="file") from None
 
 
 def decode_parts(parts, size):

@@ -145,9 +145,7 @@ class Session(object):
         return self.handle(request)
 
     def op_load(self, request):
-        fragment = request.get("fragment") or ""
-        if not isinstance(fragment, str):
-            raise StateError("The link's fragment must be text; got %s." % shown(fragment))
+        fragment = _fragment(request)
         error = None
         computed = None
         if fragment.lstrip("#"):
@@ -169,7 +167,8 @@ class Session(object):
         """Everything the session keeps back to a new session's (the state, the selected logit,
         the top-k table's k, the fine-tuning panel and its runs, the cell being typed in, a
         model file being read), then the fragment loaded as by "load": the answer is a new
-        session's (a test reuses one page for many cases)."""
+        session's (a test reuses one page for many cases); a refused one resets nothing."""
+        _fragment(request)
         self._start()
         return self.op_load(request)
 
@@ -522,6 +521,14 @@ def _edited(key):
     return {sections.W_HEAD if key == "W_head" else sections.INPUT}
 
 
+def _fragment(request):
+    """A load's or reset's link fragment, checked before anything is changed."""
+    fragment = request.get("fragment") or ""
+    if not isinstance(fragment, str):
+        raise StateError("The link's fragment must be text; got %s." % shown(fragment))
+    return fragment
+
+
 def _steps_wanted(request):
     """A request's "steps" (an edit's, a paste's, an option's, a digit's, a train's): "later"
     (the page's equations are out of view) or its equations now."""
@@ -598,8 +605,6 @@ def parse_request(text):
         raise StateError("A request must be JSON text; got %s." % shown(text))
     try:
         return json_loads(text, "The request")
-    except RecursionError:
-        raise StateError("The request is not usable JSON: nested too deeply.") from None
     except StateError:
         raise
     except ValueError as exc:  # json.JSONDecodeError: its message names a place, not the text

@@ -179,6 +179,25 @@ def test_a_state_link_shows_exactly_numpys_logits(app):
     app.assert_clean()
 
 
+def test_a_link_nested_1900_deep_is_refused_and_the_page_keeps_answering(app):
+    """An 11 KB link of 1,900 nested arrays once overflowed the WebAssembly stack in Python's JSON
+    reader: the runtime died, and no edit was answered again. Now it is refused in words."""
+    engine = app.start()
+    before = renders(engine)
+    engine.evaluate("(f) => { location.hash = f; }", "state=" + "%5B" * 1900 + "%5D" * 1900)
+    wait_render_after(engine, before)
+    said = alerts(engine)
+    assert "nests arrays or objects 1,900 deep; the page reads JSON at most 32 deep" in said, said
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(CLS, W)[1], atol=1e-12)
+    rng = np.random.RandomState(3)  # and the next link and edit are answered
+    cls, w = np.round(rng.standard_normal((2, 4)), 3), np.round(rng.standard_normal((4, 3)), 3)
+    load_state(engine, {"cls": cls.tolist(), "W_head": w.tolist()})
+    edit(engine, "cls[1,2]", "0.5")
+    cls[1, 2] = 0.5
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w)[1], atol=1e-12)
+    app.assert_clean()
+
+
 def test_click_a_cls_cell_and_type_key_by_key(app):
     engine = app.start()
     edit(engine, "cls[0,1]", "4.5", then="Tab")

@@ -11,6 +11,7 @@ from pycore.explorer import decode_fragment, default_state, state_from_json
 from pycore.vit.trace import trace_head
 
 from buildtools.serve import serve_in_thread
+from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
 
 from .pagekit import act, edit, heatmap_z, open_explorer, page_fragment
 from .pagekit import state_fragment as state_fragment_of
@@ -158,3 +159,20 @@ def test_a_link_pasted_while_the_pages_own_link_is_on_its_way_is_loaded(site_url
         np.testing.assert_array_equal(shown.cls, cls)
     finally:
         page.close()
+
+
+@pytest.mark.fresh_page  # booted from the link itself
+@pytest.mark.hosts("pyscript", "fallback")
+def test_a_page_opened_from_a_link_nested_1900_deep_boots_and_says_why(page, site_url):
+    """The 11 KB link that once left the page at "The explorer could not start: Maximum call
+    stack size exceeded" (Python's JSON reader recursing past the WebAssembly stack)."""
+    open_explorer(page, site_url, fragment="#state=" + "%5B" * 1900 + "%5D" * 1900)
+    said = " | ".join(page.locator("[role=alert]").all_inner_texts())
+    assert "nests arrays or objects 1,900 deep; the page reads JSON at most 32 deep" in said
+    cls, w = np.array(WORKED_CLS), np.array(WORKED_W_HEAD)  # the worked example instead
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), reference_head(cls, w),
+                               atol=1e-12)
+    edit(page, "cls[1,0]", "2.25")  # and the page answers edits
+    cls[1, 0] = 2.25
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), reference_head(cls, w),
+                               atol=1e-12)

@@ -38,7 +38,9 @@ export function cellAt(el, clientX, clientY) {
 
 // ---- the label: the cell's exact value, from the spec's hover template ----------------------
 
-const EXACT = /%\{z(?::[^}]*)?\}/g;
+// The hover template's fields, filled in one pass by a function (never a replacement string, whose
+// $& and $' a class name could hold, nor in turns, where a class name holding %{z} would be filled)
+const FIELDS = /%\{(x|y|customdata|z(?::[^}]*)?)\}/g;
 
 export function hoverOver(el) {
   if (el.vitHoverBound) return;
@@ -59,9 +61,8 @@ export function hoverOver(el) {
     const [row, col] = cell;
     const { m, spec } = el.vitHover;
     const value = m.data[row * m.cols + col];
-    label.replaceChildren(...spec.hover.replace(/%\{x\}/g, String(col)).replace(/%\{y\}/g, String(row))
-      .replace(/%\{customdata\}/g, className(col))
-      .replace(EXACT, shortNumber(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
+    const field = { x: String(col), y: String(row), customdata: className(col) };
+    label.replaceChildren(...spec.hover.replace(FIELDS, (_, name) => field[name] ?? shortNumber(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
     const own = box.getBoundingClientRect();
     label.style.left = `${event.clientX - own.left + 12}px`;
     label.style.top = `${event.clientY - own.top + 12}px`;

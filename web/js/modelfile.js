@@ -47,6 +47,7 @@ async function readModelFile(file, call, target) {
     setData(document.documentElement, "modelFileMs", `${spent.rounds} requests: ` +
       `${spent.calls.toFixed(0)} ms (${spent.python.toFixed(0)} ms in Python); reading ${spent.reads.toFixed(0)} ms`);
     if (!res.ok || !res.file || !res.file.need) return res;
+    if (!res.file.need.length) break; // asked for nothing more, yet not loaded: refused below
     const [offset, length] = res.file.need[0]; // Python asks for at most 4 MB a range
     delete request.first;
     delete request.target;
@@ -71,7 +72,11 @@ export function bindModelFiles(opts) {
     busy = busy.then(async () => {
       setData(root, "modelFile", "reading");
       say(`Reading ${file.name}…`);
-      const res = await readModelFile(file, opts.call, opts.target());
+      // Whatever happens to one file (an answer not foreseen, a file the browser cannot read),
+      // it ends refused in words, and the next file is read as if it were the first.
+      const res = await readModelFile(file, opts.call, opts.target()).catch((err) => (
+        { ok: false, error: { message: `${file.name} could not be read: ${err && err.message || err}`,
+                              key: "file", index: null } }));
       if (res.ok) {
         say(res.file.summary);
         await opts.done(res, t0);
