@@ -289,3 +289,13 @@ def worked_link():
     from pycore.explorer import state_to_json
     _resets[0] += 1
     return state_fragment(dict(state_to_json(default_state()), reset=_resets[0]))
+
+
+def model_pixels(page):
+    """The 8 x 8 image the tiny ViT reads (a pen drawing prepared by web/js/ink.js, anything
+    else the pad's pixels), as the page shows it beside the pad: (8, 8) floats. `page` is a
+    Playwright page or an engine of tests/browser/engines (both evaluate JavaScript)."""
+    text = page.evaluate("() => document.getElementById('digit-model-image').dataset.pixels")
+    values = [float(v) for v in text.split(",")] if text else []
+    assert len(values) == 64, text
+    return np.array(values).reshape(8, 8)

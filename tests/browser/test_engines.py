@@ -25,6 +25,7 @@ from pycore.explorer.comparisons import of_kind
 from reference import WORKED_CLS, WORKED_W_HEAD
 
 from .engines import ENGINES, EngineError, launch
+from .pagekit import model_pixels
 from .engines.kit import (alerts, active_label, cell, contrast, curve_drawn, edit, heatmap_z,
                           layout_problems, load_state, luminance, renders, rgb, state_fragment,
                           wait_ready, wait_render_after, watch)
@@ -632,8 +633,9 @@ def pad_pixels(engine):
 
 
 def check_digit_shown(engine, model):
-    """Every stage shows the model's numbers for the pixels on the pad; returns the logits."""
-    images = pad_pixels(engine)[None]
+    """Every stage shows the model's numbers for the image it reads (beside the pad); returns
+    the logits."""
+    images = model_pixels(engine)[None]
     z_L = model.encode(images)
     logits = classification_head(z_L, model.W_head)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-cls"), z_L[:, 0, :], atol=1e-12)

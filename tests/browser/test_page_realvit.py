@@ -11,7 +11,7 @@ from buildtools import digits as wheel_digits
 from pycore import classification_head, load_tiny_vit
 from pycore.explorer import decode_fragment
 
-from .pagekit import act, edit, heatmap_z, open_explorer, page_fragment
+from .pagekit import act, edit, heatmap_z, model_pixels, open_explorer, page_fragment
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -42,8 +42,9 @@ def attention_shown(page):
 
 
 def check_shown(page, model, W_head=None):
-    """Every stage shows the model's numbers for the pixels on the pad; returns the logits."""
-    images = pad_pixels(page)[None]
+    """Every stage shows the model's numbers for the image it reads (the pad's drawing prepared,
+    shown beside the pad); returns the logits."""
+    images = model_pixels(page)[None]
     z_L, attention = model.encode(images), model.cls_attention(images)
     W = model.W_head if W_head is None else W_head
     logits = classification_head(z_L, W)
@@ -201,11 +202,13 @@ def test_the_link_brings_the_drawing_back(page, site_url, context, model):
     assert len(fragment) < 700
     other = context.new_page()
     open_explorer(other, site_url, fragment)
-    np.testing.assert_array_equal(pad_pixels(other), pad_pixels(page))
+    # the link holds the image the model read: the other page's pad shows it, and reads it as is
+    np.testing.assert_array_equal(pad_pixels(other), model_pixels(page))
+    np.testing.assert_array_equal(model_pixels(other), model_pixels(page))
     np.testing.assert_array_equal(heatmap_z(other, "heatmap-logits"),
                                   heatmap_z(page, "heatmap-logits"))
     np.testing.assert_allclose(attention_shown(other), attention_shown(page), atol=0)
-    z_L = model.encode(pad_pixels(page)[None])
+    z_L = model.encode(model_pixels(page)[None])
     z_L[0, 0, 5] = 3.0
     np.testing.assert_allclose(heatmap_z(other, "heatmap-logits"),
                                classification_head(z_L, model.W_head), atol=1e-12)

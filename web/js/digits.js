@@ -8,7 +8,13 @@
 // erases it. A mouse, pen or finger draws as the data set's digits were made: a round pen on a
 // 32 x 32 bitmap, each pixel the number of inked bitmap points in its 4 x 4 block (0..16). So a
 // stroke through a pixel's middle inks it fully and its neighbours not at all, one along a
-// pixel's edge inks both halfway: strokes of the digits' width, not blobs.
+// pixel's edge inks both halfway: strokes of the digits' width, not blobs (js/ink.js).
+//
+// The data set's digits were scaled to the full height of their box and centred before they
+// were counted; a drawing on the pad is any size, anywhere. So what the model reads of a pen
+// drawing is its strokes fitted to the data set's box and drawn again with the same pen
+// (ink.prepared), shown beside the pad ("The model reads"). Pixels set by keys or the eraser, a
+// picked digit or a link are read as they are.
 //
 // While the pen is down each change goes to onStroke (the panel reads the drawing at once, and
 // the pipeline may follow); when it lifts, or a key or a pick changes the pixels, the drawing
@@ -16,17 +22,10 @@
 
 import { component } from "./components.js";
 import { setData, setText } from "./dom.js";
+import { BITMAP, FINE, MAX, SIDE, between, count, inkPoints, prepared } from "./ink.js";
 import { PANEL_IDS } from "./shared.js";
 
-const SIDE = 8;
-const MAX = 16;
 const PATCH = 2; // the model's 2 x 2 patches: a 4 x 4 grid of 16 patch tokens
-const FINE = 4; // bitmap points per pixel side: 16 per pixel, one per step of ink
-const BITMAP = SIDE * FINE;
-// The pen's radius in bitmap points: a dot in a pixel's middle inks all 16 of its points (the
-// farthest are 2.12 points away) and none of its neighbours' (the nearest are 2.55 away), with
-// as much room on either side for a pointer a pixel or so off the middle.
-const PEN = 2.33;
 // A pixel set to v from outside the pen (a key, a picked digit, a link) inks its v points
 // nearest its middle, so a pen stroke across it later adds to what is shown.
 const FILL_ORDER = Array.from({ length: FINE * FINE }, (_, k) => k).sort((a, b) => {
@@ -45,6 +44,9 @@ export class DigitPad {
     this.onChange = onChange;
     this.pixels = new Array(SIDE * SIDE).fill(0);
     this.bitmap = new Uint8Array(BITMAP * BITMAP); // the pen's ink (see the top of this file)
+    // The pen's strokes since the pad was last set (each a list of [row, column] positions), or
+    // null once a key or the eraser changed a pixel: then the pixels are read as they are.
+    this.strokes = [];
     this.strokeChanged = false; // whether the stroke under way changed a pixel
     this.erasing = false;
     this.active = 0; // the cell in the tab order
@@ -91,7 +93,14 @@ export class DigitPad {
   set(pixels) {
     this.pixels = Array.from(pixels, (v) => Math.max(0, Math.min(MAX, Math.round(v))));
     this.pixels.forEach((v, i) => this.fill(i, v));
+    this.strokes = this.pixels.some((v) => v) ? null : []; // an empty pad starts a pen drawing
     this.paintAll();
+  }
+
+  // The 64 pixels the model reads: a pen drawing prepared as the data set's digits were (see the
+  // top of this file), anything else as it is.
+  modelPixels() {
+    return this.strokes ? prepared(this.strokes) : this.pixels.slice();
   }
 
   // Pixel i's block of the bitmap holds v points, those nearest its middle.
@@ -99,15 +108,6 @@ export class DigitPad {
     const r0 = Math.floor(i / SIDE) * FINE;
     const c0 = (i % SIDE) * FINE;
     FILL_ORDER.forEach((k, n) => { this.bitmap[(r0 + (k >> 2)) * BITMAP + c0 + (k & 3)] = n < v ? 1 : 0; });
-  }
-
-  // The inked points of pixel i's block: its ink.
-  count(i) {
-    const r0 = Math.floor(i / SIDE) * FINE;
-    const c0 = (i % SIDE) * FINE;
-    let n = 0;
-    for (let r = r0; r < r0 + FINE; r++) for (let c = c0; c < c0 + FINE; c++) n += this.bitmap[r * BITMAP + c];
-    return n;
   }
 
   paintAll() { for (let i = 0; i < this.cells.length; i++) this.paint(i); }
@@ -128,7 +128,7 @@ export class DigitPad {
     this.patches.forEach((patch, p) => {
       const a = values ? values[p] : 0;
       patch.dataset.attention = values ? String(a) : "";
-      patch.style.opacity = top > 0 ? String((0.75 * a) / top) : "0";
+      patch.style.opacity = top > 0 ? String((0.5 * a) / top) : "0"; // the ink stays readable
       patch.title = values ? `patch ${Math.floor(p / 4)},${p % 4}: attention ${a.toFixed(3)}` : "";
     });
   }
@@ -146,18 +146,17 @@ export class DigitPad {
     this.host.setPointerCapture && this.host.setPointerCapture(e.pointerId);
     this.last = this.at(e);
     this.strokeChanged = false;
+    if (this.erasing) this.strokes = null;
+    else if (this.strokes) this.strokes.push([this.last]);
     this.stroke([this.last], performance.now());
   }
 
   move(e) {
     if (!this.last) return;
     const to = this.at(e);
-    // fast strokes leave gaps between events: ink along the segment, a bitmap point apart
-    const [y0, x0] = this.last;
-    const steps = Math.max(1, Math.ceil(Math.hypot(to[0] - y0, to[1] - x0) * FINE));
-    const points = [];
-    for (let s = 1; s <= steps; s++) points.push([y0 + ((to[0] - y0) * s) / steps, x0 + ((to[1] - x0) * s) / steps]);
+    const points = between(this.last, to); // fast strokes leave gaps between events
     this.last = to;
+    if (this.strokes && this.strokes.length) this.strokes[this.strokes.length - 1].push(to);
     this.stroke(points, performance.now());
   }
 
@@ -165,28 +164,16 @@ export class DigitPad {
   up() {
     if (!this.last) return;
     this.last = null;
-    if (this.strokeChanged) this.onChange(this.pixels.slice(), performance.now());
+    if (this.strokeChanged) this.onChange(this.modelPixels(), performance.now());
     this.strokeChanged = false;
   }
 
   // Ink (or erase) the bitmap within the pen's radius of each point (in pixels: row, column).
   stroke(points, t0) {
-    const ink = this.erasing ? 0 : 1;
-    const touched = new Set();
-    for (const [y, x] of points) {
-      const fy = y * FINE;
-      const fx = x * FINE;
-      for (let r = Math.max(0, Math.ceil(fy - PEN - 0.5)); r <= Math.min(BITMAP - 1, Math.floor(fy + PEN - 0.5)); r++) {
-        for (let c = Math.max(0, Math.ceil(fx - PEN - 0.5)); c <= Math.min(BITMAP - 1, Math.floor(fx + PEN - 0.5)); c++) {
-          if (Math.hypot(r + 0.5 - fy, c + 0.5 - fx) > PEN || this.bitmap[r * BITMAP + c] === ink) continue;
-          this.bitmap[r * BITMAP + c] = ink;
-          touched.add(Math.floor(r / FINE) * SIDE + Math.floor(c / FINE));
-        }
-      }
-    }
+    const touched = inkPoints(this.bitmap, points, this.erasing ? 0 : 1);
     let changed = false;
     for (const i of touched) {
-      const v = this.count(i);
+      const v = count(this.bitmap, i);
       if (v !== this.pixels[i]) {
         this.pixels[i] = v;
         this.paint(i);
@@ -195,7 +182,7 @@ export class DigitPad {
     }
     if (!changed) return;
     this.strokeChanged = true;
-    this.onStroke(this.pixels.slice(), t0);
+    this.onStroke(this.modelPixels(), t0);
   }
 
   // ---- the keyboard ---------------------------------------------------------------------------
@@ -229,6 +216,7 @@ export class DigitPad {
       this.pixels[i] = value;
       this.fill(i, value);
       this.paint(i);
+      this.strokes = null; // a pixel set by hand: the drawing is read as it is from now on
       this.onChange(this.pixels.slice(), performance.now());
     }
   }
@@ -351,6 +339,7 @@ const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
 const pad = new DigitPad($("digit-pad"), $("digit-attention-layer"), {
   onStroke: (pixels, t0) => {
     setData($(PANEL_IDS.digit), "drawing", "pending");
+    showModelView(pixels);
     reading.push(pixels, t0);
     if (lastDigit && lastDigit.images && lastDigit.images.length === 1) drawing.push(pixels, t0);
   },
@@ -403,7 +392,26 @@ function showReading(r) {
     setText(value, name ? p.toFixed(3) : "");
     items[k].hidden = !name;
   }
-  pad.attention($("digit-show-attention").checked ? r.attention : null);
+  pad.attention(r.attention); // kept in data-attention; the wash is shown only when asked for
+}
+
+// The 8 x 8 image the model reads (the pad's drawing prepared, or as it is), beside the pad;
+// its pixels in data-pixels.
+function showModelView(pixels) {
+  const img = $("digit-model-image");
+  const canvas = document.createElement("canvas");
+  canvas.width = SIDE;
+  canvas.height = SIDE;
+  const ctx = canvas.getContext("2d");
+  const image = ctx.createImageData(SIDE, SIDE);
+  (pixels || []).forEach((v, i) => {
+    const shade = Math.round(255 * (1 - v / MAX));
+    image.data.set([shade, shade, shade, 255], 4 * i);
+  });
+  if (!pixels) image.data.fill(255);
+  ctx.putImageData(image, 0, 0);
+  img.src = canvas.toDataURL();
+  setData(img, "pixels", pixels ? pixels.join(",") : "");
 }
 
 // The panel's controls, once Python is ready; sendRequest(request, t0) is the page's send,
@@ -419,13 +427,13 @@ export function bindDigits(sendRequest, callPython, views) {
   });
   $("digit-clear").addEventListener("click", () => {
     pad.set(new Array(SIDE * SIDE).fill(0));
-    drawing.push(pad.pixels.slice(), performance.now());
+    drawing.push(pad.modelPixels(), performance.now());
   });
-  $("digit-trained").addEventListener("click", () => sendDigit(pad.pixels.slice(), performance.now(), "trained"));
+  $("digit-trained").addEventListener("click", () => sendDigit(pad.modelPixels(), performance.now(), "trained"));
   $("digit-show-attention").addEventListener("change", () => showDigit(lastDigit));
   loadGallery($("digit-gallery"), $("digit-gallery-note"), (d, t0) => {
     pad.set(d.pixels);
-    drawing.push(pad.pixels.slice(), t0);
+    drawing.push(pad.modelPixels(), t0);
   });
 }
 
@@ -442,6 +450,7 @@ function showDigit(d) {
   else if ($("preset").value === "digit") $("preset").value = "link";
   if (!active) {
     pad.attention(null);
+    showModelView(null);
     setText($("digit-prediction"), "(draw a digit or pick one)");
     for (const item of $("digit-top").children) item.hidden = true;
     setText($("digit-edits"), "");
@@ -449,7 +458,11 @@ function showDigit(d) {
   }
   // the pixels the state was computed from, unless the person is drawing newer ones (or they
   // are the pad's already: its pen bitmap stays as drawn)
-  if (!drawing.next && !pad.last && d.images[0].some((v, i) => v !== pad.pixels[i])) pad.set(d.images[0]);
+  if (!drawing.next && !pad.last) {
+    const read = pad.modelPixels();
+    if (d.images[0].some((v, i) => v !== read[i])) pad.set(d.images[0]);
+  }
+  showModelView(d.images[0]);
   showReading(readingOf(d));
   const notes = [];
   if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
