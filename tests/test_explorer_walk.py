@@ -173,7 +173,7 @@ def test_a_pitfall_that_needs_patch_tokens_switches_to_the_encoder_output():
     np.testing.assert_array_equal(s.state.encoder_output[:, 0, :], CLS)  # the CLS rows kept
     assert "full encoder output" in answer["pitfall"]["notice"]
     assert s.matrix("pitfall_diff").any()  # not a difference of zeros
-    answer = s.handle({"op": "option", "name": "pitfall", "value": "bias"})
+    answer = s.handle({"op": "option", "name": "pitfall", "value": "no_layernorm"})
     assert answer["pitfall"]["notice"] is None
 
 

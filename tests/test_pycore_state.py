@@ -79,10 +79,18 @@ def test_state_to_json_small_states_are_nested_lists():
                               [0.7, -0.3, 0.8]],
                    "cls": [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]}
     s = default_state()
-    s.options["pitfall"] = "bias"
+    s.options["pitfall"] = "no_layernorm"
     s.options["seed"] = 7
     s.options["unknown"] = 1                          # not written: the page owns no such key
-    assert state_to_json(s)["options"] == {"pitfall": "bias", "seed": 7}
+    assert state_to_json(s)["options"] == {"pitfall": "no_layernorm", "seed": 7}
+
+
+@pytest.mark.parametrize("key", ["affine", "bias"])
+def test_a_link_naming_real_vits_gamma_beta_or_bias_as_a_mistake_shows_it_as_another_head(key):
+    """Links written while real ViTs' gamma/beta and bias were listed among the mistakes."""
+    s = decode_fragment("#state=" + quote(json.dumps({"W_head": [[1.0, 2.0]], "cls": [[1.0]],
+                                                      "options": {"pitfall": key}})))
+    assert s.options["pitfall"] is None and s.options["variant"] == key
 
 
 def test_fragment_bytes_match_encodeURIComponent_of_JSON_stringify():
@@ -166,7 +174,7 @@ def test_fragment_round_trip_is_exact(B, D, C, N, mode, data):
                                     max_size=int(np.prod(shape))))).reshape(shape)
     options = {"sample": data.draw(st.integers(0, B - 1)),
                "logit_class": data.draw(st.integers(0, C - 1)),
-               "pitfall": data.draw(st.sampled_from([None, "bias", "transposed"])),
+               "pitfall": data.draw(st.sampled_from([None, "no_layernorm", "transposed"])),
                "activation": data.draw(st.sampled_from(["tanh", "gelu"])),
                "seed": data.draw(st.integers(0, 2 ** 32 - 1))}
     s = ExplorerState(W, **{"cls" if mode == "cls" else "encoder_output": X}, options=options)

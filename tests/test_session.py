@@ -223,7 +223,7 @@ def test_the_figures_said_ahead_are_the_ones_the_first_choices_show(preset):
     assert "ahead" not in s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1.5"})
     for request, ids in [({"op": "option", "name": "pitfall", "value": "last_position"},
                           ["heatmap-encoder"] + mistake),
-                         ({"op": "option", "name": "variant", "value": "mlp_tanh"}, other),
+                         ({"op": "option", "name": "variant", "value": "affine"}, other),
                          ({"op": "train", "steps": 1}, ["heatmap-dw"])]:
         shown = s.handle(request)
         assert not set(ids) & set(shown.get("ahead", {}))  # shown now: not said again
@@ -247,7 +247,7 @@ def test_paste_block_fills_from_the_focused_cell():
 def test_every_pitfall_shows_beside_the_correct_head():
     s = Session()
     choices = s.handle({"op": "load", "fragment": ""})["pitfall"]["choices"]  # sent once
-    assert len(choices) == 6
+    assert len(choices) == 4  # real ViTs' gamma/beta and bias are other heads, not mistakes
     for key, _title in choices:
         answer = s.handle({"op": "option", "name": "pitfall", "value": key})
         section = answer["pitfall"]
@@ -640,7 +640,8 @@ def test_load_alone_keeps_what_reset_lets_go():
       "top_classes", "prediction", "digit", "pitfall", "variant", "walk", "finetune", "steps"}),
     ({"op": "option", "name": "walk", "value": 2}, {"shape", "link", "walk"}),
     ({"op": "option", "name": "sample", "value": 1}, {"shape", "link", "walk", "steps"}),
-    ({"op": "option", "name": "pitfall", "value": "bias"}, {"shape", "link", "pitfall", "walk"}),
+    ({"op": "option", "name": "pitfall", "value": "no_layernorm"},
+     {"shape", "link", "pitfall", "walk"}),
     ({"op": "option", "name": "top_k", "value": 3},
      {"shape", "link", "top_k", "pitfall", "variant", "walk"}),
     ({"op": "train_set", "name": "lr", "value": "0.5"}, {"shape", "link", "walk", "finetune"}),

@@ -112,34 +112,34 @@ COMPARISONS = (
         PAPER + ", Eq. 4: y = LN(z_L⁰), the class token's output after LayerNorm.", None,
         _mistake(pitfalls.no_layernorm)),
     Comparison(
-        "affine", "pitfall", "gamma/beta kept (real ViTs have them)", (
-            "Real ViTs (the authors' vit_jax, timm, Hugging Face) end the encoder with a "
-            "LayerNorm that has a learned scale gamma and shift beta, and a trained model's "
-            "values are not 1 and 0. The head taught here is this page's spec, which drops "
-            "them: just (h - mean) / sqrt(var + 1e-6). Keeping them is no bug in a real model; "
-            "mixing the two is: weights trained with gamma and beta no longer give the same "
-            "logits without them, which is what this comparison shows (gamma and beta here are "
-            "seeded random values)."),
-        "Ba et al. (2016), “Layer Normalization”: gamma and beta are the optional gain and "
-        "bias; " + PAPER + ", Eq. 4.", None, _mistake(pitfalls.affine)),
-    Comparison(
-        "bias", "pitfall", "A bias in the head (real ViTs have one)", (
-            "Real ViTs' heads have a bias b (vit_jax, timm and Hugging Face alike): logits = "
-            "h_hat @ W_head + b. This page's spec writes the head without it, so that every "
-            "logit is h_hat @ W_head alone. A bias is no bug; forgetting one that a model was "
-            "trained with is: it shifts every sample's logit for a class by the same amount, "
-            "which can change predictions (here b is a seeded random vector)."),
-        PAPER + ", Sec. 3.1: at fine-tuning the head is one D × K layer (K classes); this "
-                "page writes it without its bias, so that the logits are h_hat @ W_head alone.",
-        None,
-        _mistake(pitfalls.bias)),
-    Comparison(
         "transposed", "pitfall", "W_head transposed to (C, D)", (
             "W_head must be (D, C): one row per feature, one column per class, so that h_hat "
             "(B, D) @ W_head gives (B, C). Using it as (C, D) cannot multiply unless C equals "
             "D; and when it does, the mistake is silent and every logit uses the wrong weights."),
         PAPER + ", Sec. 3.1: the head is a D × K layer (D features in, K classes out); "
                 "matrix shapes: (B, D) @ (D, K) = (B, K).", None, _mistake(pitfalls.transposed)),
+    Comparison(
+        "affine", "variant", "Real ViTs: LayerNorm with \u03b3 and \u03b2", (
+            "The problem this page teaches specifies the head without them: LayerNorm is just "
+            "(h - mean) / sqrt(var + 1e-6). Real ViT implementations (the authors' vit_jax, "
+            "timm, Hugging Face) end the encoder with a LayerNorm that has a learned scale gamma "
+            "and shift beta: gamma * (h - mean) / sqrt(var + eps) + beta, and a trained model's "
+            "values are not 1 and 0. Both heads are right in their own setting; weights trained "
+            "with gamma and beta give other logits without them. Here gamma and beta are "
+            "seeded random values; a model file's own are used by its own head."),
+        "Ba et al. (2016), \u201cLayer Normalization\u201d: gamma and beta are the gain and "
+        "bias; " + PAPER + ", Eq. 4.", None, _mistake(pitfalls.affine)),
+    Comparison(
+        "bias", "variant", "Real ViTs: a bias in the head", (
+            "The problem this page teaches specifies the head without a bias, so that every "
+            "logit is h_hat @ W_head alone. Real ViT heads have one (vit_jax, timm and Hugging "
+            "Face alike): logits = h_hat @ W_head + b. A bias shifts every sample's logit for a "
+            "class by the same amount, which can change predictions; a model trained with one "
+            "needs it. Here b is a seeded random vector; a model file's own is used by its own "
+            "head."),
+        PAPER + ", Sec. 3.1: at fine-tuning the head is one D \u00d7 K layer (K classes); the "
+                "problem this page teaches writes it without its bias.", None,
+        _mistake(pitfalls.bias)),
     Comparison(
         "mlp_tanh", "variant", "Pre-training head: MLP, tanh", (
             "During pre-training ViT classifies with an MLP of one hidden layer; the authors' "
@@ -213,7 +213,7 @@ def offer(kind):
     Examples
     --------
     >>> offer("pitfall").split(":")[0]
-    'Choose one of 6 classic mistakes'
+    'Choose one of 4 classic mistakes'
     """
     titles = [c.title for c in of_kind(kind) if c.key not in MODEL_ONLY]
     if kind == "pitfall":

@@ -234,6 +234,11 @@ def check_size(key, shape):
                          key=key)
 
 
+FORMER_PITFALLS = ("affine", "bias")
+"""Comparisons that links once named as mistakes (``options.pitfall``): real ViTs' LayerNorm
+gamma/beta and bias are other heads now (``options.variant``); such a link shows them there."""
+
+
 def comparison_keys(kind):
     """The keys of the comparisons of one kind ("pitfall" or "variant")."""
     from .comparisons import COMPARISONS  # the registry is data about the math: no cycle

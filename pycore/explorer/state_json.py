@@ -20,8 +20,8 @@ from ..vit.checks import describe_nonfinite
 from .digit_images import check_texts
 from .errors import StateError
 from .recipes import Recipe, sparse_recipe
-from .state import (_DIMS, DEFAULT_OPTIONS, PATTERN, ExplorerState, check_fit, check_limits,
-                    check_option, check_seed, check_size, dims_text, quoted, shown)
+from .state import (_DIMS, DEFAULT_OPTIONS, FORMER_PITFALLS, PATTERN, ExplorerState, check_fit,
+                    check_limits, check_option, check_seed, check_size, dims_text, quoted, shown)
 from .train_state import check_labels, labels_to_json, train_from_json, train_to_json
 
 COMPACT_MIN = 1024
@@ -243,6 +243,8 @@ def _options_from_json(value, B, C):
     if not isinstance(value, dict):
         raise StateError("options must be an object; got {}".format(shown(value)),
                          key="options")
+    if value.get("pitfall") in FORMER_PITFALLS and value.get("variant") is None:
+        value = dict(value, pitfall=None, variant=value["pitfall"])
     return dict((name, check_option(name, value[name], B, C))
                 for name in DEFAULT_OPTIONS if name in value)
 

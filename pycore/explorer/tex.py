@@ -102,11 +102,12 @@ def steps(state, trace, sample, cls, decimals=4):
         {"title": "2. LayerNorm over the D = %d features" % D,
          "tex": (r"\mu = %s,\quad \sigma^2 = %s,\quad \hat h = \frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = %s"
                  % (fmt(trace.mean[b]), fmt(trace.var[b]), vector(h_hat, decimals, wrap=False))),
-         "note": "Population variance (divide by D), no learnable γ or β."},
+         "note": "Population variance (divide by D); no learnable γ or β in the head taught here "
+                 "(real ViT checkpoints add them)."},
         {"title": "3. One logit: class %d" % c,
          "tex": (r"\mathrm{logit}_{%d,%d} = \sum_{d} \hat h_d\, W_{d,%d} = %s = %s"
                  % (b, c, c, " + ".join(terms), fmt(trace.logits[b, c]))),
-         "note": "No bias, no softmax, no activation."},
+         "note": "No softmax, no activation; no bias in the head taught here (real ViTs add one)."},
         {"title": "4. Prediction",
          "tex": r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d" % (b, int(trace.predicted[b])),
          "note": None},

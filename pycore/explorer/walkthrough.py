@@ -118,7 +118,8 @@ def section(state, trace, prediction_notes=(), classes=None):
         title = "normalize sample %d" % b
         highlights = {HEATMAP_IDS["cls"]: [_row(b, D)], HEATMAP_IDS["normalized"]: [_row(b, D)]}
         note = ("Shift by the mean, divide by the standard deviation: the row now has mean 0 "
-                "and variance (almost) 1. No learnable γ or β in this head.")
+                "and variance (almost) 1. The head taught here has no learnable γ or β; real ViT "
+                "checkpoints scale and shift h_hat by them (Other heads).")
     elif key == "dot":
         tex = lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d \hat h_d\, W_{d,%d}" % c,
                     sum_of(lambda d: r"%s \cdot %s" % (term(h_hat[d]), term(w[d])), D),
@@ -127,7 +128,7 @@ def section(state, trace, prediction_notes=(), classes=None):
         highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)], HEATMAP_IDS["w"]: [_col(c, D)],
                       HEATMAP_IDS["logits"]: [[b, c, b, c]]}
         note = ("Row %d of h_hat times column %d of W_head, term by term, summed: one logit. "
-                "No bias, no activation." % (b, c)) + (
+                "No activation; no bias in the head taught here (real ViTs add one)." % (b, c)) + (
                     " This is the predicted class." if c == predicted else "")
     elif key == "logits":
         tex = r"\mathrm{logits}_{%d,:} = \hat h\, W_{\mathrm{head}} = %s" % (b, vector(trace.logits[b]))

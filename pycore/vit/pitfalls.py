@@ -9,6 +9,11 @@ not (no LayerNorm on huge inputs), and its inf is part of what the mistake shows
 parameters (gamma/beta, the bias) come from :func:`pycore.vit.variants.variant_params` with
 ``seed``, so they are the variants'. What each mistake teaches, in words, is in
 pycore/explorer/comparisons.py.
+
+Two functions here are not mistakes in a real model: :func:`affine` and :func:`bias` add what
+real ViT checkpoints keep and the head taught here drops (LayerNorm's gamma/beta, the head's
+bias). The page lists them among the other heads; they live here because they differ from the
+taught head exactly as the mistakes do, by one change to the same computation.
 """
 
 import numpy as np
@@ -87,7 +92,7 @@ def no_layernorm(W_head, cls=None, encoder_output=None, seed=0):
 
 
 def affine(W_head, cls=None, encoder_output=None, seed=0):
-    """Mistake: LayerNorm with gamma/beta, ``(gamma * h_hat + beta) @ W_head``.
+    """Real ViTs' LayerNorm with gamma/beta, ``(gamma * h_hat + beta) @ W_head``.
 
     gamma and beta are ``variant_params(D, C, seed)["gamma"]`` and ``["beta"]``.
 
@@ -102,7 +107,7 @@ def affine(W_head, cls=None, encoder_output=None, seed=0):
 
 
 def bias(W_head, cls=None, encoder_output=None, seed=0):
-    """Mistake: a bias term, ``h_hat @ W_head + b`` with ``b = variant_params(D, C,
+    """Real ViTs' bias in the head, ``h_hat @ W_head + b`` with ``b = variant_params(D, C,
     seed)["b_head"]``.
 
     Examples

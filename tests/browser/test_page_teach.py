@@ -73,7 +73,7 @@ def test_each_pitfall_beside_the_correct_head(page, site_url):
     state = preset("encoder")  # with patch tokens, position -1 differs from position 0
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
     keys = [c.key for c in of_kind("pitfall")]
-    assert len(keys) >= 6
+    assert len(keys) == 4  # real ViTs' gamma/beta and bias are among the other heads
     for key in keys:  # one after the other, on the same inputs
         act(page, lambda: page.select_option("#pitfall", key))
         explanation = page.locator("#pitfall-explanation").inner_text()
@@ -103,7 +103,12 @@ def test_each_variant_on_the_same_inputs(page, site_url):
     # every head the menu offers without a model file (the model's own head needs one:
     # tests/browser/test_page_model_file.py)
     keys = [c.key for c in of_kind("variant") if c.key not in MODEL_ONLY]
-    assert keys
+    assert keys[:2] == ["affine", "bias"]  # real ViTs' gamma/beta and bias, first
+    offered = page.eval_on_selector_all("#variant option", "os => os.map(o => o.textContent)")
+    assert "Real ViTs: LayerNorm with \u03b3 and \u03b2" in offered
+    assert "Real ViTs: a bias in the head" in offered
+    mistakes = page.eval_on_selector_all("#pitfall option", "os => os.map(o => o.textContent)")
+    assert not any("\u03b3" in m or "bias" in m or "gamma" in m for m in mistakes), mistakes
     for key in keys:
         act(page, lambda: page.select_option("#variant", key))
         output, error = run(state, key)

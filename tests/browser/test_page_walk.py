@@ -238,7 +238,7 @@ def test_comparisons_share_one_colour_scale_and_say_what_changed(page, site_url)
 def test_a_mistake_that_needs_patch_tokens_switches_to_the_encoder_output(page, site_url):
     open_explorer(page, site_url)
     offer = page.locator("#pitfall-explanation").inner_text()
-    assert offer.startswith("Choose one of 6 classic mistakes") and "Position -1" in offer
+    assert offer.startswith("Choose one of 4 classic mistakes") and "Position -1" in offer
     page.click("#compare-mistake")  # next to the logits: one click to the select
     assert page.evaluate("document.activeElement.id") == "pitfall"
     act(page, lambda: page.select_option("#pitfall", "last_position"))
