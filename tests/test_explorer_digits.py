@@ -267,3 +267,51 @@ def test_the_panels_top_classes_rank_as_the_heads_prediction():
     assert top_classes(probs, names) == [["b", 0.3], ["e", 0.3], ["a", 0.2]]
     assert top_classes(np.array([0.5, 0.5]), names[:2]) == [["a", 0.5], ["b", 0.5]]
     assert top_classes(probs, names)[0][0] == names[int(np.nanargmax(probs))]
+
+
+# ---- the head at every depth (the logit lens) ---------------------------------------------------
+
+def test_the_logit_lens_is_the_head_on_each_depths_cls_row_of_an_independent_forward_pass(model):
+    from reference import reference_head
+    from reference_vit import reference_encode
+
+    images = np.array([one(), seven()], dtype=float)
+    _, _, hidden = reference_encode(model.params, images, model.patch_size, model.heads)
+    s = Session()
+    answer = s.handle({"op": "digit", "images": [one(), seven()]})
+    spec = answer["heatmaps"]["heatmap-lens"]
+    assert spec["matrix"] == "lens" and "image 0" in spec["title"]
+
+    def expected(b, W):
+        rows = [reference_head(hidden[l, b:b + 1], W)[0] for l in range(model.depth)]
+        return np.array(rows + [s.matrix("logits")[b]])          # row L: the pipeline's
+    lens = s.matrix("lens")
+    assert lens.shape == (model.depth + 1, 10)
+    np.testing.assert_allclose(lens, expected(0, model.W_head), rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(lens[-1], reference_head(hidden[-1, :1], model.W_head)[0],
+                               rtol=1e-10, atol=1e-10)            # z_L's CLS row, unedited
+    # every edit of W_head reaches every depth
+    answer = s.handle({"op": "edit", "key": "W_head", "index": [3, 7], "text": "2.5",
+                       "commit": True})
+    assert "heatmap-lens" in answer["heatmaps"]
+    W = model.W_head.copy()
+    W[3, 7] = 2.5
+    np.testing.assert_allclose(s.matrix("lens"), expected(0, W), rtol=1e-10, atol=1e-10)
+    # the sample chosen for the equations
+    answer = s.handle({"op": "option", "name": "sample", "value": 1})
+    assert "image 1" in answer["heatmaps"]["heatmap-lens"]["title"]
+    np.testing.assert_allclose(s.matrix("lens"), expected(1, W), rtol=1e-10, atol=1e-10)
+    # an edit of z_L's CLS row shows in the last row alone (the rows above come from the image)
+    before = s.matrix("lens").copy()
+    s.handle({"op": "edit", "key": "encoder_output", "index": [1, 0, 5], "text": "9",
+              "commit": True})
+    after = s.matrix("lens")
+    np.testing.assert_array_equal(after[:-1], before[:-1])
+    assert not np.allclose(after[-1], before[-1])
+    np.testing.assert_allclose(after[-1], s.matrix("logits")[1], rtol=0, atol=0)
+
+
+def test_outside_the_tiny_vits_state_the_lens_is_hidden():
+    s = Session()
+    answer = s.handle({"op": "load", "fragment": ""})
+    assert "heatmap-lens" in answer["hide"] and "heatmap-lens" not in answer["heatmaps"]

@@ -81,14 +81,19 @@ def test_sections_are_named_once_and_build_only_their_keys():
     assert len(names) == len(set(names))
     keys = [key for section in sections.SECTIONS for key in section.keys]
     assert len(keys) == len(set(keys)) and not set(keys) & set(protocol.ENVELOPE)
-    s = Session()
-    s.handle({"op": "load", "fragment": ""})
-    for section in sections.SECTIONS:  # each alone: what it writes beyond the envelope
-        answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
-        section.build(sections.Context(s, answer))
-        written = set(answer) - {"ok", "error", "heatmaps", "hide", "grids"}
-        assert written <= set(section.keys), section.name
-        assert bool(answer["heatmaps"]) == section.name.startswith("heatmap-"), section.name
+    for first in ({"op": "load", "fragment": ""},
+                  {"op": "digit", "images": [[[0] * 4 + [16] + [0] * 3] * 8]}):
+        s = Session()
+        assert s.handle(first)["ok"]
+        for section in sections.SECTIONS:  # each alone: what it writes beyond the envelope
+            answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
+            section.build(sections.Context(s, answer))
+            written = set(answer) - {"ok", "error", "heatmaps", "hide", "grids"}
+            assert written <= set(section.keys), section.name
+            if section.name.startswith("heatmap-"):  # draws its heatmap, or hides it
+                assert answer["heatmaps"] or section.name in answer["hide"], section.name
+            else:
+                assert not answer["heatmaps"], section.name
 
 
 @pytest.mark.parametrize("typedef, names", [

@@ -15,6 +15,9 @@ import pytest
 from buildtools import digits
 from pycore import classification_head, load_tiny_vit
 from pycore.vit import tiny_vit
+from pycore.vit.readout import logit_lens
+from reference import reference_head
+from reference_vit import reference_encode
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -39,61 +42,6 @@ def data():
 
 # ---- (a) the encoder against a straightforward re-implementation ----------------------------
 
-def _ln_token(x, gamma=None, beta=None, eps=1e-6):
-    D = len(x)
-    mean = sum(x) / D
-    var = sum((v - mean) ** 2 for v in x) / D
-    out = np.array([(v - mean) / math.sqrt(var + eps) for v in x])
-    return out if gamma is None else out * gamma + beta
-
-
-def reference_encode(params, images, patch_size, heads):
-    """z_L and the last block's attention, one sample, token and head at a time."""
-    P = patch_size
-    grid = 8 // P
-    D = params["E"].shape[1]
-    depth = sum(1 for name in params if name.endswith(".W_qkv"))
-    d_head = D // heads
-    z_all, attn_all = [], []
-    for image in images:
-        x = np.asarray(image, dtype=float) / 16.0
-        tokens = [params["x_class"].copy()]
-        for r in range(grid):
-            for c in range(grid):
-                patch = np.array([x[r * P + i, c * P + j] for i in range(P) for j in range(P)])
-                tokens.append(patch @ params["E"] + params["b_E"])
-        z = [tokens[t] + params["E_pos"][t] for t in range(len(tokens))]
-        T = len(z)
-        for l in range(depth):
-            w = lambda n: params["block%d.%s" % (l, n)]  # noqa: E731
-            y = [_ln_token(z[t], w("ln1_gamma"), w("ln1_beta")) for t in range(T)]
-            qkv = [y[t] @ w("W_qkv") + w("b_qkv") for t in range(T)]
-            attn = np.zeros((heads, T, T))
-            merged = [np.zeros(D) for _ in range(T)]
-            for h in range(heads):
-                cols = slice(h * d_head, (h + 1) * d_head)
-                q = [qkv[t][:D][cols] for t in range(T)]
-                k = [qkv[t][D:2 * D][cols] for t in range(T)]
-                v = [qkv[t][2 * D:][cols] for t in range(T)]
-                for i in range(T):
-                    scores = [float(q[i] @ k[j]) / math.sqrt(d_head) for j in range(T)]
-                    top = max(scores)
-                    e = [math.exp(s - top) for s in scores]
-                    for j in range(T):
-                        attn[h, i, j] = e[j] / sum(e)
-                    merged[i][cols] = sum(attn[h, i, j] * v[j] for j in range(T))
-            z = [z[t] + merged[t] @ w("W_o") + w("b_o") for t in range(T)]
-            out = []
-            for t in range(T):
-                u = _ln_token(z[t], w("ln2_gamma"), w("ln2_beta")) @ w("W_1") + w("b_1")
-                g = np.array([a * 0.5 * (1.0 + math.erf(a / math.sqrt(2.0))) for a in u])
-                out.append(z[t] + g @ w("W_2") + w("b_2"))
-            z = out
-        z_all.append(np.array(z))
-        attn_all.append(attn)
-    return np.array(z_all), np.array(attn_all)
-
-
 def random_params(rs, patch_size, D, depth, mlp_dim):
     return {name: rs.randn(*shape) * (0.4 if len(shape) == 2 else 0.5)
             for name, shape in tiny_vit.parameter_shapes(patch_size, D, depth, mlp_dim)}
@@ -108,13 +56,21 @@ def test_encoder_matches_a_loop_by_loop_reimplementation(model, sizes):
     params = random_params(rs, P, D, depth, mlp_dim)
     vit = tiny_vit.TinyViT(params, heads=heads, patch_size=P)
     images = rs.randint(0, 17, size=(2, 8, 8)).astype(float)
-    want_z, want_attn = reference_encode(params, images, P, heads)
+    want_z, want_attn, want_cls = reference_encode(params, images, P, heads)
     z_L = vit.encode(images)
     assert z_L.shape == (2, (8 // P) ** 2 + 1, D) and z_L.dtype == np.float64
     assert np.abs(want_z).max() > 1.0  # not a trivially small output
     assert np.allclose(z_L, want_z, rtol=1e-12, atol=1e-12)
     assert np.allclose(vit.cls_attention(images), want_attn[:, :, 0, 1:].mean(axis=1),
                        rtol=1e-12, atol=1e-13)
+    # the CLS row at every depth, the logit lens's input: z_0's, then each block's output's
+    hidden = vit.hidden_cls(images)
+    assert hidden.shape == (depth + 1, 2, D)
+    assert np.allclose(hidden, want_cls, rtol=1e-12, atol=1e-12)
+    W = rs.randn(D, 5)
+    lens = logit_lens(hidden, W)
+    for l in range(depth + 1):
+        np.testing.assert_allclose(lens[l], reference_head(want_cls[l], W), rtol=1e-11, atol=1e-11)
 
 
 def test_the_encoder_reads_every_patch_and_position_zero_is_cls():

@@ -125,20 +125,31 @@ def check_images(value):
 
 
 def encoded(texts):
-    """(z_L, CLS attention) of the images ``texts`` (link form), from one forward pass.
+    """(z_L, CLS attention, milliseconds per image) of the images ``texts`` (link form), from
+    one forward pass.
 
-    The last answer is kept: drawing asks for the state (z_L) and the overlay (attention) of
-    the same images.
+    The last answer is kept: drawing asks for the state (z_L), the overlay (attention) and the
+    logit lens (:func:`hidden_cls`) of the same images.
     """
+    return _forward(texts)[:3]
+
+
+def hidden_cls(texts):
+    """The CLS row at every depth of the images ``texts``, (L+1, B, D), from the same forward
+    pass as :func:`encoded`."""
+    return _forward(texts)[3]
+
+
+def _forward(texts):
     texts = tuple(texts)
     if texts not in _encoded:
         images = np.stack([image_from_text(t) for t in texts])
         m = model()
         start = time.perf_counter()
-        z_L, attention = m.encode_with_attention(images)
+        z_L, attention, hidden = m.encode_all(images)
         ms = (time.perf_counter() - start) * 1000.0 / len(texts)
         _encoded.clear()
-        _encoded[texts] = (z_L, attention, ms)
+        _encoded[texts] = (z_L, attention, ms, hidden)
     return _encoded[texts]
 
 

@@ -157,3 +157,4 @@ def preview(state, texts):
     top = top_classes(probs, CLASS_NAMES)
     return {"prediction": "%s (softmax %.3f)" % tuple(top[0]), "top": top,
             "attention": [float(a) for a in attention[0]], "encode_ms": round(ms, 2)}
+

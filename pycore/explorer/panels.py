@@ -10,9 +10,11 @@ walkthrough, digits, finetune; sections.py puts them into answers.
 """
 import numpy as np
 
-from ..vit.readout import top_k
+from ..vit.readout import logit_lens, top_k
+from . import digits
 from .cells import format_number
 from .class_names import class_names
+from .digit_images import hidden_cls
 from .editing import DEFAULT_N
 from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
 from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, class_label
@@ -225,3 +227,39 @@ def labels(state):
     """
     return {"samples": ["sample %d" % i for i in range(state.B)],
             "classes": class_names(state) or ["class %d" % i for i in range(state.C)]}
+
+
+def lens_heatmap(state, trace):
+    """The head at every depth of the tiny ViT for the sample chosen (``options.sample``): the
+    logit lens's (L+1, C) array and its heatmap spec, or None when the state is not the tiny
+    ViT's encoder output.
+
+    Row l < L applies the state's W_head (with its edits) to the CLS row after l blocks (row 0:
+    the embedded tokens) of the drawn image, as the head applies it to z_L: LayerNorm without
+    gamma/beta, then W_head. Row L is the pipeline's own logits of that sample (an edit of z_L
+    shows there and nowhere above: the rows above come from the image).
+
+    Examples
+    --------
+    >>> from pycore.explorer.digit_images import check_images
+    >>> from pycore.explorer.digits import digit_state
+    >>> from pycore.explorer.presets import default_state
+    >>> from pycore.vit.trace import trace_head
+    >>> s = digit_state(default_state(), check_images([[[0] * 4 + [16] + [0] * 3] * 8]))
+    >>> array, spec = lens_heatmap(s, trace_head(s.W_head, encoder_output=s.encoder_output))
+    >>> array.shape, spec["matrix"], int(array[-1].argmax())
+    ((4, 10), 'lens', 1)
+    """
+    texts = digits.drawn(state)
+    if texts is None:
+        return None
+    b = min(int(state.options.get("sample") or 0), len(texts) - 1)
+    rows = logit_lens(hidden_cls(texts)[:-1, b:b + 1, :], state.W_head)[:, 0, :]  # (L, C)
+    array = np.ascontiguousarray(np.vstack([rows, trace.logits[b:b + 1]]), dtype=np.float64)
+    L = array.shape[0] - 1
+    image = "image %d: " % b if len(texts) > 1 else ""
+    spec = heatmap("lens", array, "%sthe head at every depth, \u2113 = 0 (embedded) \u2026 %d "
+                   "(z_L)" % (image, L), "class c = digit", "depth \u2113",
+                   "depth %{y}, digit %{x}<br>logit = " + EXACT,
+                   marks=[(l, int(np.argmax(array[l]))) for l in range(L + 1)])
+    return array, spec

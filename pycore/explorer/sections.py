@@ -233,6 +233,17 @@ def _digit(ctx):
     ctx.if_changed("digit", digits.section(ctx.state, ctx.trace))
 
 
+def _lens(ctx):
+    """The drawing panel's logit lens, or its heatmap hidden outside the tiny ViT's state."""
+    shown = panels.lens_heatmap(ctx.state, ctx.trace)
+    if shown is None:
+        ctx.answer["hide"].append(HEATMAP_IDS["lens"])
+        return
+    array, spec = shown
+    ctx.session.matrices["lens"] = array
+    ctx.answer["heatmaps"][HEATMAP_IDS["lens"]] = spec
+
+
 def _comparison(kind):
     def build(ctx):
         """The correct logits beside a pitfall's or variant's output (and, for a pitfall,
@@ -359,6 +370,7 @@ SECTIONS = (
                   "probability], ...], how many cells of encoder_output and W_head differ from the model's, "
                   "and the encoder's milliseconds per image; images null when the state is not "
                   "the tiny ViT's encoder output")}),
+    Section(HEATMAP_IDS["lens"], HEAD | {"sample"}, _lens, {}),
     Section("pitfall", HEAD | {"pitfall", "top_k"}, _comparison("pitfall"), {
         "pitfall": ("Comparison",
                     COMPARISON + "the mistake shown (with none chosen, the explanation says what "

@@ -9,6 +9,8 @@ Runs on Python 3.8 / NumPy 1.17 and Python 3.14 / NumPy 2.x (NumPy and the stand
 """
 import numpy as np
 
+from .head import head_from_cls
+
 
 def contributions(h_hat, W_head, b, c):
     """The D terms of one logit: ``h_hat[b, d] * W_head[d, c]`` for every feature d.
@@ -88,3 +90,37 @@ def top_k(logits, k):
         raise ValueError("k must be at least 1; got %d" % k)
     order = np.argsort(-logits, axis=1, kind="stable")  # mergesort: stable in NumPy 1.17 too
     return order[:, :min(k, logits.shape[1])].astype(np.int64)
+
+
+def logit_lens(hidden_cls, W_head):
+    """The head applied to the CLS row at every depth of the encoder (a "logit lens").
+
+    Parameters
+    ----------
+    hidden_cls : array_like
+        (L+1, B, D): the CLS row of z_0 (the embedded tokens) and of each block's output.
+    W_head : array_like
+        (D, C).
+
+    Returns
+    -------
+    numpy.ndarray
+        (L+1, B, C): ``[l]`` is ``LayerNorm(hidden_cls[l]) @ W_head`` (no gamma/beta, eps 1e-6,
+        no bias), the page's head; ``[-1]`` is the head's own logits. The head was trained on
+        the last depth only: the rows before it show where the class becomes readable by it,
+        not what the model "thinks" there.
+
+    Raises
+    ------
+    TypeError, ValueError
+        As :func:`pycore.vit.head.head_from_cls`, and for ``hidden_cls`` not 3-D.
+
+    Examples
+    --------
+    >>> logit_lens([[[1.0, 2.0]], [[2.0, 1.0]]], [[1.0], [0.0]]).round(4).tolist()
+    [[[-1.0]], [[1.0]]]
+    """
+    hidden = np.asarray(hidden_cls, dtype=np.float64)
+    if hidden.ndim != 3:
+        raise ValueError("hidden_cls must be (L+1, B, D); got shape {}".format(hidden.shape))
+    return np.stack([head_from_cls(h, W_head) for h in hidden])        # (L+1, B, C)

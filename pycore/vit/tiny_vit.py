@@ -291,10 +291,11 @@ class TinyViT(object):
         return out @ p[pre + "W_o"] + p[pre + "b_o"], attn
 
     def _forward(self, images):
-        """z_L and the last block's attention weights."""
+        """z_L, the last block's attention weights, and the CLS row at every depth
+        (L+1, B, D): z_0's (the embedded tokens) and each block's output's."""
         p = self.params
         z = self._embed(_check_images(images))
-        attn = None
+        attn, cls_rows = None, [z[:, 0, :]]
         for l in range(self.depth):
             pre = "block{}.".format(l)
             msa, attn = self._msa(
@@ -302,7 +303,8 @@ class TinyViT(object):
             z = z + msa
             y = layer_norm_affine(z, p[pre + "ln2_gamma"], p[pre + "ln2_beta"])
             z = z + gelu(y @ p[pre + "W_1"] + p[pre + "b_1"]) @ p[pre + "W_2"] + p[pre + "b_2"]
-        return z, attn
+            cls_rows.append(z[:, 0, :])
+        return z, attn, np.stack(cls_rows)
 
     def encode(self, images):
         """The encoder: images (B, 8, 8) on the 0..16 scale -> z_L (B, N+1, D).
@@ -388,8 +390,37 @@ class TinyViT(object):
         >>> z_L.shape == (2, model.N + 1, model.D), attention.shape == (2, model.N)
         (True, True)
         """
-        z, attn = self._forward(images)
+        z, attn, _ = self._forward(images)
         return z, attn[:, :, 0, 1:].mean(axis=1)
+
+    def hidden_cls(self, images):
+        """The CLS token's row at every depth: z_0[:, 0, :] (the embedded tokens, before the
+        first block) and each block's output's, the last being z_L[:, 0, :].
+
+        The head was trained to read only the last; applied to the others
+        (:func:`pycore.vit.readout.logit_lens`) it shows how early the class can be read.
+
+        Returns
+        -------
+        numpy.ndarray
+            float64, shape (L+1, B, D); ``[-1]`` is bit for bit ``encode(images)[:, 0, :]``.
+
+        Examples
+        --------
+        >>> model = load_tiny_vit()
+        >>> h = model.hidden_cls(np.zeros((2, 8, 8)))
+        >>> h.shape == (model.depth + 1, 2, model.D)
+        True
+        >>> bool((h[-1] == model.encode(np.zeros((2, 8, 8)))[:, 0, :]).all())
+        True
+        """
+        return self._forward(images)[2]
+
+    def encode_all(self, images):
+        """:meth:`encode`, :meth:`cls_attention` and :meth:`hidden_cls` from one forward pass:
+        (z_L (B, N+1, D), attention (B, N), hidden CLS rows (L+1, B, D))."""
+        z, attn, hidden = self._forward(images)
+        return z, attn[:, :, 0, 1:].mean(axis=1), hidden
 
     def features(self, images, batch_size=256):
         """The frozen CLS features ``z_L[:, 0, :]`` of images, for training a head on them.

@@ -22,7 +22,8 @@ import pytest
 from buildtools.serve import SiteHandler, SiteServer, serve_in_thread, site_policy
 from pycore import classification_head, load_tiny_vit
 from pycore.explorer.comparisons import of_kind
-from reference import WORKED_CLS, WORKED_W_HEAD
+from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
+from reference_vit import reference_encode
 
 from .engines import ENGINES, EngineError, launch
 from .pagekit import model_pixels
@@ -678,6 +679,14 @@ def test_a_drawn_digit_is_read(app, model):
     assert int(logits.argmax()) == 1
     assert engine.evaluate("() => document.getElementById('digit-prediction').textContent"
                            ).startswith("1 (softmax ")
+    # the head at every depth: LayerNorm and W_head on the CLS row after each block, from a
+    # forward pass written out loop by loop (tests/reference_vit.py)
+    image = model_pixels(engine)[None]
+    _, _, hidden = reference_encode(model.params, image, model.patch_size, model.heads)
+    lens = heatmap_z(engine, "heatmap-lens")
+    want = [reference_head(hidden[l], model.W_head)[0] for l in range(model.depth + 1)]
+    np.testing.assert_allclose(lens, want, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(lens[-1], logits[0], atol=1e-12)
     app.assert_clean()
 
 
