@@ -97,12 +97,20 @@ class Source(object):
 
     def require(self, ranges):
         """Raise :class:`NeedBytes` with those of ``ranges`` not yet here (clipped to the file)."""
+        for o, _ in ranges:
+            self._before_start(o)
         missing = [(o, min(n, self.size - o)) for o, n in ranges
                    if o < self.size and not self.has(o, n)]
         if missing:
             raise NeedBytes(missing)
 
+    def _before_start(self, offset):
+        if offset < 0:  # a damaged directory or header points before the file's start
+            raise StateError("%s: a header points to byte %d, before the file's start: damaged "
+                             "or not the format its name says" % (self.name, offset), key="file")
+
     def read_at(self, offset, length):
+        self._before_start(offset)
         data = self._find(offset, length)
         if data is None:
             if offset >= self.size or length <= 0:

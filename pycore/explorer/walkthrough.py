@@ -128,7 +128,7 @@ def section(state, trace, prediction_notes=(), classes=None):
         highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)], HEATMAP_IDS["w"]: [_col(c, D)],
                       HEATMAP_IDS["logits"]: [[b, c, b, c]]}
         note = ("Row %d of h_hat times column %d of W_head, term by term, summed: one logit. "
-                "No activation; no bias in the head taught here (real ViTs add one)." % (b, c)) + (
+                "No bias, no activation." % (b, c)) + (
                     " This is the predicted class." if c == predicted else "")
     elif key == "logits":
         tex = r"\mathrm{logits}_{%d,:} = \hat h\, W_{\mathrm{head}} = %s" % (b, vector(trace.logits[b]))

@@ -164,7 +164,9 @@ def test_a_big_matrix_is_shown_cell_by_cell_through_zoom_edit_hover_and_resize(p
 
     # Type a new value key by key into a cell in view: its colour changes, the zoom stays.
     r, c = next((r, c) for r, c, _ in cells_in_view(area) if r >= 1 and c >= 1)
-    new = -0.9 * abs(page.evaluate("document.getElementById('heatmap-w').data[0].zmin"))
+    # near the colour scale's end opposite the cell's own sign: a change one can see
+    new = -0.9 * abs(page.evaluate("document.getElementById('heatmap-w').data[0].zmin")) * (
+        1.0 if W[r, c] >= 0 else -1.0)
     text = "%.6f" % new
     cell = page.get_by_label("W_head[%d,%d]" % (r, c), exact=True)
     cell.click()
