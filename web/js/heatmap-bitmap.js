@@ -4,6 +4,7 @@
 // the plot's transparent background, exactly over its plot area (cells as sharp squares, and
 // each cell's number where the figure asks for it: el.vitText). js/heatmaps.js says why.
 
+import { cellInk } from "./contrast.js";
 import { setData } from "./dom.js";
 import { shortNumber } from "./numbers.js";
 import { look, scaleOf } from "./heatmap-style.js";
@@ -207,8 +208,8 @@ export function fillCells(ctx, bm, { left, top, spanX, spanY, sx, sy }) {
   return true;
 }
 
-// Each cell's number in its centre, in dark ink on light cells and white on dark ones (as
-// Plotly's own cell text), at the figure's cell-text size.
+// Each cell's number in its centre, in black or white, whichever contrasts more with the cell
+// (js/contrast.js: 4.58:1 at least), at the figure's cell-text size.
 function paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx, sy }, ratio) {
   const decimals = /%\{z:\.(\d+)f\}/.exec(spec.text_format || "");
   const text = (v) => (decimals ? v.toFixed(Number(decimals[1])) : shortNumber(v));
@@ -225,8 +226,7 @@ function paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx, sy }, ratio)
       const i = r * bm.cols + c;
       const v = bm.data[i];
       if (!Number.isFinite(v)) continue;
-      const light = 0.299 * rgba[4 * i] + 0.587 * rgba[4 * i + 1] + 0.114 * rgba[4 * i + 2] > 150;
-      ctx.fillStyle = light ? "#111" : "#fff";
+      ctx.fillStyle = cellInk(rgba[4 * i], rgba[4 * i + 1], rgba[4 * i + 2]);
       const shown = text(v);
       ctx.fillText(shown, (c - left) * sx, (r - top) * sy);
       count += 1;
