@@ -230,14 +230,22 @@ DOCS_LINKED = ("math.md", "tiny-vit.md", "training.md")
 """The docs the page links to (web/index.html), shipped as docs/<name>.txt."""
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def copy_docs(root, site):
     """The docs the page links to, as plain text: a server sends .txt as text/plain, where a .md
-    file may be offered as a download instead of shown."""
+    file may be offered as a download instead of shown. Each starts with UTF-8's byte order
+    mark: a plain static server (``python3 -m http.server``) names no charset, and browsers would
+    read the docs' Greek letters and symbols as Latin-1 ("Îµ" for "ε"); a BOM decides for them."""
     for name in DOCS_LINKED:
         src = os.path.join(root, "docs", name)
         if os.path.isfile(src):
             os.makedirs(os.path.join(site, "docs"), exist_ok=True)
-            shutil.copy2(src, os.path.join(site, "docs", name[:-len(".md")] + ".txt"))
+            with open(src, "rb") as f:
+                text = f.read()
+            with open(os.path.join(site, "docs", name[:-len(".md")] + ".txt"), "wb") as f:
+                f.write(UTF8_BOM + text)
 
 
 class _Build(object):

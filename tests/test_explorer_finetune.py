@@ -532,3 +532,13 @@ def test_every_panel_request_applies_fully_or_changes_nothing(requests):
         fragment = encode_fragment(s)  # a state too long for a link has none (a huge lr's W_head)
         if len(fragment) <= LINK_MAX:
             assert decode_fragment(fragment) == s
+
+
+def test_the_converged_note_says_how_much_the_loss_fell_and_against_what():
+    """A loss that nearly halved over the window, yet by under 1 % of its start: the note once
+    said it "fell by less than 1 % ... (0.0393 -> 0.0209)", which reads as false."""
+    from pycore.explorer.finetune_run import converged
+    losses = [2.3] + [0.0393] * 10 + list(np.linspace(0.0393, 0.0209, 21))
+    text = converged(losses, [1.0] * len(losses))
+    assert "the loss fell by only 0.0184 (0.0393 \u2192 0.0209), under 1% of where it started " \
+           "(2.3)" in text, text

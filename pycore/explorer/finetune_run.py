@@ -346,9 +346,10 @@ def converged(losses, accuracies, window=CONVERGED_WINDOW):
         return None
     steps = len(losses) - 1
     if accuracies[-1] >= 1.0 and then - now < 0.01 * start:
-        return ("Converged at step %d: every sample is classified right and the loss fell by "
-                "less than 1%% of its start over the last %d steps (%s \u2192 %s). Play "
-                "stopped; Step goes on." % (steps, window, _g(then), _g(now)))
+        return ("Converged at step %d: every sample is classified right, and over the last %d "
+                "steps the loss fell by only %s (%s \u2192 %s), under 1%% of where it started "
+                "(%s): on the chart the curve is flat. Play stopped; Step goes on."
+                % (steps, window, _g(then - now), _g(then), _g(now), _g(start)))
     if abs(then - now) <= 1e-9 * max(abs(start), 1e-300):
         return ("The loss has not changed over the last %d steps (%s): Play stopped. A larger "
                 "learning rate, or Reset, may move it." % (window, _g(now)))

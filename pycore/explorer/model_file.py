@@ -49,6 +49,27 @@ NAME_CHARS = 60  # a class name is cut to this many characters
 INPUT_KEYS = ("cls", "encoder_output")
 
 
+def short_name(name, limit=NAME_CHARS):
+    """A class name of at most ``limit`` characters: a longer one cut after its last whole word
+    (or comma-separated part) that fits, with an ellipsis.
+
+    Examples
+    --------
+    >>> short_name("German shepherd, German shepherd dog, German police dog, alsatian")
+    'German shepherd, German shepherd dog, German police dog\u2026'
+    >>> short_name("x" * 70) == "x" * 59 + "\u2026"
+    True
+    """
+    if len(name) <= limit:
+        return name
+    cut = name[:limit - 1]
+    for sep in (", ", " "):
+        at = cut.rfind(sep)
+        if at >= limit // 2:
+            return cut[:at].rstrip(" ,;") + "\u2026"
+    return cut + "\u2026"
+
+
 def file_kind(name, size):
     """The file's format from its name, refused by its size before anything is read."""
     kind = next((ext[1:] for ext in EXTENSIONS if str(name).lower().endswith(ext)), None)
@@ -226,8 +247,8 @@ def read_model(name, size, parts, state, target=None):
         libs.add(lib)
         arr = entry.load()
         if role == "class_names":
-            arrays[role] = [(v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v))
-                            .strip()[:NAME_CHARS] for v in arr.tolist()]
+            arrays[role] = [short_name((v.decode("utf-8", "replace") if isinstance(v, bytes)
+                                        else str(v)).strip()) for v in arr.tolist()]
         elif role == "labels":
             arrays[role] = arr.astype(np.int64)
         else:
