@@ -97,3 +97,33 @@ def test_a_bad_digits_preset_is_refused_and_changes_nothing(request_, words):
     answer = s.handle(request_)
     assert not answer["ok"] and words in answer["error"]["message"]
     assert s.state == before and s.finetune.held_out is None
+
+
+def test_a_probe_at_every_depth_reads_the_digit_from_where_it_becomes_readable(data):
+    """A head trained on each depth's CLS features (the encoder written out loop by loop,
+    tests/reference_vit.py; SGD written out, tests/finetune_reference.py): the panel's
+    accuracies are these. At depth 0 the CLS token has not met the image: chance."""
+    from reference_vit import reference_encode
+
+    images, labels, model, ft = data
+    s = Session()
+    answer = s.handle({"op": "preset", "name": "finetune-digits",
+                       "digits": {"train": ft["train"], "held_out": ft["held_out"][:60]}})
+    probes = answer["finetune"]["held_out"]["probes"]
+    assert probes["depths"] == list(range(model.depth + 1)) and probes["steps"] == 200
+    train_idx, held_idx = ft["train_indices"], np.array(model.test_indices)[:60]
+    _, _, hidden = reference_encode(model.params, images[train_idx].astype(float),
+                                    model.patch_size, model.heads)
+    _, _, hidden_held = reference_encode(model.params, images[held_idx].astype(float),
+                                         model.patch_size, model.heads)
+    y, y_held = labels[train_idx], labels[held_idx]
+    for depth in probes["depths"]:
+        _, accuracies, _, W = ref_train(hidden[depth], y, np.zeros((32, 10)), 0.5, "sgd", 200)
+        held = float(np.mean(np.argmax(ref_layer_norm(hidden_held[depth]) @ W, axis=1)
+                             == y_held))
+        assert probes["train"][depth] == pytest.approx(accuracies[-1]), depth
+        assert probes["held_out"][depth] == pytest.approx(held), depth
+    # depth 0: one vector for every digit, so one class for all (that class's share)
+    assert probes["held_out"][0] in [float(np.mean(y_held == c)) for c in range(10)]
+    assert probes["held_out"][-1] >= 0.9
+    assert "same learned vector for every digit" in probes["text"]

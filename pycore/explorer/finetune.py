@@ -442,6 +442,7 @@ class FineTune(object):
         right = int(round(accuracy * held.count))
         return {"count": held.count, "accuracy": accuracy,
                 "curve": list(run.held_out) if run is not None else [],
+                "probes": held.probes,
                 "text": "Held-out digits (never trained on): %s %% right (%d of %d), with "
                         "this W_head." % (format_number(100.0 * accuracy, 1), right,
                                           held.count)}

@@ -163,9 +163,11 @@ FINETUNE = {
     "reading": "one line: what the side-by-side curves show at the run's last step",
     "why": "why, when the numbers show what the math predicts ('' otherwise)",
     "gradient_note": "why the heatmap of dW_head is hidden, or null when it is drawn",
-    "held_out": "null, or {count, accuracy, curve: [[step, accuracy], ...], text}: the held-out "
-                "digits' accuracy under this W_head (preset 'finetune-digits'), the curve at "
-                "the end of each train request of the run",
+    "held_out": "null, or {count, accuracy, curve: [[step, accuracy], ...], probes, text}: the "
+                "held-out digits' accuracy under this W_head (preset 'finetune-digits'), the "
+                "curve at the end of each train request of the run; probes: {depths, train, "
+                "held_out, steps, lr, text}, a head trained on each depth's CLS features and "
+                "its accuracies (pycore.explorer.finetune_digits.probes)",
     "trained": "null, or in the answer to 'train': {asked, taken, text}: the steps asked for and "
                "those taken, as many as fit in about 0.2 s of work (at least 1, but 0 when a "
                "request of more than one step starts a run whose start and first step do not "

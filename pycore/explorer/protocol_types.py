@@ -213,7 +213,10 @@ TYPEDEFS = [
          ""),
         ("gradient_note", False, "?string",
          ""),
-        ("held_out", False, "?{count: number, accuracy: number, curve: number[][], text: string}",
+        ("held_out", False,
+         "?{count: number, accuracy: number, curve: number[][], probes: ?{depths: number[], "
+         "train: number[], held_out: number[], steps: number, lr: number, text: string}, "
+         "text: string}",
          ""),
         ("trained", False, "?{asked: number, taken: number, text: string}",
          "a train request's steps: those that fit in its time budget (at least one, never "

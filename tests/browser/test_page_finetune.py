@@ -427,6 +427,16 @@ def test_the_real_vit_features_preset_reports_held_out_accuracy(page, site_url):
     assert "(%d of %d)" % (right, len(test)) in text and right > 0.9 * len(test)
     traces, _ = curve(page)
     assert traces["held-out accuracy (%)"][-1] == pytest.approx(100.0 * right / len(test))
+    # the probe at every depth, as bars: chance at depth 0, the digit readable at the last
+    assert page.locator("#ft-probes").is_visible()
+    bars = page.eval_on_selector_all("#ft-probe-bars li", """items => items.map(li => [
+        li.querySelector('.top-name').textContent, li.querySelector('.top-p').textContent,
+        parseFloat(li.querySelector('.top-bar > span').style.width)])""")
+    assert [b[0] for b in bars] == ["\u2113 = %d" % d for d in range(model.depth + 1)]
+    shares = [float(p.rstrip(" %")) for _, p, _ in bars]
+    assert shares[0] <= 25 and shares[-1] >= 90 and [w for *_, w in bars] == pytest.approx(
+        shares, abs=0.51)
+    assert "same learned vector for every digit" in page.inner_text("#ft-probes-text")
 
 
 @pytest.mark.parametrize("how", ["Reset", "a pasted link"])

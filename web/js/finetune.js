@@ -273,6 +273,7 @@ class FineTunePanel {
     const held = s.held_out;
     setHidden($("ft-held-out"), !held);
     setText($("ft-held-out"), held ? held.text : "");
+    showProbes(held && held.probes);
     setData(this.root, "runSteps", String(s.run ? s.run.steps : 0));
     this.drawCurves(s);
   }
@@ -360,3 +361,32 @@ export function bindFineTune(io) {
 }
 
 component("finetune", { draw: (s) => panel.show(s), reset: () => panel.reset() });
+
+// The probe at every depth (pycore/explorer/finetune_digits.py, probes): its line, and each
+// depth's held-out accuracy as a bar.
+function showProbes(probes) {
+  setHidden($("ft-probes"), !probes);
+  if (!probes) return;
+  setText($("ft-probes-text"), probes.text);
+  const list = $("ft-probe-bars");
+  if (list.children.length !== probes.depths.length) {
+    list.replaceChildren(...probes.depths.map(() => {
+      const item = document.createElement("li");
+      const [name, bar, value] = ["top-name", "top-bar", "top-p"].map((cls) => {
+        const span = document.createElement("span");
+        span.className = cls;
+        return span;
+      });
+      bar.append(document.createElement("span"));
+      item.append(name, bar, value);
+      return item;
+    }));
+  }
+  probes.depths.forEach((depth, k) => {
+    const [name, bar, value] = list.children[k].children;
+    const percent = 100 * probes.held_out[k];
+    setText(name, `\u2113 = ${depth}`);
+    bar.firstElementChild.style.width = `${percent.toFixed(1)}%`;
+    setText(value, `${percent.toFixed(0)} %`);
+  });
+}

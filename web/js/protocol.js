@@ -131,7 +131,7 @@
  * @property {string} reading
  * @property {string} why
  * @property {?string} gradient_note
- * @property {?{count: number, accuracy: number, curve: number[][], text: string}} held_out
+ * @property {?{count: number, accuracy: number, curve: number[][], probes: ?{depths: number[], train: number[], held_out: number[], steps: number, lr: number, text: string}, text: string}} held_out
  * @property {?{asked: number, taken: number, text: string}} trained a train request's steps: those that fit in its time budget (at least one, never more than asked)
  */
 
