@@ -33,14 +33,30 @@ def test_an_npz_of_numpy_arrays_becomes_the_state_and_its_real_head_is_offered()
     np.testing.assert_array_equal(s.state.W_head, W)
     np.testing.assert_array_equal(s.state.cls, CLS)
     assert s.state.labels == (4, 0, 2)
+    # the pipeline shows the model's own head; the problem's is one click away, beside it
+    np.testing.assert_allclose(s.matrices["logits"], real_head(CLS, W, GAMMA, BETA, BIAS, 1e-6),
+                               rtol=0, atol=1e-12)
+    assert answer["head"]["shown"] == "model" and "pipeline shows its own head" in \
+        answer["file"]["summary"]
+    assert {"heatmap-y", "heatmap-bias"} <= set(answer["heatmaps"])
+    np.testing.assert_allclose(s.matrices["b_head"], [BIAS], rtol=0, atol=0)
+    assert answer["variant"]["selected"] is None
+    assert ["page_head", "The problem's head (no \u03b3/\u03b2, no bias)"] in \
+        answer["variant"]["choices"]
+    assert all(key != "model_head" for key, _ in answer["variant"]["choices"])
+    answer = s.handle({"op": "option", "name": "variant", "value": "page_head"})
+    np.testing.assert_allclose(variant_output(s), page_head(CLS, W), rtol=0, atol=1e-12)
+    assert answer["variant"]["changes"]
+    # the problem's head in the pipeline: the model's own is offered beside it instead
+    answer = s.handle({"op": "option", "name": "head", "value": "page"})
     np.testing.assert_allclose(s.matrices["logits"], page_head(CLS, W), rtol=0, atol=1e-12)
-    assert answer["variant"]["selected"] is None and "offered" in answer["file"]["summary"]
+    assert answer["head"]["shown"] == "page" and {"heatmap-y", "heatmap-bias"} <= set(
+        answer["hide"])
     assert ["model_head", "Model's own head (LayerNorm \u03b3/\u03b2, bias)"] in \
         answer["variant"]["choices"]
     answer = s.handle({"op": "option", "name": "variant", "value": "model_head"})
     np.testing.assert_allclose(variant_output(s), real_head(CLS, W, GAMMA, BETA, BIAS, 1e-6),
                                rtol=0, atol=1e-12)
-    assert answer["variant"]["changes"]
     assert "State as .npz\u201d keeps them" in s.handle({"op": "export", "format": "json"})[
         "export"]["title"]
     answer, _ = open_file(Session(), "lecture.npz", data)

@@ -75,16 +75,26 @@ def test_the_model_s_own_head_gives_pytorch_s_logits_from_the_npz(lib):
     assert f["cls"].dtype == f["W_head"].dtype == np.float32  # the model's own dtype, as written
     np.testing.assert_array_equal(s.state.W_head, W)
     np.testing.assert_array_equal(s.state.cls, cls)
-    # this page's head, against the same head written out here
-    np.testing.assert_allclose(s.matrices["logits"], page_head(cls, W), rtol=0, atol=1e-12)
-    # the model's own head, against the file's gamma/beta/bias here and PyTorch's logits
+    # the pipeline shows the model's own head: the file's gamma/beta/bias here, PyTorch's logits
     assert s.state.model["eps"] == EPS[lib]
-    shown = model_head(s)
+    shown = s.matrices["logits"]
     np.testing.assert_allclose(shown, real_head(cls, W, f["ln_gamma"], f["ln_beta"], f["b_head"],
                                                 EPS[lib]), rtol=0, atol=1e-12)
     assert agree(shown, torch_logits), np.abs(shown - torch_logits).max()
     np.testing.assert_array_equal(np.argsort(-shown, axis=1), np.argsort(-torch_logits, axis=1))
     assert answer["labels"]["classes"][0].startswith("class 0 \u00b7 tench")
+    # its predictions named in words, PyTorch's arg-max
+    names = answer["labels"]["classes"]
+    for b, c in enumerate(np.argmax(torch_logits, axis=1)):
+        assert "predicts %s" % names[c] in answer["prediction"]["text"], (b, names[c])
+    # the problem's head, one click away, against the same head written out here
+    assert s.handle({"op": "option", "name": "variant", "value": "page_head"})["ok"]
+    np.testing.assert_allclose(s.matrices["variant"], page_head(cls, W), rtol=0, atol=1e-12)
+    # and the exported NumPy code reproduces what is shown
+    namespace = {}
+    exec(s.handle({"op": "export", "format": "numpy"})["export"]["text"].replace(
+        "print(logits)", ""), namespace)
+    np.testing.assert_allclose(namespace["logits"], shown, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("lib", LIBS)

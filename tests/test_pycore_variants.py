@@ -119,7 +119,7 @@ def test_registry_order_and_texts():
                                                    "no_layernorm", "transposed"]
     # real ViTs' gamma/beta and bias: other heads, right in their setting, never mistakes
     assert [c.key for c in of_kind("variant")] == ["affine", "bias", "mlp_tanh", "mlp_gelu", "gap",
-                                                   "bert_pooler", "model_head"]
+                                                   "bert_pooler", "model_head", "page_head"]
     for c in COMPARISONS:
         assert c.title and len(c.title) < 40
         sentences = [s for s in c.explanation.split(". ") if s]

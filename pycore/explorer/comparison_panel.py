@@ -4,6 +4,8 @@ it changes, and from 21 classes on each sample's k largest outputs.
 """
 import numpy as np
 
+from ..vit.trace import trace_head
+
 from . import comparisons
 from .class_names import class_names
 from .colour_range import colour_limit
@@ -50,6 +52,18 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
         section["note"] = ("Some of its outputs are not finite numbers: on these inputs this head "
                            "overflows float64 (shown as the scale's ends).")
     arrays = {kind: output}
+    correct, correct_title = "logits", "Correct head: logits"
+    if trace.real is not None:  # the pipeline shows a model file's own head
+        if kind == "pitfall":  # the mistakes are the problem's head's: beside that head
+            trace = trace_head(state.W_head, **({"encoder_output": state.encoder_output}
+                                               if state.mode == "encoder" else {"cls": state.cls}))
+            correct, correct_title = "pitfall_correct", "The problem's head: logits"
+            arrays[correct] = np.ascontiguousarray(trace.logits)
+            section["note"] = ((section["note"] + " ") if section["note"] else "") + (
+                "Mistakes are made with the problem's head (no \u03b3/\u03b2, no bias), so "
+                "they are shown beside it, not beside the model's own head in the pipeline.")
+        else:
+            correct_title = "The model's own head: logits"
     # One colour scale for both, so that equal colours mean equal values side by side.
     limit = colour_limit(np.concatenate([trace.logits.ravel(), output.ravel()]))
     names = class_names(state)
@@ -69,6 +83,9 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
     specs = comparison_heatmaps(kind, item.title, trace.logits, output, arrays.get("pitfall_diff"),
                                 limit, correct_marks=list(enumerate(trace.predicted)),
                                 marks=marks if changes else None)
+    first = comparison_ids(kind)[0]
+    specs[first].update(matrix=correct, title=correct_title + specs[first]["title"][
+        len("Correct head: logits"):])
     return section, (arrays, specs)
 
 

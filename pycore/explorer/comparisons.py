@@ -14,6 +14,7 @@ import numpy as np
 
 from ..vit import pitfalls, variants
 from ..vit.head import layer_norm
+from ..vit.trace import real_head_of, trace_head
 
 PAPER = "Dosovitskiy et al. (2020), “An Image is Worth 16x16 Words”"
 BERT = "Devlin et al. (2019), “BERT”"
@@ -83,6 +84,13 @@ def _model_head(state):
     with np.errstate(all="ignore"):
         return np.dot(variants.layer_norm_affine(state.h_cls, gamma, beta, m["eps"]),
                       state.W_head) + bias
+
+
+def _page_head(state):
+    """The head the page teaches (no gamma/beta, no bias), beside a model file's own head."""
+    inputs = ({"encoder_output": state.encoder_output} if state.mode == "encoder"
+              else {"cls": state.cls})
+    return trace_head(state.W_head, **inputs).logits
 
 
 COMPARISONS = (
@@ -175,8 +183,17 @@ COMPARISONS = (
             "predictions that changes on your inputs."),
         "Your model file; Ba et al. (2016), \u201cLayer Normalization\u201d, and " + PAPER +
         ", Eq. 4.", None, _model_head),
+    Comparison(
+        "page_head", "variant", "The problem's head (no \u03b3/\u03b2, no bias)", (
+            "The head the page teaches, on your model's inputs and W_head: (h - mean) / "
+            "sqrt(var + 1e-6), then h_hat @ W_head, without the model's gamma, beta and bias. "
+            "The pipeline shows the model's own head; the line below says which predictions "
+            "dropping those parts changes."),
+        PAPER + ", Eq. 4 and Sec. 3.1, as the problem the page teaches writes it.", None,
+        _page_head),
 )
-MODEL_ONLY = ("model_head",)  # offered only while a model file with the real head is loaded
+MODEL_ONLY = ("model_head",)  # offered while a model file's real head is loaded, not shown
+PAGE_ONLY = ("page_head",)  # offered while the pipeline shows a model file's own head
 
 
 def of_kind(kind):
@@ -195,9 +212,11 @@ def find(key):
 def choices(kind, state=None):
     """``[[key, title], ...]`` for the page's select of one kind (the model file's own head only
     while ``state`` holds one)."""
-    real = state is not None and state.model is not None and any(
-        state.model.get(k) is not None for k in ("ln_gamma", "ln_beta", "b_head"))
-    return [[c.key, c.title] for c in of_kind(kind) if real or c.key not in MODEL_ONLY]
+    real = state is not None and real_head_of(state.model, state.D, state.C) is not None
+    shown = real and state.options.get("head") != "page"
+    return [[c.key, c.title] for c in of_kind(kind)
+            if (c.key not in MODEL_ONLY or (real and not shown))
+            and (c.key not in PAGE_ONLY or shown)]
 
 
 def run(state, key):
@@ -217,15 +236,17 @@ def offer(kind):
     >>> offer("pitfall").split(":")[0]
     'Choose one of 4 classic mistakes'
     """
-    titles = [c.title for c in of_kind(kind) if c.key not in MODEL_ONLY]
+    titles = [c.title for c in of_kind(kind) if c.key not in MODEL_ONLY + PAGE_ONLY]
     if kind == "pitfall":
         return ("Choose one of %d classic mistakes: %s. Its output appears beside the correct "
                 "logits, on the same colour scale, with a line saying which predictions it "
                 "changes." % (len(titles), "; ".join(titles)))
     return ("Choose one of %d other heads: %s; and, once a model file with the real head's "
-            "gamma/beta or bias is loaded, %s. Its output appears beside the correct logits, on "
-            "the same colour scale, computed on the same inputs."
-            % (len(titles), "; ".join(titles), find("model_head").title))
+            "gamma/beta or bias is loaded, %s (while the pipeline shows the problem's head) or "
+            "%s (while it shows the model's). Its output appears beside the pipeline's logits, "
+            "on the same colour scale, computed on the same inputs."
+            % (len(titles), "; ".join(titles), find("model_head").title,
+               find("page_head").title))
 
 
 def predicted(output):

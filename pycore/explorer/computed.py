@@ -5,6 +5,7 @@ import numpy as np
 from ..vit.trace import retrace_column, retrace_row, trace_head
 from .colour_range import RunningColourLimit
 from .readouts import TABLE_TOP_K
+from .state import real_head
 
 
 class Computed(object):
@@ -39,10 +40,11 @@ class Computed(object):
         puts the state back as it was (pycore/explorer/session.py), and this stays its trace.
         """
         s = self.state
+        real = real_head(s)  # a model file's own head, when the pipeline shows it
         if s.mode == "encoder":
-            trace = trace_head(s.W_head, encoder_output=s.encoder_output)
+            trace = trace_head(s.W_head, encoder_output=s.encoder_output, real=real)
         else:
-            trace = trace_head(s.W_head, cls=s.cls)
+            trace = trace_head(s.W_head, cls=s.cls, real=real)
         self.trace, self.exact = trace, True
         self._w_limit = None  # W_head's colour range, found when first asked for (w_limit)
         self.publish()
@@ -80,7 +82,7 @@ class Computed(object):
             The cell, checked by set_cell.
         """
         s = self.state
-        if not self.current():
+        if not self.current() or self.trace.real is not None:  # a real head: whole again
             self.recompute()
             return
         if key == "W_head" and self._w_limit is not None:
@@ -113,6 +115,11 @@ class Computed(object):
         for key, value in (("input", inputs), ("h_cls", t.h_cls), ("h_hat", t.h_hat),
                            ("W_head", s.W_head), ("logits", t.logits), ("probs", t.display_softmax)):
             self.matrices[key] = np.ascontiguousarray(value, dtype=np.float64)
+        if t.real is not None:  # a real ViT's head: its LayerNorm's output y, and its bias
+            self.matrices["y"] = np.ascontiguousarray(t.y, dtype=np.float64)
+            self.matrices["b_head"] = np.ascontiguousarray(
+                np.zeros((1, s.C)) if t.real.b_head is None else t.real.b_head[None, :],
+                dtype=np.float64)
         self._traced = (s, s.W_head, s.inputs)
 
     def current(self):

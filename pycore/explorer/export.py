@@ -4,6 +4,7 @@ import numpy as np
 
 from .link import js_json
 from .recipes import sparse_recipe
+from .state import real_head
 from .state_json import COMPACT_MIN, state_to_json
 
 _HEAD_CODE = '''
@@ -98,7 +99,22 @@ def numpy_code(state):
     parts.append(_HEAD_CODE)
     if key == "cls":
         parts.append("encoder_output = cls[:, None, :]   # the CLS rows as 1-token sequences\n")
-    parts.append("logits = classification_head(encoder_output, W_head)\n")
+    real = real_head(state)
+    if real is None:
+        parts.append("logits = classification_head(encoder_output, W_head)\n")
+    else:  # the model file's own head, as the pipeline shows it
+        D, C = state.W_head.shape
+        gamma = np.ones(D) if real.gamma is None else real.gamma
+        beta = np.zeros(D) if real.beta is None else real.beta
+        bias = np.zeros(C) if real.b_head is None else real.b_head
+        parts.append("\n# The model file's own head: LayerNorm with its eps, gamma and beta, "
+                     "then W_head and its bias\n")
+        for name, value in (("gamma", gamma), ("beta", beta), ("b_head", bias)):
+            parts.append("%s = np.array(%s)\n" % (name, repr([float(v) for v in value])))
+        parts.append("eps = %r\n" % float(real.eps))
+        parts.append("h_cls = encoder_output[:, 0, :]\n"
+                     "y = layer_norm(h_cls, eps) * gamma + beta\n"
+                     "logits = y @ W_head + b_head\n")
     parts.append("print(logits)\n")
     return "".join(parts)
 

@@ -25,6 +25,7 @@ import math
 import numpy as np
 
 from ..vit.loss import cross_entropy
+from ..vit.trace import trace_head
 from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
 from .cells import format_number, parse_cell
 from .errors import StateError
@@ -465,7 +466,13 @@ class FineTune(object):
 
     def add(self, answer, state, trace, matrices, live=False):
         """Put the panel's section (protocol.FINETUNE) into ``answer``, with dW_head as a
-        heatmap when the panel is in use (``live``: the answer to one of its own actions)."""
+        heatmap when the panel is in use (``live``: the answer to one of its own actions).
+        The panel trains the head the page teaches: while the pipeline shows a model file's own
+        head, its numbers are that head's, and its start note says so."""
+        real = trace.real is not None
+        if real:  # the pipeline shows a model file's own head; the panel trains the page's
+            trace = trace_head(state.W_head, **({"encoder_output": state.encoder_output}
+                                               if state.mode == "encoder" else {"cls": state.cls}))
         run = self.current_run(state)
         y = np.array(state.labels, dtype=np.int64)
         predicted = [int(c) for c in trace.predicted]
@@ -499,7 +506,10 @@ class FineTune(object):
             "settings": dict(state.train, compare=list(state.train["compare"])),
             "loss": float(loss) if finite else None, "accuracy": float(accuracy),
             "status": status,
-            "start_note": start_note(state.C, state.train["start"]),
+            "start_note": ("This panel trains the problem's head (no \u03b3/\u03b2, no bias) on "
+                           "these inputs; the pipeline shows the model's own head, so its loss "
+                           "and predictions here are the problem's head's. " if real else "")
+                          + start_note(state.C, state.train["start"]),
             "run": run.curves_json() if run is not None else None,
             "reading": line, "why": why, "gradient_note": None,
             "held_out": self._held_out(state, run),

@@ -22,7 +22,7 @@ from ..vit.checks import describe_nonfinite
 from .errors import StateError
 from .model_formats import (FILE_MAX, READ_MAX, NeedBytes, Source, npy_entries, npz_entries,
                             safetensors_entries)
-from .state import ExplorerState, check_size, dims_text
+from .state import ExplorerState, check_size, dims_text, has_real_head
 
 EXTENSIONS = (".npz", ".safetensors", ".npy")
 EPS = {"npz": 1e-6, "timm": 1e-6, "hf": 1e-12}  # each library's LayerNorm epsilon for ViT
@@ -287,8 +287,8 @@ def model_state(state, arrays, lib, name):
     if labels is None and inputs.shape[0] == state.B and W.shape[1] == state.C:
         labels = state.labels
     if has_real_head(model) and "W_head" in arrays:
-        notes.append("Its own head (LayerNorm with its \u03b3/\u03b2, its bias) is offered in "
-                     "\u201cOther heads\u201d.")
+        notes.append("The pipeline shows its own head (LayerNorm with its \u03b3/\u03b2, its bias); "
+                     "the problem's head, without them, is one click away.")
     options = {"variant": state.options.get("variant") if model is state.model else None}
     new = ExplorerState(W, **{inputs_key: inputs}, options=options, copy=False,
                         labels=None if labels is None else [int(v) for v in labels],
@@ -298,11 +298,6 @@ def model_state(state, arrays, lib, name):
                        for r, a in arrays.items())
     words = {"timm": " (timm's names)", "hf": " (Hugging Face's names)", "npz": ""}[lib]
     return new, " ".join(["Loaded from %s%s: %s." % (name, words, loaded)] + notes)
-
-
-def has_real_head(model):
-    """Whether a model holds any of the real head's extras (LayerNorm gamma/beta, a bias)."""
-    return bool(model) and any(model.get(k) is not None for k in ("ln_gamma", "ln_beta", "b_head"))
 
 
 def state_npz(state):

@@ -71,6 +71,26 @@ def normalized_heatmap(trace):
         "sample %{y}, d = %{x}<br>h_hat = " + EXACT)}
 
 
+def real_heatmaps(trace):
+    """A real ViT's head's own steps, when the pipeline shows one: its LayerNorm's scale and
+    shift ``y = gamma * h_hat + beta`` (B, D) and its bias ``b_head`` (1, C); {} otherwise."""
+    real = trace.real
+    if real is None:
+        return {}
+    C = trace.logits.shape[1]
+    bias = np.zeros((1, C)) if real.b_head is None else real.b_head[None, :]
+    return {
+        HEATMAP_IDS["y"]: heatmap(
+            "y", trace.y, "y = \u03b3 \u2299 h_hat + \u03b2: the model's LayerNorm scale and "
+            "shift  (B \u00d7 D)", "feature d", "sample b",
+            "sample %{y}, d = %{x}<br>y = " + EXACT),
+        HEATMAP_IDS["bias"]: heatmap(
+            "b_head", bias, "b_head: the model's bias, added to every sample's logits  "
+            "(1 \u00d7 C)" if real.b_head is not None else "b_head: this model has no bias "
+            "(zeros)  (1 \u00d7 C)", "class c", "", "class %{x}<br>b = " + EXACT),
+    }
+
+
 def w_heatmap(state, limit=None):
     """``limit``: W_head's colour range when already known (the session keeps it edit by edit,
     pycore/explorer/computed.py), else found here."""
@@ -86,9 +106,11 @@ def logits_heatmaps(trace, x_title="class c", named=False):
     marks = [(b, c) for b, c in enumerate(trace.predicted)]
     cls = "%{customdata}" if named else "class %{x}"
     x_labels = "classes" if named else None
+    title = ("logits = h_hat @ W_head  (B × C)" if trace.real is None else
+             "logits = y @ W_head + b_head: the model's own head  (B × C)")
     return {
         HEATMAP_IDS["logits"]: heatmap(
-            "logits", trace.logits, "logits = h_hat @ W_head  (B × C)",
+            "logits", trace.logits, title,
             x_title, "sample b", "sample %{y}, " + cls + "<br>logit = " + EXACT, marks=marks,
             x_labels=x_labels),
         HEATMAP_IDS["probs"]: heatmap(
@@ -108,7 +130,7 @@ def stats_table(trace, decimals=4):
                       format_number(trace.std[b], decimals)],
             "mark": None,
         })
-    return {"caption": "Per-sample statistics (population variance, ε = 1e-6)",
+    return {"caption": "Per-sample statistics (population variance, ε = %g)" % trace.eps,
             "header": ["", "mean μ", "variance σ²", "√(σ² + ε)"], "rows": rows}
 
 

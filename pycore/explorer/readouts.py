@@ -82,8 +82,10 @@ def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):
     >>> chart["logit_text"], [bar["label"] for bar in chart["bars"]]
     ('1.5811', ['d = 3', 'd = 1', 'd = 2', 'd = 0'])
     """
+    x = trace.y  # what W_head multiplies: h_hat, or a real head's gamma * h_hat + beta
+    name = "h_hat" if trace.real is None else "y"
     with np.errstate(over="ignore", invalid="ignore"):
-        terms = contributions(trace.h_hat, W_head, b, c)
+        terms = contributions(x, W_head, b, c)
         D = terms.shape[0]
         order = np.argsort(-np.abs(terms), kind="stable")
         named = order[:TERMS_NAMED] if D > TERMS_NAMED + 1 else order
@@ -97,27 +99,36 @@ def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):
         if not (np.isfinite(terms).all() and np.isfinite(np.sum(terms))
                 and np.isfinite(np.sum(terms[rest]))):
             unit = 2.0 ** SCALE_BITS
-            terms = contributions(trace.h_hat, np.asarray(W_head) / unit, b, c)
+            terms = contributions(x, np.asarray(W_head) / unit, b, c)
     bars = [_bar("d = %d" % d, int(d), terms[d], unit, decimals) for d in named]
     # each named term's two factors, the link to the dot product's equation
     for bar in bars:
-        bar["factors"] = "%s \u00d7 %s" % (format_number(trace.h_hat[b, bar["d"]], decimals),
+        bar["factors"] = "%s \u00d7 %s" % (format_number(x[b, bar["d"]], decimals),
                                            format_number(W_head[bar["d"], c], decimals))
     if rest.size:
         bars.append(_bar("the other %d" % rest.size, None, np.sum(terms[rest]), unit, decimals))
         bars[-1]["factors"] = "their sum"
+    bias = None if trace.real is None else trace.real.b_head
+    if bias is not None:  # a real head's bias: a bar of its own, so that the bars sum to the logit
+        bars.append(_bar("bias b[%d]" % c, None, float(bias[c]) / unit, unit, decimals))
+        bars[-1]["factors"] = "the model's bias"
     logit = float(trace.logits[b, c])
-    title = "logit[%d, %d] = %s (sample %d, %s): its %d terms h_hat[%d, d] \u00b7 W_head[d, %d]" % (
-        b, c, format_number(logit, decimals), b, class_label(c, classes), D, b, c)
-    note = ("Each bar: h_hat[%d, d] \u00d7 W_head[d, %d] = the term. The %d terms of largest "
+    title = "logit[%d, %d] = %s (sample %d, %s): its %d terms %s[%d, d] \u00b7 W_head[d, %d]%s" % (
+        b, c, format_number(logit, decimals), b, class_label(c, classes), D, name, b, c,
+        "" if bias is None else " and the bias b[%d]" % c)
+    note = ("Each bar: %s[%d, d] \u00d7 W_head[d, %d] = the term. The %d terms of largest "
             "magnitude, largest magnitude first, then the other %d summed. Their sum is the logit."
-            % (b, c, len(named), rest.size) if rest.size else
-            "Each bar: h_hat[%d, d] \u00d7 W_head[d, %d] = the term; every term, largest magnitude "
-            "first. Their sum is the logit." % (b, c))
+            % (name, b, c, len(named), rest.size) if rest.size else
+            "Each bar: %s[%d, d] \u00d7 W_head[d, %d] = the term; every term, largest magnitude "
+            "first. Their sum is the logit." % (name, b, c))
+    if bias is not None:
+        note = note.replace("Their sum is the logit.", "With the model's bias b[%d], their sum "
+                            "is the logit." % c)
     if any(bar["value"] is None for bar in bars):
         note += (" A bar \u201cbeyond float64\u201d is larger than about 1.8e308 in size: "
                  "the other terms cancel it, so the logit is not.")
-    total = _bar("", None, np.sum(terms), unit, decimals)
+    total = _bar("", None, np.sum(terms) + (0.0 if bias is None else float(bias[c]) / unit), unit,
+                 decimals)
     return {"b": int(b), "c": int(c), "title": title, "logit": logit,
             "logit_text": format_number(logit, decimals),
             "total_text": total["text"], "bars": bars, "note": note}

@@ -21,6 +21,7 @@ from collections import namedtuple
 from . import comparison_panel, comparisons, digits, panels, readouts, tex, walkthrough
 from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from .errors import StateError, shown
+from .state import has_real_head
 from .shared import HEATMAP_IDS, PANEL_IDS
 
 # ---- what a request changed ------------------------------------------------------------------
@@ -169,8 +170,30 @@ def _input(ctx):
         ctx.answer["hide"].append(HEATMAP_IDS["encoder"])
 
 
+def _head(ctx):
+    """Which head the pipeline shows, while a model file brought a real ViT's gamma/beta or bias
+    (null otherwise)."""
+    s = ctx.state
+    if not has_real_head(s.model):
+        ctx.if_changed("head", None)
+        return
+    shown = "model" if ctx.trace.real is not None else "page"
+    parts = [w for k, w in (("ln_gamma", "\u03b3"), ("ln_beta", "\u03b2"), ("b_head", "bias"))
+             if s.model.get(k) is not None]
+    text = ("The logits, predictions, tables and exports are the model's own (its %s, "
+            "\u03b5 = %g); the problem's head is one click away in \u201cOther heads\u201d."
+            % (", ".join(parts), s.model["eps"]) if shown == "model" else
+            "The pipeline shows the problem's head; the model's own is one click away in "
+            "\u201cOther heads\u201d.")
+    ctx.if_changed("head", {"shown": shown, "text": text})
+
+
 def _normalized(ctx):
     ctx.answer["heatmaps"].update(panels.normalized_heatmap(ctx.trace))
+    real = panels.real_heatmaps(ctx.trace)  # a model file's own head: its y and its bias
+    ctx.answer["heatmaps"].update(real)
+    if not real:
+        ctx.answer["hide"].extend([HEATMAP_IDS["y"], HEATMAP_IDS["bias"]])
 
 
 def _stats(ctx):
@@ -327,6 +350,11 @@ SECTIONS = (
         "labels": ("{samples: string[], classes: string[]}",
                    "{samples, classes}: the names of the rows and columns, sent when they "
                    "change")}),
+    Section("head", frozenset((STATE,)), _head, {
+        "head": ("?{shown: string, text: string}",
+                 "{shown, text}: which head the pipeline shows ('model': the model file's own, "
+                 "with its LayerNorm gamma/beta and bias; 'page': the problem's), while a model "
+                 "file brought either; null otherwise (sent when it changes)")}),
     Section("heatmap-input", frozenset((STATE, INPUT)), _input, {}),
     Section(HEATMAP_IDS["normalized"], frozenset((STATE, INPUT)), _normalized, {}),
     Section("stats", frozenset((STATE, INPUT)), _stats, {

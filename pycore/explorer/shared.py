@@ -31,6 +31,8 @@ HEATMAP_IDS = {
     "probs": "heatmap-probs",          # softmax(logits), for display only (B, C)
     "dw": "heatmap-dw",                # dW_head (D, C), the fine-tuning panel's gradient
     "lens": "heatmap-lens",            # the head at every depth of the tiny ViT (L+1, C)
+    "y": "heatmap-y",                  # a real head's gamma * h_hat + beta (B, D)
+    "bias": "heatmap-bias",            # a real head's bias b_head (1, C)
 }
 """The element id of each heatmap of the head's stages (web/index.html holds one element per id;
 the comparison panels' ids are comparison_panel.comparison_ids)."""

@@ -11,6 +11,7 @@ WebAssembly's memory never gives back.
 import numpy as np
 
 from ..vit.checks import describe_nonfinite, real_array, shape_text, w_head_for
+from ..vit.trace import real_head_of
 from .errors import StateError, shown
 from .train_state import check_labels, train_settings
 
@@ -38,8 +39,11 @@ WALK_STEPS = (
 ``options.walk`` is an index into it (pycore/explorer/walkthrough.py writes each step)."""
 # walk: the walk-through's step (None: off); walk_class: the class of its dot product (None:
 # the sample's predicted class). Links made before they existed hold neither: both stay off.
+# head: which head the pipeline shows when a model file brought a real ViT's LayerNorm gamma/beta
+# or bias: None, the model's own; "page", the head the page teaches (no gamma/beta, no bias).
 DEFAULT_OPTIONS = {"sample": 0, "logit_class": 0, "pitfall": None, "variant": None,
-                   "activation": "tanh", "seed": 0, "walk": None, "walk_class": None}
+                   "activation": "tanh", "seed": 0, "walk": None, "walk_class": None,
+                   "head": None}
 
 _MEANING = {
     "B": "samples (rows of cls)",
@@ -289,6 +293,11 @@ def check_option(name, value, B, C):
             raise StateError("{} must be \"tanh\" or \"gelu\"; got {}".format(
                 where, shown(value)), key="options")
         return value
+    if name == "head":
+        if value not in (None, "page"):
+            raise StateError("{} must be null (the model's own head) or \"page\" (the head the "
+                             "page teaches); got {}".format(where, shown(value)), key="options")
+        return value
     if name in ("pitfall", "variant"):
         allowed = comparison_keys(name)
         if value is not None and value not in allowed:
@@ -460,3 +469,18 @@ class ExplorerState(object):
         return "ExplorerState(mode={!r}, W_head {}, {} {}, options={!r})".format(
             self.mode, dims_text(self.W_head.shape), self.input_key,
             dims_text(self.inputs.shape), self.options)
+
+
+def has_real_head(model):
+    """Whether a model file brought any of a real ViT's head's parts (LayerNorm gamma/beta,
+    a bias)."""
+    return bool(model) and any(model.get(k) is not None for k in ("ln_gamma", "ln_beta", "b_head"))
+
+
+def real_head(state):
+    """The real ViT's head the pipeline shows (:class:`pycore.vit.trace.RealHead`), or None
+    when it shows the page's: a model file brought gamma/beta or a bias that fit the state's
+    D and C, and ``options.head`` is not ``"page"``."""
+    if state.options.get("head") == "page":
+        return None
+    return real_head_of(state.model, state.D, state.C)

@@ -112,4 +112,18 @@ def steps(state, trace, sample, cls, decimals=4):
          "tex": r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d" % (b, int(trace.predicted[b])),
          "note": None},
     ]
+    real = trace.real
+    if real is not None:  # the model file's own head: its gamma/beta after LayerNorm, its bias
+        y = trace.y[b]
+        bias = 0.0 if real.b_head is None else float(real.b_head[c])
+        terms = [r"\cdots" if d is None else product(y[d], w[d], decimals) for d in shown(D)]
+        items[1]["tex"] = (r"\mu = %s,\quad \sigma^2 = %s,\quad \hat h = \frac{h - \mu}"
+                           r"{\sqrt{\sigma^2 + %s}},\quad y = \gamma \odot \hat h + \beta = %s"
+                           % (fmt(trace.mean[b]), fmt(trace.var[b]), "%g" % trace.eps,
+                              vector(y, decimals, wrap=False)))
+        items[1]["note"] = ("The model's own LayerNorm: population variance, its ε, then its "
+                            "learned scale γ and shift β.")
+        items[2]["tex"] = (r"\mathrm{logit}_{%d,%d} = \sum_{d} y_d\, W_{d,%d} + b_{%d} = %s + %s = %s"
+                           % (b, c, c, c, " + ".join(terms), fmt(bias), fmt(trace.logits[b, c])))
+        items[2]["note"] = "The model's own head: its bias added, no softmax, no activation."
     return {"sample": b, "class": c, "items": items}

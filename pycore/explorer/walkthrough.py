@@ -112,6 +112,14 @@ def section(state, trace, prediction_notes=(), classes=None):
         title, highlights = "the variance of sample %d" % b, cls_rect
         note = ("Population variance: divide by D = %d, not D - 1. With all features equal it "
                 "is 0, and only ε keeps the division finite." % D)
+    elif key == "normalize" and trace.real is not None:  # the model file's own head
+        tex = lines(r"y", r"\gamma \odot \frac{h - %s}{%s} + \beta" % (term(mu), number(std)),
+                    vector(trace.y[b]))
+        title = "normalize sample %d, then the model's \u03b3 and \u03b2" % b
+        highlights = {HEATMAP_IDS["cls"]: [_row(b, D)], HEATMAP_IDS["normalized"]: [_row(b, D)],
+                      HEATMAP_IDS["y"]: [_row(b, D)]}
+        note = ("Shift by the mean, divide by the standard deviation (with the model's ε), then "
+                "scale and shift each feature by the model's learned γ and β: y.")
     elif key == "normalize":
         tex = lines(r"\hat h", r"\frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = \frac{h - %s}{%s}"
                     % (term(mu), number(std)), vector(h_hat))
@@ -120,6 +128,18 @@ def section(state, trace, prediction_notes=(), classes=None):
         note = ("Shift by the mean, divide by the standard deviation: the row now has mean 0 "
                 "and variance (almost) 1. The head taught here has no learnable γ or β; real ViT "
                 "checkpoints scale and shift h_hat by them (Other heads).")
+    elif key == "dot" and trace.real is not None:  # the model file's own head
+        y = trace.y[b]
+        bias = 0.0 if trace.real.b_head is None else float(trace.real.b_head[c])
+        tex = lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d y_d\, W_{d,%d} + b_{%d}" % (c, c),
+                    sum_of(lambda d: r"%s \cdot %s" % (term(y[d]), term(w[d])), D)
+                    + " + " + term(bias), number(trace.logits[b, c]))
+        title = "one dot product: sample %d, %s" % (b, name(c))
+        highlights = {HEATMAP_IDS["y"]: [_row(b, D)], HEATMAP_IDS["w"]: [_col(c, D)],
+                      HEATMAP_IDS["bias"]: [[0, c, 0, c]], HEATMAP_IDS["logits"]: [[b, c, b, c]]}
+        note = ("Row %d of y times column %d of W_head, term by term, summed, plus the model's "
+                "bias: one logit." % (b, c)) + (" This is the predicted class." if c == predicted
+                                                else "")
     elif key == "dot":
         tex = lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d \hat h_d\, W_{d,%d}" % c,
                     sum_of(lambda d: r"%s \cdot %s" % (term(h_hat[d]), term(w[d])), D),
@@ -131,7 +151,9 @@ def section(state, trace, prediction_notes=(), classes=None):
                 "No bias, no activation." % (b, c)) + (
                     " This is the predicted class." if c == predicted else "")
     elif key == "logits":
-        tex = r"\mathrm{logits}_{%d,:} = \hat h\, W_{\mathrm{head}} = %s" % (b, vector(trace.logits[b]))
+        tex = (r"\mathrm{logits}_{%d,:} = %s = %s" % (
+            b, r"\hat h\, W_{\mathrm{head}}" if trace.real is None
+            else r"y\, W_{\mathrm{head}} + b_{\mathrm{head}}", vector(trace.logits[b])))
         title = "all %d logits of sample %d" % (C, b)
         highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)],
                       HEATMAP_IDS["w"]: [[0, 0, D - 1, C - 1]], HEATMAP_IDS["logits"]: [_row(b, C)]}

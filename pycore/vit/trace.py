@@ -28,14 +28,18 @@ class HeadTrace(object):
         (B, C) softmax of the logits, FOR DISPLAY ONLY: the head itself returns raw
         logits; during training the cross-entropy loss applies the softmax.
     eps : float
-        The LayerNorm epsilon, 1e-6.
+        The LayerNorm epsilon, 1e-6 (a real head's own with ``real``).
+    real : RealHead or None
+        A real ViT's head (LayerNorm gamma/beta, a bias) when this is its trace: then
+        ``y = gamma * h_hat + beta`` (B, D) is what W_head multiplies and ``logits = y @ W_head
+        + b_head``. None for the head the page teaches.
     """
 
     __slots__ = ("h_cls", "mean", "var", "std", "h_hat", "logits", "predicted",
-                 "display_softmax", "eps")
+                 "display_softmax", "eps", "real", "y")
 
     def __init__(self, h_cls, mean, var, std, h_hat, logits, predicted, display_softmax,
-                 eps):
+                 eps, real=None, y=None):
         self.h_cls = h_cls
         self.mean = mean
         self.var = var
@@ -45,6 +49,8 @@ class HeadTrace(object):
         self.predicted = predicted
         self.display_softmax = display_softmax
         self.eps = eps
+        self.real = real
+        self.y = h_hat if y is None else y  # what W_head multiplies
 
     def __repr__(self):
         B, C = self.logits.shape
@@ -52,7 +58,33 @@ class HeadTrace(object):
             B, self.h_cls.shape[1], C, self.predicted.tolist())
 
 
-def trace_head(W_head, cls=None, encoder_output=None):
+class RealHead(object):
+    """A real ViT's head beyond the page's: LayerNorm's ``gamma`` and ``beta`` (D,), the head's
+    bias ``b_head`` (C,) and the LayerNorm ``eps``; a part the model lacks is None (gamma 1,
+    beta 0, no bias)."""
+
+    __slots__ = ("gamma", "beta", "b_head", "eps")
+
+    def __init__(self, gamma=None, beta=None, b_head=None, eps=EPS):
+        self.gamma, self.beta, self.b_head, self.eps = gamma, beta, b_head, float(eps)
+
+
+def real_head_of(model, D, C):
+    """The :class:`RealHead` of a model file's parts (a dict with ``ln_gamma``, ``ln_beta``,
+    ``b_head``, ``eps``), or None when it has none of the three or they do not fit D and C."""
+    if not model:
+        return None
+    parts = {"gamma": model.get("ln_gamma"), "beta": model.get("ln_beta"),
+             "b_head": model.get("b_head")}
+    if all(v is None for v in parts.values()):
+        return None
+    sizes = {"gamma": D, "beta": D, "b_head": C}
+    if any(v is not None and np.shape(v) != (sizes[k],) for k, v in parts.items()):
+        return None
+    return RealHead(eps=model.get("eps", EPS), **parts)
+
+
+def trace_head(W_head, cls=None, encoder_output=None, real=None):
     """Run the head once and keep every intermediate.
 
     Give exactly one of ``cls`` (the CLS rows, (B, D)) or ``encoder_output``
@@ -93,12 +125,29 @@ def trace_head(W_head, cls=None, encoder_output=None):
     else:
         h_cls, z_shape = cls_rows_from_encoder(encoder_output)
         W = w_head_for(W_head, h_cls.shape[1], "encoder_output", z_shape)
-    mean, var, h_hat = normalize_rows(h_cls, EPS)
-    logits = project(h_hat, W)
+    eps = EPS if real is None else real.eps
+    mean, var, h_hat = normalize_rows(h_cls, eps)
+    y = h_hat
+    if real is not None:  # a real ViT's head: y = gamma * h_hat + beta, then + b_head
+        with np.errstate(all="ignore"):
+            if real.gamma is not None:
+                y = y * real.gamma                                            # (B, D)
+            if real.beta is not None:
+                y = y + real.beta
+        if not np.isfinite(y).all():
+            raise ValueError("the model's gamma and beta make LayerNorm's output overflow "
+                             "float64")
+    logits = project(y, W)
+    if real is not None and real.b_head is not None:
+        with np.errstate(all="ignore"):
+            logits = logits + real.b_head                                     # (B, C)
+        if not np.isfinite(logits).all():
+            raise ValueError("the logits overflow float64 once the model's bias is added")
     predicted, probabilities = _predict(logits)
     return HeadTrace(h_cls=h_cls, mean=mean[:, 0], var=var[:, 0],
-                     std=np.sqrt(var[:, 0] + EPS), h_hat=h_hat, logits=logits,
-                     predicted=predicted, display_softmax=probabilities, eps=EPS)
+                     std=np.sqrt(var[:, 0] + eps), h_hat=h_hat, logits=logits,
+                     predicted=predicted, display_softmax=probabilities, eps=eps,
+                     real=real, y=y)
 
 
 def _predict(logits):

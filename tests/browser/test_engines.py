@@ -788,10 +788,19 @@ def test_a_model_file_through_the_file_chooser_then_a_matrix_dropped(app, tmp_pa
     assert file_outcome(engine, before) == ("loaded", "")
     w = w.astype(float)
     np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
+    # the pipeline shows the model's own head: LayerNorm with its gamma and beta, its bias
+    own = real_head(cls, w, gamma, beta, b)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), own, atol=1e-12)
+    h_hat = head(cls, w)[0]
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-y"), h_hat * gamma + beta, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-bias"), [b], atol=0)
+    # the problem's head one click away, beside it; and in the pipeline, at the control's word
+    choose(engine, "variant", "page_head")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-variant"), head(cls, w)[1], atol=1e-12)
+    choose(engine, "head-shown", "page")
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w)[1], atol=1e-12)
-    choose(engine, "variant", "model_head")
-    np.testing.assert_allclose(heatmap_z(engine, "heatmap-variant"),
-                               real_head(cls, w, gamma, beta, b), atol=1e-12)
+    choose(engine, "head-shown", "model")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), own, atol=1e-12)
     assert engine.evaluate("() => document.getElementById('model-file-status').textContent"
                            ).startswith("Loaded from lecture.npz: W_head (6 \u00d7 5)")
     # a bad file: refused in words, nothing changes
@@ -811,6 +820,9 @@ def test_a_model_file_through_the_file_chooser_then_a_matrix_dropped(app, tmp_pa
     assert file_outcome(engine, before) == ("loaded", "")
     np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w2)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w2)[1], atol=1e-12)
+    # a W_head alone ends the model's own head; so does a link (a new session)
+    assert engine.evaluate("() => document.documentElement.dataset.realHead") != "true"
+    assert engine.evaluate("() => document.getElementById('head-choice').hidden") is True
     app.assert_clean()
 
 

@@ -90,11 +90,14 @@ def test_an_npz_and_a_safetensors_dropped_on_the_page_show_numpy_s_logits(page, 
             assert page.locator("#model-file-status").inner_text().startswith("Loaded from " + name)
             np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), w)
             np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), cls)
-            np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), page_head(cls, w),
-                                       rtol=0, atol=1e-12)
-            act(page, lambda: page.select_option("#variant", "model_head"))
-            np.testing.assert_allclose(heatmap_z(page, "heatmap-variant"),
+            # the pipeline shows the model's own head; the problem's is one click away
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
                                        real_head(cls, w, *own, 1e-6), rtol=0, atol=1e-12)
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-bias"), [own[2]], rtol=0, atol=0)
+            assert page.locator("#head-choice").is_visible()
+            act(page, lambda: page.select_option("#variant", "page_head"))
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-variant"), page_head(cls, w),
+                                       rtol=0, atol=1e-12)
     finally:
         cdp.detach()
 
@@ -113,7 +116,7 @@ def test_a_vit_b16_file_loads_saves_as_npz_and_loads_back_bit_for_bit(page, site
     assert page.locator("#top-k-table").inner_text().count("kind ") >= 4
     assert page_fragment(page) == ""  # no link for a model: the note offers the .npz
     assert "State as .npz" in page.locator("#link-note").inner_text()
-    assert page.locator("#variant option[value=model_head]").count() == 1
+    assert page.locator("#variant option[value=page_head]").count() == 1  # its own is shown
     # Copy link: no link, and the dialog offers the .npz (which keeps γ, β, bias and names) as
     # well as the JSON; its download is the toolbar's "State as .npz", byte for byte
     page.click("#copy-link")
@@ -167,8 +170,15 @@ def test_files_from_the_docs_scripts_show_pytorch_s_logits_in_the_model_s_own_he
             assert page.evaluate("() => document.documentElement.dataset.modelFile") == "loaded", \
                 alert_text(page)
         assert shows(page, "heatmap-w", W) and shows(page, "heatmap-cls", cls)
-        act(page, lambda: page.select_option("#variant", "model_head"))
-        shown = heatmap_z(page, "heatmap-variant")
+        # the pipeline's logits, top-k table and prediction are the model's own: PyTorch's
+        shown = heatmap_z(page, "heatmap-logits")
         assert shown.shape == torch_logits.shape
         assert np.abs(shown - torch_logits).max() <= 1e-5 * np.abs(torch_logits).max(), lib
+        names = page.evaluate("() => document.getElementById('prediction').textContent")
+        assert "predicts class %d" % int(np.argmax(torch_logits[0])) in names, names
+        # the problem's head in the pipeline: another head, far from PyTorch's
+        act(page, lambda: page.select_option("#head-shown", "page"))
         assert np.abs(heatmap_z(page, "heatmap-logits") - torch_logits).max() > 0.1  # can fail
+        assert not page.locator("#heatmap-y").is_visible()
+        act(page, lambda: page.select_option("#head-shown", "model"))
+        np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), shown, rtol=0, atol=0)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from pycore.explorer.comparisons import MODEL_ONLY, of_kind, run
+from pycore.explorer.comparisons import MODEL_ONLY, PAGE_ONLY, of_kind, run
 from pycore.explorer import default_state, preset, state_to_json
 from pycore.vit.trace import trace_head
 
@@ -102,7 +102,7 @@ def test_each_variant_on_the_same_inputs(page, site_url):
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
     # every head the menu offers without a model file (the model's own head needs one:
     # tests/browser/test_page_model_file.py)
-    keys = [c.key for c in of_kind("variant") if c.key not in MODEL_ONLY]
+    keys = [c.key for c in of_kind("variant") if c.key not in MODEL_ONLY + PAGE_ONLY]
     assert keys[:2] == ["affine", "bias"]  # real ViTs' gamma/beta and bias, first
     offered = page.eval_on_selector_all("#variant option", "os => os.map(o => o.textContent)")
     assert "Real ViTs: LayerNorm with \u03b3 and \u03b2" in offered

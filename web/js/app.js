@@ -350,6 +350,7 @@ function bindControls() {
   $("step-class").addEventListener("change", (e) => option("logit_class", Number(e.target.value)));
   $("pitfall").addEventListener("change", (e) => compare("pitfall", e.target.value || null));
   $("variant").addEventListener("change", (e) => compare("variant", e.target.value || null));
+  $("head-shown").addEventListener("change", (e) => option("head", e.target.value === "page" ? "page" : null));
   // next to the logits: one click to the mistakes, their select focused
   $("compare-mistake").addEventListener("click", () => {
     $(PANEL_IDS.pitfall).scrollIntoView({ block: "start" });

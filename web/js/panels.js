@@ -89,6 +89,17 @@ component("steps_follow", {
 component("top_classes", { draw: (text) => { setText($(PANEL_IDS.top_classes), text || ""); } });
 component("prediction", { draw: (p) => { setText($(PANEL_IDS.prediction), [p.text, ...p.notes].join(" ")); } });
 component("host", { draw: (host) => { $("host-info").textContent = host; } });
+// Which head the pipeline shows, once a model file brought a real ViT's gamma/beta or bias:
+// before the heatmaps are drawn, so that its own steps' plots are laid out when drawn.
+function showHead(h) {
+  setData(document.documentElement, "realHead", h && h.shown === "model" ? "true" : "false");
+  setHidden($("head-choice"), !h);
+  if (!h) return;
+  $("head-shown").value = h.shown;
+  setText($("head-note"), h.text);
+}
+// (a new session sends no "head" until a model file brings one: reset shows the page's head)
+component("head", { before: showHead, reset: () => showHead(null) });
 // Before any heatmap is drawn: show or hide the comparison plots, so that Plotly measures
 // containers that are laid out (a hidden one would get Plotly's default 700 px width).
 // A head that cannot run (W_head transposed, GAP without patch tokens) shows its message, not

@@ -60,6 +60,7 @@
  * @property {{mode: string, B: number, D: number, C: number, N1: ?number}} [shape]
  * @property {{fragment: ?string, pending: boolean, note: ?string}} [link]
  * @property {{samples: string[], classes: string[]}} [labels]
+ * @property {?{shown: string, text: string}} [head]
  * @property {Table} [stats]
  * @property {?TopK} [top_k]
  * @property {?Contributions} [contributions]
