@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import threading
+import time
 from urllib.parse import unquote
 
 import numpy as np
@@ -171,6 +172,43 @@ def test_a_damaged_or_cut_short_file_says_so(engines, one_file, tmp_path):
     engine.goto(damaged.as_uri())
     message = wait_for_alert(engine)
     assert "This file is damaged: its numpy part could not be decompressed" in message
+
+
+def one_byte_changed(text, marker):
+    """`text` with one character changed in the middle of the inline script that starts with
+    `marker` (its hash in the file's policy then no longer matches)."""
+    start = text.index(marker)
+    at = start + (text.index("</script>", start) - start) // 2
+    while not text[at].isalpha():
+        at += 1
+    return text[:at] + ("x" if text[at] != "x" else "y") + text[at + 1:]
+
+
+@pytest.mark.parametrize("engine_name", ENGINES)
+def test_a_copy_with_a_changed_script_says_it_is_damaged(engines, engine_name, one_file, tmp_path):
+    """One byte changed in the page's module script or the boot glue: the browser refuses the
+    script (its hash), and the page said nothing for 90 s. Now the alert says so at once; and a
+    changed first script (js/host.js, which would say it) leaves a notice that CSS shows."""
+    engine = engines.get(engine_name)
+    with open(one_file, encoding="utf-8") as f:
+        text = f.read()
+    for name, marker in (("module", '<script type="module">'),
+                         ("glue", "<script>// Boot glue of the one-file page")):
+        damaged = tmp_path / ("%s.html" % name)
+        damaged.write_text(one_byte_changed(text, marker), encoding="utf-8")
+        t0 = time.monotonic()
+        engine.goto(damaged.as_uri())
+        message = wait_for_alert(engine, timeout=10.0)
+        assert "This file is damaged: one of its scripts was changed" in message, (name, message)
+        assert time.monotonic() - t0 < 10.0
+    damaged = tmp_path / "host.html"
+    damaged.write_text(one_byte_changed(text, "<script>// The one meeting point between"),
+                       encoding="utf-8")
+    engine.goto(damaged.as_uri())
+    engine.wait_for("""() => { const p = document.querySelector('.boot-stalled');
+        return p && getComputedStyle(p).visibility === 'visible'; }""", timeout=15.0)
+    assert "may be damaged: download vit-head-explorer.html again" in engine.evaluate(
+        "() => document.querySelector('.boot-stalled').textContent.replace(/\\s+/g, ' ')")
 
 
 def test_the_served_page_offers_the_file_with_its_size(one_file):

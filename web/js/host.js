@@ -39,8 +39,12 @@
   }
   // What every host's boot glue (web/boot/*.js) needs, in one place.
   var tools = {
-    FIX: " The site's files may be incomplete: rebuild it with `python build.py` and copy all " +
-         "of dist/, then reload the page.",
+    // (the one file has no site to rebuild: it is downloaded again)
+    FIX: self.document && document.documentElement.hasAttribute("data-one-file") ?
+      " This copy may be damaged or incomplete: download vit-head-explorer.html again (or copy " +
+      "it again, whole) and open the new copy." :
+      " The site's files may be incomplete: rebuild it with `python build.py` and copy all " +
+      "of dist/, then reload the page.",
     // callback() once every named file has downloaded (resource timing): Python is starting.
     whenDownloaded: function (names, callback) {
       if (!self.PerformanceObserver) return;
@@ -381,10 +385,30 @@
   };
 
   if (!self.document) return;
+  // This script has run: the one file's notice for a copy whose scripts never ran stays hidden.
+  document.documentElement.classList.add("scripted");
   if (unable) self.vitHost.fail(unable);
+  // The one file's scripts are all inline, each allowed by its hash in the file's own policy:
+  // one of them blocked means that its text changed since the build (a damaged copy).
+  var damagedCopy = function (v) {
+    return document.documentElement.hasAttribute("data-one-file") && v.directive === "script-src" &&
+      v.blocked === "inline" && !EXTENSION.test(v.source);
+  };
   // Violations on the page (a worker reports its own through its glue: vitHost.blocked).
   document.addEventListener("securitypolicyviolation", function (event) {
-    if (event.disposition !== "report") self.vitHost.blocked(tools.violation(event));
+    if (event.disposition === "report") return;
+    var v = tools.violation(event);
+    if (damagedCopy(v)) {
+      if (state === "blocked") return; // said already, and final
+      pageScriptFailed = true; // the page's own module may be the script refused: said here
+      state = "blocked"; // what fails next (a script the refused one would have loaded) is its echo
+      self.vitHost.damaged = true;
+      failWith("This file is damaged: one of its scripts was changed after it was built, and " +
+        "the browser refuses to run it (it no longer matches the checksum the file carries). " +
+        "Download vit-head-explorer.html again (or copy it again, whole) and open the new copy.");
+    } else {
+      self.vitHost.blocked(v);
+    }
   });
   // The page's own script not loading (blocked, missing, refused for want of an origin) leaves
   // nothing to show the boot's progress or failure: this script says so.
