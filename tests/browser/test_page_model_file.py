@@ -116,6 +116,8 @@ def test_a_vit_b16_file_loads_saves_as_npz_and_loads_back_bit_for_bit(page, site
     assert page.locator("#top-k-table").inner_text().count("kind ") >= 4
     assert page_fragment(page) == ""  # no link for a model: the note offers the .npz
     assert "State as .npz" in page.locator("#link-note").inner_text()
+    page.click("#link-note-close")  # a note that can be closed, and is not said again
+    assert page.locator("#link-note").is_hidden()
     assert page.locator("#variant option[value=page_head]").count() == 1  # its own is shown
     # Copy link: no link, and the dialog offers the .npz (which keeps γ, β, bias and names) as
     # well as the JSON; its download is the toolbar's "State as .npz", byte for byte

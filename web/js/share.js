@@ -63,11 +63,24 @@ export function writeLink(link, bridge) {
   }
 }
 
+// The note that a state has no link: said once (it leaves after NOTE_MS, or with its close
+// button), not again while the next answers repeat it; a new note is said anew.
+const NOTE_MS = 15000;
+let noteSaid = "";
+let noteTimer = 0;
 function linkNote(text) {
+  if (text === noteSaid) return;
+  noteSaid = text;
+  clearTimeout(noteTimer);
   const el = $("link-note");
-  setText(el, text);
+  setText($("link-note-text"), text);
   setHidden(el, !text);
+  if (text) noteTimer = setTimeout(() => setHidden(el, true), NOTE_MS);
 }
+document.getElementById("link-note-close").addEventListener("click", () => {
+  clearTimeout(noteTimer);
+  setHidden($("link-note"), true);
+});
 
 // The current state's link, asked for if it is still pending; null (with the reason) if the
 // state has none.
