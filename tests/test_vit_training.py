@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from pycore import cross_entropy, head_backward
 from pycore.explorer.presets import FINE_TUNING_PRESET
@@ -197,10 +197,14 @@ def test_bad_logits_are_named(logits, error, words):
 @pytest.mark.parametrize("head", HEADS)
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2 ** 32 - 1))
+@example(seed=2686)  # the bias head's loss 1.2e-12 apart (relative): within the bound below
 def test_gradients_match_finite_differences(head, seed):
     h, W, y, b = random_case(seed, head)
     g = head_backward(h, W, y, head=head, b=b)
-    assert g.loss == pytest.approx(ref_loss(h, W, y, head, b), rel=1e-12, abs=1e-13)
+    # row 1 is eps-dominated: its h_hat (|h - mu| / sqrt(var + eps), up to ~1e4 times the
+    # rounding of h) differs in the last bits between two LayerNorms written differently, and
+    # so does the loss, by up to about 1e-12 relative
+    assert g.loss == pytest.approx(ref_loss(h, W, y, head, b), rel=1e-10, abs=1e-13)
     # a step per row of about 1e-3 of the scale the loss varies on: sqrt(var + eps) with
     # LayerNorm (1e-3 for a constant row), the inputs' magnitude without (W ~ 1 / max|h|)
     scale = (np.full(h.shape[0], np.abs(h).max()) if head == "no_layernorm"
