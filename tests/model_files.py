@@ -81,3 +81,13 @@ def page_head(cls, W):
     mu = cls.mean(axis=1, keepdims=True)
     var = ((cls - mu) ** 2).mean(axis=1, keepdims=True)
     return ((cls - mu) / np.sqrt(var + 1e-6)) @ W
+
+
+def session_with_a_model(W, cls):
+    """A session that has loaded a model file (W_head, cls and a bias of ones): a refusal after
+    it must leave that model as it was."""
+    from pycore.explorer.session import Session
+    s = Session()
+    answer, _ = open_file(s, "good.npz", npz_bytes(W_head=W, cls=cls, b_head=np.ones(W.shape[1])))
+    assert answer["ok"], answer["error"]
+    return s

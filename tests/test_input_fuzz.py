@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from model_files import npy_bytes, npz_bytes, open_file, safetensors_by_spec
+from model_files import npy_bytes, npz_bytes, open_file, safetensors_by_spec, session_with_a_model
 from pycore.explorer import encode_fragment
 from pycore.explorer.session import Session
 
@@ -71,10 +71,7 @@ def mutate_bytes(data, rng):
 
 @pytest.fixture(scope="module")
 def loaded():
-    s = Session()
-    answer, _ = open_file(s, "good.npz", npz_bytes(W_head=W, cls=CLS, b_head=np.ones(5)))
-    assert answer["ok"], answer["error"]
-    return s
+    return session_with_a_model(W, CLS)
 
 
 def snapshot(s):

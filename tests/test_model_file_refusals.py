@@ -14,7 +14,7 @@ import zlib
 import numpy as np
 import pytest
 
-from model_files import npy_bytes, npz_bytes, open_file, safetensors_by_spec
+from model_files import npy_bytes, npz_bytes, open_file, safetensors_by_spec, session_with_a_model
 from pycore.explorer.session import Session
 
 RNG = np.random.RandomState(7)
@@ -37,14 +37,21 @@ def zip_of(members, lie_size=None):
             z.writestr(name, data)
     raw = out.getvalue()
     if lie_size is not None:
-        raw = bytearray(raw)
-        for sig, at in ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)):
-            i = raw.find(sig)
-            while i >= 0:
-                raw[i + at:i + at + 4] = struct.pack("<I", lie_size)
-                i = raw.find(sig, i + 4)
-        raw = bytes(raw)
+        raw = in_every_header(raw, ((b"PK\x03\x04", 22), (b"PK\x01\x02", 24)),
+                              struct.pack("<I", lie_size))
     return raw
+
+
+def in_every_header(raw, places, value):
+    """`raw` (a zip) with `value` written at offset `at` of every local and central header,
+    `places` naming each header's signature and that offset."""
+    raw = bytearray(raw)
+    for sig, at in places:
+        i = raw.find(sig)
+        while i >= 0:
+            raw[i + at:i + at + len(value)] = value
+            i = raw.find(sig, i + 4)
+    return bytes(raw)
 
 
 def safetensors_lying(offsets):
@@ -131,13 +138,8 @@ def zip_repeating(name, data, times):
 def version_needed(raw, version):
     """`raw` with every member's "version needed to extract" set to `version` (a newer zip
     format than the standard library reads)."""
-    raw = bytearray(raw)
-    for sig, at in ((b"PK\x03\x04", 4), (b"PK\x01\x02", 6)):
-        i = raw.find(sig)
-        while i >= 0:
-            raw[i + at:i + at + 2] = struct.pack("<H", version)
-            i = raw.find(sig, i + 4)
-    return bytes(raw)
+    return in_every_header(raw, ((b"PK\x03\x04", 4), (b"PK\x01\x02", 6)),
+                           struct.pack("<H", version))
 
 
 def safetensors_header(header):
@@ -223,10 +225,7 @@ CASES["object array (a pickle)"] = ("m.npz", zip_of({"W_head.npy": buf.getvalue(
 @pytest.fixture(scope="module")
 def loaded():
     """A session holding a loaded model, and what it shows."""
-    s = Session()
-    answer, _ = open_file(s, "good.npz", npz_bytes(W_head=W, cls=CLS, b_head=np.ones(5)))
-    assert answer["ok"], answer["error"]
-    return s
+    return session_with_a_model(W, CLS)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
