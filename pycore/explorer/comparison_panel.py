@@ -4,8 +4,6 @@ it changes, and from 21 classes on each sample's k largest outputs.
 """
 import numpy as np
 
-from ..vit.trace import trace_head
-
 from . import comparisons
 from .class_names import class_names
 from .colour_range import colour_limit
@@ -55,8 +53,7 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
     correct, correct_title = "logits", "Correct head: logits"
     if trace.real is not None:  # the pipeline shows a model file's own head
         if kind == "pitfall":  # the mistakes are the problem's head's: beside that head
-            trace = trace_head(state.W_head, **({"encoder_output": state.encoder_output}
-                                               if state.mode == "encoder" else {"cls": state.cls}))
+            trace = comparisons.page_trace(state)
             correct, correct_title = "pitfall_correct", "The problem's head: logits"
             arrays[correct] = np.ascontiguousarray(trace.logits)
             section["note"] = ((section["note"] + " ") if section["note"] else "") + (

@@ -86,11 +86,18 @@ def _model_head(state):
                       state.W_head) + bias
 
 
-def _page_head(state):
-    """The head the page teaches (no gamma/beta, no bias), beside a model file's own head."""
+def page_trace(state):
+    """The trace of the head the page teaches (no gamma/beta, no bias) on the state's inputs,
+    whichever head the pipeline shows: the mistakes, the fine-tuning panel and "Other heads"
+    read this one beside a model file's own head."""
     inputs = ({"encoder_output": state.encoder_output} if state.mode == "encoder"
               else {"cls": state.cls})
-    return trace_head(state.W_head, **inputs).logits
+    return trace_head(state.W_head, **inputs)
+
+
+def _page_head(state):
+    """The head the page teaches, beside a model file's own head."""
+    return page_trace(state).logits
 
 
 COMPARISONS = (

@@ -25,9 +25,9 @@ import math
 import numpy as np
 
 from ..vit.loss import cross_entropy
-from ..vit.trace import trace_head
 from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
 from .cells import format_number, parse_cell
+from .comparisons import page_trace
 from .errors import StateError
 from .finetune_export import training_code
 from .finetune_run import OPTIMIZER_NAMES, Run, converged, reading
@@ -471,8 +471,7 @@ class FineTune(object):
         head, its numbers are that head's, and its start note says so."""
         real = trace.real is not None
         if real:  # the pipeline shows a model file's own head; the panel trains the page's
-            trace = trace_head(state.W_head, **({"encoder_output": state.encoder_output}
-                                               if state.mode == "encoder" else {"cls": state.cls}))
+            trace = page_trace(state)
         run = self.current_run(state)
         y = np.array(state.labels, dtype=np.int64)
         predicted = [int(c) for c in trace.predicted]
