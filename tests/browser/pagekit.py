@@ -295,7 +295,11 @@ def model_pixels(page):
     """The 8 x 8 image the tiny ViT reads (a pen drawing prepared by web/js/ink.js, anything
     else the pad's pixels), as the page shows it beside the pad: (8, 8) floats. `page` is a
     Playwright page or an engine of tests/browser/engines (both evaluate JavaScript)."""
-    text = page.evaluate("() => document.getElementById('digit-model-image').dataset.pixels")
+    return image_of(page.evaluate("() => document.getElementById('digit-model-image').dataset.pixels"))
+
+
+def image_of(text):
+    """An 8 x 8 image's data-pixels text (64 numbers, comma-separated) as an (8, 8) array."""
     values = [float(v) for v in text.split(",")] if text else []
     assert len(values) == 64, text
     return np.array(values).reshape(8, 8)

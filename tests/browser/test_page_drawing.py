@@ -8,13 +8,15 @@ Timings are the page's own (performance.now() in the page: data-preview-ms, the 
 from a change to its reading on screen; data-last-render-ms, from the pen lifting to the last
 stage drawn), not the test's clock. Readings are checked against the model run here in CPython
 on the pixels the page shows."""
+import time
+
 import numpy as np
 import pytest
 
 from pycore import classification_head, load_tiny_vit
 
 from . import handwriting
-from .pagekit import act, heatmap_z, model_pixels, open_explorer, renders
+from .pagekit import act, heatmap_z, image_of, model_pixels, open_explorer, renders
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -87,6 +89,43 @@ def watch_readings(page):
     }""")
 
 
+SHOWN = """() => ({
+    pixels: document.getElementById('digit-model-image').dataset.pixels,
+    top: Array.from(document.querySelectorAll('#digit-top li')).map((li) =>
+        [li.querySelector('.top-name').textContent, li.querySelector('.top-p').textContent]),
+    prediction: document.getElementById('digit-prediction').textContent,
+    z: (document.getElementById('heatmap-logits').data || [{}])[0].z || null,
+})"""
+
+
+def until(page, agree, timeout=10.0):
+    """Read what the page shows (SHOWN) in one evaluation, again and again, until agree(seen)
+    holds; fail with the last reading after `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        seen = page.evaluate(SHOWN)
+        if seen["pixels"] and agree(seen):
+            return seen
+        assert time.monotonic() < end, seen
+        page.wait_for_timeout(20)
+
+
+def logits_agree(z, want):
+    """Whether a heatmap's z (None before it is drawn) is `want` within 1e-9."""
+    z = np.array(z if z is not None else [], dtype=float)
+    return z.shape == want.shape and bool(np.all(np.abs(z - want) <= 1e-9))
+
+
+def reading_of_shown(page, model):
+    """Wait until the top 3 shown are the model's three most likely digits, with their softmax to
+    the 3 decimals shown, for the image shown beside the pad."""
+    def agree(seen):
+        names, probs = top3(model, image_of(seen["pixels"]))
+        return ([n for n, _ in seen["top"]] == names
+                and all(abs(float(p) - q) <= 0.0006 for (_, p), q in zip(seen["top"], probs)))
+    return until(page, agree)
+
+
 def stroke_with_checks(page, model, points, follows):
     """Press at points[0], move through the others one by one; after each move, with the button
     still down, wait until the top 3 shown are the model's for the pixels on the pad; and
@@ -102,29 +141,17 @@ def stroke_with_checks(page, model, points, follows):
     page.mouse.down()
     for p in points[1:]:
         page.mouse.move(*at(p), steps=2)
-        page.wait_for_function("() => document.getElementById('digit-model-image').dataset.pixels")
-        pixels = model_pixels(page)
-        names, probs = top3(model, pixels)
-        # the reading of these pixels (an earlier one may show the same names)
-        page.wait_for_function(
-            """([names, probs]) => {
-                const items = Array.from(document.querySelectorAll('#digit-top li'));
-                return items.map((li) => li.querySelector('.top-name').textContent).join() === names.join()
-                    && items.every((li, k) => Math.abs(Number(li.querySelector('.top-p').textContent) - probs[k]) <= 0.0006);
-            }""", arg=[names, probs.tolist()], timeout=10000)
-        assert page.inner_text("#digit-prediction").startswith("%s (softmax " % names[0])
+        # the image beside the pad and the top 3 shown, read together until the top 3 are the
+        # model's for that image (the newest drawing's reading is on its way)
+        seen = reading_of_shown(page, model)
+        assert seen["prediction"].startswith("%s (softmax " % seen["top"][0][0])
         if not follows:
             assert renders(page) == before       # the pipeline waits for the pen to lift
             assert page.evaluate("() => document.getElementById('real-vit').dataset.drawing") == "pending"
             continue
-        # every stage follows the pen too: the logits of these pixels, as the model gives them
-        logits = classification_head(model.encode(pixels[None]), model.W_head)
-        page.wait_for_function(
-            """(want) => { const el = document.getElementById('heatmap-logits');
-                const z = el.data && el.data[0].z;
-                return z && z.length === want.length && z.every((row, b) => row.length === want[b].length
-                    && Array.from(row).every((v, c) => Math.abs(v - want[b][c]) <= 1e-9)); }""",
-            arg=logits.tolist(), timeout=10000)
+        # every stage follows the pen too: the logits of the image shown, as the model gives them
+        until(page, lambda seen: logits_agree(seen["z"], classification_head(
+            model.encode(image_of(seen["pixels"])[None]), model.W_head)))
     page.mouse.up()
     settled(page)
     if not follows:

@@ -48,6 +48,7 @@ export class DigitPad {
     // null once a key or the eraser changed a pixel: then the pixels are read as they are.
     this.strokes = [];
     this.strokeChanged = false; // whether the stroke under way changed a pixel
+    this.shown = null; // the model's pixels last handed to onStroke (null once the pad is set)
     this.erasing = false;
     this.active = 0; // the cell in the tab order
     this.last = null; // the pointer's last position while drawing, in pixels
@@ -91,6 +92,7 @@ export class DigitPad {
   // ---- what is shown -----------------------------------------------------------------------
 
   set(pixels) {
+    this.shown = null;
     this.pixels = Array.from(pixels, (v) => Math.max(0, Math.min(MAX, Math.round(v))));
     this.pixels.forEach((v, i) => this.fill(i, v));
     this.strokes = this.pixels.some((v) => v) ? null : []; // an empty pad starts a pen drawing
@@ -180,9 +182,14 @@ export class DigitPad {
         changed = true;
       }
     }
-    if (!changed) return;
+    // a pen drawing is read fitted to its box: a stroke that only extends within its cells
+    // changes the model's pixels too
+    const model = this.modelPixels();
+    const moved = this.shown !== null && model.some((v, i) => v !== this.shown[i]);
+    if (!changed && !moved) return;
     this.strokeChanged = true;
-    this.onStroke(this.modelPixels(), t0);
+    this.shown = model;
+    this.onStroke(model, t0);
   }
 
   // ---- the keyboard ---------------------------------------------------------------------------
@@ -361,7 +368,15 @@ async function sendDigit(pixels, t0, head) {
   await send(request, t0);
   // an answer without a new digit section (the drawing came back to the state's) leaves the
   // reading of the stroke's last preview: show the state's again
-  if (lastDigit && lastDigit.images) showReading(readingOf(lastDigit));
+  if (lastDigit && lastDigit.images && !behindThePen(lastDigit)) showReading(readingOf(lastDigit));
+}
+
+// Whether a digit section is of an earlier drawing than the one under the pen (answers to the
+// "digit" requests that follow a stroke arrive after the pen has moved on): the image beside the
+// pad and the reading then stay the newest drawing's, whose preview is on its way.
+function behindThePen(d) {
+  if (!pad.last || !pad.shown) return false;
+  return d.images[0].some((v, i) => v !== pad.shown[i]);
 }
 
 // The reading of a drawing in progress, at once (the pipeline follows as fast as it is redrawn).
@@ -462,8 +477,10 @@ function showDigit(d) {
     const read = pad.modelPixels();
     if (d.images[0].some((v, i) => v !== read[i])) pad.set(d.images[0]);
   }
-  showModelView(d.images[0]);
-  showReading(readingOf(d));
+  if (!behindThePen(d)) {
+    showModelView(d.images[0]);
+    showReading(readingOf(d));
+  }
   const notes = [];
   if (d.images.length > 1) notes.push(`The pad shows image 0 of ${d.images.length}.`);
   const w = d.edits.W_head;
