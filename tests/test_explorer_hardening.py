@@ -213,6 +213,13 @@ def test_a_link_with_a_long_unknown_key_is_refused_briefly():
     # a few thousand levels overflow the browser's WebAssembly stack: refused before parsing
     ('{"op": "steps", "x": %s}' % ("[" * 1900 + "]" * 1900),
      "The request nests arrays or objects 1,901 deep; the page reads JSON at most 32 deep"),
+    # a million numbers cost Python a million objects: refused from their commas, before parsing
+    ('{"op": "steps", "x": [%s]}' % ",".join(["1"] * 1000000),
+     "The request holds about 1,000,001 values; the page reads JSON of at most 65,536"),
+    ('{"op": "digit_preview", "images": %s}' % json.dumps([[[0] * 8] * 8] * 100000),
+     "The request holds about 6,400,001 values"),
+    # commas inside strings are not values
+    ('{"op": "steps", "x": "%s"}' % ("," * 100000), "The request steps has no field text 'x'."),
 ])
 def test_request_text_that_is_not_usable_json_is_refused_in_words(text, says):
     bridge = load_bridge()

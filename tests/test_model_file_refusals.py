@@ -142,9 +142,9 @@ def version_needed(raw, version):
                            struct.pack("<H", version))
 
 
-def safetensors_header(header):
+def safetensors_header(header, data=b"\0" * 160):
     text = header if isinstance(header, str) else json.dumps(header)
-    return struct.pack("<Q", len(text)) + text.encode() + b"\0" * 160
+    return struct.pack("<Q", len(text)) + text.encode() + data
 
 
 NPY_V2_HUGE = b"\x93NUMPY\x02\x00" + struct.pack("<I", 0x7FFFFFF0) + b"{" + b" " * 500
@@ -198,6 +198,41 @@ CASES.update({
     "npy shape of 300-digit numbers": (
         "w.npy", npy_header(("9" * 300,)).replace(b"('9", b"( 9").replace(b"9',", b"9, "), "W_head",
         ["the file has a damaged npy header (a size 300 digits long)"]),
+})
+
+
+def end_record_says(raw, members=None, directory=None):
+    """`raw` (a zip) with its end record claiming `members` members and a central directory of
+    `directory` bytes (a crafted archive's end record need not agree with its directory)."""
+    raw = bytearray(raw)
+    at = raw.rfind(b"PK\x05\x06")
+    if members is not None:
+        raw[at + 8:at + 12] = struct.pack("<HH", members, members)
+    if directory is not None:
+        raw[at + 12:at + 16] = struct.pack("<I", directory)
+    return bytes(raw)
+
+
+CASES.update({
+    # archives and headers listing more arrays than any model has: refused before Python makes
+    # an object for each
+    "an npz of 5,000 members": (
+        "m.npz", zip_of(dict({"W_head.npy": npy_bytes(W)}, **{"m%d.npy" % i: b"" for i in range(4999)})),
+        None, ["lists 5,000 members; the page reads archives of at most 4,096"]),
+    "an end record claiming 65,535 members (ZIP64)": (
+        "m.npz", end_record_says(npz_bytes(W_head=W, cls=CLS), members=0xFFFF), None,
+        ["lists 65,535 or more members; the page reads archives of at most 4,096"]),
+    "a directory of 600 kB behind an end record claiming 2 members": (
+        "m.npz", end_record_says(zip_of({"m%d" % i: b"" for i in range(12000)}), members=2), None,
+        ["has a zip directory of 6", "bytes; the page reads at most 524,288"]),
+    "safetensors of 5,000 tensors": (
+        "m.safetensors", safetensors_header(
+            {"t%d" % i: {"dtype": "F32", "shape": [1], "data_offsets": [4 * i, 4 * i + 4]}
+             for i in range(5000)}, data=b"\0" * 20000),
+        None, ["its header lists 5,000 tensors; the page reads files of at most 4,096"]),
+    "safetensors header of 100,000 numbers": (
+        "m.safetensors", safetensors_header('{"__metadata__": [%s]}' % ",".join(["0"] * 100000)),
+        None, ["its header holds about 100,000 values; the page reads JSON of at most 32,768"]),
 })
 
 

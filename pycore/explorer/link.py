@@ -30,7 +30,14 @@ NESTING_MAX = 32
 """The deepest JSON the page reads (a state, a request, a safetensors header nest 3 to 5 deep).
 Python's JSON reader recurses once per level: in the browser, a few thousand levels overflow
 WebAssembly's stack and kill the runtime, so deeper text is refused before it is parsed."""
-_STRING_OR_BRACKET = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+VALUES_MAX = 65536
+"""The most values the JSON the page reads may hold (its commas outside strings): a request
+holds at most a few thousand (the digits preset's 2,000 held-out digits, two values each), a
+link of LINK_MAX characters fewer than 50,000, a safetensors header about six a tensor. Each value
+costs Python a call and an object, so a request of a million numbers is refused before it is
+parsed, in milliseconds rather than seconds."""
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_STRING_OR_BRACKET = re.compile(_STRING.pattern + r'|[\[\]{}]')
 
 # ---- JSON text, as JavaScript writes it ------------------------------------------------------
 
@@ -331,11 +338,37 @@ def check_nesting(text, what="the JSON text", limit=NESTING_MAX):
                          "deep".format(what, depth, limit))
 
 
-def json_loads(text, what="the JSON text"):
+def check_values(text, what="the JSON text", limit=VALUES_MAX):
+    """Refuse JSON text holding more than ``limit`` values in its arrays and objects (counted
+    by their commas outside strings), before it is parsed; linear in ``len(text)``.
+
+    Raises
+    ------
+    StateError
+        Naming about how many values the text holds and the limit.
+
+    Examples
+    --------
+    >>> check_values('[1, 2, ",,,,"]', limit=3)
+    >>> check_values('[' + '0,' * 9 + '0]', "The request", limit=3)
+    Traceback (most recent call last):
+    ...
+    pycore.explorer.errors.StateError: The request holds about 10 values; the page reads JSON of at most 3
+    """
+    if text.count(",") < limit:
+        return
+    values = _STRING.sub('""', text).count(",") + 1
+    if values > limit:
+        raise StateError("{} holds about {:,} values; the page reads JSON of at most {:,}".format(
+            what, values, limit))
+
+
+def json_loads(text, what="the JSON text", values_max=VALUES_MAX):
     """``json.loads(text)`` in time linear in ``len(text)``: numbers longer than
     :data:`NUMBER_MAX_CHARS` are refused as they are met, before Python turns their digits into
     an int (quadratic in their length on Python 3.8, refused past 4,300 digits on 3.11+), and
-    text nested deeper than :data:`NESTING_MAX` before it is parsed (:func:`check_nesting`).
+    text nested deeper than :data:`NESTING_MAX` or holding more than :data:`VALUES_MAX` values
+    before it is parsed (:func:`check_nesting`, :func:`check_values`).
 
     Parameters
     ----------
@@ -343,6 +376,8 @@ def json_loads(text, what="the JSON text"):
         JSON text.
     what : str, optional
         What the text is, for the message: ``"the link's state"``.
+    values_max : int, optional
+        The most values the text may hold (:func:`check_values`).
 
     Returns
     -------
@@ -353,7 +388,7 @@ def json_loads(text, what="the JSON text"):
     ------
     StateError
         For a number longer than :data:`NUMBER_MAX_CHARS` (its message quotes its first 20
-        characters), or text nested too deeply.
+        characters), text nested too deeply, or holding more than :data:`VALUES_MAX` values.
     ValueError
         For text that is not JSON (``json.JSONDecodeError``).
 
@@ -366,6 +401,7 @@ def json_loads(text, what="the JSON text"):
     ...
     pycore.explorer.errors.StateError: the link's state holds a number 500 characters long (99999999999999999999...): no float64 needs more than about 30
     """
+    check_values(text, what, values_max)  # the cheaper scan first: a long flat text is refused by it
     check_nesting(text, what)
     return json.loads(text, parse_int=lambda t: _number(t, int, what),
                       parse_float=lambda t: _number(t, float, what))

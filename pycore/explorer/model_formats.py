@@ -13,6 +13,7 @@ shape and byte offsets in the data that follows).
 Nothing here unpickles: an array of Python objects (NumPy pickles those) is refused from its header.
 """
 import re
+import struct
 import zipfile
 import zlib
 
@@ -34,6 +35,13 @@ MEMBER_MAX = ARRAY_MAX * 8 + 4096
 """The most bytes an .npz member may inflate to: the largest array in float64, and its header."""
 HEADER_MAX = 16 * 2 ** 20
 """The largest safetensors header read (a whole ViT-L checkpoint's is under 100 kB)."""
+LISTED_MAX = 4096
+"""The most arrays a model file may list: an .npz's members, a safetensors file's tensors (a whole
+ViT-L checkpoint has under 400). Each listed array costs Python objects and a check; a file
+listing a hundred thousand is refused before they are made."""
+DIRECTORY_MAX = 2 ** 19
+"""The largest zip central directory read: Python's zipfile makes an object of each entry, so an
+archive listing a hundred thousand is refused from its end record, before any is made."""
 COMPRESSION_NAMES = {12: "bzip2", 14: "LZMA", 93: "Zstandard", 9: "Deflate64"}
 PROBE = 65536 + 22  # the first and last bytes read first: headers, and a zip's end records
 
@@ -351,6 +359,7 @@ def npz_entries(source, wanted):
     source.require([(0, PROBE), (max(0, source.size - PROBE), PROBE)])
     if source.read_at(0, 2) != b"PK":
         _refuse(source, "is not an .npz (a zip archive): it does not start with 'PK'")
+    _check_directory(source)
     try:
         archive = zipfile.ZipFile(source)
         infos = archive.infolist()
@@ -385,6 +394,25 @@ def npz_entries(source, wanted):
         wanted_infos.append((info, name))
     source.require(ranges)  # every member wanted, in one round
     return [_member_entry(source, archive, info, name) for info, name in wanted_infos] + listed
+
+
+def _check_directory(source):
+    """Refuse a zip whose end record lists more than :data:`LISTED_MAX` members or a central
+    directory over :data:`DIRECTORY_MAX` bytes (the record is within the last PROBE bytes, which
+    the page sends first). A record not found is left to zipfile, which names the problem."""
+    start = max(0, source.size - PROBE)
+    tail = source.read_at(start, source.size - start)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return
+    members, size = struct.unpack("<HI", tail[at + 10:at + 16])
+    if members == 0xFFFF or members > LISTED_MAX:  # 0xFFFF: a ZIP64 count, 65,535 or more
+        _refuse(source, "lists %s members; the page reads archives of at most %s"
+                % ("65,535 or more" if members == 0xFFFF else "{:,}".format(members),
+                   "{:,}".format(LISTED_MAX)))
+    if size > DIRECTORY_MAX:
+        _refuse(source, "has a zip directory of %s bytes; the page reads at most %s (a damaged "
+                        "or crafted archive)" % ("{:,}".format(size), "{:,}".format(DIRECTORY_MAX)))
 
 
 def _member_entry(source, archive, info, name):
@@ -432,7 +460,8 @@ def safetensors_entries(source):
                                   % "{:,}".format(source.size - 8)))
     source.require([(8, n)])
     try:
-        header = json_loads(source.read_at(8, n).decode("utf-8"), "its header")
+        header = json_loads(source.read_at(8, n).decode("utf-8"), "its header",
+                            values_max=8 * LISTED_MAX)  # a tensor's entry holds 4 to 8
     except StateError as err:
         _refuse(source, str(err))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -440,6 +469,9 @@ def safetensors_entries(source):
                         % str(exc)[:80])
     if not isinstance(header, dict):
         _refuse(source, "its header is not a JSON object of tensors")
+    if len(header) > LISTED_MAX + 1:  # and its __metadata__
+        _refuse(source, "its header lists %s tensors; the page reads files of at most %s"
+                % ("{:,}".format(len(header)), "{:,}".format(LISTED_MAX)))
     base, data_len, entries = 8 + n, source.size - 8 - n, []
     for name, spec in header.items():
         if name == "__metadata__":
