@@ -16,8 +16,11 @@ reads is inside the file:
   WebAssembly, and Python's (only the standard library and NumPy modules the explorer imports,
   as bytecode: buildtools/onefile_python.py; the explorer's files).
 
-The manifest at the top of the file (<script type="application/json" id="vit-one-file">) names
-every payload with its length, so a file that was cut short says so instead of failing somewhere.
+The file's facts (every payload with its length, the versions, the worker script's length and
+checksum) are written into the boot glue, whose hash the policy holds: a file that was cut short
+says so instead of failing somewhere, and a changed byte anywhere says the copy is damaged (a
+changed inline script is blocked by its hash, a changed payload fails its gzip CRC, a changed
+worker script its checksum; web/boot/onefile.js).
 """
 import base64
 import gzip
@@ -37,6 +40,8 @@ FILE_NAME = "vit-head-explorer.html"
 LINK_MARKER = "<!--ONE-FILE-->"
 # Scripts the one file runs, in order (web/...): the worker's are concatenated into its blob.
 WORKER_SOURCES = ("js/host.js", "js/answers.js", "boot/onefile-worker.js")
+# The line of web/boot/onefile.js that the build replaces with the file's facts.
+FACTS_LINE = 'var facts = { built: false }; // the file\'s facts: buildtools/onefile.py writes them'
 FIXED_MTIME = 0  # gzip headers without the build's time: the same inputs give the same file
 
 
@@ -169,7 +174,7 @@ def write(root, site, manifest, cache, files, compiled, index_html, log=print):
         app = _inline_safe(_bundle_app(site, cache, manifest, work), "the page's bundled script")
     web = os.path.join(root, "web")
     host_js = _inline_safe(_read(os.path.join(web, "js", "host.js"), "r"), "js/host.js")
-    glue = _inline_safe(_read(os.path.join(web, "boot", "onefile.js"), "r"), "boot/onefile.js")
+    glue = _read(os.path.join(web, "boot", "onefile.js"), "r")
     worker = _inline_safe("\n".join(_read(os.path.join(web, p), "r") for p in WORKER_SOURCES),
                           "the worker's scripts")
     styles = [_read(os.path.join(site, "css", "explorer.css"), "r"), _katex_css(site)]
@@ -184,12 +189,17 @@ def write(root, site, manifest, cache, files, compiled, index_html, log=print):
     rt = manifest.artifact("pyodide")
     facts = {"pyodide": rt.version, "python": rt.extra.get("python"),
              "numpy": manifest.numpy_wheel.version, "python_dir": hosts.PYTHON_DIR,
-             "site_packages": made["numpy"]["site_packages"], "payloads": listing}
-    facts_json = json.dumps(facts, sort_keys=True)
+             "site_packages": made["numpy"]["site_packages"], "payloads": listing,
+             "worker": {"chars": len(worker), "fnv1a": fnv1a(worker)}}
+    if glue.count(FACTS_LINE) != 1:
+        raise BuildError("web/boot/onefile.js has no line %r for the file's facts" % FACTS_LINE,
+                         "restore web/boot/onefile.js")
+    glue = _inline_safe(glue.replace(FACTS_LINE, "var facts = %s;" % json.dumps(
+        facts, sort_keys=True)), "boot/onefile.js")
 
     scripts = [host_js, glue, app]
     policy = one_file_policy(scripts, styles)
-    html = _page(index_html, policy, host_js, glue, app, worker, styles, facts_json, encoded)
+    html = _page(index_html, policy, host_js, glue, app, worker, styles, encoded)
     path = os.path.join(site, FILE_NAME)
     with open(path, "w", encoding="utf-8") as f:
         f.write(html)
@@ -233,7 +243,25 @@ def one_file_policy(scripts, styles):
     ])
 
 
-def _page(index_html, policy, host_js, glue, app, worker, styles, facts_json, encoded):
+def fnv1a(text):
+    """The 32-bit FNV-1a checksum of `text`'s UTF-16 code units, as web/boot/onefile.js
+    computes it over a script element's text: it finds damage (a changed byte), not tampering
+    (whoever edits the file can edit the glue that holds it, but the glue's hash is in the
+    policy).
+
+    >>> fnv1a("")
+    2166136261
+    >>> fnv1a("a")
+    3826002220
+    """
+    h = 0x811C9DC5
+    units = text.encode("utf-16-le")
+    for k in range(0, len(units), 2):
+        h = ((h ^ (units[k] | units[k + 1] << 8)) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def _page(index_html, policy, host_js, glue, app, worker, styles, encoded):
     """The built index.html, rewritten to hold everything it loads."""
     html = re.sub(r'<meta http-equiv="Content-Security-Policy" content="[^"]*">',
                   lambda m: csp.meta_tag(policy), index_html, count=1)
@@ -242,8 +270,7 @@ def _page(index_html, policy, host_js, glue, app, worker, styles, facts_json, en
     html = html.replace('href="index.html"', 'href="%s"' % FILE_NAME)  # "Open the full page"
     head_end = "\n".join(
         ["<style>%s</style>" % s for s in styles] +
-        ['<script type="application/json" id="vit-one-file">%s</script>' % facts_json,
-         '<script type="text/plain" id="vit-worker-source">%s</script>' % worker,
+        ['<script type="text/plain" id="vit-worker-source">%s</script>' % worker,
          "<script>%s</script>" % host_js,
          "<script>%s</script>" % glue,
          '<script type="module">%s</script>' % app])

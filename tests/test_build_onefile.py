@@ -43,6 +43,23 @@ def test_a_payload_holds_its_files_after_an_index_line():
     assert len(body) == sum(len(v) for v in files.values())
 
 
+def test_the_worker_scripts_checksum_is_fnv1a_of_its_utf16_code_units():
+    """FNV-1a's published 32-bit vectors (for ASCII a text's UTF-16 code units are its bytes),
+    and a code unit above 255, which only the UTF-16 reading sees whole."""
+    assert onefile.fnv1a("") == 0x811C9DC5
+    assert onefile.fnv1a("a") == 0xE40C292C
+    assert onefile.fnv1a("foobar") == 0xBF9CF968
+    h = 0x811C9DC5
+    for unit in (0xD7, 0x2192):  # "×→"
+        h = ((h ^ unit) * 16777619) % 2 ** 32
+    assert onefile.fnv1a("\u00d7\u2192") == h
+
+
+def test_the_boot_glue_has_the_one_line_the_build_writes_the_facts_into():
+    with open(os.path.join(os.path.dirname(__file__), "..", "web", "boot", "onefile.js")) as f:
+        assert f.read().count(onefile.FACTS_LINE) == 1
+
+
 def test_the_files_policy_allows_its_scripts_by_hash_and_fetches_nothing():
     scripts, styles = ["console.log(1)", "var x = 2;"], ["body{color:red}"]
     policy = dict(d.split(" ", 1) for d in onefile.one_file_policy(scripts, styles).split("; "))

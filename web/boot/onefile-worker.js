@@ -113,13 +113,15 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
     self.postMessage({ kind: "ready" });
   }
 
-  function report(error, worded) {
+  // damaged: the error says in words that the copy is damaged (what fails after is its echo)
+  function report(error, damaged) {
     if (reported || stage === "ready") return;
     reported = true;
     console.error("[vit one file] " + stage + ":", error);
     var text = (error && error.message) || String(error);
-    self.postMessage({ kind: "fail", message: worded || /^(NumPy|The explorer)/.test(text) ? text
-      : "Python could not start (" + summary(error) + ")." });
+    self.postMessage({ kind: "fail", damaged: Boolean(damaged),
+                       message: damaged || /^(NumPy|The explorer)/.test(text) ? text
+                         : "Python could not start (" + summary(error) + ")." });
   }
 
   self.addEventListener("unhandledrejection", function (event) {

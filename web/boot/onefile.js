@@ -9,12 +9,14 @@
 //   the worker as text, as soon as the parser has read it; the worker decompresses it.
 // - The page's own payload (Plotly.js, KaTeX, the JSON files js/app.js fetches) is decompressed
 //   here: its scripts become blob: URLs (vitHost.asset), its JSON files answer the page's fetch.
-// - A file cut short (a download or copy that stopped) is said as such, with what to do.
+// - A file cut short (a download or copy that stopped) is said as such, with what to do; so is a
+//   damaged one (a changed byte): this script's hash is in the policy, and it holds the file's
+//   facts, written by the build; payloads carry gzip's CRC; the worker's script a checksum here.
 (function () {
   "use strict";
   var host = window.vitHost;
   if (host.unable) return;
-  var facts = JSON.parse(document.getElementById("vit-one-file").textContent);
+  var facts = { built: false }; // the file's facts: buildtools/onefile.py writes them
   var AGAIN = " Download vit-head-explorer.html again (or copy it again, whole) and open the new copy.";
   var settled = false;
   function fail(message) {
@@ -22,7 +24,19 @@
     settled = true;
     host.fail(message);
   }
+  // A damaged or incomplete copy: what fails after it (Plotly.js, say) is its echo, not said.
+  function damaged(message) {
+    host.damaged = true;
+    fail(message);
+  }
   var MB = function (n) { return (n / 1e6).toFixed(1); };
+  // The 32-bit FNV-1a checksum of a text's UTF-16 code units (buildtools/onefile.py's fnv1a):
+  // a changed byte of the worker's script, which no hash in the policy covers, is found here.
+  function fnv1a(text) {
+    var h = 0x811c9dc5;
+    for (var i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    return h;
+  }
   var total = 0;
   Object.keys(facts.payloads).forEach(function (n) { total += facts.payloads[n].chars; });
 
@@ -75,6 +89,11 @@
   }
   function startWorker(runtime) {
     var source = document.getElementById("vit-worker-source").textContent;
+    if (source.length !== facts.worker.chars || fnv1a(source) !== facts.worker.fnv1a) {
+      damaged("This file is damaged: the script Python runs in was changed (its checksum does not " +
+           "match)." + AGAIN);
+      return;
+    }
     try {
       worker = new Worker(URL.createObjectURL(new Blob(
         [source, "\n", runtime["pyodide.js"], "\n", runtime["pyodide.asm.js"]], { type: "text/javascript" })));
@@ -101,7 +120,9 @@
     .then(function () { host.started(); });
   host.status("runtime", "Unpacking Python (Pyodide " + facts.pyodide + ")…", 0);
 
-  var onMessage = host.boot.workerLink(post, fail, function (bridge) {
+  var onMessage = host.boot.workerLink(post, function (message, isDamaged) {
+    (isDamaged ? damaged : fail)(message);
+  }, function (bridge) {
     pageFiles.then(function () {
       if (settled) return;
       settled = true;
@@ -125,7 +146,7 @@
       if (name === "page" || name === "runtime") {
         gunzip(name, text).then(function (bytes) {
           (name === "page" ? servePage : startWorker)(host.boot.unpack(bytes));
-        }, function (e) { fail(e.message); });
+        }, function (e) { damaged(e.message); });
       } else {
         post({ kind: "payload", name: name, text: text });
       }
@@ -137,7 +158,7 @@
       var el = payload(name);
       have += sent[name] ? facts.payloads[name].chars : el ? Math.min(el.textContent.length, facts.payloads[name].chars) : 0;
     });
-    fail("This file is incomplete: it holds " + MB(have) + " of the " + MB(total) + " MB of Python, " +
+    damaged("This file is incomplete: it holds " + MB(have) + " of the " + MB(total) + " MB of Python, " +
          "NumPy and the page it should carry (a download or copy that stopped early)." + AGAIN);
   }
   var parsing = setInterval(function () { sendReady(false); }, 20);

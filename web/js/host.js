@@ -81,8 +81,8 @@
     // one file's worker speaks the same): returns the handler of the worker's messages.
     // post(message) sends one to the worker. The bridge handed to ready(bridge) posts "call" and
     // "warm" messages and resolves to their answers; progress and policy violations go to the
-    // page (vitHost), fail(message) and ready(bridge) to the glue, which knows when its boot
-    // has settled.
+    // page (vitHost), fail(message, damaged) and ready(bridge) to the glue, which knows when its
+    // boot has settled (damaged: the one file's worker found its copy damaged).
     workerLink: function (post, fail, ready) {
       var waiting = new Map(); // request id -> {resolve, reject}
       var next = 0;
@@ -110,7 +110,7 @@
         } else if (m.kind === "started") {
           document.documentElement.dataset.pyodide = m.version;
         } else if (m.kind === "fail") {
-          fail(m.message);
+          fail(m.message, Boolean(m.damaged));
         } else if (m.kind === "blocked") {
           self.vitHost.blocked(m.violation); // the cause of what fails next: said even after a failure
         } else if (m.kind === "ready") {
