@@ -18,6 +18,7 @@ import * as linked from "./linked.js";
 import * as offscreen from "./offscreen.js";
 import { bindFineTune } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
+import { restarting } from "./restart.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
@@ -114,7 +115,8 @@ async function start(hostBridge) {
   loadPlotly();
   await plotlyLoaded;
   const warm = keepWarm(hostBridge, figuresAhead().map(([id, like]) => () => prepareFigure(id, like())));
-  const bridge = { call: warm.call }; // every request of the page's, for warm-up to wait out
+  // every request of the page's, for warm-up to wait out; a runtime that stops is restarted
+  const bridge = restarting({ call: warm.call }, showAlert);
   client = bridge;
   share.connect(bridge);
   panels.connect(bridge);
@@ -382,7 +384,7 @@ function bindControls() {
   window.addEventListener("hashchange", () => {
     if (location.hash.length > 1 && !stateHash()) {
       const fragment = share.lastFragment();
-      history.replaceState(null, "", `${location.pathname}${location.search}${fragment ? `#${fragment}` : ""}`);
+      history.replaceState(history.state, "", `${location.pathname}${location.search}${fragment ? `#${fragment}` : ""}`);
       return;
     }
     if (location.hash.slice(1) !== share.lastFragment()) {
@@ -448,7 +450,7 @@ function bindPageControls() {
     const url = new URL(location.href);
     if (root.classList.contains("large")) url.searchParams.set("text", "large");
     else url.searchParams.delete("text");
-    history.replaceState(null, "", url.href);
+    history.replaceState(history.state, "", url.href);
     grids.input.relayout();
     grids.w.relayout();
     redrawAll();

@@ -54,12 +54,12 @@ export function writeLink(link, bridge) {
   if (link.fragment && (link.fragment !== fragment || pasted)) {
     fragment = link.fragment;
     // replaceState: editing a cell should not add a history entry per keystroke.
-    history.replaceState(null, "", `${location.pathname}${location.search}#${fragment}`);
+    history.replaceState(history.state, "", `${location.pathname}${location.search}#${fragment}`);
   } else if (!link.fragment && (fragment || pasted)) {
     // No link for this state: the address bar must not keep an older state's, which anyone
     // copying it would take for this one (the note says to save the state as JSON instead).
     fragment = "";
-    history.replaceState(null, "", `${location.pathname}${location.search}`);
+    history.replaceState(history.state, "", `${location.pathname}${location.search}`);
   }
 }
 
