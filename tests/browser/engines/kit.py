@@ -46,9 +46,18 @@ def renders(engine):
 
 
 def wait_render_after(engine, count, timeout=30.0):
-    """Wait until the page has counted a render cycle after `count`."""
-    engine.wait_for("(n) => Number(document.documentElement.dataset.renders || 0) > n", count,
-                    timeout=timeout)
+    """Wait until the page has counted a render cycle after `count`; on a timeout, the error
+    says what the page showed (its alert, the focused cell and its text, whether Python stopped)."""
+    try:
+        engine.wait_for("(n) => Number(document.documentElement.dataset.renders || 0) > n", count,
+                        timeout=timeout)
+    except EngineError as err:
+        seen = engine.evaluate("""() => { const el = document.activeElement;
+            return [el && el.getAttribute('aria-label'), el && el.value,
+                    document.documentElement.dataset.pythonStopped || '',
+                    document.documentElement.dataset.renders]; }""")
+        raise EngineError("%s; focused %r holding %r; python-stopped %r; renders %s; alert: %s"
+                          % (err, seen[0], seen[1], seen[2], seen[3], alerts(engine) or "(none)"))
 
 
 def alerts(engine):
