@@ -10,7 +10,8 @@ For each case, in one page booted once (the PyScript host, Chromium):
   choice to <html data-model-file="refused"> (or "loaded"); every case of
   tests/test_model_file_refusals.py, plus the worst the last audit found (an .npz of 100,000
   members, a safetensors header of 250,000 tensors). Target: refused within 2 s.
-- a paste: a real paste event on a cell, timed to the answer drawn (or refused). Target: 1 s.
+- a paste: a real paste event on a cell, timed by the page's clock to the answer drawn (or
+  refused), within a frame. Target: 1 s.
 - memory: the resident size of the browser's renderer processes (the page and its worker
   live there; the ids come from Chromium's SystemInfo.getProcessInfo, the sizes from /proc),
   after each case against the size after boot, side by side with the floor: the same page
@@ -112,19 +113,24 @@ def choose(page, path):
 
 
 def paste(page, text):
-    """Paste `text` into cls[0,0] with a real paste event; seconds to the answer drawn or said."""
-    page.evaluate("() => { self.__pythonMs = []; document.getElementById('alert').hidden = true; }")
+    """Paste `text` into cls[0,0] with a real paste event; seconds from the event to the answer
+    drawn or said, by the page's clock (the text is handed to the page first, untimed: sending
+    10 MB to the browser is the benchmark's cost, not the page's)."""
+    page.evaluate("(text) => { self.__pythonMs = []; self.__text = text; "
+                  "document.getElementById('alert').hidden = true; }", text)
     renders = page.evaluate("Number(document.documentElement.dataset.renders)")
-    t0 = time.perf_counter()
     page.get_by_label("cls[0,0]", exact=True).evaluate(
-        """(el, text) => {
+        """(el) => {
             const data = new DataTransfer();
-            data.setData('text/plain', text);
+            data.setData('text/plain', self.__text);
+            self.__t0 = performance.now();
             el.dispatchEvent(new ClipboardEvent('paste', {clipboardData: data, bubbles: true, cancelable: true}));
-        }""", text)
-    page.wait_for_function("n => Number(document.documentElement.dataset.renders) > n || "
-                           "!document.getElementById('alert').hidden", arg=renders, timeout=120000)
-    return time.perf_counter() - t0
+        }""")
+    done = page.wait_for_function(
+        "n => (Number(document.documentElement.dataset.renders) > n || "
+        "!document.getElementById('alert').hidden) && performance.now() - self.__t0",
+        arg=renders, timeout=120000, polling="raf")
+    return done.json_value() / 1000.0
 
 
 def python_max(page):
@@ -136,6 +142,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--site", type=Path, default=ROOT / "build" / "test-pyscript")
     p.add_argument("--chromium", default="/usr/bin/chromium")
+    p.add_argument("--pastes-only", action="store_true", help="skip the files")
     args = p.parse_args(argv)
     from playwright.sync_api import sync_playwright
     server, base = serve_in_thread(str(args.site), policy=None)
@@ -165,22 +172,25 @@ def main(argv=None):
         page.wait_for_function("document.getElementById('heatmap-w').data[0].z.length === 4")
         files = {label: (name, data) for label, (name, data, target, _) in CASES.items() if not target}
         files.update(worst_files())
+        if args.pastes_only:
+            files = {}
         print("\n%-58s %8s %9s %10s %9s" % ("bad file (chosen in the file chooser)", "seconds",
                                               "verdict", "renderer", "Python"))
-        worst = (0.0, 0.0)
+        worst = (0.0, 0.0, 0.0)
         for label, (name, data) in sorted(files.items()):
             path = Path(tmp) / name
             path.write_bytes(data)
             seconds, verdict = choose(page, path)
             growth = renderer_mb(cdp) - booted
             ms, n = python_max(page)
-            worst = (max(worst[0], seconds), max(worst[1], growth))
+            worst = (max(worst[0], seconds), max(worst[1], growth), max(worst[2], ms))
             met = verdict == "refused" and seconds <= FILE_S and growth <= GROWTH_MB
             ok &= met
             print("%-58s %8.2f %9s %+8.0f MB %6.0f ms%s" % (label[:58], seconds, verdict, growth, ms,
                                                           "" if met else "  OVER"))
         print("worst file: %.2f s (target %.1f), renderer %+.0f MB against boot (target %d; the "
-              "honest ViT-B/16 file's floor %+.0f MB)" % (worst[0], FILE_S, worst[1], GROWTH_MB, floor))
+              "honest ViT-B/16 file's floor %+.0f MB), Python %.0f ms a request at most"
+              % (worst[0], FILE_S, worst[1], GROWTH_MB, floor, worst[2]))
         print("\n%-58s %8s %10s %9s" % ("paste (a real paste event on cls[0,0])", "seconds", "renderer", "Python"))
         for label, text in PASTES.items():
             seconds = paste(page, text)
