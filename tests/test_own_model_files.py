@@ -11,6 +11,7 @@ one (tests/model_files.py) and:
   from the ``.npz`` and from the head saved alone as ``.safetensors``;
 * the doc's scripts are still the ones that wrote the files, at the versions the doc names.
 """
+import base64
 import json
 import os
 
@@ -46,6 +47,57 @@ def fixture(lib):
 def agree(shown, torch_logits):
     """Whether the page's logits are PyTorch's, to TOLERANCE of the largest one."""
     return np.abs(shown - torch_logits).max() <= TOLERANCE * np.abs(torch_logits).max()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_the_head_at_every_depth_is_pytorch_s_row_by_row(lib):
+    """The file's hidden_cls (L+1, B, D) through the model's own head, for each sample chosen:
+    every row is PyTorch's final LayerNorm and classifier on that depth's CLS row (computed by
+    the fixture's maker, in PyTorch), the last one the pipeline's logits; with the page's head
+    chosen, the page's head on each row, written out with NumPy."""
+    data, f, torch_logits = fixture(lib)
+    torch_lens = np.load(os.path.join(HERE, "%s-torch-lens.npy" % lib)).astype(float)
+    depths = f["hidden_cls"].astype(float)
+    assert depths.shape == (made_by.DEPTH + 1, 3, made_by.D) == torch_lens.shape[:2] + (made_by.D,)
+    s = Session()
+    answer, _ = open_file(s, "my_vit.npz", data)
+    assert answer["ok"], answer["error"]
+    assert answer["digit"]["lens"] is True and "heatmap-lens" in answer["heatmaps"]
+    for b in range(3):
+        answer = s.handle({"op": "option", "name": "sample", "value": b})
+        assert answer["ok"]
+        shown = s.matrices["lens"]
+        assert shown.shape == (made_by.DEPTH + 1, made_by.C)  # C = 5: every class
+        assert agree(shown, torch_lens[:, b, :]), (b, shown, torch_lens[:, b, :])
+        np.testing.assert_array_equal(shown[-1], s.matrices["logits"][b])
+    assert s.handle({"op": "option", "name": "head", "value": "page"})["ok"]
+    W = f["W_head"].astype(float)
+    np.testing.assert_allclose(s.matrices["lens"], page_head(depths[:, 2, :], W), rtol=0, atol=1e-12)
+    # the .npz the page writes keeps them, and reads back to the same lens
+    again = Session()
+    saved = s.handle({"op": "export", "format": "npz"})["export"]
+    answer, _ = open_file(again, "saved.npz", base64.b64decode(saved["text"]))
+    assert answer["ok"], answer["error"]
+    assert again.handle({"op": "option", "name": "sample", "value": 2})["ok"]
+    assert again.handle({"op": "option", "name": "head", "value": "page"})["ok"]
+    np.testing.assert_array_equal(again.matrices["lens"], s.matrices["lens"])
+
+
+def test_the_depths_must_come_with_the_cls_vectors_and_fit_them():
+    W, cls = np.ones((4, 3)), np.ones((2, 4))
+    for arrays, says in (
+            (dict(W_head=W, hidden_cls=np.ones((3, 2, 4))), "hidden_cls needs the CLS vectors"),
+            (dict(W_head=W, cls=cls, hidden_cls=np.ones((3, 5, 4))),
+             "hidden_cls has shape 3 \u00d7 5 \u00d7 4; expected (L+1, B, D) = (L+1, 2, 4)"),
+            (dict(W_head=W, cls=cls, hidden_cls=np.ones((1, 2, 4))), "with L+1 from 2 to 65")):
+        answer, _ = open_file(Session(), "m.npz", npz_bytes(**arrays))
+        assert not answer["ok"] and says in answer["error"]["message"], answer["error"]
+    # new CLS vectors without depths leave the lens; a resize does too
+    s = Session()
+    assert open_file(s, "m.npz", npz_bytes(W_head=W, cls=cls, hidden_cls=np.ones((3, 2, 4)) * [1, 2, 3, 5]))[0]["ok"]
+    assert "heatmap-lens" in s.handle({"op": "option", "name": "sample", "value": 1})["heatmaps"]
+    answer = open_file(s, "c.npz", npz_bytes(cls=cls * 2))[0]
+    assert answer["ok"] and answer["digit"]["lens"] is False and "heatmap-lens" in answer["hide"]
 
 
 def model_head(session):

@@ -15,7 +15,7 @@ from ..vit.softmax import softmax
 from .digit_images import PIXEL_CHARS, PRESET, check_images, encoded, model
 from .errors import StateError, shown
 from .recipes import Recipe
-from .state import ExplorerState
+from .state import ExplorerState, hidden_cls_of
 
 TOP = 3
 """The panel lists this many of the most likely classes of the drawing."""
@@ -94,12 +94,13 @@ def section(state, trace):
         over the 4x4 patch grid) of the drawn images, ``prediction`` (one line per image),
         ``edits`` (how many cells of z_L and W_head differ from the model's), ``encode_ms``
         (milliseconds the encoder took per image, where this Python runs); or ``images``
-        None when the state is not the model's encoder output.
+        None when the state is not the model's encoder output; ``lens``: whether the panel
+        shows the head at every depth (the drawn images', or a model file's ``hidden_cls``).
     """
     texts = drawn(state)
     if texts is None:
         return {"images": None, "attention": None, "prediction": None, "top": None,
-                "edits": None, "encode_ms": None}
+                "edits": None, "encode_ms": None, "lens": hidden_cls_of(state) is not None}
     _, attention, ms = encoded(texts)
     names = class_names(state) or ["class %d" % c for c in range(state.C)]
     lines = []
@@ -115,7 +116,7 @@ def section(state, trace):
             "prediction": "; ".join(lines),
             "top": top,
             "edits": {"encoder_output": edits, "W_head": edits_w},
-            "encode_ms": round(ms, 2)}
+            "encode_ms": round(ms, 2), "lens": True}
 
 
 def top_classes(probs, names):

@@ -15,7 +15,8 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
             limit=None, x_labels=None):
     """Spec of one heatmap; `matrix` names the array the page fetches from the bridge.
     ``x_labels`` "classes": the hover's ``%{customdata}`` is the column's class name (the
-    answer's ``labels``).
+    answer's ``labels``); a list of class indices: column j shows class ``x_labels[j]`` (its
+    tick, hover and name).
 
     A diverging scale is symmetric about zero, so zero is always the neutral colour and the
     same colour means the same magnitude on both sides. ``limit``: the (half-width, saturates)

@@ -5,7 +5,9 @@ Recognised names (docs/own-model.md):
 
 * ``.npz``: ``W_head`` (D, C), ``cls`` (B, D) or ``encoder_output`` (B, N+1, D), and optionally
   ``labels`` (B,), ``class_names`` (C,), the real head's ``ln_gamma``, ``ln_beta`` (D,),
-  ``b_head`` (C,) and ``ln_eps`` (a number);
+  ``b_head`` (C,) and ``ln_eps`` (a number), and ``hidden_cls`` (L+1, B, D): the CLS row of the
+  embedded tokens and of each block's output, taken with the CLS vectors, for the head at every
+  depth (a logit lens);
 * ``.safetensors``: the same names, or timm's (``head.weight`` (C, D), ``head.bias``,
   ``norm.weight``, ``norm.bias``) or Hugging Face ViT's (``classifier.weight`` (C, D),
   ``classifier.bias``, ``vit.layernorm.weight``, ``vit.layernorm.bias``); PyTorch's (C, D)
@@ -22,7 +24,7 @@ from ..vit.checks import describe_nonfinite
 from .errors import StateError
 from .model_formats import (FILE_MAX, READ_MAX, NeedBytes, Source, npy_entries, npz_entries,
                             safetensors_entries)
-from .state import ExplorerState, check_size, dims_text, has_real_head
+from .state import ExplorerState, check_size, dims_text, has_real_head, hidden_cls_of
 
 EXTENSIONS = (".npz", ".safetensors", ".npy")
 EPS = {"npz": 1e-6, "timm": 1e-6, "hf": 1e-12}  # each library's LayerNorm epsilon for ViT
@@ -35,14 +37,15 @@ NAMES = {
     "vit.layernorm.bias": ("ln_beta", False, "hf"),
 }
 ROLES = ("W_head", "cls", "encoder_output", "labels", "class_names", "ln_gamma", "ln_beta",
-         "b_head", "ln_eps")
+         "b_head", "ln_eps", "hidden_cls")
 for _role in ROLES:
     NAMES[_role] = (_role, False, "npz")
 SHAPES = {"W_head": "(D, C)", "cls": "(B, D)", "encoder_output": "(B, N+1, D)", "labels": "(B,)",
           "class_names": "(C,)", "ln_gamma": "(D,)", "ln_beta": "(D,)", "b_head": "(C,)",
-          "ln_eps": "() (one number)"}
+          "ln_eps": "() (one number)", "hidden_cls": "(L+1, B, D)"}
 RANKS = {"W_head": 2, "cls": 2, "encoder_output": 3, "labels": 1, "class_names": 1,
-         "ln_gamma": 1, "ln_beta": 1, "b_head": 1, "ln_eps": 0}
+         "ln_gamma": 1, "ln_beta": 1, "b_head": 1, "ln_eps": 0, "hidden_cls": 3}
+DEPTHS_MAX = 65  # hidden_cls's L+1 at most: a ViT-H/14 has 32 blocks, ViT-22B 48
 EXPECTED = ("W_head (D, C) with cls (B, D) or encoder_output (B, N+1, D), as in docs/own-model.md; "
             "or timm's head.weight or Hugging Face's classifier.weight (C, D)")
 NAME_CHARS = 60  # a class name is cut to this many characters
@@ -159,6 +162,8 @@ def _check_before_reading(found, state, where):
             raise StateError("%s: %s has shape %s; expected (%d,) to match W_head %s%s" % (
                 where, found[role][0].name, dims_text(_shape(found, role)), size, dims_text(W),
                 " and %d samples" % B if role == "labels" else ""), key="file")
+    if "hidden_cls" in found:
+        _check_depths(_shape(found, "hidden_cls"), inputs, B, D, where)
     other = _shape(found, inputs) if inputs else state.inputs.shape
     if D != other[-1] and C == other[-1] and (inputs or "W_head" in found):
         raise StateError("%s: W_head %s looks transposed: the head needs (D, C) with D = %d to "
@@ -169,6 +174,17 @@ def _check_before_reading(found, state, where):
         raise StateError("%s: W_head %s has D = %d rows but %s %s has D = %d features"
                          % (where, dims_text(W), D, inputs, dims_text(other), other[-1]),
                          key="file")
+
+
+def _check_depths(shape, inputs, B, D, where):
+    """hidden_cls (L+1, B, D) must come with the CLS vectors it was taken with, and fit them."""
+    if not inputs:
+        raise StateError("%s: hidden_cls needs the CLS vectors it was taken with: cls or "
+                         "encoder_output in the same file" % where, key="file")
+    if not (2 <= shape[0] <= DEPTHS_MAX and shape[1:] == (B, D)):
+        raise StateError("%s: hidden_cls has shape %s; expected (L+1, B, D) = (L+1, %d, %d) with "
+                         "L+1 from 2 to %d (the embedded tokens' CLS row and each block's)"
+                         % (where, dims_text(shape), B, D, DEPTHS_MAX), key="file")
 
 
 def _as_float(arr, name, where):
@@ -283,6 +299,15 @@ def model_state(state, arrays, lib, name):
         model = {"file": name, "library": lib, "eps": float(arrays.get("ln_eps", EPS[lib])),
                  "ln_gamma": arrays.get("ln_gamma"), "ln_beta": arrays.get("ln_beta"),
                  "b_head": arrays.get("b_head"), "class_names": arrays.get("class_names")}
+    # the CLS rows at every depth belong to the inputs they came with: new inputs bring theirs
+    # (or none); a head alone keeps those of the inputs it keeps
+    depths = arrays.get("hidden_cls") if inputs_key in arrays else (
+        (state.model or {}).get("hidden_cls") if inputs is state.inputs else None)
+    if depths is not None or model is not None:
+        model = dict(model or {"file": name, "library": lib,
+                               "eps": float(arrays.get("ln_eps", EPS[lib])), "ln_gamma": None,
+                               "ln_beta": None, "b_head": None, "class_names": None},
+                     hidden_cls=depths)
     labels = arrays.get("labels")
     if labels is None and inputs.shape[0] == state.B and W.shape[1] == state.C:
         labels = state.labels
@@ -313,6 +338,9 @@ def state_npz(state):
         arrays["class_names"] = np.array(model["class_names"], dtype=str)
     if model:
         arrays["ln_eps"] = np.array(model["eps"])
+    depths = hidden_cls_of(state)
+    if depths is not None:
+        arrays["hidden_cls"] = depths
     out = io.BytesIO()
     np.savez(out, **arrays)
     return out.getvalue()

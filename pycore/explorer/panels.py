@@ -11,11 +11,13 @@ walkthrough, digits, finetune; sections.py puts them into answers.
 import numpy as np
 
 from ..vit.readout import logit_lens, top_k
+from ..vit.trace import trace_head
 from . import digits
 from .cells import format_number
 from .class_names import class_names
 from .digit_images import hidden_cls
 from .editing import DEFAULT_N
+from .state import hidden_cls_of, real_head
 from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
 from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, class_label
 from .shared import HEATMAP_IDS
@@ -251,10 +253,40 @@ def labels(state):
             "classes": class_names(state) or ["class %d" % i for i in range(state.C)]}
 
 
+LENS_CLASSES_MAX = 20
+"""The head at every depth shows all classes up to this many, else this many of them."""
+
+
+def lens_columns(rows):
+    """The classes the head at every depth shows, for its (L+1, C) logits: None (all of them)
+    up to :data:`LENS_CLASSES_MAX` classes; else that many: each depth's first, then the last
+    depth's highest, ordered as the last depth ranks them.
+
+    Examples
+    --------
+    >>> rows = np.zeros((2, 30)); rows[0, 29] = 5.0; rows[1] = np.arange(30) % 25
+    >>> lens_columns(rows)[:3], 29 in lens_columns(rows), len(lens_columns(rows))
+    ([24, 23, 22], True, 20)
+    """
+    C = rows.shape[1]
+    if C <= LENS_CLASSES_MAX:
+        return None
+    order = np.argsort(-rows[-1], kind="stable")
+    keep = list(dict.fromkeys(int(c) for c in rows.argmax(axis=1)))[:LENS_CLASSES_MAX]
+    for c in order:
+        if len(keep) == LENS_CLASSES_MAX:
+            break
+        if int(c) not in keep:
+            keep.append(int(c))
+    rank = np.empty(C, dtype=np.int64)
+    rank[order] = np.arange(C)
+    return sorted(keep, key=lambda c: rank[c])
+
+
 def lens_heatmap(state, trace):
-    """The head at every depth of the tiny ViT for the sample chosen (``options.sample``): the
-    logit lens's (L+1, C) array and its heatmap spec, or None when the state is not the tiny
-    ViT's encoder output.
+    """The head at every depth for the sample chosen (``options.sample``): the logit lens's
+    (L+1, C) array (or its columns of :func:`lens_columns`) and its heatmap spec, for the tiny
+    ViT's drawn images and for a model file's ``hidden_cls``; None for any other state.
 
     Row l < L applies the state's W_head (with its edits) to the CLS row after l blocks (row 0:
     the embedded tokens) of the drawn image, as the head applies it to z_L: LayerNorm without
@@ -274,7 +306,7 @@ def lens_heatmap(state, trace):
     """
     texts = digits.drawn(state)
     if texts is None:
-        return None
+        return _model_lens(state, trace)
     b = min(int(state.options.get("sample") or 0), len(texts) - 1)
     rows = logit_lens(hidden_cls(texts)[:-1, b:b + 1, :], state.W_head)[:, 0, :]  # (L, C)
     array = np.ascontiguousarray(np.vstack([rows, trace.logits[b:b + 1]]), dtype=np.float64)
@@ -284,4 +316,31 @@ def lens_heatmap(state, trace):
                    "(z_L)" % (image, L), "class c = digit", "depth \u2113",
                    "depth %{y}, digit %{x}<br>logit = " + EXACT,
                    marks=[(l, int(np.argmax(array[l]))) for l in range(L + 1)])
+    return array, spec
+
+
+def _model_lens(state, trace):
+    """The head the pipeline shows (the model's own, or the page's) applied to each depth's CLS
+    row of a model file's ``hidden_cls``, for the sample chosen; the last row is the pipeline's
+    own logits of that sample (an edit of the CLS vectors shows there and nowhere above)."""
+    depths = hidden_cls_of(state)
+    if depths is None:
+        return None
+    b = min(int(state.options.get("sample") or 0), state.B - 1)
+    own = real_head(state)
+    rows = trace_head(state.W_head, cls=depths[:-1, b, :], real=own).logits      # (L, C)
+    full = np.vstack([rows, trace.logits[b:b + 1]])                             # (L+1, C)
+    columns = lens_columns(full)
+    array = np.ascontiguousarray(full if columns is None else full[:, columns], dtype=np.float64)
+    L = array.shape[0] - 1
+    named = class_names(state) is not None
+    spec = heatmap("lens", array, "sample %d: %s at every depth, \u2113 = 0 (embedded) \u2026 %d "
+                   "(z_L)%s" % (b, "the model's own head" if own is not None else "the head",
+                                L, "" if columns is None else ", the %d classes it ranks "
+                                "highest" % len(columns)),
+                   "class c", "depth \u2113",
+                   "depth %{y}, class %{x}" + (": %{customdata}" if named else "")
+                   + "<br>logit = " + EXACT,
+                   marks=[(l, int(np.argmax(array[l]))) for l in range(L + 1)],
+                   x_labels=columns if columns is not None else "classes" if named else None)
     return array, spec

@@ -147,8 +147,9 @@ TYPEDEFS = [
          ""),
         ("marks", False, "number[][]",
          ""),
-        ("x_labels", False, "?\"classes\"",
-         "the hover's %{customdata} is the column's class name"),
+        ("x_labels", False, "?(\"classes\"|number[])",
+         "the hover's %{customdata} is the column's class name: column j is class j "
+         "(\"classes\"), or the list's j-th class (some classes only)"),
     ]),
     ("TopK",
      "Each sample's k largest logits (pycore.explorer.readouts.top_k_table).", [

@@ -390,14 +390,17 @@ SECTIONS = (
     Section("digit", HEAD, _digit, {
         "digit": ("?{images: ?number[][], attention: ?number[][], prediction: ?string, "
                   "top: ?Array<[string, number]>, "
-                  "edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number}",
-                  "{images, attention, prediction, top, edits, encode_ms}: the real-ViT panel, "
+                  "edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number, "
+                  "lens: boolean}",
+                  "{images, attention, prediction, top, edits, encode_ms, lens}: the real-ViT "
+                  "panel, "
                   "when it changed: the drawn images (B lists of 64 pixels 0..16, row-major), the "
                   "CLS token's attention to each of the 16 patches in the last block, the "
                   "prediction in words, image 0's three most likely classes [[name, "
                   "probability], ...], how many cells of encoder_output and W_head differ from the model's, "
                   "and the encoder's milliseconds per image; images null when the state is not "
-                  "the tiny ViT's encoder output")}),
+                  "the tiny ViT's encoder output; lens: whether the head at every depth is shown "
+                  "(the drawn images', or a model file's hidden_cls)")}),
     Section(HEATMAP_IDS["lens"], HEAD | {"sample"}, _lens, {}),
     Section("pitfall", HEAD | {"pitfall", "top_k"}, _comparison("pitfall"), {
         "pitfall": ("Comparison",

@@ -484,3 +484,12 @@ def real_head(state):
     if state.options.get("head") == "page":
         return None
     return real_head_of(state.model, state.D, state.C)
+
+
+def hidden_cls_of(state):
+    """A model file's CLS rows at every depth (``hidden_cls``, (L+1, B, D)) when they fit the
+    state's B and D (a resize leaves them out), else None."""
+    depths = (state.model or {}).get("hidden_cls")
+    if depths is None or depths.shape[1:] != (state.B, state.D):
+        return None
+    return depths

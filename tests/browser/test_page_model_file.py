@@ -178,6 +178,17 @@ def test_files_from_the_docs_scripts_show_pytorch_s_logits_in_the_model_s_own_he
         assert np.abs(shown - torch_logits).max() <= 1e-5 * np.abs(torch_logits).max(), lib
         names = page.evaluate("() => document.getElementById('prediction').textContent")
         assert "predicts class %d" % int(np.argmax(torch_logits[0])) in names, names
+        # the head at every depth: the .npz's hidden_cls, each row PyTorch's (sample 0); the
+        # head alone and CLS vectors without depths have none
+        if lib == "timm":
+            torch_lens = np.load(os.path.join(OWN_MODEL, "timm-torch-lens.npy")).astype(float)
+            page.locator("#heatmap-lens").scroll_into_view_if_needed()
+            assert page.locator("#heatmap-lens").is_visible()
+            lens = heatmap_z(page, "heatmap-lens")
+            assert lens.shape == torch_lens[:, 0, :].shape
+            assert np.abs(lens - torch_lens[:, 0, :]).max() <= 1e-5 * np.abs(torch_lens).max()
+        else:
+            assert not page.locator("#heatmap-lens").is_visible()
         # the problem's head in the pipeline: another head, far from PyTorch's
         act(page, lambda: page.select_option("#head-shown", "page"))
         assert np.abs(heatmap_z(page, "heatmap-logits") - torch_logits).max() > 0.1  # can fail

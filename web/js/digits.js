@@ -458,6 +458,7 @@ function showDigit(d) {
   const panel = $(PANEL_IDS.digit);
   const active = Boolean(d && d.images);
   setData(panel, "active", active ? "true" : "false");
+  setData(panel, "lens", d && d.lens ? "true" : "false"); // a model file's hidden_cls: its lens
   const showAttention = $("digit-show-attention").checked;
   setData(panel, "showAttention", showAttention && active ? "true" : "false");
   // the Example menu says what the pipeline shows: the drawn digit's model, or not

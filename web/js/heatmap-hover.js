@@ -1,6 +1,6 @@
 // Pointing at a heatmap: which cell is under the pointer (for the bitmaps too, whose trace
 // Plotly does not hover), and the label that shows its exact value, from the spec's hover
-// template, with the classes' names where the spec says x_labels: "classes".
+// template, with the classes' names where the spec says x_labels ("classes", or a list of them).
 
 import { shortNumber } from "./numbers.js";
 
@@ -11,6 +11,13 @@ export function setClassLabels(names) { classLabels = names || []; }
 
 /** The name of class `j` (the answers' labels), or "class j". */
 export function className(j) { return classLabels[j] || `class ${j}`; }
+
+/**
+ * The class shown in column j of a heatmap: j, or the spec's own list's j-th class when the
+ * figure shows some classes only (x_labels: [class, ...], the head at every depth of a model
+ * with many classes).
+ */
+export function columnClass(spec, j) { return Array.isArray(spec.x_labels) ? spec.x_labels[j] : j; }
 
 /** The classes' names now, one line each (what a figure's look depends on). */
 export function classNamesText() { return classLabels.join("\n"); }
@@ -61,7 +68,8 @@ export function hoverOver(el) {
     const [row, col] = cell;
     const { m, spec } = el.vitHover;
     const value = m.data[row * m.cols + col];
-    const field = { x: String(col), y: String(row), customdata: className(col) };
+    const c = columnClass(spec, col);
+    const field = { x: String(c), y: String(row), customdata: className(c) };
     label.replaceChildren(...spec.hover.replace(FIELDS, (_, name) => field[name] ?? shortNumber(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
     const own = box.getBoundingClientRect();
     label.style.left = `${event.clientX - own.left + 12}px`;

@@ -2,6 +2,8 @@
 // columns), built when it is opened and again on each change while it is open: the cells are a
 // picture, and this is how a screen reader, or anyone, reads them.
 
+import { columnClass } from "./heatmap-hover.js";
+
 const TABLE_MAX = 24; // rows and columns listed (the exports have them all)
 
 function cellText(value) {
@@ -40,7 +42,7 @@ function fillNumbers(box) {
   for (let j = 0; j < cols; j++) {
     const th = document.createElement("th");
     th.scope = "col";
-    th.textContent = `${spec.x_title} ${j}`;
+    th.textContent = `${spec.x_title} ${columnClass(spec, j)}`;
     head.append(th);
   }
   const thead = document.createElement("thead");

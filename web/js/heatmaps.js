@@ -21,7 +21,7 @@
 import { holdHeight, onColourScheme, setData, setHidden, setText } from "./dom.js";
 import { look, scaleOf } from "./heatmap-style.js";
 import { allShapes } from "./heatmap-shapes.js";
-import { classNamesText, className, hoverOver } from "./heatmap-hover.js";
+import { classNamesText, className, columnClass, hoverOver } from "./heatmap-hover.js";
 import { colourBitmap, dropBitmap, paintBitmap, watchBitmap } from "./heatmap-bitmap.js";
 import { numbersTable } from "./heatmap-numbers.js";
 
@@ -237,9 +237,9 @@ function figureParts(el, id, spec, m) {
     hovertemplate: spec.hover + "<extra></extra>",
     showscale: false, // the colour key is the page's own (see colourKey)
   };
-  if (spec.x_labels === "classes") {
+  if (spec.x_labels) {
     // each column's class name, for the hover (the same names hoverOver shows)
-    const names = Array.from({ length: cols }, (_, j) => className(j));
+    const names = Array.from({ length: cols }, (_, j) => className(columnClass(spec, j)));
     trace.customdata = Array.from({ length: rows }, () => names);
   }
   const style = look();
@@ -263,7 +263,10 @@ function figureParts(el, id, spec, m) {
     // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
     // no room for both, and the plot's title and the hover say what rows and columns are.
     xaxis: Object.assign(axis(compact ? "" : spec.x_title, cols, style.ink),
-                         { range: [-0.5, cols - 0.5], autorange: false }),
+                         { range: [-0.5, cols - 0.5], autorange: false },
+                         // some classes only: each column's tick is its class's index
+                         Array.isArray(spec.x_labels) ? { tickvals: spec.x_labels.map((_, j) => j),
+                                                          ticktext: spec.x_labels.map(String) } : {}),
     yaxis: Object.assign(axis(compact ? "" : spec.y_title, rows, style.ink),
                          { range: [rows - 0.5, -0.5], autorange: false }),
     // On a touch screen a swipe scrolls the page: no dragging in the plot (explorer.css too).

@@ -67,7 +67,7 @@
  * @property {Table} [logits_table]
  * @property {string} [top_classes]
  * @property {{text: string, notes: string[]}} [prediction]
- * @property {?{images: ?number[][], attention: ?number[][], prediction: ?string, top: ?Array<[string, number]>, edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number}} [digit]
+ * @property {?{images: ?number[][], attention: ?number[][], prediction: ?string, top: ?Array<[string, number]>, edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number, lens: boolean}} [digit]
  * @property {Comparison} [pitfall]
  * @property {Comparison} [variant]
  * @property {?Walk} [walk]
@@ -92,7 +92,7 @@
  * @property {string} text_format
  * @property {string} hover
  * @property {number[][]} marks
- * @property {?"classes"} x_labels the hover's %{customdata} is the column's class name
+ * @property {?("classes"|number[])} x_labels the hover's %{customdata} is the column's class name: column j is class j ("classes"), or the list's j-th class (some classes only)
  */
 
 /**
