@@ -75,6 +75,8 @@ def stop_and_recover(page, kill, again):
     page.wait_for_function("() => !document.documentElement.dataset.pythonStopped", timeout=30000)
     wait_ready(page)
     assert page_fragment(page) == link
+    page.wait_for_function("() => /Python had stopped working, and was started again with the last "
+                           "valid state/.test(document.body.textContent)")
     shown = shown_state(page)
     cls, w = np.array(shown["cls"]), np.array(shown["w"])
     assert cls[0, 0] == 2.5 and not np.isnan(cls).any() and not np.isnan(w).any()
@@ -89,7 +91,7 @@ def stop_and_recover(page, kill, again):
     type_into(page, "cls[0,1]", "-1")
     page.wait_for_function("() => document.documentElement.dataset.pythonStopped === 'stopped'")
     assert alert_text(page).startswith("Python stopped again (%s). Reload the page" % DEATH)
-    page.wait_for_timeout(3000)  # past the reload's delay (2.5 s)
+    page.wait_for_timeout(2000)  # past the reload's delay (1.2 s)
     assert page.evaluate("() => window.__sameWindow === true")
     assert page_fragment(page) == link
 

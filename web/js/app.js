@@ -18,7 +18,7 @@ import * as linked from "./linked.js";
 import * as offscreen from "./offscreen.js";
 import { bindFineTune } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
-import { restarting } from "./restart.js";
+import { restarted, restarting } from "./restart.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
@@ -132,6 +132,7 @@ async function start(hostBridge) {
   grids.w.setReadOnly(false);
   bootDone();
   root.dataset.ready = "true";
+  restarted(share.notify);
   warm.start();
 }
 

@@ -7,8 +7,9 @@
 // it must be chosen again. A second stop within RESTART_GUARD_MS of a restart is only said (its
 // cause may be in the state itself): reloading again would loop.
 // <html data-python-stopped>: "restarting" while the page reloads, "stopped" if it does not.
+// The page it reloads into says that Python was started again (restarted()).
 
-const RESTART_AFTER_MS = 2500; // time to read the message before the page reloads
+const RESTART_AFTER_MS = 1200; // the message is seen before the page reloads (and said after)
 const RESTART_GUARD_MS = 60000;
 
 // history.state outlives a reload of the same tab and needs no storage permission (an embed in
@@ -16,6 +17,13 @@ const RESTART_GUARD_MS = 60000;
 function lastRestart() {
   const s = history.state;
   return s && typeof s.vitRestartedAt === "number" ? s.vitRestartedAt : -Infinity;
+}
+
+// Whether this page was reloaded by a restart a moment ago: `note(text)` then says so.
+export function restarted(note) {
+  if (Date.now() - lastRestart() < RESTART_GUARD_MS) {
+    note("Python had stopped working, and was started again with the last valid state.");
+  }
 }
 
 // `bridge` ({call}) as the page uses it; `say(message)` shows the page's alert.
