@@ -105,11 +105,11 @@ def steps(state, trace, sample, cls, decimals=4):
          "note": "Population variance (divide by D); no learnable γ or β in the head taught here "
                  "(real ViT checkpoints add them)."},
         {"title": "3. One logit: class %d" % c,
-         "tex": (r"\mathrm{logit}_{%d,%d} = \sum_{d} \hat h_d\, W_{d,%d} = %s = %s"
+         "tex": (r"\operatorname{logit}_{%d,%d} = \sum_{d} \hat h_d\, W_{d,%d} = %s = %s"
                  % (b, c, c, " + ".join(terms), fmt(trace.logits[b, c]))),
          "note": "No softmax, no activation; no bias in the head taught here (real ViTs add one)."},
         {"title": "4. Prediction",
-         "tex": r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d" % (b, int(trace.predicted[b])),
+         "tex": r"\arg\max_c\ \operatorname{logit}_{%d,c} = %d" % (b, int(trace.predicted[b])),
          "note": None},
     ]
     real = trace.real
@@ -123,7 +123,7 @@ def steps(state, trace, sample, cls, decimals=4):
                               vector(y, decimals, wrap=False)))
         items[1]["note"] = ("The model's own LayerNorm: population variance, its ε, then its "
                             "learned scale γ and shift β.")
-        items[2]["tex"] = (r"\mathrm{logit}_{%d,%d} = \sum_{d} y_d\, W_{d,%d} + b_{%d} = %s + %s = %s"
+        items[2]["tex"] = (r"\operatorname{logit}_{%d,%d} = \sum_{d} y_d\, W_{d,%d} + b_{%d} = %s + %s = %s"
                            % (b, c, c, c, " + ".join(terms), fmt(bias), fmt(trace.logits[b, c])))
         items[2]["note"] = "The model's own head: its bias added, no softmax, no activation."
     return {"sample": b, "class": c, "items": items}

@@ -131,7 +131,7 @@ def section(state, trace, prediction_notes=(), classes=None):
     elif key == "dot" and trace.real is not None:  # the model file's own head
         y = trace.y[b]
         bias = 0.0 if trace.real.b_head is None else float(trace.real.b_head[c])
-        tex = lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d y_d\, W_{d,%d} + b_{%d}" % (c, c),
+        tex = lines(r"\operatorname{logit}_{%d,%d}" % (b, c), r"\sum_d y_d\, W_{d,%d} + b_{%d}" % (c, c),
                     sum_of(lambda d: r"%s \cdot %s" % (term(y[d]), term(w[d])), D)
                     + " + " + term(bias), number(trace.logits[b, c]))
         title = "one dot product: sample %d, %s" % (b, name(c))
@@ -141,7 +141,7 @@ def section(state, trace, prediction_notes=(), classes=None):
                 "bias: one logit." % (b, c)) + (" This is the predicted class." if c == predicted
                                                 else "")
     elif key == "dot":
-        tex = lines(r"\mathrm{logit}_{%d,%d}" % (b, c), r"\sum_d \hat h_d\, W_{d,%d}" % c,
+        tex = lines(r"\operatorname{logit}_{%d,%d}" % (b, c), r"\sum_d \hat h_d\, W_{d,%d}" % c,
                     sum_of(lambda d: r"%s \cdot %s" % (term(h_hat[d]), term(w[d])), D),
                     number(trace.logits[b, c]))
         title = "one dot product: sample %d, %s" % (b, name(c))
@@ -151,7 +151,7 @@ def section(state, trace, prediction_notes=(), classes=None):
                 "No bias, no activation." % (b, c)) + (
                     " This is the predicted class." if c == predicted else "")
     elif key == "logits":
-        tex = (r"\mathrm{logits}_{%d,:} = %s = %s" % (
+        tex = (r"\operatorname{logits}_{%d,:} = %s = %s" % (
             b, r"\hat h\, W_{\mathrm{head}}" if trace.real is None
             else r"y\, W_{\mathrm{head}} + b_{\mathrm{head}}", vector(trace.logits[b])))
         title = "all %d logits of sample %d" % (C, b)
@@ -160,8 +160,8 @@ def section(state, trace, prediction_notes=(), classes=None):
         note = ("The same dot product for every column of W_head: one logit per class. These "
                 "raw logits are what the head returns: no softmax.")
     else:
-        tex = (r"\arg\max_c\ \mathrm{logit}_{%d,c} = %d,\quad \allowbreak "
-               r"\mathrm{logit}_{%d,%d} = %s" % (b, predicted, b, predicted,
+        tex = (r"\arg\max_c\ \operatorname{logit}_{%d,c} = %d,\quad \allowbreak "
+               r"\operatorname{logit}_{%d,%d} = %s" % (b, predicted, b, predicted,
                                                  number(trace.logits[b, predicted])))
         title = "the prediction for sample %d: %s" % (b, name(predicted))
         highlights = {HEATMAP_IDS["logits"]: [_row(b, C), [b, predicted, b, predicted]]}

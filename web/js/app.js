@@ -19,6 +19,7 @@ import * as offscreen from "./offscreen.js";
 import { bindFineTune } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { restarted, restarting } from "./restart.js";
+import { keepFocusClear } from "./focus-clear.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
@@ -62,6 +63,7 @@ const renderer = new Renderer({ grids });
 // The answer's section drawn by what this file holds (js/components.js): the editors' sizes.
 component("shape", { before: (s) => { applyShape(s); } });
 bindPageControls();
+keepFocusClear();
 preview();
 
 // Plotly.js downloads with the page (index.html preloads it) and is evaluated once the runtime

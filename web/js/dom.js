@@ -41,13 +41,17 @@ export function setValue(input, value) {
 // first, and in the middle of a redraw (Plotly has just changed the document) that would be a
 // restyle in every edit. Callbacks given to onColourScheme run once the old colour is dropped,
 // so what they draw reads the new one.
+// Forced colours (Windows High Contrast) are a scheme too: the figures keep their own light
+// paper there (explorer.css), so their text is dark whatever the system's colours are.
 const DARK = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
+const FORCED = window.matchMedia ? window.matchMedia("(forced-colors: active)") : null;
+const FORCED_INK = "#111111";
 let ink = null;
 if (DARK) DARK.addEventListener("change", () => { ink = null; });
 
 export function inkColour() {
   if (ink === null) ink = getComputedStyle(document.documentElement).getPropertyValue("--ink").trim() || "#1d2330";
-  return ink;
+  return FORCED && FORCED.matches ? FORCED_INK : ink;
 }
 
 // Another colour of the page's scheme (--line, ...), read once per scheme like the ink.
@@ -63,4 +67,5 @@ export function cssColour(name, fallback) {
 
 export function onColourScheme(callback) {
   if (DARK) DARK.addEventListener("change", () => callback());
+  if (FORCED) FORCED.addEventListener("change", () => callback());
 }

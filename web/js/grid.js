@@ -53,7 +53,8 @@ export class MatrixGrid {
     // one grid's cells gives it less to read than the whole page (docs/performance.md).
     this.root = el("form", "grid");
     this.root.addEventListener("submit", (e) => e.preventDefault());
-    this.root.setAttribute("role", "group");
+    // named, a form is a landmark of its own ("CLS vectors, form"): role="group" is not allowed
+    // on a form (ARIA in HTML)
     this.root.setAttribute("aria-label", opts.name);
     this.corner = el("div", "grid-corner");
     this.colHead = el("div", "grid-colhead");

@@ -78,3 +78,10 @@ export function hoverOver(el) {
   });
   el.addEventListener("mouseleave", () => { label.hidden = true; });
 }
+
+// Esc dismisses a value shown on hover without moving the pointer (WCAG 2.2, 1.4.13); it comes
+// back when the pointer moves again.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  for (const label of document.querySelectorAll(".hover-value:not([hidden])")) label.hidden = true;
+});

@@ -341,12 +341,14 @@ function describe(el, spec, m) {
 }
 
 // The colour key under a heatmap: "low [gradient] high", with the middle value (0 on the
-// diverging scale) under the gradient's centre. Plain text, so screen readers read it too.
+// diverging scale) under the gradient's centre; read as one image named by its words.
 function colourKey(el, spec, visible) {
   let key = el.nextElementSibling;
   if (!key || !key.classList.contains("colour-key")) {
     key = document.createElement("div");
     key.className = "colour-key";
+    // one picture with its words (a screen reader once heard "-3.000 0 3.000")
+    key.setAttribute("role", "img");
     for (const part of ["low", "bar", "high"]) {
       const span = document.createElement("span");
       span.className = `key-${part}`;

@@ -190,12 +190,12 @@ function draw(el, state) {
       if (!Number.isFinite(t.y[i])) continue;
       d += `${d ? "L" : "M"}${X(t.x[i]).toFixed(1)} ${Yt(t.y[i]).toFixed(1)}`;
     }
-    const attrs = { d, fill: "none", stroke: t.colour, "stroke-width": 2, "stroke-linejoin": "round" };
+    const attrs = { class: "curve", d, fill: "none", stroke: t.colour, "stroke-width": 2, "stroke-linejoin": "round" };
     if (DASHES[t.dash || "solid"]) attrs["stroke-dasharray"] = DASHES[t.dash];
     curves.append(svg("path", attrs));
     if (t.markers) {
       for (let i = 0; i < t.x.length; i++) {
-        curves.append(svg("circle", { cx: X(t.x[i]), cy: Yt(t.y[i]), r: 3, fill: t.colour }));
+        curves.append(svg("circle", { class: "curve-marker", cx: X(t.x[i]), cy: Yt(t.y[i]), r: 3, fill: t.colour }));
       }
     }
   }
@@ -209,7 +209,7 @@ function draw(el, state) {
   parts.legend.replaceChildren(...spec.traces.map((t) => {
     const item = document.createElement("li");
     const mark = svg("svg", { width: 26, height: 10, "aria-hidden": "true" });
-    const attrs = { x1: 1, x2: 25, y1: 5, y2: 5, stroke: t.colour, "stroke-width": 2 };
+    const attrs = { class: "curve", x1: 1, x2: 25, y1: 5, y2: 5, stroke: t.colour, "stroke-width": 2 };
     if (DASHES[t.dash || "solid"]) attrs["stroke-dasharray"] = DASHES[t.dash];
     mark.append(svg("line", attrs));
     item.append(mark, document.createTextNode(t.name));

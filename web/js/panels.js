@@ -240,12 +240,17 @@ function steps(s) {
   }
   waitingForKatex = null;
   const list = $("step-list");
-  const items = s.items.map((item) => {
+  const items = s.items.map((item, k) => {
     const li = document.createElement("li");
     const h = document.createElement("h3");
     h.textContent = item.title;
+    h.id = `step-title-${k}`;
     const math = document.createElement("div");
     math.className = "math";
+    // an equation wider than a phone scrolls sideways: the keyboard reaches it too
+    math.tabIndex = 0;
+    math.setAttribute("role", "group");
+    math.setAttribute("aria-labelledby", h.id);
     window.katex.render(item.tex, math, { displayMode: true, throwOnError: false, output: "htmlAndMathml" });
     li.append(h, math);
     if (item.note) {

@@ -1,0 +1,43 @@
+// Focus never hidden (WCAG 2.2, 2.4.11): the browser scrolls a focused element into the window,
+// but not out from under what floats over the page's bottom edge, the walk-through's pinned
+// panel and the notices (the alert, the toast, the link's note). After each focus move, a
+// focused element that such a layer covers is scrolled up until it stands clear of it.
+// Elements inside a layer are never covered by it; the walk-through docked at the window's
+// right covers no content (the page is padded beside it).
+
+const LAYERS = ".walk[data-active=\"true\"], .notices > :not([hidden])";
+const GAP_PX = 8; // between the focused element and the layer's top
+
+// The top of the lowest-reaching layer that covers `box` (a DOMRect) horizontally and lies
+// over the window's bottom edge, or Infinity.
+function coveredFrom(el, box) {
+  let top = Infinity;
+  for (const layer of document.querySelectorAll(LAYERS)) {
+    if (layer.contains(el)) continue;
+    const position = getComputedStyle(layer).position;
+    if (position !== "sticky" && position !== "fixed") continue;
+    const r = layer.getBoundingClientRect();
+    if (!r.height || r.bottom < window.innerHeight - 2) continue; // not at the bottom edge
+    if (r.left >= box.right || r.right <= box.left) continue; // beside it (the docked panel)
+    top = Math.min(top, r.top);
+  }
+  return top;
+}
+
+function clear(el) {
+  if (!el || el === document.body || !el.getBoundingClientRect) return;
+  const box = el.getBoundingClientRect();
+  if (!box.height) return;
+  const top = coveredFrom(el, box);
+  if (box.bottom + GAP_PX <= top) return;
+  // up by the overlap, never so far that the element's top leaves the window
+  const by = Math.min(box.bottom + GAP_PX - top, Math.max(0, box.top - GAP_PX));
+  if (by > 0) window.scrollBy({ top: by, behavior: "instant" });
+}
+
+export function keepFocusClear() {
+  // after the browser's own scroll into view, which happens with the focus
+  document.addEventListener("focusin", (e) => requestAnimationFrame(() => {
+    if (document.activeElement === e.target) clear(e.target);
+  }));
+}
