@@ -129,8 +129,18 @@ def load_state(engine, state):
     # software rendering took 5-7 s for it on a loaded 2-CPU machine.
     try:
         wait_render_after(engine, before, timeout=90)
+        # then settled, as a person sees it before they click: the link written, and no redraw
+        # for two frames and 150 ms (the grids draw their cells again in a frame of their own)
+        engine.wait_for(SETTLED, timeout=30)
     except EngineError as e:
         raise EngineError("%s\nthe page then: %s" % (e, json.dumps(snapshot(engine))))
+
+
+SETTLED = """() => new Promise((done) => {
+    const root = document.documentElement, n = root.dataset.renders;
+    requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() =>
+        done(root.dataset.renders === n && root.dataset.linkPending !== 'true'), 150)));
+})"""
 
 
 # Test-only instruments (installed by `watch`), read by `snapshot` when a wait fails: the
