@@ -128,6 +128,31 @@ def test_play_writes_the_link_once_it_pauses(page, site_url):
     assert not np.array_equal(shown.W_head, W_before)
 
 
+def test_play_and_step_are_said_at_a_calm_rate(page, site_url):
+    """The panel's status is said in its one live region (#ft-said) after the panel's own
+    actions: a Step once; Play at most once every 5 s while it runs, and once where it stops
+    (once 22 messages of about 300 characters in 2.5 s)."""
+    open_explorer(page, site_url)
+    page.evaluate("""() => { window.__said = [];
+        for (const el of document.querySelectorAll('#finetune [aria-live], #finetune [role=status]'))
+            new MutationObserver(() => window.__said.push([el.id, el.textContent, performance.now()]))
+                .observe(el, { childList: true, characterData: true, subtree: true }); }""")
+    page.click("#ft-step")
+    page.wait_for_function("() => window.__said.length === 1", timeout=30000)
+    page.click("#ft-play")
+    page.wait_for_timeout(6000)
+    page.click("#ft-play")  # Pause
+    idle(page)
+    said = page.evaluate("() => window.__said")
+    assert {region for region, _, _ in said} == {"ft-said"}, said
+    steps = int(page.evaluate("document.getElementById('finetune').dataset.runSteps"))
+    assert steps > 20, steps
+    during = said[1:-1]  # between the Step's and the pause's
+    assert len(during) <= 2, said  # 6 s of Play: at most at its start and 5 s later
+    assert all(b[2] - a[2] >= 4900 for a, b in zip(said[1:], said[2:-1])), said
+    assert said[-1][1] == page.inner_text("#ft-status")  # where it stopped
+
+
 def test_play_keeps_going_through_a_setting_and_stops_when_converged(page, site_url):
     """A new optimizer during Play starts a new run with its own learning rate and Play goes
     on, rather than stopping and resetting unannounced; Play stops by itself once the

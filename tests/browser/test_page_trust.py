@@ -531,12 +531,15 @@ def test_every_heatmap_has_its_numbers_as_a_table(page, site_url):
 def test_the_prediction_is_said_in_words_and_announced(page, site_url):
     open_explorer(page, site_url)
     region = page.locator("#prediction")
-    assert region.get_attribute("aria-live") == "polite"
+    said = page.locator("#prediction-said")
+    assert said.get_attribute("aria-live") == "polite" and region.get_attribute("aria-live") is None
     logits = head(CLS, W)
     words = "; ".join("%s %d predicts class %d (logit %.4f)" % ("Sample" if b == 0 else "sample", b,
                                                                  int(np.argmax(row)), row.max())
                       for b, row in enumerate(logits)) + "."
     assert region.inner_text().startswith(words)
+    page.wait_for_function("(w) => document.getElementById('prediction-said').textContent.startsWith(w)",
+                           arg=words)
     # A constant row: every logit 0, a tie of all three classes, said as such.
     type_keys(page, "cls[1,0]", "1").press("Tab")
     for d in (1, 2, 3):
@@ -544,6 +547,32 @@ def test_the_prediction_is_said_in_words_and_announced(page, site_url):
     page.wait_for_function("() => document.getElementById('prediction').textContent.includes('tie')")
     text = region.inner_text()
     assert "Sample 1's features are all equal" in text and "classes 0, 1, 2 tie" in text
+
+
+# Every live region's text changes from now on: [region id or role, text].
+WATCH_SAID = """() => {
+    window.__said = [];
+    for (const el of document.querySelectorAll('[aria-live], [role=alert], [role=status]')) {
+        new MutationObserver(() => window.__said.push([el.id || el.getAttribute('role'), el.textContent]))
+            .observe(el, { childList: true, characterData: true, subtree: true });
+    }
+}"""
+
+
+def test_an_edit_typed_key_by_key_is_said_once(page, site_url):
+    """Typing "-1.25" into a cell and pressing Enter is one action: its result, the prediction,
+    is said once when the typing is over; the fine-tuning panel's status, whose loss the edit
+    changes too, is not said (once 4 announcements for this, the unrelated status among them)."""
+    open_explorer(page, site_url)
+    page.wait_for_timeout(800)  # what the page said as it opened is said
+    page.evaluate(WATCH_SAID)
+    type_keys(page, "cls[0,1]", "-1.25").press("Enter")
+    page.wait_for_function("() => document.getElementById('prediction-said').textContent && "
+                           "window.__said.length > 0")
+    page.wait_for_timeout(1500)  # a calm second and more: nothing else is said
+    said = page.evaluate("() => window.__said")
+    assert [region for region, _ in said] == ["prediction-said"], said
+    assert said[0][1] == page.inner_text("#prediction")
 
 
 def test_dimension_labels_are_words(page, site_url):

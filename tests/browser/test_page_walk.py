@@ -327,3 +327,19 @@ def test_no_tab_stop_is_hidden_behind_the_walk_through(page, site_url, size):
     assert len(seen) > 40, seen     # the tour went through the page
     assert hidden == [], hidden
     act(page, lambda: page.click("#walk-start"))  # ends it
+
+
+def test_a_step_is_said_whole_once(page, site_url):
+    """Next said only "Step 2 of 7": the step's title and note are said with it now, in one
+    polite live region (the position itself is no longer a live region of its own)."""
+    open_explorer(page, site_url)
+    start_walk(page)
+    for k in (2, 3):
+        press(page, "ArrowRight")
+        title = page.inner_text("#walk-title")
+        note = page.inner_text("#walk-note")
+        said = page.evaluate("() => document.getElementById('walk-said').textContent")
+        assert said == ("Step %d of 7: %s. %s" % (k, title, note)).strip(), said
+    assert page.get_attribute("#walk-said", "aria-live") == "polite"
+    assert page.get_attribute("#walk-position", "aria-live") is None
+    act(page, lambda: page.click("#walk-start"))  # ends it

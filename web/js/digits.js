@@ -24,6 +24,7 @@ import { component } from "./components.js";
 import { setData, setText } from "./dom.js";
 import { BITMAP, FINE, MAX, SIDE, between, count, inkPoints, prepared } from "./ink.js";
 import { PANEL_IDS } from "./shared.js";
+import { calmly } from "./announce.js";
 
 const PATCH = 2; // the model's 2 x 2 patches: a 4 x 4 grid of 16 patch tokens
 // A pixel set to v from outside the pen (a key, a picked digit, a link) inks its v points
@@ -396,8 +397,10 @@ async function previewDigit(pixels, t0) {
 const readingOf = (d) => ({ prediction: d.prediction, top: d.top, attention: d.attention[0] });
 
 // The prediction line, the top 3 as bars, and the attention over the pad.
+const sayReading = calmly("digit-said");
 function showReading(r) {
   setText($("digit-prediction"), r.prediction);
+  sayReading(r.prediction);
   const items = $("digit-top").children;
   for (let k = 0; k < items.length; k++) {
     const [name, p] = r.top[k] || ["", 0];

@@ -23,6 +23,7 @@ import { DIGITS_PRESET, FINETUNE_PRESET, MAX_RUN_STEPS, PANEL_IDS } from "./shar
 
 const STEPS_PER_SECOND = 30; // Play's pace; benchmarks/finetune_bench.py holds it to at least 20
 const MAX_BATCH = 100;
+const PLAY_SAID_MS = 5000; // during Play the status is said at most this often (a calm rate)
 const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "#7c3aed", bias: "#15803d",
                   accuracy: "#6b7280" };
 const $ = (id) => document.getElementById(id);
@@ -82,10 +83,24 @@ class FineTunePanel {
   async request(request, t0 = performance.now()) {
     this.busy(1);
     try {
-      return await this.answer(request, t0);
+      const res = await this.answer(request, t0);
+      this.announce();
+      return res;
     } finally {
       this.busy(-1);
     }
+  }
+
+  // The panel's status, said after the panel's own actions only (an edit elsewhere changes the
+  // status's loss too, and says its own result), and during Play at most once every
+  // PLAY_SAID_MS, then once more when Play stops: <p id="ft-said">, the panel's one live region.
+  announce(now = false) {
+    const text = this.section && this.section.status;
+    if (!text) return;
+    const t = performance.now();
+    if (this.playing && !now && t - (this.saidAt || -Infinity) < PLAY_SAID_MS) return;
+    this.saidAt = t;
+    setText($("ft-said"), text);
   }
 
   // <section id="finetune" data-busy>: "true" while a request of the panel is being answered
@@ -184,8 +199,10 @@ class FineTunePanel {
   }
 
   pause() {
+    const was = this.playing;
     this.playing = false;
     this.setPlaying(false);
+    if (was) this.announce(true); // where Play stopped
   }
 
   setPlaying(on) {

@@ -7,6 +7,7 @@ import { component } from "./components.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { setClassLabels } from "./heatmap-hover.js";
 import { PANEL_IDS } from "./shared.js";
+import { calmly } from "./announce.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -87,7 +88,12 @@ component("steps_follow", {
   },
 });
 component("top_classes", { draw: (text) => { setText($(PANEL_IDS.top_classes), text || ""); } });
-component("prediction", { draw: (p) => { setText($(PANEL_IDS.prediction), [p.text, ...p.notes].join(" ")); } });
+const sayPrediction = calmly("prediction-said");
+component("prediction", { draw: (p) => {
+  const text = [p.text, ...p.notes].join(" ");
+  setText($(PANEL_IDS.prediction), text);
+  sayPrediction(text);
+} });
 component("host", { draw: (host) => { $("host-info").textContent = host; } });
 // Which head the pipeline shows, once a model file brought a real ViT's gamma/beta or bias:
 // before the heatmaps are drawn, so that its own steps' plots are laid out when drawn.

@@ -34,7 +34,7 @@ class WalkThrough {
     this.el = {
       start: $("walk-start"), back: $("walk-back"), next: $("walk-next"), position: $("walk-position"),
       sample: $("walk-sample"), cls: $("walk-class"), progress: $("walk-progress"), title: $("walk-title"),
-      math: $("walk-math"), note: $("walk-note"), notes: $("walk-notes"),
+      math: $("walk-math"), note: $("walk-note"), notes: $("walk-notes"), said: $("walk-said"),
     };
     this.bind();
   }
@@ -133,6 +133,11 @@ class WalkThrough {
     }));
     setHidden(notes, !w.notes.length);
     const drawn = typeset(math, w.tex);
+    // a new step is said whole, once: where it is, its title and its note (the equation is
+    // there to read, MathML, with the focus kept on Next)
+    if (!was || was.step !== w.step) {
+      setText(this.el.said, [`Step ${w.step + 1} of ${w.count}: ${w.title}.`, w.note || ""].join(" ").trim());
+    }
     const moved = this.moved || !was || was.step !== w.step;
     this.moved = false;
     return Promise.all(outlined.concat([drawn])).then(() => { if (moved) this.reveal(w); });
