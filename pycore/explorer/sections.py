@@ -385,8 +385,8 @@ SECTIONS = (
     Section("prediction", HEAD, _prediction, {
         "prediction": ("{text: string, notes: string[]}",
                        "{text, notes}: what the head predicts, in words, with ties and rows that "
-                       "LayerNorm flattens said as such (a live region reads it after each "
-                       "edit)")}),
+                       "LayerNorm flattens said as such (a live region says it once the page "
+                       "is quiet after an edit)")}),
     Section("digit", HEAD, _digit, {
         "digit": ("?{images: ?number[][], attention: ?number[][], prediction: ?string, "
                   "top: ?Array<[string, number]>, "
