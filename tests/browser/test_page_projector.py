@@ -83,15 +83,26 @@ def test_a_clicker_drives_the_walk_from_anywhere_but_not_while_typing(page, site
     act(page, lambda: page.click("#walk-open"))
     position = page.locator("#walk-position")
     page.evaluate("document.activeElement.blur()")  # focus on the page itself
-    for key, shown in [("PageDown", 2), ("ArrowRight", 3), ("Space", 4), ("PageUp", 3), ("ArrowLeft", 2)]:
+    for key, shown in [("PageDown", 2), ("ArrowRight", 3), ("PageDown", 4), ("PageUp", 3), ("ArrowLeft", 2)]:
         press(page, key)
         expect(position).to_have_text("Step %d of 7" % shown)
     page.click("#h-softmax")  # a click elsewhere on the page, far from the panel
     press(page, "PageDown")
     expect(position).to_have_text("Step 3 of 7")
-    page.focus("#walk-next")  # Space presses the focused button once: one step, not two
+    # the page's own scrolling keys scroll it, and leave the step (a keyboard user scrolls)
+    page.evaluate("() => { document.activeElement.blur(); window.scrollTo(0, 0); }")
+    for key in ["ArrowDown", "Space"]:
+        page.keyboard.press(key)
+    page.wait_for_function("() => window.scrollY > 0")
+    page.wait_for_timeout(300)
+    expect(position).to_have_text("Step 3 of 7")
+    page.focus("#walk-next")  # inside the panel ↓ moves it; Space presses Next once, not twice
+    press(page, "ArrowDown")
+    expect(position).to_have_text("Step 4 of 7")
     press(page, "Space")
     page.wait_for_timeout(300)
+    expect(position).to_have_text("Step 5 of 7")
+    press(page, "ArrowUp")
     expect(position).to_have_text("Step 4 of 7")
     cell = page.get_by_label("W_head[0,0]", exact=True)
     cell.focus()

@@ -60,9 +60,9 @@ def stop_and_recover(page, kill, again):
     again: the stop is said, the page reloads at the first edit's link and shows that state,
     computed anew; (`again`) a second stop is said and the page stays."""
     type_into(page, "cls[0,0]", "2.5")
-    page.wait_for_function("() => /^#state=/.test(location.hash) && "
+    # the edit's own link written (the page had the worked example's before it)
+    page.wait_for_function("() => decodeURIComponent(location.hash).includes('[[2.5,-1,0,3]') && "
                            "document.documentElement.dataset.linkPending !== 'true'")
-    page.wait_for_function("() => document.getElementById('heatmap-logits').data[0].z[0][0] !== undefined")
     link = page_fragment(page)
     kill()
     type_into(page, "cls[0,1]", "-1")

@@ -16,8 +16,13 @@ const FIGURES = ["encoder", "cls", "normalized", "y", "w", "bias", "logits"].map
 // means something: typing in a cell or a field, a select, the drawing pad, the logits heatmap's
 // arrows (js/linked.js), a button's or a summary's Space. PageUp/PageDown are what presentation
 // clickers send; some send the arrows or Space.
-const NEXT = new Set(["ArrowRight", "ArrowDown", "PageDown", " "]);
-const BACK = new Set(["ArrowLeft", "ArrowUp", "PageUp"]);
+// From anywhere on the page, the keys a presenter's clicker sends (Page Down / Up, or the
+// arrows → / ←) move the step; ↓, ↑ and Space scroll the page as usual, and move the step only
+// inside the walk-through's panel (a keyboard user scrolls with them).
+const NEXT = new Set(["ArrowRight", "PageDown"]);
+const BACK = new Set(["ArrowLeft", "PageUp"]);
+const NEXT_INSIDE = new Set(["ArrowDown", " "]);
+const BACK_INSIDE = new Set(["ArrowUp"]);
 const OWN_KEYS = `input, select, textarea, [contenteditable], dialog, .digit-pad, #${HEATMAP_IDS.logits}`;
 
 class WalkThrough {
@@ -71,11 +76,13 @@ class WalkThrough {
     const at = e.target instanceof Element ? e.target : document.body;
     if (at.closest(OWN_KEYS)) return;
     if (e.key === " " && at.closest("button, summary, a")) return; // Space presses it
+    const inside = this.root.contains(at);
     let to = null;
-    if (NEXT.has(e.key)) to = e.shiftKey && e.key === " " ? this.walk.step - 1 : this.walk.step + 1;
-    else if (BACK.has(e.key)) to = this.walk.step - 1;
-    else if (e.key === "Home" && this.root.contains(at)) to = 0;
-    else if (e.key === "End" && this.root.contains(at)) to = this.walk.count - 1;
+    if (NEXT.has(e.key) || (inside && NEXT_INSIDE.has(e.key))) {
+      to = e.shiftKey && e.key === " " ? this.walk.step - 1 : this.walk.step + 1;
+    } else if (BACK.has(e.key) || (inside && BACK_INSIDE.has(e.key))) to = this.walk.step - 1;
+    else if (e.key === "Home" && inside) to = 0;
+    else if (e.key === "End" && inside) to = this.walk.count - 1;
     if (to === null) return;
     e.preventDefault(); // the page does not scroll: the walk does
     if (to >= 0 && to < this.walk.count && to !== this.walk.step) this.go(to);
@@ -133,11 +140,9 @@ class WalkThrough {
     }));
     setHidden(notes, !w.notes.length);
     const drawn = typeset(math, w.tex);
-    // a new step is said whole, once: where it is, its title and its note (the equation is
-    // there to read, MathML, with the focus kept on Next)
-    if (!was || was.step !== w.step) {
-      setText(this.el.said, [`Step ${w.step + 1} of ${w.count}: ${w.title}.`, w.note || ""].join(" ").trim());
-    }
+    // a new step is said whole, once: its title (which says where it is) and its note (the
+    // equation is there to read, MathML, with the focus kept on Next)
+    if (!was || was.step !== w.step) setText(this.el.said, `${w.title}. ${w.note || ""}`.trim());
     const moved = this.moved || !was || was.step !== w.step;
     this.moved = false;
     return Promise.all(outlined.concat([drawn])).then(() => { if (moved) this.reveal(w); });
