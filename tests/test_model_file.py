@@ -6,12 +6,11 @@ import base64
 
 import numpy as np
 import pytest
+import safetensors.numpy as safetensors_numpy  # the format's own implementation ([test] extras)
 
 from model_files import (bf16_values, npy_bytes, npz_bytes, open_file, page_head, real_head,
                          safetensors_by_spec)
 from pycore.explorer.session import Session
-
-safetensors_numpy = pytest.importorskip("safetensors.numpy")
 
 RNG = np.random.RandomState(31)
 B, D, C = 3, 8, 5
