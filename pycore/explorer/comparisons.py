@@ -73,17 +73,16 @@ def _model_head(state):
     if not m or all(m.get(k) is None for k in ("ln_gamma", "ln_beta", "b_head")):
         raise ValueError("No model file with the real head's LayerNorm gamma/beta or bias is "
                          "loaded: load one (docs/own-model.md) to compare its own head.")
-    D, C = state.D, state.C
-    gamma = m["ln_gamma"] if m.get("ln_gamma") is not None else np.ones(D)
-    beta = m["ln_beta"] if m.get("ln_beta") is not None else np.zeros(D)
-    bias = m["b_head"] if m.get("b_head") is not None else np.zeros(C)
-    if gamma.shape != (D,) or beta.shape != (D,) or bias.shape != (C,):
+    real = real_head_of(m, state.D, state.C)  # the pipeline's own head: one computation
+    if real is None:  # they no longer fit W_head's D and C
+        norm = m.get("ln_gamma") if m.get("ln_gamma") is not None else m.get("ln_beta")
         raise ValueError("The model file's gamma/beta are for D = %d and its bias for C = %d, but "
                          "W_head is now %d \u00d7 %d: load the file again to compare."
-                         % (gamma.shape[0], bias.shape[0], D, C))
+                         % (np.shape(norm)[0] if norm is not None else state.D,
+                            np.shape(m["b_head"])[0] if m.get("b_head") is not None else state.C,
+                            state.D, state.C))
     with np.errstate(all="ignore"):
-        return np.dot(variants.layer_norm_affine(state.h_cls, gamma, beta, m["eps"]),
-                      state.W_head) + bias
+        return trace_head(state.W_head, cls=state.h_cls, real=real).logits
 
 
 def page_trace(state):
