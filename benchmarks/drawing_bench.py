@@ -1,6 +1,6 @@
 """How often the tiny ViT reads drawn digits right: ``python3 benchmarks/drawing_bench.py``.
 
-Draws tests/browser/handwriting.py's digits (two writing styles, in the pad's middle and
+Draws tests/browser/handwriting.py's digits (three writing styles, in the pad's middle and
 anywhere on it: small, off the middle or slanted) through the pad's own ink code
 (web/js/ink.js, run in Node), and prints for each digit how many the model reads right as drawn
 and as prepared for it (fitted to the data set's box, as the page sends them), then the time
@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests"), os.path.join(ROOT, "tests", "browser")]
 
 import handwriting  # noqa: E402
-import ink_node  # noqa: E402
+from training import ink_node  # noqa: E402
 from pycore import load_tiny_vit  # noqa: E402
 
 

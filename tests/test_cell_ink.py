@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from ink_node import node
+from training.ink_node import node
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STYLE = os.path.join(ROOT, "web", "js", "heatmap-style.js")

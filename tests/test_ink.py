@@ -1,6 +1,6 @@
-"""The drawing pad's ink (web/js/ink.js, run in Node through tests/ink_node.py): what a pen
+"""The drawing pad's ink (web/js/ink.js, run in Node through training/ink_node.py): what a pen
 drawing becomes, checked against the rules written out here, and how often the tiny ViT reads
-drawn digits right (tests/browser/handwriting.py's two writing styles, drawn in the pad's middle
+drawn digits right (tests/browser/handwriting.py's three writing styles, drawn in the pad's middle
 or anywhere on it, small or slanted), as drawn and as prepared for the model."""
 import math
 import os
@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-import ink_node
+from training import ink_node
 from pycore import load_tiny_vit
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser"))
@@ -73,8 +73,9 @@ def test_where_and_how_large_a_digit_is_drawn_changes_nothing_the_model_reads():
     assert ink_node.pixels([[]], "prepared") == [[0] * 64]
 
 
-def test_drawn_digits_are_read_right_far_more_often_prepared_than_as_drawn():
-    """Measured, not tuned on: 20 drawings of each digit in each style and place (800 in all)."""
+def test_drawn_digits_are_read_right_at_least_95_percent_of_the_time():
+    """Measured, not trained on: 20 drawings of each digit in each style and place (1,200 in
+    all); the model was trained on training/pen_digits.py's drawings, another set of shapes."""
     model = load_tiny_vit()
     rows, right = [], {"rasterize": 0, "prepared": 0}
     total = 0
@@ -92,10 +93,25 @@ def test_drawn_digits_are_read_right_far_more_often_prepared_than_as_drawn():
     print("\ndrawn digits read right (of 20 each):\n" + "\n".join(rows))
     as_drawn, prepared = right["rasterize"] / total, right["prepared"] / total
     print("overall: as drawn %.1f%%, prepared %.1f%%" % (100 * as_drawn, 100 * prepared))
-    assert prepared >= 0.88 and prepared >= as_drawn + 0.2, (as_drawn, prepared)
+    assert prepared >= 0.95 and prepared >= as_drawn + 0.2, (as_drawn, prepared)
 
 
 @pytest.mark.parametrize("fn", ["rasterize", "prepared"])
 def test_a_stroke_off_the_pad_inks_only_the_pad(fn):
     (pixels,) = ink_node.pixels([[[(-3.0, -3.0), (11.0, 11.0)]]], fn)
     assert len(pixels) == 64 and max(pixels) <= 16 and sum(pixels) > 0
+
+
+def test_the_training_pen_digits_are_what_the_pad_would_send():
+    """training/pen_digits.py's drawings, as the model was trained on them: prepared by the
+    pad's own ink code (each spans the 8 rows, 0..16), every digit alike, the same per seed."""
+    from training import pen_digits
+    images, labels = pen_digits.pen_digits(3, seed=4)
+    assert images.shape == (30, SIDE, SIDE) and labels.tolist() == sorted(list(range(10)) * 3)
+    assert (images.max(axis=(1, 2)) <= 16).all() and (images.min() >= 0)
+    assert images.any(axis=2).all()  # ink in every row of every image
+    again, _ = pen_digits.pen_digits(3, seed=4)
+    assert np.array_equal(images, again)
+    rng = np.random.default_rng(4)
+    first = pen_digits.drawing(pen_digits.SKELETONS[0][0], rng)
+    assert ink_node.pixels([first], "prepared")[0] == images[0].ravel().astype(int).tolist()

@@ -9,8 +9,10 @@ the tests run). The data comes from the scikit-learn wheel pinned in artifacts.j
 (buildtools/digits.py); a fixed stratified 80/20 split (np.random.RandomState(0)) holds out
 the test images, whose indices go into the weights file. Training: Adam with decoupled weight
 decay, a warm-up then cosine learning rate, random 1-pixel shifts of the training images,
-cross-entropy on the logits of the page's head (softmax only in the loss). BLAS is held to one
-thread: the matrices are small, and the machine may be shared.
+cross-entropy on the logits of the page's head (softmax only in the loss). Every epoch also
+draws fresh pen digits (training/pen_digits.py) through the pad's own ink code, so that what a
+person draws on the page is read as well as the data set's digits. BLAS is held to one thread:
+the matrices are small, and the machine may be shared.
 
 This folder is never shipped to the browser.
 """
@@ -36,6 +38,7 @@ from buildtools.digits import load_digits  # noqa: E402
 from pycore import classification_head  # noqa: E402
 from pycore.vit.tiny_vit import (LN_EPS, PIXEL_MAX, WEIGHTS_PATH, TinyViT, erf,  # noqa: E402
                                  parameter_shapes, patchify)
+from training.pen_digits import pen_digits  # noqa: E402
 
 CONFIG = {
     "seed": 0,            # weights' initialization, batch order, augmentation
@@ -54,6 +57,7 @@ CONFIG = {
     "beta1": 0.9,
     "beta2": 0.999,
     "shift": 1,           # random shifts of up to this many pixels (zeros come in)
+    "pen_per_digit": 150,  # fresh pen drawings of each digit every epoch (training/pen_digits.py)
 }
 DECAYED = ("E", "W_qkv", "W_o", "W_1", "W_2", "W_head")
 
@@ -308,15 +312,20 @@ def train(images, labels, train_idx, cfg, log=print):
     params = init_params(cfg, rs)
     m = {k: np.zeros_like(v) for k, v in params.items()}
     s = {k: np.zeros_like(v) for k, v in params.items()}
-    x_train, y_train = images[train_idx].astype(np.float64), labels[train_idx]
-    steps_per_epoch = int(math.ceil(len(train_idx) / float(cfg["batch_size"])))
+    x_data, y_data = images[train_idx].astype(np.float64), labels[train_idx]
+    n_epoch = len(train_idx) + 10 * cfg["pen_per_digit"]
+    steps_per_epoch = int(math.ceil(n_epoch / float(cfg["batch_size"])))
     total = cfg["epochs"] * steps_per_epoch
     warmup = cfg["warmup_epochs"] * steps_per_epoch
     step = 0
     history = []
     for epoch in range(cfg["epochs"]):
         start = time.time()
-        order = rs.permutation(len(train_idx))
+        x_train, y_train = x_data, y_data
+        if cfg["pen_per_digit"]:
+            x_pen, y_pen = pen_digits(cfg["pen_per_digit"], [cfg["seed"], epoch])
+            x_train, y_train = np.concatenate([x_data, x_pen]), np.concatenate([y_data, y_pen])
+        order = rs.permutation(len(x_train))
         losses = []
         for b in range(steps_per_epoch):
             batch = order[b * cfg["batch_size"]:(b + 1) * cfg["batch_size"]]
@@ -358,7 +367,8 @@ def main(argv=None):
     ap.add_argument("--epochs", type=int, default=CONFIG["epochs"])
     ap.add_argument("--out", default=WEIGHTS_PATH,
                     help="the weights file to write (default: %(default)s)")
-    for key in ("D", "depth", "heads", "mlp_dim", "patch_size", "batch_size", "seed"):
+    for key in ("D", "depth", "heads", "mlp_dim", "patch_size", "batch_size", "seed",
+                "pen_per_digit"):
         ap.add_argument("--" + key.replace("_", "-"), type=int, default=CONFIG[key])
     for key in ("lr", "weight_decay"):
         ap.add_argument("--" + key.replace("_", "-"), type=float, default=CONFIG[key])
@@ -385,12 +395,16 @@ def main(argv=None):
     test_pred = predict(stored, images[test_idx], cfg)
     train_correct = int((train_pred == labels[train_idx]).sum())
     test_correct = int((test_pred == labels[test_idx]).sum())
+    # pen drawings no epoch drew (another seed), read as the page prepares them
+    x_pen, y_pen = pen_digits(100, [cfg["seed"], 1 << 20])
+    pen_correct = int((predict(stored, x_pen, cfg) == y_pen).sum())
     n_params = int(sum(v.size for v in params.values()))
     meta = dict(
         cfg, n_params=n_params, n_train=len(train_idx), n_test=len(test_idx),
         train_correct=train_correct, test_correct=test_correct,
         train_accuracy=train_correct / float(len(train_idx)),
         test_accuracy=test_correct / float(len(test_idx)),
+        pen_test_correct=pen_correct, pen_test_accuracy=pen_correct / float(len(y_pen)),
         loss_per_epoch=[round(v, 4) for v in history], train_seconds=round(seconds, 1),
         trained_with="Python %s, NumPy %s" % (platform.python_version(), np.__version__),
         data="UCI ML Optical Recognition of Handwritten Digits (E. Alpaydin, C. Kaynak), "
@@ -411,6 +425,7 @@ def main(argv=None):
     print("train accuracy %.4f (%d/%d)" % (meta["train_accuracy"], train_correct,
                                             len(train_idx)))
     print("test accuracy  %.4f (%d/%d)" % (meta["test_accuracy"], test_correct, len(test_idx)))
+    print("pen drawings   %.4f (%d/%d)" % (meta["pen_test_accuracy"], pen_correct, len(y_pen)))
     print("wrote %s (%d bytes)" % (args.out, os.path.getsize(args.out)))
     return 0
 

@@ -1,5 +1,5 @@
 """Digits 0-9 as a person draws them with a mouse on the 8 x 8 pad: strokes through points in
-pixels of the pad (row, column; 0..8), in two writing styles (STYLES): "upright", the shapes
+pixels of the pad (row, column; 0..8), in three writing styles (STYLES): "upright", the shapes
 of ordinary handwriting (tall, narrow digits: a "7" without a bar, a "4" open at the top, a "1"
 with a flag), and "second", other common ways (a plain "1", a closed "4", a "7" with a bar, an
 "8" of two loops, a "5" whose bar comes last...). Each drawing is moved, scaled, turned and
@@ -48,7 +48,27 @@ SECOND = {
     8: [arc(2.3, 4.0, 1.4, 1.5, 270, -90, 16), arc(5.6, 4.0, 1.7, 1.9, 90, 450, 18)],
     9: [arc(2.4, 4.0, 1.5, 1.8, 0, 360, 20), [(2.4, 5.8), (7.2, 5.6)]],
 }
-STYLES = {"upright": DIGITS, "second": SECOND}
+
+# a third hand, written after the model was trained on training/pen_digits.py's shapes and kept
+# out of every decision about them: a "0" left open at the top, a "2" with a loop, a "3" of two
+# strokes meeting in a point, a "4" in one stroke, a "6" with a wide loop, a "7" whose bar starts
+# with a tick, a "9" whose tail curls to the left
+THIRD = {
+    0: [arc(4.1, 4.0, 3.0, 2.2, 75, 420, 26)],
+    1: [[(1.8, 3.0), (0.9, 4.1), (3.0, 3.9), (7.2, 3.6)]],
+    2: [arc(2.6, 4.0, 1.7, 2.2, 170, -20, 10) + [(6.0, 2.4), (6.8, 1.7), (6.5, 2.6), (6.9, 4.5),
+                                                 (6.6, 6.2)]],
+    3: [arc(2.5, 4.0, 1.5, 2.2, 160, -80, 10) + [(4.0, 3.2)],
+        [(4.0, 3.2)] + arc(5.4, 4.0, 1.7, 2.4, 80, -160, 12)],
+    4: [[(0.9, 2.6), (4.8, 2.0), (4.9, 6.4), (4.7, 5.2), (0.9, 5.2), (7.2, 5.0)]],
+    5: [[(1.0, 2.3), (1.0, 6.0)], [(1.0, 2.5), (3.8, 2.2)] + arc(5.2, 3.9, 1.8, 2.2, 110, -160, 14)],
+    6: [[(0.8, 5.6), (2.2, 3.2)] + arc(5.0, 4.0, 2.1, 2.3, 180, -175, 22)],
+    7: [[(1.8, 1.6), (1.0, 2.0), (1.0, 6.0), (4.0, 4.6), (7.2, 3.6)]],
+    8: [[(1.4, 5.6), (0.8, 4.0), (1.6, 2.4), (3.0, 2.8), (4.2, 4.4), (5.6, 5.8), (6.8, 4.2),
+         (6.0, 2.4), (4.8, 2.8), (3.4, 4.6), (2.2, 5.4), (1.4, 5.6)]],
+    9: [arc(2.6, 4.1, 1.6, 1.9, 10, 370, 20) + [(5.2, 5.8), (6.8, 5.0), (7.1, 3.4), (6.4, 2.4)]],
+}
+STYLES = {"upright": DIGITS, "second": SECOND, "third": THIRD}
 
 
 def drawings(digit, count, seed, style="upright", anywhere=False):

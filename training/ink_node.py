@@ -1,6 +1,6 @@
 """The drawing pad's own ink code (web/js/ink.js), run in Node: the 64 pixels it makes of pen
 strokes, as drawn ("rasterize") and as the model reads them ("prepared"). Used by
-tests/test_ink.py and benchmarks/drawing_bench.py."""
+tests/test_ink.py, benchmarks/drawing_bench.py and training/pen_digits.py."""
 import json
 import os
 import shutil
