@@ -16,8 +16,8 @@ import sys
 import tempfile
 from html.parser import HTMLParser
 
-from . import (atomic, bytecode, class_names, csp, gzipped, hosts, onefile, page_digits,
-               plotly_bundle, shared_js)
+from . import (atomic, bytecode, class_names, csp, docs_html, gzipped, hosts, onefile,
+               page_digits, plotly_bundle, shared_js)
 from .cache import discard, remove_stale
 from .errors import BuildError
 
@@ -226,28 +226,6 @@ def _copy_tree(src, dst, skip=()):
     shutil.copytree(src, dst, ignore=ignore)
 
 
-DOCS_LINKED = ("math.md", "tiny-vit.md", "training.md")
-"""The docs the page links to (web/index.html), shipped as docs/<name>.txt."""
-
-
-UTF8_BOM = b"\xef\xbb\xbf"
-
-
-def copy_docs(root, site):
-    """The docs the page links to, as plain text: a server sends .txt as text/plain, where a .md
-    file may be offered as a download instead of shown. Each starts with UTF-8's byte order
-    mark: a plain static server (``python3 -m http.server``) names no charset, and browsers would
-    read the docs' Greek letters and symbols as Latin-1 ("Îµ" for "ε"); a BOM decides for them."""
-    for name in DOCS_LINKED:
-        src = os.path.join(root, "docs", name)
-        if os.path.isfile(src):
-            os.makedirs(os.path.join(site, "docs"), exist_ok=True)
-            with open(src, "rb") as f:
-                text = f.read()
-            with open(os.path.join(site, "docs", name[:-len(".md")] + ".txt"), "wb") as f:
-                f.write(UTF8_BOM + text)
-
-
 class _Build(object):
     """One site being assembled: the checkout it is made from, the folder it is written into,
     the host it is for, the pins and cache its third-party files come from, and the log."""
@@ -275,6 +253,7 @@ def assemble(root, site, host, manifest, cache, log=print):
     policy = csp.policy(host, manifest, [hosts.import_map(integrity)] if integrity else ())
     with open(index, encoding="utf-8") as f:
         html = substitute_policy(f.read(), policy)
+    _check_doc_links(b, html)
     html, heatmap_only = _vendor_plotly(b, html)
     data_info = _write_data(b, files)
     vendored = _vendor(b, heatmap_only)
@@ -295,8 +274,9 @@ def assemble(root, site, host, manifest, cache, log=print):
 
 def _copy_sources(b):
     """What the site takes from the checkout: everything in web/ but its README, the page
-    (written from its template later) and the boot glue of other hosts; pycore/; the docs the
-    page links to; and js/shared.js, the values the page's scripts share with Python."""
+    (written from its template later) and the boot glue of other hosts; pycore/; the docs, as
+    pages (buildtools/docs_html.py); and js/shared.js, the values the page's scripts share with
+    Python."""
     for name in sorted(os.listdir(b.web)):
         src = os.path.join(b.web, name)
         if name in NOT_COPIED or name in SKIP_NAMES or name == "index.html":
@@ -311,7 +291,7 @@ def _copy_sources(b):
     for name in boot:
         shutil.copy2(os.path.join(b.web, "boot", name), os.path.join(b.site, "boot", name))
     _copy_tree(os.path.join(b.root, "pycore"), os.path.join(b.site, "pycore"))
-    copy_docs(b.root, b.site)
+    docs_html.write(b.root, b.site)
     shared_js.write(b.root, b.site)
 
 
@@ -428,6 +408,16 @@ def _write_pages(b, html, files, compiled, integrity):
     with open(os.path.join(b.site, "index.html"), "w", encoding="utf-8") as f:
         f.write(onefile.with_download_link(html, one_file))
     return one_file
+
+
+def _check_doc_links(b, html):
+    """Every docs/<name>.html the page links to is a page the build wrote (a renamed doc
+    would otherwise leave the explorer with a link to nothing)."""
+    missing = sorted(set(href for href in re.findall(r'href="(docs/[^"#]+)', html)
+                         if not os.path.isfile(os.path.join(b.site, *href.split("/")))))
+    if missing:
+        raise BuildError("web/index.html links to %s, which no doc in docs/ became"
+                         % ", ".join(missing), "link to docs/<name>.html of a docs/<name>.md")
 
 
 def _check_relative_urls(b):

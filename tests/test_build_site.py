@@ -187,15 +187,26 @@ def test_fallback_site(checkout):
     assert all(a["integrity"].startswith("sha512-") for a in info["artifacts"])
 
 
-def test_the_docs_the_page_links_to_are_served_as_text(checkout):
+def test_the_docs_are_pages_the_page_links_to(checkout):
+    """Every doc of docs/ is a page of the site (buildtools/docs_html.py, tests/test_docs_html.py),
+    a link from the page to a doc that is not one fails the build."""
     docs = checkout / "repo" / "docs"
     docs.mkdir()
-    (docs / "tiny-vit.md").write_text("# The tiny ViT\n")
-    (docs / "hosts.md").write_text("not linked from the page\n")
+    (docs / "tiny-vit.md").write_text("# The tiny ViT\n\nSee docs/hosts.md. \u03b5 = 1e-6\n",
+                                      encoding="utf-8")
+    (docs / "hosts.md").write_text("# Hosts\n")
+    index = checkout / "repo" / "web" / "index.html"
+    index.write_text(INDEX_HTML.replace("</body>", '<a href="docs/tiny-vit.html">docs</a></body>'))
     run_build(checkout, "--runtime", "fallback")
-    # with UTF-8's byte order mark: a server that names no charset still gets it read as UTF-8
-    assert read(checkout, "docs", "tiny-vit.txt") == "\ufeff# The tiny ViT\n"
-    assert [f for f in files_in(str(checkout / "dist")) if f.startswith("docs/")] == ["docs/tiny-vit.txt"]
+    assert [f for f in files_in(str(checkout / "dist")) if f.startswith("docs/")] == [
+        "docs/hosts.html", "docs/tiny-vit.html"]
+    page = read(checkout, "docs", "tiny-vit.html")
+    assert page.startswith("<!doctype html>") and '<meta charset="utf-8">' in page
+    assert '<a href="hosts.html">docs/hosts.md</a>. \u03b5 = 1e-6' in page
+
+    index.write_text(INDEX_HTML.replace("</body>", '<a href="docs/math.html">docs</a></body>'))
+    with pytest.raises(BuildError, match="links to docs/math.html, which no doc in docs/ became"):
+        run_build(checkout, "--runtime", "fallback")
 
 
 def test_pyscript_site_with_the_wheel(checkout):

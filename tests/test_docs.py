@@ -8,7 +8,8 @@ import subprocess
 
 import pytest
 
-from buildtools import class_names, hosts, onefile, page_digits, plotly_bundle, shared_js, site
+from buildtools import (class_names, docs_html, hosts, onefile, page_digits, plotly_bundle,
+                        shared_js, site)
 from pycore.explorer import protocol
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,6 +20,8 @@ DOCS = sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + [
 BUILT = {"default-view.json", "py-files.json", "build-info.json", "pyscript.json",
          page_digits.FILE_NAME, class_names.FILE_NAME, onefile.FILE_NAME,
          plotly_bundle.FILE_NAME, shared_js.FILE_NAME, site.STDLIB_BYTECODE, hosts.PYTHON_ZIP}
+# The docs' pages the build writes: docs/<name>.html of each docs/<name>.md.
+DOC_PAGES = {docs_html.page_name(os.path.basename(p)) for p in DOCS if "/docs/" in p}
 # Third-party files the docs name, as their packages ship them (artifacts.json pins them), and
 # the product names that end like a file.
 THIRD_PARTY = {"core.js", "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "pyodide.js",
@@ -60,6 +63,8 @@ def unknown_paths(doc, text, files):
         site = path[len("dist/"):] if path.startswith("dist/") else path
         if site in BUILT or os.path.basename(site) in BUILT or site.startswith("vendor/"):
             continue
+        if re.fullmatch(r"docs/[\w-]+\.html", site) and site[len("docs/"):] in DOC_PAGES:
+            continue  # a doc's page in the site (buildtools/docs_html.py)
         if "/" in path:  # from the root, from the doc's folder, or a site path from web/
             if not any(os.path.normpath(os.path.join(base, path)) in files
                        for base in ("", here, "web")):
@@ -81,6 +86,8 @@ def test_a_doc_naming_a_missing_file_is_caught():
                          files) == ["gone.js", "py/main.py", "pycore/vit/nothing.py"]
     assert unknown_paths(doc, "js/host.js, py/worker.py, pycore/vit/head.py, dist/js/shared.js",
                          files) == []
+    assert unknown_paths(doc, "docs/math.html, dist/docs/index.html, docs/gone.html",
+                         files) == ["docs/gone.html"]
 
 
 def tree():
