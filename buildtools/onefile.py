@@ -11,16 +11,20 @@ reads is inside the file:
   file's Content-Security-Policy; the stylesheets inline, KaTeX's fonts as data: URLs;
 - payloads, each gzip-compressed and base64-encoded in a <script type="application/gzip">
   that the browser never runs, decompressed in the browser with DecompressionStream: the page's
-  (Plotly.js, KaTeX, the JSON files it reads), the runtime's (Pyodide's two modules made classic
-  scripts, which the page appends to the worker's own script, and its lock file), Pyodide's
-  WebAssembly, and Python's (only the standard library and NumPy modules the explorer imports,
-  as bytecode: buildtools/onefile_python.py; the explorer's files).
+  (Plotly.js, KaTeX, the JSON files it reads, the docs' pages), the runtime's (Pyodide's two
+  modules made classic scripts, which the page appends to the worker's own script, and its lock
+  file), Pyodide's WebAssembly, and Python's (only the standard library and NumPy modules the
+  explorer imports, as bytecode: buildtools/onefile_python.py; the explorer's files).
 
 The file's facts (every payload with its length, the versions, the worker script's length and
 checksum) are written into the boot glue, whose hash the policy holds: a file that was cut short
 says so instead of failing somewhere, and a changed byte anywhere says the copy is damaged (a
 changed inline script is blocked by its hash, a changed payload fails its gzip CRC, a changed
 worker script its checksum; web/boot/onefile.js).
+
+The docs open in the file too: its links to docs/<name>.html become "#doc=<name>", which
+js/docs-view.js shows in a dialog over the page, from the docs' pages in the page payload (no
+file beside it is read, and no click leaves it).
 """
 import base64
 import gzip
@@ -105,6 +109,7 @@ def payloads(root, site, manifest, files, compiled, plotly, work, log):
         explorer[f["path"]] = _read(os.path.join(site, f["url"]))
     # what the page itself reads (the class names are Python's: in the explorer's payload)
     page_files = ["default-view.json", "digits.json", "vendor/katex/katex.min.js", plotly]
+    page_files += doc_pages(site)  # shown in a dialog on the page (js/docs-view.js)
     page = {p: _read(os.path.join(site, p)) for p in page_files
             if os.path.isfile(os.path.join(site, p))}
     return {
@@ -151,6 +156,24 @@ def classic_script(text, name):
     return text.encode("utf-8")
 
 
+def doc_pages(site):
+    """The docs' pages of the site (buildtools/docs_html.py): ["docs/math.html", ...]."""
+    folder = os.path.join(site, "docs")
+    return sorted("docs/" + n for n in os.listdir(folder) if n.endswith(".html")) \
+        if os.path.isdir(folder) else []
+
+
+def doc_links(html):
+    """The page's links to docs/<name>.html (and a section: docs/<name>.html#<id>) as the
+    one file's "#doc=<name>" (and "#doc=<name>:<id>"), which js/docs-view.js opens on the page.
+
+    >>> doc_links('<a href="docs/math.html">math</a> <a href="docs/hosts.html#the-one-file">')
+    '<a href="#doc=math">math</a> <a href="#doc=hosts:the-one-file">'
+    """
+    return re.sub(r'href="docs/([\w-]+)\.html(?:#([^"]+))?"', lambda m: 'href="#doc=%s%s"' % (
+        m.group(1), ":" + m.group(2) if m.group(2) else ""), html)
+
+
 def _pack(files):
     """One payload's files as one blob: a JSON index line, then the bytes one after another."""
     index, parts, at = [], [], 0
@@ -178,6 +201,8 @@ def write(root, site, manifest, cache, files, compiled, index_html, log=print):
     worker = _inline_safe("\n".join(_read(os.path.join(web, p), "r") for p in WORKER_SOURCES),
                           "the worker's scripts")
     styles = [_read(os.path.join(site, "css", "explorer.css"), "r"), _katex_css(site)]
+    if os.path.isfile(os.path.join(site, "css", "docs.css")):  # the docs' dialog
+        styles.append(_read(os.path.join(site, "css", "docs.css"), "r"))
 
     encoded, listing = {}, {}
     for name, entries in contents.items():
@@ -268,6 +293,7 @@ def _page(index_html, policy, host_js, glue, app, worker, styles, encoded):
     html = html.replace("<html ", '<html data-one-file="true" ', 1)
     html = with_download_link(html, None)  # the file does not offer itself
     html = html.replace('href="index.html"', 'href="%s"' % FILE_NAME)  # "Open the full page"
+    html = doc_links(html)  # no docs/ folder beside the file: the docs open on the page
     head_end = "\n".join(
         ["<style>%s</style>" % s for s in styles] +
         ['<script type="text/plain" id="vit-worker-source">%s</script>' % worker,

@@ -2,6 +2,7 @@
 it, and read back with the standard library's HTML parser. Each page declares UTF-8 and its own
 policy, has no script and no inline style, loses and adds no word of its doc, keeps its
 formulas' alignment, gives every heading an id, and links only to pages and ids that exist."""
+import doctest
 import glob
 import html
 import os
@@ -11,7 +12,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from buildtools import docs_html
+from buildtools import docs_html, onefile
 from buildtools.errors import BuildError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -227,3 +228,12 @@ def test_mentions_and_links_of_the_markdown_subset():
 
 def test_a_checkout_without_docs_writes_no_pages(tmp_path):
     assert docs_html.write(str(tmp_path), str(tmp_path / "site")) == []
+
+
+def test_the_one_files_links_open_the_docs_on_the_page():
+    assert doctest.testmod(onefile, optionflags=doctest.ELLIPSIS).failed == 0
+    assert doctest.testmod(docs_html).failed == 0
+    html_ = onefile.doc_links(read(ROOT, "web", "index.html"))
+    assert "docs/" not in " ".join(re.findall(r'href="([^"]*)"', html_))
+    assert {m for m in re.findall(r'href="#doc=([\w-]+)', html_)} >= {
+        docs_html.page_name(n)[:-len(".html")] for n in LINKED}

@@ -3,8 +3,8 @@ folder and opened from disk (file://) in each engine, and served alone by a plai
 under a learning platform's policy. What it shows is checked against NumPy written out here.
 
 One boot per engine covers the lot (ready, exact logits from a #state= link, a typed edit, a
-paste, an export run as Python, Copy link); a damaged and a cut-short copy each boot to their
-message in Chromium.
+paste, an export run as Python, Copy link, the docs opened on the page and closed again); a
+damaged and a cut-short copy each boot to their message in Chromium.
 """
 import contextlib
 import functools
@@ -105,8 +105,41 @@ def test_the_file_alone_from_disk_does_what_the_page_does(engines, engine_name, 
     assert link.startswith(one_file.as_uri() + "#state=")
     assert link.endswith(engine.evaluate("() => location.hash"))
     assert json.loads(unquote(link.split("#state=")[1]))["W_head"] == w.tolist()
+
+    docs_open_on_the_page(engine, one_file)
+    edit(engine, "cls[2,4]", "-3", then="Tab")  # the explorer goes on after the docs
+    cls[2, 4] = -3
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w), atol=1e-12)
+    assert engine.evaluate("() => document.documentElement.dataset.ready") == "true"
     assert alerts(engine) == ""
     assert engine.console_errors() == []
+
+
+def docs_open_on_the_page(engine, one_file):
+    """The footer's link to docs/math opens the doc in a dialog on the page, read from the file
+    itself (no docs/ folder is beside it); a link in it opens another doc there; Esc closes it,
+    the focus is back on the link that opened it, and the address bar still holds the state."""
+    address = engine.evaluate("() => location.href")
+    engine.click('footer a[href="#doc=math"]')
+    engine.wait_for("""() => document.getElementById('doc-dialog').open
+                           && !!document.querySelector('#doc-body h1')""")
+    text = " ".join(engine.evaluate(
+        "() => document.getElementById('doc-body').textContent").split())
+    assert text.startswith("The math the page teaches")
+    for words in ("ε = 1e-6", "scale γ", "h_hat ≈ [0.633"):
+        assert words in text
+    assert engine.evaluate("() => document.activeElement.id") == "doc-close"
+    engine.click("#doc-all")  # the docs' index, then a doc from it
+    engine.wait_for(
+        "() => document.querySelector('#doc-body h1').textContent.startsWith('The explorer')")
+    engine.click('#doc-body a[href="#doc=tiny-vit"]')
+    engine.wait_for(
+        "() => document.querySelector('#doc-body h1').textContent.startsWith('The tiny ViT')")
+    engine.press("Escape")
+    engine.wait_for("() => !document.getElementById('doc-dialog').open")
+    assert engine.evaluate("() => document.activeElement.getAttribute('href')") == "#doc=math"
+    assert engine.evaluate("() => location.href") == address
+    assert address.startswith(one_file.as_uri() + "#state=")
 
 
 class _Platform(http.server.SimpleHTTPRequestHandler):

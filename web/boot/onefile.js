@@ -56,7 +56,7 @@
   var pageFiles = new Promise(function (resolve) { resolvePage = resolve; });
   var assets = {};
   host.asset = function (path) { return assets[path] || path; };
-  var TYPES = { js: "text/javascript", json: "application/json" };
+  var TYPES = { js: "text/javascript", json: "application/json", html: "text/html; charset=utf-8" };
   function servePage(files) {
     Object.keys(files).forEach(function (path) {
       var type = TYPES[path.split(".").pop()] || "application/octet-stream";

@@ -21,6 +21,7 @@ import { keepWarm } from "./warmup.js";
 import { restarted, restarting } from "./restart.js";
 import { keepFocusClear } from "./focus-clear.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
+import { bindDocs, openDoc } from "./docs-view.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
 const root = document.documentElement;
@@ -63,6 +64,7 @@ const renderer = new Renderer({ grids });
 // The answer's section drawn by what this file holds (js/components.js): the editors' sizes.
 component("shape", { before: (s) => { applyShape(s); } });
 bindPageControls();
+bindDocs(() => share.lastFragment()); // the one file's docs, in a dialog (js/docs-view.js)
 keepFocusClear();
 preview();
 
@@ -386,6 +388,7 @@ function bindControls() {
   // the address bar shows the link again (a reload then reopens the state, not the worked example).
   window.addEventListener("hashchange", () => {
     if (location.hash.length > 1 && !stateHash()) {
+      openDoc(location.hash); // the one file's "#doc=math" shows the doc, over the state
       const fragment = share.lastFragment();
       history.replaceState(history.state, "", `${location.pathname}${location.search}${fragment ? `#${fragment}` : ""}`);
       return;
