@@ -101,7 +101,7 @@ def logits_table(page):
 
 def _alerts(page):
     return page.evaluate(
-        "() => Array.from(document.querySelectorAll('[role=alert]'))"
+        "() => Array.from(document.querySelectorAll('#alert, [role=alert]'))"
         ".map(e => e.textContent.trim()).filter(Boolean).join(' | ')")
 
 

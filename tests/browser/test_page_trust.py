@@ -549,13 +549,16 @@ def test_the_prediction_is_said_in_words_and_announced(page, site_url):
     assert "Sample 1's features are all equal" in text and "classes 0, 1, 2 tie" in text
 
 
-# Every live region's text changes from now on: [region id or role, text].
+# Every live region's text changes from now on: [region id or role, text]. The observers of an
+# earlier test on the same (reused) page are disconnected first, or each change would count twice.
 WATCH_SAID = """() => {
+    for (const o of window.__sayers || []) o.disconnect();
     window.__said = [];
-    for (const el of document.querySelectorAll('[aria-live], [role=alert], [role=status]')) {
-        new MutationObserver(() => window.__said.push([el.id || el.getAttribute('role'), el.textContent]))
-            .observe(el, { childList: true, characterData: true, subtree: true });
-    }
+    window.__sayers = Array.from(document.querySelectorAll('[aria-live], [role=alert], [role=status]'), (el) => {
+        const o = new MutationObserver(() => window.__said.push([el.id || el.getAttribute('role'), el.textContent]));
+        o.observe(el, { childList: true, characterData: true, subtree: true });
+        return o;
+    });
 }"""
 
 
@@ -573,6 +576,27 @@ def test_an_edit_typed_key_by_key_is_said_once(page, site_url):
     said = page.evaluate("() => window.__said")
     assert [region for region, _ in said] == ["prediction-said"], said
     assert said[0][1] == page.inner_text("#prediction")
+
+
+def test_a_refused_entry_is_shown_as_it_is_typed_and_said_once_when_it_ends(page, site_url):
+    """Typing "abc" into a cell is refused at each key ('a', 'ab', 'abc' are not numbers): the
+    alert box shows it and the cell is marked invalid, described by the box, but nothing is said
+    until the entry ends; Enter then says it once (each key used to fire an assertive alert)."""
+    open_explorer(page, site_url)
+    page.wait_for_timeout(800)
+    page.evaluate(WATCH_SAID)
+    box = type_keys(page, "cls[0,0]", "abc")
+    page.wait_for_function("() => document.getElementById('alert').textContent.includes(\"'abc'\")")
+    assert alert_text(page) == "cls[0,0]: 'abc' is not a number"
+    assert box.get_attribute("aria-invalid") == "true"
+    assert box.get_attribute("aria-describedby") == "alert"
+    page.wait_for_timeout(700)
+    assert page.evaluate("() => window.__said") == []
+    box.press("Enter")
+    page.wait_for_function("() => window.__said.length > 0")
+    page.wait_for_timeout(1000)
+    assert page.evaluate("() => window.__said") == [["alert-said", "cls[0,0]: 'abc' is not a number"]]
+    assert alert_text(page) == "cls[0,0]: 'abc' is not a number"
 
 
 def test_dimension_labels_are_words(page, site_url):

@@ -20,6 +20,7 @@ import { bindFineTune } from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { restarted, restarting } from "./restart.js";
 import { keepFocusClear } from "./focus-clear.js";
+import { clearAlert, showAlert } from "./alert.js";
 import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
 import { bindDocs, openDoc } from "./docs-view.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
@@ -262,7 +263,8 @@ async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
   }
   const error = res.error;
   grid.mark(i, j, !error ? "valid" : error.incomplete ? "pending" : "invalid");
-  if (error && !error.incomplete) showAlert(error.message);
+  // a text being typed is refused at each key: shown then, said once the entry ends
+  if (error && !error.incomplete) showAlert(error.message, { say: commit });
   else if (!commit || !error) clearAlert();
   if (res.unchanged) grid.refill(i, j); // the value in effect, unless the cell is being typed in
   else if (linkLater) renderer.schedule(res, t0);
@@ -432,14 +434,6 @@ function resize() {
   send(request, performance.now());
 }
 
-// ---- the alert -------------------------------------------------------------------------
-
-function showAlert(message) {
-  const box = $("alert");
-  box.textContent = message;
-  box.hidden = false;
-}
-
 // Typing into a cell before Python is ready: say why nothing happens.
 function notStartedYet() {
   share.notify("Python is still starting: the numbers can be edited in a moment.");
@@ -482,7 +476,3 @@ function bindPageControls() {
   full.addEventListener("mouseenter", update);
 }
 
-function clearAlert() {
-  setHidden($("alert"), true);
-  setText($("alert"), "");
-}

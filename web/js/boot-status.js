@@ -1,5 +1,7 @@
 // Shows the runtime's boot progress, and a plain-words alert when it cannot start.
 
+import { showAlert } from "./alert.js";
+
 // Where the bar stands at each stage; while the downloads arrive (a host that counts them gives
 // the fraction that has), it moves from 5% to 80% with the bytes.
 const STAGES = { runtime: 0.2, python: 0.45, numpy: 0.7, explorer: 0.9 };
@@ -25,8 +27,6 @@ export function bootDone() {
 export function bootFailed(message, status = "The Python runtime could not start.") {
   $("boot").classList.add("failed");
   $("boot-status").textContent = status;
-  const box = $("alert");
-  box.textContent = message;
-  box.hidden = false;
+  showAlert(message);
   document.documentElement.dataset.bootFailed = "true";
 }

@@ -186,6 +186,7 @@ export class MatrixGrid {
     const input = this.cells.get(`${i},${j}`);
     if (input) {
       input.removeAttribute("aria-invalid");
+      input.removeAttribute("aria-describedby");
       input.classList.remove("pending");
     }
   }
@@ -202,8 +203,13 @@ export class MatrixGrid {
   mark(i, j, how) {
     const input = this.cells.get(`${i},${j}`);
     if (!input) return;
-    if (how === "invalid" && this.typing(i, j)) input.setAttribute("aria-invalid", "true");
-    else input.removeAttribute("aria-invalid");
+    if (how === "invalid" && this.typing(i, j)) {
+      input.setAttribute("aria-invalid", "true");
+      input.setAttribute("aria-describedby", "alert"); // what is wrong, read with the cell
+    } else {
+      input.removeAttribute("aria-invalid");
+      input.removeAttribute("aria-describedby");
+    }
     input.classList.toggle("pending", how === "pending" && this.typing(i, j));
   }
 
@@ -282,6 +288,7 @@ export class MatrixGrid {
       if (input === document.activeElement) input.select();
     }
     input.removeAttribute("aria-invalid");
+    input.removeAttribute("aria-describedby");
     input.classList.remove("pending");
   }
 
@@ -466,6 +473,7 @@ export class MatrixGrid {
         input.value = entry.before === null ? String(this.value(i, j)) : entry.before;
         this.entry = { i, j, before: input.value, dirty: false };
         input.removeAttribute("aria-invalid");
+        input.removeAttribute("aria-describedby");
         input.classList.remove("pending");
         input.select();
         this.opts.onEdit(i, j, input.value, performance.now(), true);

@@ -290,7 +290,9 @@
       var box = document.getElementById("alert");
       var status = document.getElementById("boot-status");
       var boot = document.getElementById("boot");
+      var said = document.getElementById("alert-said"); // js/alert.js: shown, and said
       if (box) { box.textContent = message; box.hidden = false; }
+      if (said) { said.textContent = message; said.hidden = false; }
       if (status) status.textContent = "The Python runtime could not start.";
       if (boot) boot.classList.add("failed");
       document.documentElement.dataset.bootFailed = "true";

@@ -61,7 +61,7 @@ def wait_render_after(engine, count, timeout=30.0):
 
 
 def alerts(engine):
-    return engine.evaluate("""() => Array.from(document.querySelectorAll('[role=alert]'))
+    return engine.evaluate("""() => Array.from(document.querySelectorAll('#alert, [role=alert]'))
         .map((e) => e.textContent.trim()).filter(Boolean).join(' | ')""")
 
 
@@ -177,7 +177,7 @@ SNAPSHOT = """() => {
            finetune: Object.assign({}, (document.getElementById('finetune') || {}).dataset),
            plotly_pending: [...w.pending.values()], posted: w.posted.slice(-12),
            hashchanges: w.hashchanges.slice(-4),
-           alerts: Array.from(document.querySelectorAll('[role=alert]'), (e) => e.textContent.trim()).filter(Boolean) };
+           alerts: Array.from(document.querySelectorAll('#alert, [role=alert]'), (e) => e.textContent.trim()).filter(Boolean) };
 }"""
 
 
