@@ -321,3 +321,40 @@ def test_logits_that_overflow_are_refused_on_both_paths(key):
     answer = edit(s, full, {"op": "edit", "key": "W_head", "index": [1, 1], "text": "0.25"})
     assert answer["error"] is None
     check_against_fresh_load(s, answer)
+
+
+def test_a_model_files_own_head_is_kept_row_by_row_and_column_by_column():
+    """A model file's own head (gamma/beta, its eps, a bias) takes the incremental path too, and
+    so does the problem's head kept beside it (the fine-tuning panel reads it at every edit):
+    every answer as a full recompute gives it, and the logits as the head written out
+    (tests/model_files.py) gives them."""
+    from model_files import npz_bytes, open_file, page_head, real_head
+    rng = np.random.RandomState(3)
+    B, D, C, eps = 6, 24, 30, 1e-5
+    parts = dict(W_head=rng.standard_normal((D, C)), cls=rng.standard_normal((B, D)) * 3,
+                 ln_gamma=1 + 0.3 * rng.standard_normal(D), ln_beta=0.2 * rng.standard_normal(D),
+                 b_head=0.5 * rng.standard_normal(C), ln_eps=np.array(eps))
+    s, full = Incremental(), FullSession()
+    for session in (s, full):
+        answer, _ = open_file(session, "own.npz", npz_bytes(**parts))
+        assert answer["ok"], answer["error"]
+    assert s.trace.real is not None and s.computed.page_trace() is not s.trace
+    page_before = s.computed.page_trace()
+    for i in range(16):
+        if i % 2:
+            key, index, value = "W_head", [int(rng.randint(D)), int(rng.randint(C))], rng.uniform(-3, 3)
+        else:
+            key, index, value = "cls", [int(rng.randint(B)), int(rng.randint(D))], rng.uniform(-9, 9)
+        request = {"op": "edit", "key": key, "index": index, "text": repr(value)}
+        answer, reference = s.handle(request), full.handle(request)
+        assert answer["ok"] and reference["ok"]
+        assert not s.computed.exact  # the row or column alone
+        assert_same_matrices(s, full)
+        assert_same_answer(answer, reference)
+        assert_same(answer["finetune"], reference["finetune"], "finetune")
+    cls, W = s.matrix("input"), s.matrix("W_head")
+    np.testing.assert_allclose(s.matrix("logits"), real_head(
+        cls, W, parts["ln_gamma"], parts["ln_beta"], parts["b_head"], eps), **TOL)
+    page = s.computed.page_trace()
+    assert page is not page_before  # kept edit by edit, not traced once and left
+    np.testing.assert_allclose(page.logits, page_head(cls, W), **TOL)

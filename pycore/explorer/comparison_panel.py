@@ -23,7 +23,7 @@ class _Outputs(object):
         self.logits = logits
 
 
-def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
+def comparison(state, trace, kind, key, k=TOP_K_DEFAULT, page=None):
     """What a comparison panel shows: the correct logits beside the output of the comparison
     ``key`` (and, for a mistake, the difference), or why that head cannot run.
 
@@ -35,6 +35,9 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
         offers; ``top_k``: from 21 classes on, each sample's k largest outputs), and
         the arrays it shows by name with their heatmap specs (None when nothing is drawn).
         An output that overflows float64 is drawn as it is, and the note says so.
+
+    ``page()``, when given, is the trace of the problem's head (the session's, kept edit by
+    edit), which a mistake is shown beside while the pipeline shows a model file's own head.
     """
     section = {"selected": key, "explanation": comparisons.offer(kind), "source": "",
                "error": None, "note": None, "changes": None, "notice": None, "top_k": None}
@@ -53,7 +56,7 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT):
     correct, correct_title = "logits", "Correct head: logits"
     if trace.real is not None:  # the pipeline shows a model file's own head
         if kind == "pitfall":  # the mistakes are the problem's head's: beside that head
-            trace = comparisons.page_trace(state)
+            trace = page() if page is not None else comparisons.page_trace(state)
             correct, correct_title = "pitfall_correct", "The problem's head: logits"
             arrays[correct] = np.ascontiguousarray(trace.logits)
             section["note"] = ((section["note"] + " ") if section["note"] else "") + (

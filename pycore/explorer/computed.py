@@ -5,6 +5,7 @@ import numpy as np
 from ..vit.trace import retrace_column, retrace_row, trace_head
 from .colour_range import RunningColourLimit
 from .readouts import TABLE_TOP_K
+from . import comparisons
 from .state import real_head
 
 
@@ -46,6 +47,7 @@ class Computed(object):
         else:
             trace = trace_head(s.W_head, cls=s.cls, real=real)
         self.trace, self.exact = trace, True
+        self._page = None  # the problem's head beside a real one, traced when asked (page_trace)
         self._w_limit = None  # W_head's colour range, found when first asked for (w_limit)
         self.publish()
 
@@ -82,7 +84,7 @@ class Computed(object):
             The cell, checked by set_cell.
         """
         s = self.state
-        if not self.current() or self.trace.real is not None:  # a real head: whole again
+        if not self.current():
             self.recompute()
             return
         if key == "W_head" and self._w_limit is not None:
@@ -90,19 +92,41 @@ class Computed(object):
         if key == "encoder_output" and index[1] > 0:
             self.publish()
             return
-        trace = changed = None
-        if s.options.get("pitfall") is None and s.B * s.D * s.C >= self.INCREMENTAL_FROM:
-            if key == "W_head":
-                trace, changed = retrace_column(self.trace, s.W_head, index[1]), slice(None)
-            else:
-                trace = retrace_row(self.trace, s.W_head, s.h_cls, index[0])
-                changed = slice(index[0], index[0] + 1)
-        if trace is None or _near_tie(trace.logits[changed], RANKED) \
-                or _near_zero(trace.logits[changed]):
+        trace = self._retraced(self.trace, key, index)
+        if trace is None:
             self.recompute()
             return
+        if self._page is not None:  # kept the same way, or traced again when next asked for
+            self._page = self._retraced(self._page, key, index)
         self.trace, self.exact = trace, False
         self.publish()
+
+    def _retraced(self, trace, key, index):
+        """``trace`` after the one-cell edit, its changed row or column alone, or None where
+        the whole head must be traced again (see :meth:`after_cell`)."""
+        s = self.state
+        if s.options.get("pitfall") is not None or s.B * s.D * s.C < self.INCREMENTAL_FROM:
+            return None
+        if key == "W_head":
+            trace, changed = retrace_column(trace, s.W_head, index[1]), slice(None)
+        else:
+            trace = retrace_row(trace, s.W_head, s.h_cls, index[0])
+            changed = slice(index[0], index[0] + 1)
+        if trace is None or _near_tie(trace.logits[changed], RANKED) \
+                or _near_zero(trace.logits[changed]):
+            return None
+        return trace
+
+    def page_trace(self):
+        """The trace of the head the page teaches (no gamma/beta, no bias) on the state's
+        inputs: the pipeline's own trace, or, while it shows a model file's own head, a second
+        trace kept beside it, edit by edit as the pipeline's is (the fine-tuning panel and the
+        mistakes read it at every edit)."""
+        if self.trace.real is None:
+            return self.trace
+        if self._page is None:
+            self._page = comparisons.page_trace(self.state)
+        return self._page
 
     def publish(self):
         """Point self.matrices at the current state's and trace's arrays (C-contiguous float64)."""

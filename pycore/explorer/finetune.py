@@ -464,14 +464,15 @@ class FineTune(object):
                 ": the next step starts a new run" if run is None else "; this is a new run"))
         return " ".join(words)
 
-    def add(self, answer, state, trace, matrices, live=False):
+    def add(self, answer, state, trace, matrices, live=False, page=None):
         """Put the panel's section (protocol.FINETUNE) into ``answer``, with dW_head as a
         heatmap when the panel is in use (``live``: the answer to one of its own actions).
         The panel trains the head the page teaches: while the pipeline shows a model file's own
-        head, its numbers are that head's, and its start note says so."""
+        head, its numbers are that head's (``page()``, the session's trace of it kept edit by
+        edit, or traced here), and its start note says so."""
         real = trace.real is not None
         if real:  # the pipeline shows a model file's own head; the panel trains the page's
-            trace = page_trace(state)
+            trace = page() if page is not None else page_trace(state)
         run = self.current_run(state)
         y = np.array(state.labels, dtype=np.int64)
         predicted = [int(c) for c in trace.predicted]

@@ -273,7 +273,8 @@ def _comparison(kind):
         the difference)."""
         s, answer = ctx.state, ctx.answer
         key = s.options.get(kind)
-        section, shown_output = comparison_panel.comparison(s, ctx.trace, kind, key, ctx.session.k)
+        section, shown_output = comparison_panel.comparison(s, ctx.trace, kind, key, ctx.session.k,
+                                                           page=ctx.session.computed.page_trace)
         choices = comparisons.choices(kind, s)  # the model's own head: while one is loaded
         if ctx.session.sent.get(kind) != choices:
             section["choices"] = ctx.session.sent[kind] = choices
@@ -308,7 +309,7 @@ def _walk(ctx):
 
 def _finetune(ctx):
     ctx.session.finetune.add(ctx.answer, ctx.state, ctx.trace, ctx.session.matrices,
-                             live=ctx.live)
+                             live=ctx.live, page=ctx.session.computed.page_trace)
 
 
 def steps(state, trace):

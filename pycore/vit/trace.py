@@ -127,20 +127,13 @@ def trace_head(W_head, cls=None, encoder_output=None, real=None):
         W = w_head_for(W_head, h_cls.shape[1], "encoder_output", z_shape)
     eps = EPS if real is None else real.eps
     mean, var, h_hat = normalize_rows(h_cls, eps)
-    y = h_hat
-    if real is not None:  # a real ViT's head: y = gamma * h_hat + beta, then + b_head
-        with np.errstate(all="ignore"):
-            if real.gamma is not None:
-                y = y * real.gamma                                            # (B, D)
-            if real.beta is not None:
-                y = y + real.beta
-        if not np.isfinite(y).all():
-            raise ValueError("the model's gamma and beta make LayerNorm's output overflow "
-                             "float64")
+    y = _affine(h_hat, real)
+    if not np.isfinite(y).all():
+        raise ValueError("the model's gamma and beta make LayerNorm's output overflow "
+                         "float64")
     logits = project(y, W)
     if real is not None and real.b_head is not None:
-        with np.errstate(all="ignore"):
-            logits = logits + real.b_head                                     # (B, C)
+        logits = _biased(logits, real.b_head)
         if not np.isfinite(logits).all():
             raise ValueError("the logits overflow float64 once the model's bias is added")
     predicted, probabilities = _predict(logits)
@@ -148,6 +141,26 @@ def trace_head(W_head, cls=None, encoder_output=None, real=None):
                      std=np.sqrt(var[:, 0] + eps), h_hat=h_hat, logits=logits,
                      predicted=predicted, display_softmax=probabilities, eps=eps,
                      real=real, y=y)
+
+
+def _affine(h_hat, real):
+    """A real ViT's LayerNorm output ``y = gamma * h_hat + beta`` (rows, D); ``h_hat`` itself
+    for the head the page teaches (``real`` None) or a real head without gamma and beta. It may
+    overflow: the callers check."""
+    y = h_hat
+    if real is not None:
+        with np.errstate(all="ignore"):
+            if real.gamma is not None:
+                y = y * real.gamma                                            # (rows, D)
+            if real.beta is not None:
+                y = y + real.beta
+    return y
+
+
+def _biased(logits, b_head):
+    """``logits + b_head`` (a real ViT's bias, (C,) or the one class's scalar); may overflow."""
+    with np.errstate(all="ignore"):
+        return logits + b_head
 
 
 def _predict(logits):
@@ -177,8 +190,9 @@ def _with_row(whole, b, row):
 def retrace_row(trace, W_head, h_cls, b):
     """The trace after a change to CLS row ``b`` alone (one cell of ``cls`` or of z_L[b, 0]).
 
-    Only sample b's moments, h_hat, logits, prediction and softmax are computed, with the
-    functions :func:`trace_head` uses, applied to the one row: LayerNorm and softmax give the
+    Only sample b's moments, h_hat, logits, prediction and softmax (and, for a real ViT's
+    head, its y and bias) are computed, with the functions :func:`trace_head` uses, applied to
+    the one row: LayerNorm and softmax give the
     same bits as on the whole batch; the product (1, D) @ (D, C) may differ from the row of
     the batched product in the last bits, as BLAS sums in another order.
 
@@ -199,27 +213,33 @@ def retrace_row(trace, W_head, h_cls, b):
         A new trace sharing the unchanged arrays; None when the new logits are not finite,
         so that the caller runs :func:`trace_head`, which explains why.
     """
-    mean, var, h_hat = normalize_rows(h_cls[b:b + 1], EPS)
+    real, eps = trace.real, trace.eps
+    mean, var, h_hat = normalize_rows(h_cls[b:b + 1], eps)
+    y = _affine(h_hat, real)
     with np.errstate(all="ignore"):
-        logits = h_hat @ W_head
-    if not np.isfinite(logits).all():
+        logits = y @ W_head
+    if real is not None and real.b_head is not None:
+        logits = _biased(logits, real.b_head)
+    if not (np.isfinite(y).all() and np.isfinite(logits).all()):
         return None
     predicted, probabilities = _predict(logits)
     return HeadTrace(h_cls=h_cls, mean=_with_row(trace.mean, b, mean[0, 0]),
                      var=_with_row(trace.var, b, var[0, 0]),
-                     std=_with_row(trace.std, b, np.sqrt(var[:, 0] + EPS)[0]),
+                     std=_with_row(trace.std, b, np.sqrt(var[:, 0] + eps)[0]),
                      h_hat=_with_row(trace.h_hat, b, h_hat[0]),
                      logits=_with_row(trace.logits, b, logits[0]),
                      predicted=_with_row(trace.predicted, b, predicted[0]),
                      display_softmax=_with_row(trace.display_softmax, b, probabilities[0]),
-                     eps=EPS)
+                     eps=eps, real=real,
+                     y=None if real is None else _with_row(trace.y, b, y[0]))
 
 
 def retrace_column(trace, W_head, c):
     """The trace after a change to column ``c`` of W_head alone (one cell of it).
 
-    Only the logits of class c are multiplied out again, ``h_hat @ W_head[:, c]`` (which may
-    differ from the column of the full product in the last bits); the predictions and the
+    Only the logits of class c are multiplied out again, ``y @ W_head[:, c]`` (plus a real
+    head's ``b_head[c]``; y is h_hat for the head the page teaches), which may differ from the
+    column of the full product in the last bits; the predictions and the
     softmax of every sample are recomputed from the logits, as :func:`trace_head` does.
 
     Parameters
@@ -237,8 +257,11 @@ def retrace_column(trace, W_head, c):
         A new trace sharing h_cls, the moments and h_hat with ``trace``; None when the new
         logits are not finite, so that the caller runs :func:`trace_head`, which explains why.
     """
+    real = trace.real
     with np.errstate(all="ignore"):
-        column = trace.h_hat @ W_head[:, c]
+        column = (trace.h_hat if real is None else trace.y) @ W_head[:, c]
+    if real is not None and real.b_head is not None:
+        column = _biased(column, real.b_head[c])
     if not np.isfinite(column).all():
         return None
     logits = trace.logits.copy()
@@ -246,4 +269,4 @@ def retrace_column(trace, W_head, c):
     predicted, probabilities = _predict(logits)
     return HeadTrace(h_cls=trace.h_cls, mean=trace.mean, var=trace.var, std=trace.std,
                      h_hat=trace.h_hat, logits=logits, predicted=predicted,
-                     display_softmax=probabilities, eps=trace.eps)
+                     display_softmax=probabilities, eps=trace.eps, real=real, y=trace.y)
