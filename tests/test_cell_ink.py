@@ -81,3 +81,38 @@ def test_the_ink_is_the_better_of_black_and_white():
                       ((0xf7, 0xf7, 0xf7), "#000"), ((0xb2, 0x18, 0x2b), "#fff")):
         assert inks([list(rgb)]) == [want]
         assert ratio((0, 0, 0) if want == "#000" else (255, 255, 255), rgb) >= 4.5
+
+
+def outlines():
+    """{name: (line, halo)}: the outlines laid over heatmaps (web/js/heatmap-shapes.js)."""
+    text = open(os.path.join(ROOT, "web", "js", "heatmap-shapes.js"), encoding="utf-8").read()
+    body = re.search(r"export const OUTLINES = \{(.*?)\};", text, re.S).group(1)
+    rgb = lambda h: tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))  # noqa: E731
+    return {name: (rgb(line), rgb(halo)) for name, line, halo in re.findall(
+        r'(\w+): \{ line: "#([0-9a-f]{6})", halo: "#([0-9a-f]{6})" \}', body)}
+
+
+def test_every_outline_shows_on_every_colour_of_every_scale():
+    """WCAG 1.4.11 (non-text contrast, 3:1): an outline (a predicted class, the logit pointed
+    at, a walk-through step's cells) is a line over a contrasting halo; over each colour a cell
+    can have, one of the two has at least 3:1, and the two have 3:1 between them."""
+    found = outlines()
+    assert sorted(found) == ["linked", "mark", "walk"]
+    everything = set(c for stops in scales().values() for c in colours(stops))
+    for name, (line, halo) in found.items():
+        assert ratio(line, halo) >= 3, name
+        worst = min(everything, key=lambda c: max(ratio(line, c), ratio(halo, c)))
+        assert max(ratio(line, worst), ratio(halo, worst)) >= 3, (name, worst)
+
+
+def test_the_editable_cells_borders_show_in_both_schemes():
+    """WCAG 1.4.11: an editable cell is seen to be one by its borders (3:1 against the cells'
+    backgrounds: a plain cell, a CLS row, a cell being typed in), in light and dark mode."""
+    css = open(os.path.join(ROOT, "web", "css", "explorer.css"), encoding="utf-8").read()
+    dark_at = css.index("@media (prefers-color-scheme: dark)")
+    rgb = lambda h: tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))  # noqa: E731
+    for scheme, text in (("light", css[:dark_at]), ("dark", css[dark_at:css.index("}", dark_at)])):
+        var = dict(re.findall(r"--([\w-]+): #([0-9a-f]{6})", text))
+        for background in ("paper", "cls", "pending"):
+            assert ratio(rgb(var["grid-line"]), rgb(var[background])) >= 3, (scheme, background)
+    assert css.count("solid var(--grid-line)") == 3  # the cells' right and bottom, the grid's box

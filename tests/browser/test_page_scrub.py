@@ -45,6 +45,10 @@ def test_keys_step_by_point_one_one_and_a_hundredth_and_esc_puts_the_number_back
     state = default_state()
     cell = page.get_by_label("cls[1,2]", exact=True)   # -1 in the worked example
     cell.click()
+    page.evaluate("""() => { window.__scrubSaid = [];
+        const region = document.getElementById('grid-input-scrub-said');
+        new MutationObserver(() => window.__scrubSaid.push(region.textContent))
+            .observe(region, { childList: true, characterData: true, subtree: true }); }""")
     page.keyboard.press("Alt+ArrowUp")            # +0.1
     page.keyboard.press("Shift+Alt+ArrowUp")      # +1
     page.keyboard.press("Control+Alt+ArrowDown")  # -0.01
@@ -52,7 +56,10 @@ def test_keys_step_by_point_one_one_and_a_hundredth_and_esc_puts_the_number_back
     state.cls[1, 2] = 0.09
     assert cell.input_value() == "0.09"
     assert_every_stage(page, state)
-    assert page.evaluate("document.querySelector('#grid-input [aria-live]').textContent") == "cls[1,2] = 0.09"
+    # said once, where the steps ended, once they stop (not at each step)
+    page.wait_for_function("() => window.__scrubSaid.length > 0")
+    page.wait_for_timeout(800)
+    assert page.evaluate("() => window.__scrubSaid") == ["cls[1,2] = 0.09"]
     settled(page)
     np.testing.assert_array_equal(decode_fragment(page_fragment(page)).cls, state.cls)
     page.keyboard.press("Escape")

@@ -37,7 +37,7 @@ def test_default_page_shows_the_worked_example(page, site_url):
     # The predicted class of each sample is marked, in the table and on the heatmap.
     assert page.locator("#logits-table td.predicted").all_inner_texts() == ["1.5811", "0.2000"]
     shapes = page.evaluate("document.getElementById('heatmap-logits').layout.shapes"
-                           ".map(s => [s.y0 + 0.5, s.x0 + 0.5])")
+                           ".filter(s => s.name === 'mark').map(s => [s.y0 + 0.5, s.x0 + 0.5])")
     assert shapes == [[0, 2], [1, 0]]
     assert alert_text(page) == ""
     stats = page.locator("#stats tbody tr").first.inner_text()

@@ -230,7 +230,8 @@ def test_comparisons_share_one_colour_scale_and_say_what_changed(page, site_url)
         assert "sample %d: class %d \u2192 class %d" % (b, r, w) in line
     assert line.startswith("Prediction changed for %d of %d" % (len(changed), len(right)))
     marks = page.evaluate("""() => ['heatmap-pitfall-correct', 'heatmap-pitfall'].map(id =>
-        document.getElementById(id).layout.shapes.map(s => [s.y0 + 0.5, s.x0 + 0.5]))""")
+        document.getElementById(id).layout.shapes.filter(s => s.name === 'mark')
+            .map(s => [s.y0 + 0.5, s.x0 + 0.5]))""")
     assert marks == [[[b, int(c)] for b, c in enumerate(right.argmax(1))],
                      [[b, int(c)] for b, c in enumerate(wrong.argmax(1))]]
 

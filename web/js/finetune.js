@@ -26,6 +26,9 @@ const MAX_BATCH = 100;
 const PLAY_SAID_MS = 5000; // during Play the status is said at most this often (a calm rate)
 const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "#7c3aed", bias: "#15803d",
                   accuracy: "#6b7280" };
+// Each compared head's own dash too, so that no two curves are told apart by colour alone
+// (orange and green look alike to many: WCAG 1.4.1).
+const DASH = { correct: "solid", softmax_inside: "dash", no_layernorm: "dot", bias: "dashdot" };
 const $ = (id) => document.getElementById(id);
 
 class FineTunePanel {
@@ -364,7 +367,7 @@ class FineTunePanel {
     drawLineChart($("compare-curves"), {
       key, title: "Four heads, one start", xTitle: "step", yTitle: "loss (softmax once)", empty: !run,
       traces: run ? run.compare.map((c) => ({ name: c.name, x: c.loss.map((_, i) => i), y: c.loss.slice(),
-                                             colour: COLOURS[c.head], dash: c.head === "correct" ? "solid" : "dash" })) : [],
+                                             colour: COLOURS[c.head], dash: DASH[c.head] })) : [],
     });
   }
 }

@@ -2,19 +2,31 @@
 // the linked views' overlays (js/linked.js) and the walk-through's highlights
 // (js/walkthrough.js). Each setter lays them all again, so none removes another's.
 
-import { look } from "./heatmap-style.js";
+// An outline must show over every colour of the scales (WCAG 1.4.11: 3:1 for what a figure
+// needs to be understood), which no one colour does. So each is a line over a halo 3 px wider
+// in a contrasting colour: against any cell one of the two has 3:1, and against each other
+// they have more (tests/test_cell_ink.py checks every pair on every colour of every scale).
+export const OUTLINES = {
+  mark: { line: "#111111", halo: "#ffffff" }, // a predicted class
+  linked: { line: "#ffa500", halo: "#111111" }, // the logit pointed at: its row and column
+  walk: { line: "#ffa500", halo: "#111111" }, // the cells a walk-through step uses (wider)
+};
+
+/** A rectangle `box` (x0, x1, y0, y1) outlined: its halo shape, then its line, named `name`. */
+export function outlinedBox(box, name, outline, width) {
+  const rect = { type: "rect", xref: "x", yref: "y", fillcolor: "rgba(0, 0, 0, 0)", ...box };
+  return [{ ...rect, name: `${name}-halo`, line: { color: outline.halo, width: width + 3 } },
+          { ...rect, name, line: { color: outline.line, width } }];
+}
 
 // Shapes laid over a heatmap by the linked views (js/linked.js): id -> Plotly shapes. They are
 // drawn with the heatmap's own marks, and kept across its redraws.
 const overlays = new Map();
 
-// The predicted-class marks: a dark outline per cell.
+// The predicted-class marks: a dark outline per cell, named "mark".
 function markShapes(spec) {
-  return (spec.marks || []).map(([r, c]) => ({
-    type: "rect", xref: "x", yref: "y",
-    x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5,
-    line: { color: "#111", width: 3 },
-  }));
+  return (spec.marks || []).flatMap(([r, c]) =>
+    outlinedBox({ x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5 }, "mark", OUTLINES.mark, 3));
 }
 
 // Everything laid over heatmap `id`: its marks, the linked views' overlays, the walk-through's
@@ -31,11 +43,12 @@ export function allShapes(id, spec, m) {
 }
 
 /**
- * Lay `shapes` over heatmap `id` (replacing those laid before), now and after its redraws.
+ * Lay `boxes` over heatmap `id` (replacing those laid before), now and after its redraws.
  * @param {string} id
- * @param {Object[]} shapes Plotly shapes
+ * @param {Object[]} boxes Plotly shapes, or lists of them (outlinedBox)
  */
-export function setOverlay(id, shapes) {
+export function setOverlay(id, boxes) {
+  const shapes = boxes.flat(); // an outlined box is two shapes (outlinedBox)
   const before = overlays.get(id) || [];
   // the same outlines again (the focused cell's, after each edit): nothing to lay out
   if (JSON.stringify(shapes) === JSON.stringify(before)) return Promise.resolve();
@@ -49,20 +62,13 @@ export function setOverlay(id, shapes) {
 
 const highlights = new Map(); // id -> [[row0, col0, row1, col1]], inclusive
 
-// A thick orange frame, and inside it a thin one in the page's ink, so that the outline shows
-// over both ends of the colour scale and on a projector; drawn above the predicted-class marks.
-// No wash inside: a tint would change the cells' colours, which must match the colour key.
-// The frames are named "highlight" and "highlight-edge".
+// A thick orange frame on a dark halo (OUTLINES), wider than the linked views' so that the
+// two are told apart, drawn above the predicted-class marks; visible on a projector. No wash
+// inside: a tint would change the cells' colours, which must match the colour key. The frames
+// are named "highlight" (and "highlight-halo").
 function highlightShapes(id) {
-  const ink = look().ink;
-  return (highlights.get(id) || []).flatMap(([r0, c0, r1, c1]) => [
-    { type: "rect", xref: "x", yref: "y", name: "highlight",
-      x0: c0 - 0.5, x1: c1 + 0.5, y0: r0 - 0.5, y1: r1 + 0.5,
-      line: { color: "#ff8c00", width: 5 }, fillcolor: "rgba(0, 0, 0, 0)" },
-    { type: "rect", xref: "x", yref: "y", name: "highlight-edge",
-      x0: c0 - 0.42, x1: c1 + 0.42, y0: r0 - 0.42, y1: r1 + 0.42,
-      line: { color: ink, width: 1.5 }, fillcolor: "rgba(0, 0, 0, 0)" },
-  ]);
+  return (highlights.get(id) || []).flatMap(([r0, c0, r1, c1]) => outlinedBox(
+    { x0: c0 - 0.5, x1: c1 + 0.5, y0: r0 - 0.5, y1: r1 + 0.5 }, "highlight", OUTLINES.walk, 5));
 }
 
 /**

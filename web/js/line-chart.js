@@ -17,7 +17,7 @@
 import { look } from "./heatmap-style.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const DASHES = { solid: "", dash: "6 4", dot: "2 3" };
+const DASHES = { solid: "", dash: "6 4", dot: "2 3", dashdot: "9 3 2 3" };
 const TICKS = 5; // about this many tick labels on a value axis
 
 const charts = new WeakMap(); // element -> {parts, spec, key, width, at}
@@ -105,7 +105,7 @@ function build(el) {
  * look are those already shown (a new width redraws by itself).
  *
  * spec: {key, title, xTitle, yTitle, y2: {title, lo, hi} | undefined, empty,
- *        traces: [{name, x, y, colour, dash: "solid" | "dash" | "dot", axis: "y" | "y2",
+ *        traces: [{name, x, y, colour, dash: "solid" | "dash" | "dot" | "dashdot", axis: "y" | "y2",
  *                  markers}]}
  */
 export function drawLineChart(el, spec) {

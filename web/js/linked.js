@@ -12,13 +12,13 @@
 
 import { component } from "./components.js";
 import { cellAt } from "./heatmap-hover.js";
-import { setOverlay } from "./heatmap-shapes.js";
+import { OUTLINES, outlinedBox, setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS, PANEL_IDS, encoderPosition, encoderRow } from "./shared.js";
 
 const $ = (id) => document.getElementById(id);
-const ROW = { color: "#e08a00", width: 2 };
-const CELL = { color: "#e08a00", width: 3 };
+const ROW = 2; // the outlines' widths in px (heatmap-shapes.js: OUTLINES.linked, with a halo)
+const CELL = 3;
 
 let client = null;
 let shape = null; // {mode, B, D, C, N1}: the state's sizes (answers' "shape")
@@ -221,18 +221,15 @@ function keyboard(e, show) {
 // ---- what is drawn ----------------------------------------------------------------------------
 
 function rowBox(b, cols) {
-  return { type: "rect", xref: "x", yref: "y", name: "linked-row", x0: -0.5, x1: cols - 0.5,
-           y0: b - 0.5, y1: b + 0.5, line: ROW, fillcolor: "rgba(0,0,0,0)" };
+  return outlinedBox({ x0: -0.5, x1: cols - 0.5, y0: b - 0.5, y1: b + 0.5 }, "linked-row", OUTLINES.linked, ROW);
 }
 
 function columnBox(c, rows) {
-  return { type: "rect", xref: "x", yref: "y", name: "linked-column", x0: c - 0.5, x1: c + 0.5,
-           y0: -0.5, y1: rows - 0.5, line: ROW, fillcolor: "rgba(0,0,0,0)" };
+  return outlinedBox({ x0: c - 0.5, x1: c + 0.5, y0: -0.5, y1: rows - 0.5 }, "linked-column", OUTLINES.linked, ROW);
 }
 
 function cellBox(r, c) {
-  return { type: "rect", xref: "x", yref: "y", name: "linked-cell", x0: c - 0.5, x1: c + 0.5,
-           y0: r - 0.5, y1: r + 0.5, line: CELL, fillcolor: "rgba(0,0,0,0)" };
+  return outlinedBox({ x0: c - 0.5, x1: c + 0.5, y0: r - 0.5, y1: r + 0.5 }, "linked-cell", OUTLINES.linked, CELL);
 }
 
 // Sample b's row in the CLS, LayerNorm and logits heatmaps and column c of W_head, for the

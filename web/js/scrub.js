@@ -9,10 +9,12 @@
 //
 // Each change goes to the page at once (onScrub(i, j, value, t0, final)); `final` marks the
 // last one of a drag or of a held key. The grid shows the number as it changes; screen readers
-// hear it through a polite live region, at most a few times a second.
+// hear it through a polite live region once it stops changing (js/announce.js): a held key or a
+// drag says where it ended, once.
+
+import { calmly } from "./announce.js";
 
 const DRAG_START_PX = 5; // a mouse press that moves this far sideways scrubs instead of focusing
-const ANNOUNCE_MS = 300;
 const SHOW_LATE_MS = 100; // a cell whose answer is slower shows its number without it
 
 export class Scrubber {
@@ -29,9 +31,9 @@ export class Scrubber {
     this.handle.setAttribute("aria-hidden", "true"); // the keys do the same for keyboard users
     this.live = document.createElement("div");
     this.live.className = "visually-hidden";
+    this.live.id = `${grid.root.parentElement.id}-scrub-said`;
     this.live.setAttribute("aria-live", "polite");
-    this.announced = 0;
-    this.announceTimer = 0;
+    this.say = calmly(this.live.id);
     this.showing = null; // the cell's text to show with the next redraw: {input, text}
     this.showTimer = 0;
     grid.spacer.append(this.handle);
@@ -160,7 +162,7 @@ export class Scrubber {
     const text = String(value);
     if (input) this.show(input, text, final);
     this.grid.scrubbed(i, j);
-    this.announce(i, j, text, final);
+    this.say(`${this.grid.opts.label(i, j)} = ${text}`);
   }
 
   // A focused field's new text, selected (typing then replaces it), makes the browser lay the
@@ -193,19 +195,8 @@ export class Scrubber {
 
   finish(i, j, value) {
     if (this.session) this.session.live = false;
-    this.announce(i, j, String(value), true);
+    this.say(`${this.grid.opts.label(i, j)} = ${value}`);
     this.onScrub(i, j, value, performance.now(), true);
-  }
-
-  announce(i, j, text, now) {
-    clearTimeout(this.announceTimer);
-    const say = () => {
-      this.announced = performance.now();
-      this.live.textContent = `${this.grid.opts.label(i, j)} = ${text}`;
-    };
-    const wait = ANNOUNCE_MS - (performance.now() - this.announced);
-    if (now || wait <= 0) say();
-    else this.announceTimer = setTimeout(say, wait);
   }
 }
 
