@@ -528,6 +528,43 @@ def test_every_heatmap_has_its_numbers_as_a_table(page, site_url):
         assert toggle.locator("th[scope=col]").count() == matrix.shape[1]
 
 
+def test_a_large_heatmaps_numbers_are_read_a_window_at_a_time_without_a_mouse(page, site_url):
+    """At ViT-B/16 size (h_hat 2 x 768, W_head 768 x 1000) "Show the numbers" lists 24 x 24 at a
+    time; two fields, typed into, choose the window's first row and column, so every value can
+    be read with the keyboard. Checked against LayerNorm written out here on the preset's CLS."""
+    from pycore.explorer.presets import preset
+    open_explorer(page, site_url)
+    load_preset(page, "vit-b16")
+    state = preset("vit-b16")
+    cls, w = state.cls, state.W_head
+    mu = cls.mean(axis=1, keepdims=True)
+    h_hat = (cls - mu) / np.sqrt(((cls - mu) ** 2).mean(axis=1, keepdims=True) + 1e-6)
+    for plot_id, matrix, row, col in (("heatmap-normalized", h_hat, 0, 700),
+                                      ("heatmap-w", w, 750, 990)):
+        toggle = page.locator("#%s ~ details.numbers-toggle" % plot_id)
+        toggle.locator("summary").click()
+        toggle.locator("tbody tr").first.wait_for()
+        for name, value in (("row", row), ("col", col)):
+            field = toggle.locator("input[name=%s]" % name)
+            field.click()
+            page.keyboard.press("Control+a")
+            field.press_sequentially(str(value), delay=20)
+            field.press("Tab")
+        page.wait_for_function("""([id, r, c]) => {
+            const d = document.querySelector('#' + id + ' ~ details.numbers-toggle');
+            const th = d.querySelector('tbody th'), col = d.querySelector('thead th');
+            return th && th.textContent.endsWith(' ' + r) && col && col.textContent.endsWith(' ' + c); }""",
+                               arg=[plot_id, row, col])
+        rows = toggle.evaluate("""d => [...d.querySelectorAll('tbody tr')].map(
+            tr => [...tr.querySelectorAll('td')].map(td => td.textContent))""")
+        want = matrix[row:row + 24, col:col + 24]
+        np.testing.assert_allclose(np.array(rows, dtype=float), want, atol=5e-5, err_msg=plot_id)
+        caption = toggle.locator("caption").inner_text()
+        assert "rows %d to %d of %d" % (row, row + want.shape[0] - 1, matrix.shape[0]) in caption
+        assert "columns %d to %d of %d" % (col, col + want.shape[1] - 1, matrix.shape[1]) in caption
+        toggle.locator("summary").click()  # closed again, as the next test expects
+
+
 def test_the_prediction_is_said_in_words_and_announced(page, site_url):
     open_explorer(page, site_url)
     region = page.locator("#prediction")
