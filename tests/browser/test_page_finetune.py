@@ -211,6 +211,9 @@ def test_the_loss_chart_reads_out_any_step_by_pointer_and_by_keys(page, site_url
         page.keyboard.press(key)
         k, loss = readout()
         assert k == at and loss == pytest.approx(losses[at], rel=1e-3), key
+    # arrow keys move its readout: an application whose readout is said as it changes
+    assert (svg.get_attribute("role"), svg.get_attribute("aria-roledescription")) == ("application", "chart")
+    assert page.locator("#loss-curve .chart-readout").get_attribute("aria-live") == "polite"
     label = svg.get_attribute("aria-label")
     assert "%.4g at step 0" % losses[0] in label and "%.4g at step 6" % losses[6] in label, label
     page.keyboard.press("Tab")  # leaving the chart takes its readout away

@@ -140,7 +140,12 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
 
 def test_keyboard_moves_the_selection_and_its_terms_follow_edits(page, site_url):
     open_explorer(page, site_url)
-    page.locator("#heatmap-logits").focus()
+    logits = page.locator("#heatmap-logits")
+    # it takes arrow keys: an application (a screen reader passes them on), not an image
+    assert (logits.get_attribute("role"), logits.get_attribute("aria-roledescription")) == \
+        ("application", "heatmap")
+    assert "Arrow keys choose a logit" in logits.get_attribute("aria-label")
+    logits.focus()
     for key, where in (("Enter", "0,0"), ("ArrowRight", "0,1"), ("ArrowDown", "1,1"),
                        ("ArrowDown", "1,1"), ("ArrowRight", "1,2")):
         act(page, lambda: page.keyboard.press(key))

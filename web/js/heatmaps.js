@@ -24,6 +24,7 @@ import { allShapes } from "./heatmap-shapes.js";
 import { classNamesText, className, columnClass, hoverOver } from "./heatmap-hover.js";
 import { colourBitmap, dropBitmap, paintBitmap, watchBitmap } from "./heatmap-bitmap.js";
 import { numbersTable } from "./heatmap-numbers.js";
+import { HEATMAP_IDS } from "./shared.js";
 
 // No mode bar: its buttons would be most of the page's Tab stops, and sit over the titles on a
 // phone. Zoom stays (drag a box, double-click to zoom out) where a mouse is.
@@ -330,12 +331,17 @@ function putZ(el, values) {
   }
 }
 
-// What a screen reader hears for the figure (the cells themselves are a picture).
+// What a screen reader hears for the figure (the cells themselves are a picture). The logits'
+// heatmap takes arrow keys (js/linked.js: they choose a logit, whose terms are said below it):
+// an application, whose keys a screen reader passes on, not an image, whose it keeps.
 function describe(el, spec, m) {
+  const keys = el.id === HEATMAP_IDS.logits;
   const label = `${spec.title}: a heatmap of ${m.rows} by ${m.cols} values, colours from ${spec.key[0]} to ` +
-                `${spec.key[2]}. "Show the numbers" below it lists them.`;
+                `${spec.key[2]}. ` + (keys ? "Arrow keys choose a logit; its terms are listed below. " : "") +
+                `"Show the numbers" below it lists them.`;
   if (el.getAttribute("aria-label") !== label) {
-    el.setAttribute("role", "img");
+    el.setAttribute("role", keys ? "application" : "img");
+    if (keys) el.setAttribute("aria-roledescription", "heatmap");
     el.setAttribute("aria-label", label);
   }
 }

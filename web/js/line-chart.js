@@ -64,10 +64,14 @@ function build(el) {
   el.classList.add("line-chart");
   const parts = {
     title: html("p", "chart-title"),
-    svg: svg("svg", { class: "chart-plot", role: "img", tabindex: 0, focusable: "true" }),
+    // arrow keys move the readout: an application (a screen reader passes its keys on), whose
+    // readout is said as it changes
+    svg: svg("svg", { class: "chart-plot", role: "application", "aria-roledescription": "chart",
+                      tabindex: 0, focusable: "true" }),
     readout: html("p", "chart-readout"),
     legend: html("ul", "chart-legend"),
   };
+  parts.readout.setAttribute("aria-live", "polite");
   el.replaceChildren(parts.title, parts.svg, parts.readout, parts.legend);
   // The width is read here and then kept by the observer: reading it in every redraw would make
   // the browser lay out the page the redraw has just changed.
