@@ -235,7 +235,7 @@ def test_copy_link_refuses_a_state_too_big_for_a_link(page, site_url, context):
 
 # ---- nothing cut off, nothing jumps ------------------------------------------------------------
 
-VIEWPORTS = {"narrow phone": (360, 740), "phone": (390, 844), "desktop": (1280, 900),
+VIEWPORTS = {"narrow phone": (320, 640), "phone": (390, 844), "desktop": (1280, 900),
              "wide": (1920, 1080), "very wide": (2560, 1440)}
 
 
