@@ -309,6 +309,30 @@ def test_the_first_screen_shows_the_heads_pipeline(page, site_url):
     assert page.locator("#overview a").get_attribute("href") == "#real-vit"
 
 
+# WCAG 1.4.12's text spacing, as a reader's own style sheet sets it.
+TEXT_SPACING = """* { line-height: 1.5 !important; letter-spacing: 0.12em !important;
+                     word-spacing: 0.16em !important; }
+                   p, li, dd, figcaption { margin-bottom: 2em !important; }"""
+
+
+def test_nothing_is_cut_off_with_wcag_text_spacing(page, site_url):
+    """WCAG 1.4.12: with line height 1.5, paragraph spacing 2, letter spacing 0.12 and word
+    spacing 0.16 (a constructed style sheet: the page's policy refuses inline styles, and
+    a reader's extension adds its own this way), nothing is cut off or overlaps, on a
+    laptop and on a phone."""
+    open_explorer(page, site_url)
+    try:
+        page.evaluate("""(css) => { const sheet = new CSSStyleSheet(); sheet.replaceSync(css);
+            document.adoptedStyleSheets = [...document.adoptedStyleSheets, sheet]; }""", TEXT_SPACING)
+        assert page.evaluate("() => getComputedStyle(document.querySelector('p')).letterSpacing") != "normal"
+        for size in ({"width": 1280, "height": 900}, {"width": 390, "height": 844}):
+            set_viewport(page, size)
+            act(page, lambda: page.click("#reset"))
+            assert layout_problems(page) == [], size
+    finally:
+        page.evaluate("() => { document.adoptedStyleSheets = []; }")  # the kit's reset sizes it back
+
+
 def test_printed_equations_are_not_cut(page, site_url):
     """On paper (an A4 page's 720 px width, print media) every equation of the steps panel fits
     its box, the long dot product of the tiny ViT's 32 features too: it wraps, as paper does
