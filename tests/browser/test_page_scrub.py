@@ -70,6 +70,23 @@ def test_keys_step_by_point_one_one_and_a_hundredth_and_esc_puts_the_number_back
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == "cls[0,2]"
 
 
+def test_the_handle_never_covers_the_number_and_the_hint_says_how_to_scrub(page, site_url):
+    """The focused number's text stops where the handle starts (in Firefox the handle once hid
+    all of a focused "2"), and the hint under the grid names the drag and the keys."""
+    open_explorer(page, site_url)
+    for label in ("cls[0,0]", "W_head[3,2]"):
+        page.get_by_label(label, exact=True).click()
+        page.wait_for_selector(".scrub-handle:not([hidden])")
+        text_end, handle_start = page.evaluate("""() => {
+            const cell = document.activeElement, style = getComputedStyle(cell);
+            const handle = cell.closest('.grid').querySelector('.scrub-handle:not([hidden])');
+            return [cell.getBoundingClientRect().right - parseFloat(style.paddingRight)
+                    - parseFloat(style.borderRightWidth), handle.getBoundingClientRect().left]; }""")
+        assert text_end <= handle_start + 0.5, (label, text_end, handle_start)
+    hint = page.locator("#stage-input .hint").inner_text()
+    assert "drag the handle" in hint and "Alt+\u2191" in hint
+
+
 def test_a_mouse_drag_sideways_on_a_cell_scrubs_it_and_the_cells_are_recoloured_in_place(page, site_url):
     open_explorer(page, site_url)
     # count Plotly's full redraws from here: a change of values must not need one
