@@ -1,7 +1,7 @@
 """Every runtime host this machine can build boots the same page and computes the same head.
 
 Per host: the page becomes ready, showing progress while it boots; the worked example's logits
-in heatmap-logits equal pycore.classification_head in CPython; no request leaves the site's
+in heatmap-logits equal the head in plain Python (tests/reference.py); no request leaves the site's
 origin; no console error, uncaught page error or Python traceback. And a PyScript build whose
 NumPy is deliberately missing boots Pyodide 314 and says so in plain words in role="alert".
 """
@@ -16,7 +16,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from pycore import classification_head
+from reference import reference_head
 
 from buildtools import manifest, plotly_bundle
 from buildtools.cache import Cache, default_cache_dir
@@ -103,7 +103,7 @@ def test_host_boots_and_computes_the_worked_example(variant, booted):
     page, url = shown.page, shown.url
     print("\n%s host ready in %.1f s" % (variant, shown.ready_s))
     z = shown.logits
-    expected = classification_head(np.array(CLS)[:, None, :], np.array(W_HEAD))
+    expected = np.array(reference_head(CLS, W_HEAD))
     # NumPy 1.17 in the browser and this NumPy may round the last bit differently
     np.testing.assert_allclose(z, expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(z, WORKED_LOGITS, atol=5e-5)
@@ -250,7 +250,7 @@ def test_the_worked_example_shows_while_python_boots(sites, page):
     assert alert.startswith("The Python runtime could not be downloaded") or \
         alert.startswith("Python could not start"), alert
     assert "fallback-worker.js" in alert
-    expected = classification_head(np.array(CLS)[:, None, :], np.array(W_HEAD))
+    expected = np.array(reference_head(CLS, W_HEAD))
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), expected, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), CLS, rtol=0, atol=0)
     assert page.locator("#logits-table td.predicted").all_inner_texts() == ["1.5811", "0.2000"]
@@ -362,7 +362,7 @@ def test_pyscript_does_not_watch_the_explorers_redraws(booted):
     cls[0][1] = 2.5
     w = [row[:] for row in W_HEAD]
     w[3][2] = -0.75
-    expected = classification_head(np.array(cls)[:, None, :], np.array(w))
+    expected = np.array(reference_head(cls, w))
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), expected, rtol=1e-12, atol=1e-12)
     shown.log.assert_clean(shown.url)
 

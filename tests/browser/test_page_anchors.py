@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from pycore.explorer import decode_fragment
-from pycore.vit.trace import trace_head
+from reference import reference_head
 
 from .pagekit import (act, alert_text, edit, heatmap_z, open_explorer, page_fragment,
                       state_fragment, wait_ready)
@@ -31,7 +31,7 @@ def test_the_skip_link_keeps_the_state_and_its_link(page, site_url):
     assert page_fragment(page) == link
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-cls"), expected)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               trace_head(np.array(W), cls=expected).logits, atol=1e-12)
+                               reference_head(expected, W), atol=1e-12)
     assert alert_text(page) == ""
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pycore.explorer import default_state
-from pycore.vit.trace import trace_head
+from reference import reference_head
 
 from .pagekit import alert_text, heatmap_z, open_explorer
 
@@ -82,7 +82,7 @@ def test_enter_in_the_bottom_row_ends_the_entry_there(page, site_url):
     page.keyboard.type("2.5")
     page.keyboard.press("Enter")
     state.W_head[-1, 1] = 2.5
-    expected = trace_head(state.W_head, cls=state.cls).logits
+    expected = np.array(reference_head(state.cls, state.W_head))
     page.wait_for_function(
         "([b, c, v]) => Math.abs(document.getElementById('heatmap-logits').data[0].z[b][c] - v)"
         " < 1e-12", arg=[0, 1, float(expected[0, 1])])

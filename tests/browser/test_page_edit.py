@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pycore.explorer import decode_fragment, default_state, preset
-from pycore.vit.trace import trace_head
+from reference import layer_norm_rows, reference_head
 
 from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
 
@@ -24,10 +24,11 @@ def test_editing_a_cls_cell_recomputes_every_stage(page, site_url):
     waited_ms = (time.monotonic() - start) * 1000
     state = default_state()
     state.cls[0, 1] = 4.5
-    t = trace_head(state.W_head, cls=state.cls)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), t.h_cls)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), t.h_hat, atol=1e-12)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), t.logits, atol=1e-12)
+    # against the head in plain Python (tests/reference.py), not pycore's own trace
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), state.cls)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), layer_norm_rows(state.cls), atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), reference_head(state.cls, state.W_head),
+                               atol=1e-12)
     # The link now carries the edit.
     np.testing.assert_array_equal(decode_fragment(page_fragment(page)).cls, state.cls)
     # The page's own measure of this edit (from its input event to the end of its redraw) lies
@@ -44,7 +45,7 @@ def test_editing_w_head_redraws_w_and_logits(page, site_url):
     state.W_head[3, 2] = -2
     np.testing.assert_array_equal(heatmap_z(page, "heatmap-w"), state.W_head)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+                               reference_head(state.cls, state.W_head), atol=1e-12)
 
 
 @pytest.mark.hosts("pyscript", "fallback")  # the fallback host too
@@ -106,7 +107,7 @@ def test_keyboard_only_editing(page, site_url):
     state = default_state()
     state.cls[1, 1] = 7
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+                               reference_head(state.cls, state.W_head), atol=1e-12)
     # The focused cell is visibly marked.
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("", "none")
@@ -177,7 +178,7 @@ def test_presets_and_reset(page, site_url):
     act(page, lambda: page.click("#load-preset"))
     state = preset("random", seed=5)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+                               reference_head(state.cls, state.W_head), atol=1e-12)
     act(page, lambda: page.click("#reset"))
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
                                [[0.8854, -1.3914, 1.5811], [0.2, -0.1, -1.4]], atol=5e-5)
@@ -194,7 +195,7 @@ def test_vit_b16_sized_head(page, site_url):
     state = preset("vit-b16")
     state.W_head[0, 0] = 1
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-9)
+                               reference_head(state.cls, state.W_head), atol=1e-9)
     # Keyboard navigation scrolls the virtual grid to far cells.
     page.get_by_label("W_head[0,0]", exact=True).focus()
     page.keyboard.press("Control+End")
@@ -217,7 +218,7 @@ def test_encoder_mode_edits(page, site_url):
     state = default_state()
     state.cls[0, 1] = 9
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+                               reference_head(state.cls, state.W_head), atol=1e-12)
     page.fill("#dim-N1", "3")
     act(page, lambda: page.click("#apply-dims"))
     assert heatmap_z(page, "heatmap-encoder").shape == (6, 4)
@@ -263,7 +264,7 @@ def test_each_grid_is_a_form_that_enter_never_submits(page, site_url):
     state = decode_fragment(page_fragment(page))
     assert state.W_head.tolist() == [[2.5]]
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+                               reference_head(state.cls, state.W_head), atol=1e-12)
 
 
 def test_the_tables_follow_each_edit_in_place_and_the_predicted_class_moves(page, site_url):
