@@ -25,11 +25,11 @@ from pycore.explorer.comparisons import of_kind
 from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
 from reference_vit import reference_encode
 
-from .engines import ENGINES, EngineError, launch
+from .engines import ENGINES, EngineError, axe, launch
 from .pagekit import model_pixels
 from .engines.kit import (alerts, active_label, cell, contrast, curve_drawn, edit, heatmap_z,
-                          layout_problems, load_state, luminance, renders, rgb, state_fragment,
-                          wait_ready, wait_render_after, watch)
+                          layout_problems, load_state, luminance, renders, rgb, SETTLED,
+                          state_fragment, wait_ready, wait_render_after, watch)
 
 pytestmark = [pytest.mark.browser]
 
@@ -117,8 +117,8 @@ class App:
     """The page booted once in one engine on one host; scenarios check what happened since
     they started (console errors, CSP reports)."""
 
-    def __init__(self, engine, base, reports):
-        self.engine, self.base, self.reports = engine, base, reports
+    def __init__(self, engine, base, reports, host="pyscript"):
+        self.engine, self.base, self.reports, self.host = engine, base, reports, host
         self.boot_error = None
         self.reports_at_boot = self.reports_seen = len(reports)
         self.errors_seen = 0
@@ -149,11 +149,19 @@ class App:
     def assert_clean(self):
         assert self.problems() == []
 
+    def assert_axe_clean(self, state):
+        """On the PyScript host (the page is the same on the fallback host): every WCAG 2.x A and AA
+        rule of axe-core on the page as it is now, in `state`; any violation fails, whatever its
+        impact; "incomplete" results are printed (docs/accessibility-checks.md)."""
+        if self.host == "pyscript":
+            found = axe.check(self.engine, axe.source(), state)
+            assert axe.violations([found]) == {}, axe.report(found)
+
 
 @pytest.fixture(scope="module")
 def app(engines, engine_name, host, reporting_sites):
     engine = engines.get(engine_name)
-    return App(engine, reporting_sites.url(host), reporting_sites.reports)
+    return App(engine, reporting_sites.url(host), reporting_sites.reports, host)
 
 
 # ---- scenarios on the booted page -----------------------------------------------------------
@@ -166,6 +174,7 @@ def test_boots_to_ready_without_console_errors_or_csp_violations(app, host):
         used, compiled = map(int, said.split(" of "))
         assert 1 <= used <= compiled, said
     assert alerts(engine) == ""
+    app.assert_axe_clean("the worked example, as booted")
     app.errors_seen, app.reports_seen = 0, app.reports_at_boot  # all since the navigation
     app.assert_clean()
 
@@ -319,6 +328,7 @@ def test_the_walk_through_steps(app):
     c = int(np.argmax(logits[0]))
     assert engine.evaluate(title) == "Step 5 of 7: one dot product: sample 0, class %d" % c
     assert walk_math(engine).endswith("%.4f" % (h_hat[0] @ W[:, c]))
+    app.assert_axe_clean("the walk-through at step 5 of 7")
     app.assert_clean()
 
 
@@ -511,6 +521,9 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     title = "(id) => document.querySelector('#' + id + ' .gtitle').textContent"
     assert engine.evaluate(title, "heatmap-pitfall") == TITLES["softmax_inside"]
     assert layout_problems(engine) == []
+    choose(engine, "variant", "affine")  # and another head beside it
+    app.assert_axe_clean("a mistake and another head chosen (900 x 720)")
+    choose(engine, "variant", "")
     choose(engine, "pitfall", "")
     app.assert_clean()
 
@@ -753,6 +766,7 @@ def test_a_fine_tune_step_is_sgd_written_here(app):
     np.testing.assert_allclose(drawn[-2:, 0], [steps, steps + 1], atol=0.1)
     np.testing.assert_allclose(drawn[-2:, 1], losses, atol=2 * per_pixel)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-w"), w1, rtol=1e-9, atol=1e-12)
+    app.assert_axe_clean("the fine-tuning panel: 60 samples loaded, a step taken")
     app.assert_clean()
 
 
@@ -824,6 +838,43 @@ def test_a_model_file_through_the_file_chooser_then_a_matrix_dropped(app, tmp_pa
     app.assert_clean()
 
 
+# ---- axe-core: the states no scenario above reaches (docs/accessibility-checks.md) ---------
+
+def load_preset(engine, name):
+    """Choose the preset `name` in the toolbar and press Load (a new session: every panel redrawn)."""
+    engine.evaluate("""(name) => { const s = document.getElementById('preset'); s.value = name;
+        s.dispatchEvent(new Event('change', { bubbles: true })); }""", name)
+    before = renders(engine)
+    engine.click("#load-preset")
+    wait_render_after(engine, before, timeout=90)
+    engine.wait_for(SETTLED, timeout=30)
+
+
+def test_axe_while_an_invalid_entry_is_typed_and_in_the_large_presets(app, host):
+    """axe-core's WCAG A/AA rules (App.assert_axe_clean) in the states no scenario above leaves
+    the page in: "abc" typed key by key into a cell; the full encoder output; the ViT-B/16
+    preset. (The others, on the way: the worked example as booted, a mistake and another head,
+    the walk-through, the fine-tuning panel; the dark scheme and the embed view in the tests
+    below that boot pages of their own.) Then a check that axe reports what it should in this
+    engine: a button without a name."""
+    if host != "pyscript":
+        pytest.skip("the page's markup is the same on the fallback host")
+    engine = app.start()
+    engine.click(cell("cls[0,0]"))
+    engine.type_keys("abc")
+    engine.wait_for("() => document.getElementById('alert').textContent.includes(\"'abc'\")")
+    app.assert_axe_clean("an invalid entry being typed")
+    engine.press("Escape")  # the entry undone (it never reached Python: no render)
+    engine.wait_for("(s) => document.querySelector(s).getAttribute('aria-invalid') !== 'true'",
+                    cell("cls[0,0]"))
+    load_preset(engine, "encoder")
+    app.assert_axe_clean("the full encoder output")
+    load_preset(engine, "vit-b16")
+    app.assert_axe_clean("the ViT-B/16 preset")
+    assert axe.catches_a_nameless_button(engine)
+    app.assert_clean()
+
+
 # ---- scenarios that boot a page of their own (last: they leave the shared one) --------------
 
 EVAL_DURING_BOOT = """() => { try { eval("1"); } catch (e) { window.__evalRefused = true; }
@@ -883,6 +934,9 @@ def test_dark_mode_is_legible_and_laid_out(engine_name, reporting_sites, request
         assert low == [], low
         assert layout_problems(engine) == []
         np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w)[1], rtol=0, atol=1e-12)
+        # and every WCAG A/AA rule of axe-core (docs/accessibility-checks.md)
+        dark = axe.check(engine, axe.source(), "dark mode, a link's state")
+        assert axe.violations([dark]) == {}, axe.report(dark)
         assert engine.console_errors() == []
     finally:
         engine.goto("about:blank")
@@ -893,7 +947,8 @@ def test_in_a_cross_origin_iframe_a_foreign_csp_violation_does_not_stop_the_boot
     """The explorer boots in an 800 x 600 iframe of another site while something else in its
     document (an extension, an automation tool) calls eval() again and again; each call is
     refused (no 'unsafe-eval') and is a violation the page did not cause. It must boot, and an
-    edit inside the frame must show NumPy's logits. (One boot checks both: each is a cold boot.)"""
+    edit inside the frame must show NumPy's logits. (One boot checks both: each is a cold boot.)
+    On the PyScript host, axe-core's WCAG A/AA rules then run in the frame: the embed view."""
     engine = app.engine
     reports = len(app.reports)
     engine.goto(course_site)  # its load: the frame's document has loaded, Python is starting
@@ -910,6 +965,7 @@ def test_in_a_cross_origin_iframe_a_foreign_csp_violation_does_not_stop_the_boot
         assert engine.evaluate("() => window.__evalRefused === true"), "eval() was not refused"
         found = [r.get("csp-report", r) for r in app.reports[reports:]]
         assert [violation(r) for r in found if r.get("blocked-uri") != "eval"] == []
+        app.assert_axe_clean("the embed view (?embed=1), an edit made, in an 800 x 600 cross-origin iframe")
     finally:
         engine.leave_frame()
 

@@ -668,67 +668,8 @@ def test_dimension_labels_are_words(page, site_url):
         assert word in name.lower(), (dim, name)
 
 
-@pytest.fixture(scope="session")
-def axe_source():
-    """axe-core's script, pinned in artifacts.json (npm) and fetched by the build's cache."""
-    from buildtools import manifest
-    from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
-    root = os.path.dirname(os.path.dirname(HERE))
-    art = manifest.load(os.path.join(root, "artifacts.json")).artifact("axe-core")
-    folder, _ = Cache(default_cache_dir(), log=lambda m: None,
-                      mirror=os.environ.get(MIRROR_ENV) or None).unpacked(art)
-    with open(os.path.join(folder, "axe.min.js"), encoding="utf-8") as f:
-        return f.read()
-
-
-def serious_violations(page, axe_source):
-    if not page.evaluate("() => typeof window.axe === 'object'"):
-        # Through the DevTools protocol, as Playwright evaluates a script: the page's
-        # Content-Security-Policy, which rightly refuses an inline script, does not apply to it,
-        # so axe-core runs in the page exactly as served.
-        page.evaluate(axe_source)
-        assert page.evaluate("() => typeof window.axe === 'object'"), "axe-core did not load"
-    found = page.evaluate("""async () => {
-        const r = await axe.run(document, {resultTypes: ['violations']});
-        return r.violations.map(v => ({id: v.id, impact: v.impact, nodes: v.nodes.length}));
-    }""")
-    return [v for v in found if v["impact"] in ("serious", "critical")], found
-
-
-STATES = ["default", "encoder", "pitfall", "invalid cell", "vit-b16"]
-
-
-def test_axe_finds_nothing_serious(page, site_url, context, axe_source):
-    """axe-core on the host's page in each state, from the worked example each time, then on the
-    embed view (another URL: a page of its own, booted in the host's context)."""
-    found = {}
-    try:
-        for state in STATES:
-            if state != "default":
-                load_link(page, worked_link())
-            found[state] = axe_in_state(page, axe_source, state)
-    finally:
-        page.evaluate("() => { delete window.axe; }")  # the reused page as the next test expects it
-    embed = context.new_page()  # closed after the test (conftest.py's `context`)
-    log = PageLog(embed)
-    open_explorer(embed, site_url, query="?embed=1")
-    found["embed"] = axe_in_state(embed, axe_source, "embed")
-    log.close()
-    log.assert_clean(site_url)
-    assert {state: serious for state, serious in found.items() if serious} == {}
-
-
-def axe_in_state(page, axe_source, state):
-    if state in ("encoder", "vit-b16"):
-        load_preset(page, state)
-    elif state == "pitfall":
-        act(page, lambda: page.locator("#pitfall").select_option(index=1))
-    elif state == "invalid cell":
-        type_keys(page, "cls[0,0]", "abc")
-        page.wait_for_function("() => document.getElementById('alert').textContent.length > 0")
-    serious, found = serious_violations(page, axe_source)
-    print("axe, %s state: %s" % (state, found or "no violations"))
-    return serious
+# axe-core (every WCAG 2.x A and AA rule, in Chromium, Firefox and WebKit, in each state):
+# tests/browser/test_engines.py, App.assert_axe_clean; docs/accessibility-checks.md.
 
 
 # ---- the boot tells the truth ------------------------------------------------------------------
