@@ -18,6 +18,7 @@ from buildtools.serve import serve_in_thread
 from pycore.explorer import preset
 from reference import WORKED_CLS, WORKED_W_HEAD, layer_norm_rows, reference_head
 
+from .figure_files import WATCH_LONG_TASKS, made_ms, png_size, save_figure, svg_figure
 from .pagekit import act, heatmap_z, open_explorer
 
 pytestmark = [pytest.mark.browser]
@@ -116,10 +117,35 @@ def test_the_core_session_runs_under_the_sites_policy(page, page_log, sites, sit
     page.locator("#step-list").scroll_into_view_if_needed()
     page.wait_for_function("() => document.querySelector('#step-list .katex')", timeout=30000)
     page.evaluate("document.fonts.ready")
+    if site_host == "pyscript":  # the page's own JavaScript, the same on both hosts
+        figures_of_the_largest_heatmap(page)
 
     assert page.evaluate("window.__violations") == []
     assert not [e for e in page_log.console_errors if "Content Security Policy" in e]
     page_log.assert_clean(url)
+
+
+def figures_of_the_largest_heatmap(page):
+    """The ViT-B/16 W_head (768 x 1000) saved for slides (js/figure-export.js), as SVG, PNG and
+    projector PNG: its cells go in as one image (one pixel per cell), nothing is loaded (the
+    policy's img-src is data: alone), each file is made well within a second, and no task holds
+    the page for long meanwhile (the PNGs are written a slice at a time)."""
+    page.evaluate(WATCH_LONG_TASKS)
+    made = {}
+    for fmt, size in [("svg", None), ("png", (1180, 742)), ("projector", (1920, 1080))]:
+        name, data = save_figure(page, "heatmap-w", fmt)
+        made[fmt] = made_ms(page, "heatmap-w")
+        if fmt == "svg":
+            svg = svg_figure(data.decode("utf-8"))
+            assert svg["images"] == 1 and "cell-number" not in svg["texts"]
+            assert svg["title"].startswith("W_head") and len(data) > 1e6
+        else:
+            assert len(data) > 1e6
+            if fmt == "projector":
+                assert png_size(data) == size
+    longest = page.evaluate("window.__longest")
+    print("\nthe largest heatmap's figures: made in %s ms; the longest task %.0f ms" % (made, longest))
+    assert longest < 500 and max(made.values()) < 5000, (made, longest)
 
 
 STRICTER = [

@@ -9,6 +9,7 @@ boot a page of their own, last.
 Each site is served with its own policy plus a report-uri, so that a CSP violation anywhere
 (the page, its workers, in any engine) reaches this server.
 """
+import base64
 import functools
 import json
 import os
@@ -26,6 +27,7 @@ from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
 from reference_vit import reference_encode
 
 from .engines import ENGINES, EngineError, axe, launch
+from .figure_files import png_looks, png_size, svg_figure
 from .pagekit import model_pixels
 from .engines.kit import (alerts, active_label, cell, contrast, curve_drawn, edit, heatmap_z,
                           layout_problems, load_state, luminance, renders, rgb, SETTLED,
@@ -531,6 +533,62 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
 def test_layout_at_desktop_size(app):
     engine = app.start()
     assert layout_problems(engine) == []
+    app.assert_clean()
+
+
+# A figure saved for slides (js/figure-export.js, js/figure-menu.js) takes the same path in every
+# engine, but each engine lays out its text, paints the canvas and deflates the PNG itself
+# (CompressionStream). The file the page hands to the browser is caught here (the Blob given
+# to URL.createObjectURL for the <a download> it clicks), not saved: Firefox's and WebKit's
+# drivers have no download to wait for, and the browser's save is the same for every file.
+CATCH_SAVES = """() => {
+    window.__saved = [];
+    const create = URL.createObjectURL, click = HTMLAnchorElement.prototype.click;
+    window.__restoreSaves = () => { URL.createObjectURL = create; HTMLAnchorElement.prototype.click = click; };
+    let last = null;
+    URL.createObjectURL = (blob) => { last = blob; return create.call(URL, blob); };
+    HTMLAnchorElement.prototype.click = function () {
+        if (!this.download) return click.call(this);
+        window.__saved.push([this.download, last]);
+    };
+}"""
+SAVED = """async (n) => {
+    const [name, blob] = window.__saved[n];
+    const bytes = new Uint8Array(await blob.arrayBuffer());
+    let text = '';
+    for (let i = 0; i < bytes.length; i += 8192) text += String.fromCharCode(...bytes.subarray(i, i + 8192));
+    return [name, btoa(text)];
+}"""
+
+
+def test_a_heatmap_saved_for_slides_as_svg_and_pngs(app, host):
+    if host == "fallback":
+        pytest.skip("the page's own JavaScript, the same on both hosts (the PyScript host's run checks it)")
+    engine = app.start()
+    engine.evaluate(CATCH_SAVES)
+    try:
+        for n, fmt in enumerate(["svg", "png", "projector"]):
+            engine.click("#heatmap-logits-download")
+            engine.wait_for("() => !document.getElementById('heatmap-logits-download-menu').hidden")
+            engine.click("#heatmap-logits-download-menu [data-format=%s]" % fmt)
+            engine.wait_for("(n) => window.__saved.length > n", n, timeout=10)
+        files = [engine.evaluate(SAVED, n) for n in range(3)]
+    finally:
+        engine.evaluate("() => window.__restoreSaves()")
+    names = [name for name, _ in files]
+    assert names == ["vit-head-logits.svg", "vit-head-logits.png", "vit-head-logits-1920x1080.png"]
+    svg_bytes, png, projector = (base64.b64decode(data) for _, data in files)
+    svg = svg_figure(svg_bytes.decode("utf-8"))
+    assert svg["title"] == "logits = h_hat @ W_head (B \u00d7 C)"
+    assert svg["texts"]["cell-number"] == ["%.2f" % v for v in head(CLS, W)[1].ravel()]
+    key = engine.evaluate("() => Array.from(document.querySelectorAll('#heatmap-logits + .colour-key > span'),"
+                          " (s) => s.textContent)")
+    assert [svg["texts"][k][0] for k in ("key-low", "key-mid", "key-high")] == key
+    assert png_size(png) == (2 * svg["width"], 2 * svg["height"])
+    assert png_size(projector) == (1920, 1080)
+    for data in (png, projector):
+        looks = png_looks(engine, data)  # the engine's own decoder reads what it wrote
+        assert looks["corner"][:3] == [255, 255, 255] and looks["inked"] > 0.1 and looks["colours"] > 8, looks
     app.assert_clean()
 
 

@@ -782,8 +782,9 @@ def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(page
 
 def _wrapped(title, width, size):
     """The titles' wrapping rule (js/heatmaps.js wrapTitle): greedy, at spaces, at most
-    floor((width - 12) / (0.6 * size)) characters per line (at least 16)."""
-    per_line = max(16, (width - 12) // (0.6 * size))
+    floor((width - 12 - 34) / (0.6 * size)) characters per line (at least 16), clear of the
+    "Download figure" button (34 px: js/figure-menu.js)."""
+    per_line = max(16, (width - 12 - 34) // (0.6 * size))
     lines, line = [], ""
     for word in title.split():
         if line and len(line) + 1 + len(word) > per_line:

@@ -17,6 +17,7 @@ import { component } from "./components.js";
 import { scrubField } from "./scrub.js";
 import { onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import { drawLineChart } from "./line-chart.js";
+import { figureMenu } from "./figure-menu.js";
 import * as offscreen from "./offscreen.js";
 import * as share from "./share.js";
 import { DIGITS_PRESET, FINETUNE_PRESET, MAX_RUN_STEPS, PANEL_IDS } from "./shared.js";
@@ -371,6 +372,9 @@ class FineTunePanel {
     });
   }
 }
+    // "Download figure" on each (js/figure-menu.js), hidden while there is no step
+    figureMenu($("loss-curve"));
+    figureMenu($("compare-curves"));
 
 const panel = new FineTunePanel();
 

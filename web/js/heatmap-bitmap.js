@@ -208,11 +208,21 @@ export function fillCells(ctx, bm, { left, top, spanX, spanY, sx, sy }) {
   return true;
 }
 
+/**
+ * How a heatmap prints a number on a cell: with the decimals of the spec's text format
+ * ("%{z:.2f}"), else in the short form of js/numbers.js (the figures saved for slides too:
+ * js/figure-export.js).
+ * @returns {(v: number) => string}
+ */
+export function cellNumberText(spec) {
+  const decimals = /%\{z:\.(\d+)f\}/.exec(spec.text_format || "");
+  return (v) => (decimals ? v.toFixed(Number(decimals[1])) : shortNumber(v));
+}
+
 // Each cell's number in its centre, in black or white, whichever contrasts more with the cell
 // (js/contrast.js: 4.58:1 at least), at the figure's cell-text size.
 function paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx, sy }, ratio) {
-  const decimals = /%\{z:\.(\d+)f\}/.exec(spec.text_format || "");
-  const text = (v) => (decimals ? v.toFixed(Number(decimals[1])) : shortNumber(v));
+  const text = cellNumberText(spec);
   const rgba = bm.image.data;
   const px = look().cellText;
   ctx.font = `${px * ratio}px system-ui, sans-serif`;

@@ -25,6 +25,7 @@ import { classNamesText, className, columnClass, hoverOver } from "./heatmap-hov
 import { colourBitmap, dropBitmap, paintBitmap, watchBitmap } from "./heatmap-bitmap.js";
 import { numbersTable } from "./heatmap-numbers.js";
 import { HEATMAP_IDS } from "./shared.js";
+import { figureMenu, hideFigureMenu } from "./figure-menu.js";
 
 // No mode bar: its buttons would be most of the page's Tab stops, and sit over the titles on a
 // phone. Zoom stays (drag a box, double-click to zoom out) where a mouse is.
@@ -44,9 +45,13 @@ function axis(title, n, colour) {
 }
 
 // Plotly never wraps a title: break a long one at spaces so that it fits the plot's width
-// (about 0.6 em per character); a figure whose width changes is drawn again (see widths).
+// (about 0.6 em per character), clear of the "Download figure" button at its right
+// (js/figure-menu.js: 28 px and a margin, 44 px on a touch screen, whose figures have a title
+// band that much taller: MENU_BAND); a figure whose width changes is drawn again (see widths).
+const MENU_ROOM = COARSE.matches ? 50 : 34;
+const MENU_BAND = COARSE.matches ? 14 : 0;
 function wrapTitle(text, width, size) {
-  const perLine = Math.max(16, Math.floor((width - 12) / (size * 0.6)));
+  const perLine = Math.max(16, Math.floor((width - 12 - MENU_ROOM) / (size * 0.6)));
   const lines = [];
   let line = "";
   for (const word of text.split(/ +/)) {
@@ -205,6 +210,7 @@ export function drawHeatmap(id, spec, m) {
     paintBitmap(el);
     shown.set(id, { figure, specText, spec, m, version: m.version || 0 });
     colourKey(el, spec, keyShown(m));
+    figureMenu(el); // "Download figure" (js/figure-menu.js), named with the title drawn
     return drawn;
   });
 }
@@ -258,9 +264,9 @@ function figureParts(el, id, spec, m) {
   const layout = {
     title: { text: title.text, font: { size: style.title, color: style.ink }, x: 0, xanchor: "left",
              y: 1, yref: "container", yanchor: "top", pad: { t: 4 + above + Math.ceil(extra / 2) } },
-    height: Math.round(height * (style.size / 11)) + extra + above,
+    height: Math.round(height * (style.size / 11)) + extra + above + (compact ? 0 : MENU_BAND),
     margin: compact ? { l: 8, r: 6, t: 22 + extra + above, b: 8 }
-      : { l: 10, r: 10, t: 30 + extra + above, b: 10 },
+      : { l: 10, r: 10, t: 30 + extra + above + MENU_BAND, b: 10 },
     // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
     // no room for both, and the plot's title and the hover say what rows and columns are.
     xaxis: Object.assign(axis(compact ? "" : spec.x_title, cols, style.ink),
@@ -311,6 +317,7 @@ function recolour(el, id, spec, m, before, title = null, back = false) {
   numbersTable(el, spec, m);
   colourKey(el, spec, keyShown(m));
   shown.set(id, { figure: before.figure, specText: JSON.stringify(spec), spec, m, version: m.version || 0 });
+  figureMenu(el);
   const update = title === null ? {} : { "title.text": title };
   if (back) {
     const shapes = allShapes(id, spec, m);
@@ -395,6 +402,7 @@ export function clearHeatmap(id) {
   const numbers = el && el.parentElement.querySelector("details.numbers-toggle");
   if (numbers) numbers.remove();
   if (el) dropBitmap(el);
+  if (el) hideFigureMenu(el);
   if (!el || !el.data) return;
   putZ(el, { z: null }); // Plotly.react diffs against its own copy of the trace, not el.data
   // What it showed, for a return to the same figure at the same size and look: a recolouring

@@ -124,6 +124,25 @@ export function drawLineChart(el, spec) {
   draw(el, state);
 }
 
+/**
+ * The chart `el` drawn again `width` px wide, in a copy off screen (a figure saved for a
+ * projector, js/figure-export.js), or null if it has nothing drawn; the caller removes it.
+ */
+export function chartCopy(el, width) {
+  const state = charts.get(el);
+  if (!state || !state.spec) return null;
+  const copy = html("div", "line-chart");
+  copy.id = `${el.id}-copy`;
+  Object.assign(copy.style, { position: "fixed", left: "-20000px", top: "0", width: `${width}px` });
+  const parts = { title: html("p", "chart-title"), svg: svg("svg", { class: "chart-plot" }),
+                  readout: html("p", "chart-readout"), legend: html("ul", "chart-legend") };
+  copy.replaceChildren(parts.title, parts.svg, parts.readout, parts.legend);
+  copy.data = el.data;
+  document.body.append(copy);
+  draw(copy, { parts, spec: state.spec, key: null, width, at: null, frame: null });
+  return copy;
+}
+
 function draw(el, state) {
   const { spec, parts } = state;
   const { size, title: titleSize } = look();
