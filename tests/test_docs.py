@@ -28,9 +28,10 @@ THIRD_PARTY = {"core.js", "pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", 
                "pyodide-lock.json", "package.json", "katex.min.js", "katex.min.css",
                "Node.js", "Plotly.js", "KaTeX.js", "Pyodide.js", "plotly-cartesian.min.js",
                "THIRD-PARTY-LICENSES.txt", "python_stdlib.zip"}
-# Files of the reader's own in the docs' examples (a model file, its script, an export, a course
-# site's folder).
-EXAMPLES = {"my_vit.npz", "write_vit.py", "vit-head-state.npz", "vit-head/index.html"}
+# Files of the reader's own in the docs' examples (a model file, its script, the exports the
+# page downloads, a course site's folder).
+EXAMPLES = {"my_vit.npz", "write_vit.py", "vit-head-state.npz", "vit-head-state.json",
+            "vit_head.py", "vit_head_training.py", "vit-head/index.html"}
 PATH = re.compile(r"(?<![\w./:~@-])((?:[\w.-]+/)*[\w.-]+\.(?:py|js|mjs|md|json|html|css|toml|npz|"
                   r"txt|sh|wasm|whl|zip))(?![\w/-])")
 

@@ -536,9 +536,16 @@ def test_every_panel_request_applies_fully_or_changes_nothing(requests):
 
 def test_the_converged_note_says_how_much_the_loss_fell_and_against_what():
     """A loss that nearly halved over the window, yet by under 1 % of its start: the note once
-    said it "fell by less than 1 % ... (0.0393 -> 0.0209)", which reads as false."""
+    said "Converged ... fell by less than 1 % ... (0.0393 -> 0.0209)", which reads as false. It
+    now says what the rule measured (the fall against the start: a flat curve on the chart)
+    and that the loss itself is still falling, by how much of its own value."""
     from pycore.explorer.finetune_run import converged
     losses = [2.3] + [0.0393] * 10 + list(np.linspace(0.0393, 0.0209, 21))
     text = converged(losses, [1.0] * len(losses))
-    assert "the loss fell by only 0.0184 (0.0393 \u2192 0.0209), under 1% of where it started " \
-           "(2.3)" in text, text
+    assert text.startswith("Play stopped at step 31: every sample is classified right"), text
+    assert "Converged" not in text and "converged" not in text
+    fell, own = 0.0393 - 0.0209, 100 * (0.0393 - 0.0209) / 0.0393  # 0.0184, 46.8 %
+    assert "over the last 20 steps the loss fell by %.3g (0.0393 \u2192 0.0209), under 1%% of " \
+           "where it started (2.3)" % fell in text, text
+    assert "still falling, by %.0f%% of its own value in those steps" % own in text, text
+    assert "%.0f" % own == "47"

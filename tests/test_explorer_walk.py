@@ -190,6 +190,23 @@ def test_the_panels_say_what_they_offer_and_name_sources_a_student_has():
         assert any(name in c.source for name in ("Dosovitskiy", "Devlin", "Ba et al."))
 
 
+def test_what_the_page_says_of_the_last_token_is_true_after_l_blocks():
+    """After L attention blocks the last token has mixed in the whole image, as the CLS token
+    has: it does not "describe one corner of the image". What is wrong with reading it is that
+    W_head was fitted to the CLS token's output (issue 47, item 8). Every such sentence: the
+    mistake's explanation, the walk-through's first step, the equations' first line."""
+    from pycore.explorer.tex import steps
+    s = Session()
+    s.handle({"op": "load", "fragment": ""})
+    said = [comparisons.find("last_position").explanation, walk(s, 0)["note"],
+            steps(s.state, s.trace, 0, 0)["items"][0]["note"]]
+    for text in said:
+        assert "corner" not in text and "describes" not in text, text
+        assert "whole image" in text or "last token's" in text, text
+        assert "W_head" in text and "fitted" in text, text
+    assert "After L attention blocks that token has mixed in the whole image" in said[0]
+
+
 def test_predicted_skips_nan_and_ranks_overflow():
     assert comparisons.predicted(np.array([[np.nan, 1.0, np.inf]])) == [2]
     line = comparisons.prediction_changes(np.array([[1.0, 0.0]]), np.array([[np.nan, np.nan]]))

@@ -56,8 +56,9 @@ def test_an_npz_of_numpy_arrays_becomes_the_state_and_its_real_head_is_offered()
     answer = s.handle({"op": "option", "name": "variant", "value": "model_head"})
     np.testing.assert_allclose(variant_output(s), real_head(CLS, W, GAMMA, BETA, BIAS, 1e-6),
                                rtol=0, atol=1e-12)
-    assert "State as .npz\u201d keeps them" in s.handle({"op": "export", "format": "json"})[
-        "export"]["title"]
+    about = s.handle({"op": "export", "format": "json"})["export"]["about"]
+    assert "(not the model file's \u03b3, \u03b2, bias, class names: \u201cState as .npz\u201d " \
+           "keeps them)" in about
     answer, _ = open_file(Session(), "lecture.npz", data)
     assert answer["labels"]["classes"][:2] == ["class 0 \u00b7 cat", "class 1 \u00b7 dog"]
     assert "lecture.npz" in answer["file"]["summary"] and "W_head (8 \u00d7 5)" in answer["file"]["summary"]
@@ -169,3 +170,30 @@ def test_the_state_as_npz_loads_back_bit_for_bit():
     for session in (s, back):
         assert session.handle({"op": "option", "name": "variant", "value": "model_head"})["ok"]
     assert s.matrices["variant"].tobytes() == back.matrices["variant"].tobytes()
+
+
+def test_a_long_class_name_is_cut_after_a_whole_part_and_kept_whole():
+    """A class name past 60 characters is shown cut after its last whole part, with an
+    ellipsis ("...German police dog, als." once: cut mid-word); the whole name stays in the
+    state, in the labels' class_titles (the page's hover and each name's title) and in the
+    state's .npz (issue 47, item 8)."""
+    whole = "German shepherd, German shepherd dog, German police dog, alsatian"
+    names = np.array(["cat", whole, "a", "b", "c"])
+    s = Session()
+    answer, _ = open_file(s, "m.npz", npz_bytes(W_head=W, cls=CLS, class_names=names))
+    assert answer["ok"], answer["error"]
+    labels = answer["labels"]
+    assert labels["classes"][:2] == ["class 0 \u00b7 cat", "class 1 \u00b7 German shepherd, "
+                                     "German shepherd dog, German police dog\u2026"]
+    assert labels["class_titles"][1] == "class 1 \u00b7 " + whole
+    assert labels["class_titles"][0] == labels["classes"][0]
+    # the prediction and the top-k table's words read the short one; nothing cut mid-word
+    text = " ".join(labels["classes"])
+    assert ", als" not in text and "alsatian" not in text
+    out = s.handle({"op": "export", "format": "npz"})["export"]
+    with np.load(__import__("io").BytesIO(base64.b64decode(out["text"])), allow_pickle=False) as f:
+        assert list(f["class_names"]) == list(names)
+    # names that all fit have no titles of their own
+    answer, _ = open_file(Session(), "m.npz", npz_bytes(W_head=W, cls=CLS,
+                                                        class_names=np.array(list("vwxyz"))))
+    assert answer["labels"]["class_titles"] is None

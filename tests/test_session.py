@@ -315,6 +315,34 @@ def test_exports_reproduce_the_logits():
     assert "W_head" in state and ("cls" in state or "encoder_output" in state)
 
 
+def test_each_export_names_its_file_and_says_what_it_holds():
+    """Every export is saved as a file (issue 47, item 7): its name, and the words the page
+    says when it is saved or copied, with this state's sizes; the run's too."""
+    s = Session()
+    s.handle({"op": "preset", "name": "encoder"})   # B = 2, N+1 = 5, D = 4, C = 3
+    expected = {
+        "json": ("vit-head-state.json", "application/json",
+                 "W_head (4 \u00d7 3), the encoder output (2 \u00d7 5 \u00d7 4) and the page's "
+                 "settings as JSON, every number in full"),
+        "numpy": ("vit_head.py", "text/x-python",
+                  "a Python script that rebuilds W_head (4 \u00d7 3) and the encoder output "
+                  "(2 \u00d7 5 \u00d7 4), computes the head with NumPy alone and prints these "
+                  "2 \u00d7 3 logits"),
+        "csv": ("logits.csv", "text/csv", "the 2 \u00d7 3 logits, a header and then one row "
+                "per sample, one column per class, every number in full"),
+        "npz": ("vit-head-state.npz", "application/octet-stream",
+                "W_head (4 \u00d7 3), the encoder output (2 \u00d7 5 \u00d7 4) and the labels "
+                "as NumPy arrays, bit for bit; \u201cYour model\u2026\u201d opens it again")}
+    for fmt, (filename, mime, about) in expected.items():
+        out = s.handle({"op": "export", "format": fmt})["export"]
+        assert (out["filename"], out["mime"], out["about"]) == (filename, mime, about), fmt
+    s.handle({"op": "preset", "name": "finetune"})
+    s.handle({"op": "train", "n": 3})
+    out = s.handle({"op": "export", "format": "training"})["export"]
+    assert out["filename"] == "vit_head_training.py" and out["about"] == (
+        "a Python script that replays the run's 3 steps with NumPy alone and prints its losses")
+
+
 def test_unknown_requests_are_refused_not_raised():
     s = Session()
     for request in (None, {}, {"op": 3}, {"op": "fly"}, {"op": "export", "format": "pdf"},

@@ -49,8 +49,9 @@ def run_module(tmp_path, script):
 def test_the_generated_module_holds_every_value_of_shared_py(tmp_path):
     got = run_module(tmp_path, 'import * as shared from "./shared.js";\n'
                                'console.log(JSON.stringify(shared));\n')
-    assert set(EXPORTED) == {"LINK_MAX", "MAX_RUN_STEPS", "HEATMAP_IDS", "PANEL_IDS", "PRESETS",
-                             "DEFAULT_PRESET", "FINETUNE_PRESET", "DIGITS_PRESET"}
+    assert set(EXPORTED) == {"LINK_MAX", "LINK_SHARE_MAX", "MAX_RUN_STEPS", "HEATMAP_IDS",
+                             "PANEL_IDS", "PRESETS", "DEFAULT_PRESET", "FINETUNE_PRESET",
+                             "DIGITS_PRESET"}
     assert {k: v for k, v in got.items()} == json.loads(json.dumps(EXPORTED))
 
 
@@ -129,6 +130,7 @@ def test_no_page_script_keeps_its_own_copy_of_a_shared_value():
         text = open(path, encoding="utf-8").read()
         name = os.path.relpath(path, ROOT)
         assert not re.search(r"\b(100000|100001)\b", text), name  # LINK_MAX
+        assert not re.search(r"[<>]=?\s*2(000|e3|_000)\b", text), name  # LINK_SHARE_MAX
         assert not re.search(r"\bMAX_RUN_STEPS\s*=", text), name
         assert hosts.PYTHON_DIR not in text, name
         # the encoder's stacked row b*(N+1)+t, or its inverse, written out again

@@ -23,6 +23,7 @@ import json
 import os
 
 from . import digits
+from .model_file import short_name
 
 FILE_NAME = "imagenet_classes.json"
 """Written by the build next to bridge.py: ``{"names": [1000 strings], "source": {...}}``."""
@@ -106,9 +107,40 @@ def class_names(state):
     (the index stays: it is W_head's column).
     """
     names = digits.class_names(state)
-    model_names = (state.model or {}).get("class_names")
-    if names is None and model_names is not None and len(model_names) == state.C:
-        names = ["class %d \u00b7 %s" % (c, n) for c, n in enumerate(model_names)]
+    model_names = _model_names(state)
+    if names is None and model_names is not None:
+        names = ["class %d \u00b7 %s" % (c, short_name(n)) for c, n in enumerate(model_names)]
     if names is None and _labelled and is_vit_b16_head(state):
         names = list(_labelled)  # a copy of the list (a few microseconds): callers may keep it
     return names
+
+
+def _model_names(state):
+    names = (state.model or {}).get("class_names")
+    return names if names is not None and len(names) == state.C else None
+
+
+def class_titles(state):
+    """The classes' whole names where :func:`class_names` shows some cut short (a model file's
+    names past ``model_file.NAME_CHARS`` characters, cut after a whole word with an ellipsis),
+    else None: the page's hover and each name's title say the whole name.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> state = default_state()
+    >>> state.model = {"class_names": ["cat", "German shepherd, German shepherd dog, "
+    ...                                "German police dog, alsatian", "dog"]}
+    >>> class_names(state)[1]
+    'class 1 \u00b7 German shepherd, German shepherd dog, German police dog\u2026'
+    >>> class_titles(state)[1]
+    'class 1 \u00b7 German shepherd, German shepherd dog, German police dog, alsatian'
+    >>> state.model = {"class_names": ["cat", "German shepherd", "dog"]}
+    >>> class_titles(state) is None
+    True
+    """
+    names = _model_names(state)
+    if names is None or digits.class_names(state) is not None \
+            or all(short_name(n) == n for n in names):
+        return None
+    return ["class %d \u00b7 %s" % (c, n) for c, n in enumerate(names)]

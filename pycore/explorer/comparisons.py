@@ -103,12 +103,13 @@ COMPARISONS = (
     Comparison(
         "last_position", "pitfall", "Position -1 instead of 0", (
             "The head must read the CLS token, which ViT puts at position 0 of the sequence: "
-            "h_cls = z_L[:, 0, :]. Taking position -1 reads the last patch token instead, a "
-            "vector that began as one corner of the image: after L attention blocks it has mixed "
-            "in the rest too, but the head was trained to read the CLS token, not it. With the CLS "
-            "rows "
-            "alone there is a single position, where -1 and 0 coincide, so choosing this mistake "
-            "switches the input to the full encoder output."),
+            "h_cls = z_L[:, 0, :]. Taking position -1 reads the last patch token instead. After "
+            "L attention blocks that token has mixed in the whole image as the CLS token has, "
+            "so it is not a view of one patch; but it is another vector: training made only the "
+            "CLS token's output the one the head reads, and fitted W_head to it, so W_head's "
+            "logits of the last token mean nothing. With the CLS rows alone there is a single "
+            "position, where -1 and 0 coincide, so choosing this mistake switches the input to "
+            "the full encoder output."),
         PAPER + ", Eq. 1 and 4: the class token is prepended at position 0, and the head "
                 "reads its output.", "encoder", _mistake(pitfalls.last_position)),
     Comparison(

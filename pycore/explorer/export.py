@@ -1,10 +1,11 @@
-"""Exports: runnable NumPy code, the logits as CSV, the state as pretty JSON."""
+"""Exports: runnable NumPy code, the logits as CSV, the state as pretty JSON; and what each
+export's file holds, in words (:func:`about`)."""
 
 import numpy as np
 
 from .link import js_json
 from .recipes import sparse_recipe
-from .state import real_head
+from .state import dims_text, real_head
 from .state_json import COMPACT_MIN, state_to_json
 
 _HEAD_CODE = '''
@@ -181,3 +182,67 @@ def state_json_text(state):
     _pretty(obj, 0, out)
     out.append("\n")
     return "".join(out)
+
+
+MODEL_EXTRAS = {"ln_gamma": "\u03b3", "ln_beta": "\u03b2", "b_head": "bias",
+                "class_names": "class names", "hidden_cls": "CLS rows at every depth"}
+"""A model file's arrays beside W_head and the inputs, as the words below name them."""
+
+
+def model_extras(state):
+    """The names of the model file's extras the state holds (γ, β, bias, class names):
+    what the .npz keeps and the JSON leaves out."""
+    model = state.model or {}
+    return [word for role, word in MODEL_EXTRAS.items() if model.get(role) is not None]
+
+
+def _inputs_words(state):
+    what = "the CLS vectors" if state.input_key == "cls" else "the encoder output"
+    return "%s (%s)" % (what, dims_text(state.inputs.shape))
+
+
+def about(state, fmt, run=None):
+    """What an export's file holds, in words: the page says it when the file is saved or its
+    text copied ("Downloaded vit_head.py (1.4 kB): a Python script that ...").
+
+    Parameters
+    ----------
+    state : ExplorerState
+    fmt : str
+        "json", "numpy", "csv", "npz", or "training" (with ``run``, a finetune_run.Run).
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> about(default_state(), "csv")
+    'the 2 \u00d7 3 logits, a header and then one row per sample, one column per class, every number in full'
+    >>> about(default_state(), "numpy").endswith("prints these 2 \u00d7 3 logits")
+    True
+    """
+    B, C = state.B, state.C
+    w = "W_head (%s)" % dims_text(state.W_head.shape)
+    inputs = _inputs_words(state)
+    extras = model_extras(state)
+    if fmt == "json":
+        text = "%s, %s and the page's settings as JSON, every number in full" % (w, inputs)
+        if extras:
+            text += (" (not the model file's %s: \u201cState as .npz\u201d keeps them)"
+                     % ", ".join(extras))
+        return text
+    if fmt == "numpy":
+        head = (" (the model file's own: LayerNorm with its \u03b3 and \u03b2, then its bias)"
+                if real_head(state) is not None else "")
+        return ("a Python script that rebuilds %s and %s, computes the head%s with NumPy alone "
+                "and prints these %d \u00d7 %d logits" % (w, inputs, head, B, C))
+    if fmt == "csv":
+        return ("the %d \u00d7 %d logits, a header and then one row per sample, one column per "
+                "class, every number in full" % (B, C))
+    if fmt == "npz":
+        kept = [w, inputs, "the labels"] + (["the model file's %s" % ", ".join(extras)]
+                                            if extras else [])
+        return ("%s and %s as NumPy arrays, bit for bit; \u201cYour model\u2026\u201d opens "
+                "it again" % (", ".join(kept[:-1]), kept[-1]))
+    if fmt == "training":
+        return ("a Python script that replays the run's %d step%s with NumPy alone and prints "
+                "its losses" % (run.steps, "" if run.steps == 1 else "s"))
+    raise ValueError("no export %r" % (fmt,))

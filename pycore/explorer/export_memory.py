@@ -45,9 +45,9 @@ pieces and the joined text; once sent, the text and the answer's JSON (session.a
 SLACK_MB = 3.0
 """The rest of an export: the title and code around the numbers, one row's Python floats."""
 
-NAMES = {"json": "\u201cState as JSON\u201d", "numpy": "\u201cCopy as NumPy code\u201d",
+NAMES = {"json": "\u201cState as JSON\u201d", "numpy": "\u201cNumPy code\u201d",
          "csv": "\u201cLogits as CSV\u201d", "npz": "\u201cState as .npz\u201d",
-         "training": "\u201cExport the run as NumPy code\u201d"}
+         "training": "\u201cDownload the run as NumPy code\u201d"}
 """Each export format as the page's button names it."""
 
 

@@ -29,6 +29,7 @@ from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
 from .cells import format_number, parse_cell
 from .comparisons import page_trace
 from .errors import StateError
+from .export import about
 from .finetune_export import training_code
 from .finetune_run import OPTIMIZER_NAMES, Run, converged, reading
 from .shared import HEATMAP_IDS, MAX_RUN_STEPS
@@ -430,7 +431,8 @@ class FineTune(object):
                              "\u201cFine-tune the head\u201d first.")
         return {"text": training_code(run), "mime": "text/x-python",
                 "filename": "vit_head_training.py",
-                "title": "NumPy code that reproduces the training run's losses"}
+                "title": "NumPy code that reproduces the training run's losses",
+                "about": about(state, "training", run)}
 
     # -- the answer
 

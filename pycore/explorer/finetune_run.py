@@ -321,19 +321,20 @@ CONVERGED_WINDOW = 20
 def converged(losses, accuracies, window=CONVERGED_WINDOW):
     """Whether Play has nothing more to show, in words (None: it has).
 
-    The correct head has converged when every sample is classified right and, over the last
-    ``window`` steps, the loss fell by less than 1% of its value at step 0: on the chart (whose
-    scale is set by that start) the curve is flat. Cross-entropy on separable data keeps
-    falling towards 0 for ever, so its own relative fall never stops. A loss that has not
-    changed at all over the window (stuck, any accuracy) also ends Play.
+    Play stops when every sample is classified right and, over the last ``window`` steps, the
+    loss fell by less than 1% of its value at step 0: on the chart (whose scale is set by that
+    start) the curve is flat. The loss itself has not converged then: with every sample right,
+    cross-entropy keeps falling towards 0 as W_head grows, for as long as it trains, and may
+    still halve in those steps; the words say so, with both falls. A loss that has not changed
+    at all over the window (stuck, any accuracy) also ends Play.
 
     Examples
     --------
     >>> losses = [2.3] + [1.0 / (1 + t) for t in range(200)]
     >>> converged(losses[:40], [1.0] * 40) is None         # still falling fast
     True
-    >>> converged(losses, [1.0] * 201)[:29]
-    'Converged at step 200: every '
+    >>> converged(losses, [1.0] * 201)[:31]
+    'Play stopped at step 200: every'
     >>> converged(losses, [0.9] * 201) is None             # a sample still wrong
     True
     >>> converged([2.3, 1.0, 0.5], [0.1, 0.5, 1.0]) is None    # too few steps to tell
@@ -346,14 +347,22 @@ def converged(losses, accuracies, window=CONVERGED_WINDOW):
         return None
     steps = len(losses) - 1
     if accuracies[-1] >= 1.0 and then - now < 0.01 * start:
-        return ("Converged at step %d: every sample is classified right, and over the last %d "
-                "steps the loss fell by only %s (%s \u2192 %s), under 1%% of where it started "
-                "(%s): on the chart the curve is flat. Play stopped; Step goes on."
-                % (steps, window, _g(then - now), _g(then), _g(now), _g(start)))
+        own = 100.0 * (then - now) / then if then > 0 else 0.0
+        return ("Play stopped at step %d: every sample is classified right, and the loss curve "
+                "is flat at its chart's scale: over the last %d steps the loss fell by %s "
+                "(%s \u2192 %s), under 1%% of where it started (%s). The loss itself is still "
+                "falling, by %s%% of its own value in those steps: with every sample right, "
+                "cross-entropy keeps falling towards 0 as W_head grows. Step goes on."
+                % (steps, window, _g(then - now), _g(then), _g(now), _g(start), _percent(own)))
     if abs(then - now) <= 1e-9 * max(abs(start), 1e-300):
         return ("The loss has not changed over the last %d steps (%s): Play stopped. A larger "
                 "learning rate, or Reset, may move it." % (window, _g(now)))
     return None
+
+
+def _percent(x):
+    """A share in %: whole numbers from 1 on, two significant digits below."""
+    return "%.0f" % x if x >= 1 else "%.2g" % x
 
 
 # ---- what the side-by-side curves show, in words ------------------------------------------

@@ -48,7 +48,11 @@ RANKS = {"W_head": 2, "cls": 2, "encoder_output": 3, "labels": 1, "class_names":
 DEPTHS_MAX = 65  # hidden_cls's L+1 at most: a ViT-H/14 has 32 blocks, ViT-22B 48
 EXPECTED = ("W_head (D, C) with cls (B, D) or encoder_output (B, N+1, D), as in docs/own-model.md; "
             "or timm's head.weight or Hugging Face's classifier.weight (C, D)")
-NAME_CHARS = 60  # a class name is cut to this many characters
+NAME_CHARS = 60
+"""A class name is shown in at most this many characters (:func:`short_name`, in the page's text,
+tables and selects); the page keeps the whole name for its hover and the name's title."""
+NAME_KEPT_CHARS = 300
+"""A class name is kept in at most this many characters (ImageNet-21k's longest has about 200)."""
 INPUT_KEYS = ("cls", "encoder_output")
 
 
@@ -264,7 +268,8 @@ def read_model(name, size, parts, state, target=None):
         arr = entry.load()
         if role == "class_names":
             arrays[role] = [short_name((v.decode("utf-8", "replace") if isinstance(v, bytes)
-                                        else str(v)).strip()) for v in arr.tolist()]
+                                        else str(v)).strip(), NAME_KEPT_CHARS)
+                            for v in arr.tolist()]
         elif role == "labels":
             arrays[role] = arr.astype(np.int64)
         else:

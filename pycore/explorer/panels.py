@@ -14,7 +14,7 @@ from ..vit.readout import logit_lens, top_k
 from ..vit.trace import trace_head
 from . import digits
 from .cells import format_number
-from .class_names import class_names
+from .class_names import class_names, class_titles
 from .digit_images import hidden_cls
 from .editing import DEFAULT_N
 from .state import hidden_cls_of, real_head
@@ -241,7 +241,8 @@ def labels(state):
     """The names of the samples and the classes (sent to the page when they change).
 
     A state may name its classes: the tiny ViT's W_head (the real-ViT mode) has the digits
-    "0".."9" (pycore/explorer/digits.py); any other is numbered.
+    "0".."9" (pycore/explorer/digits.py); any other is numbered. ``class_titles``: the whole
+    names where some are shown cut short (a model file's long names), else None.
 
     Examples
     --------
@@ -250,7 +251,8 @@ def labels(state):
     ['class 0', 'class 1', 'class 2']
     """
     return {"samples": ["sample %d" % i for i in range(state.B)],
-            "classes": class_names(state) or ["class %d" % i for i in range(state.C)]}
+            "classes": class_names(state) or ["class %d" % i for i in range(state.C)],
+            "class_titles": class_titles(state)}
 
 
 LENS_CLASSES_MAX = 20

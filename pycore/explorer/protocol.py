@@ -113,8 +113,9 @@ ENVELOPE = {
                 "for later (their 'later'); the next answer whose request does not name them "
                 "brings them, as does catch_up",
     "host": "the Python and NumPy the page runs on (in the answer to 'load')",
-    "export": "{text, mime, filename, title, base64}: an export (base64 true: text is the "
-              "file's bytes in base64, the .npz)",
+    "export": "{text, mime, filename, title, about, base64}: an export, saved as a file under "
+              "its filename (base64 true: text is the file's bytes in base64, the .npz); about "
+              "says what the file holds, in words",
     "file": "{need, summary}: a model file being read: need the [[offset, length], ...] byte "
             "ranges to send next (nothing changed yet), or null once it is loaded, and summary "
             "one line saying what was loaded",
@@ -159,7 +160,8 @@ FINETUNE = {
     "start_note": "what the start setting means for the run's first loss, with this C",
     "run": "null (no run: the curves are empty) or {id, steps, loss: [step 0 first, then after "
            "each update], accuracy: [...], compare: [{head, name, loss, own, stopped}], "
-           "converged: null or the words that say the run has converged (Play stops)}",
+           "converged: null or the words that say why Play stops: every sample right and the "
+           "loss curve flat on its chart, or the loss unchanged}",
     "reading": "one line: what the side-by-side curves show at the run's last step",
     "why": "why, when the numbers show what the math predicts ('' otherwise)",
     "gradient_note": "why the heatmap of dW_head is hidden, or null when it is drawn",

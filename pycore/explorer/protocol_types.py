@@ -107,7 +107,7 @@ TYPEDEFS = [
         ("host", True, "string",
          ""),
         ("export", True,
-         "{text: string, mime: string, filename: string, title: string, base64: "
+         "{text: string, mime: string, filename: string, title: string, about: string, base64: "
          "(boolean|undefined)}",
          ""),
         ("file", True, "{need: ?Array<[number, number]>, summary: ?string}",

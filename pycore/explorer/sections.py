@@ -348,9 +348,10 @@ SECTIONS = (
                  "(too long for a URL; past 12,500 edits of a preset's matrix, which is known "
                  "without spelling the link out)")}),
     Section("labels", frozenset((STATE, TRAINED)), _labels, {
-        "labels": ("{samples: string[], classes: string[]}",
-                   "{samples, classes}: the names of the rows and columns, sent when they "
-                   "change")}),
+        "labels": ("{samples: string[], classes: string[], class_titles: ?string[]}",
+                   "{samples, classes, class_titles}: the names of the rows and columns, sent "
+                   "when they change; class_titles null, or the classes' whole names where some "
+                   "in classes are cut short (for the hover and each name's title)")}),
     Section("head", frozenset((STATE,)), _head, {
         "head": ("?{shown: string, text: string}",
                  "{shown, text}: which head the pipeline shows ('model': the model file's own, "

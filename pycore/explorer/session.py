@@ -331,10 +331,6 @@ class Session(object):
         if fmt == "json":
             out = {"text": export.state_json_text(self.state), "mime": "application/json",
                    "filename": "vit-head-state.json", "title": "The state as JSON"}
-            if model_file.has_real_head(self.state.model) or (self.state.model or {}).get(
-                    "class_names"):  # JSON holds W_head and the inputs, not a model's extras
-                out["title"] += (" (without the model file's \u03b3, \u03b2, bias and class "
-                                 "names: \u201cState as .npz\u201d keeps them)")
         elif fmt == "numpy":
             out = {"text": export.numpy_code(self.state), "mime": "text/x-python",
                    "filename": "vit_head.py", "title": "NumPy code that reproduces the logits"}
@@ -350,6 +346,8 @@ class Session(object):
         else:
             raise StateError("Unknown export format %s (json, numpy, csv, npz or training)."
                              % shown(fmt))
+        if fmt != "training":  # the run's says its own (finetune.export)
+            out["about"] = export.about(self.state, fmt)
         return {"ok": True, "export": out}
 
     def op_open_file(self, request):
@@ -485,7 +483,8 @@ class Session(object):
         if self.state.model is not None:  # gamma, beta, bias and names have no place in a link
             return {"fragment": None, "pending": False,
                     "note": "This state comes from a model file, %s: too much for a link. Save "
-                            "it with \u201cState as .npz\u201d, which loads back exactly."
+                            "it with \u201cState as .npz\u201d, which \u201cYour model\u2026\u201d "
+                            "loads back exactly."
                             % self.state.model["file"][:60]}
         dense = self._dense_numbers()
         if pending_allowed and dense > SYNC_LINK_NUMBERS:
@@ -501,7 +500,9 @@ class Session(object):
             size = "{:,}".format(len(fragment) // 1000)
         return {"fragment": None, "pending": False,
                 "note": "This state holds %s typed-in numbers: too many for a link (it would be "
-                        "%s kB long). Save it with \u201cState as JSON\u201d instead."
+                        "%s kB long). Save it with \u201cState as .npz\u201d instead, which "
+                        "\u201cYour model\u2026\u201d loads back exactly, or \u201cState as "
+                        "JSON\u201d."
                         % ("{:,}".format(dense), size)}
 
     def _answer(self, changed, steps=True, grids=True, link_later=False, live=False,

@@ -18,6 +18,12 @@ LINK_MAX = 100000
 MB, but mail, chat and course platforms cut links far shorter; the page offers a larger state
 as JSON instead (pycore/explorer/session.py). The page skips its preview of a longer link."""
 
+LINK_SHARE_MAX = 2000
+"""The longest link (the whole address) Copy link copies without asking. A longer one opens in
+the browser, up to :data:`LINK_MAX`, but email clients, chat and course platforms (an LMS's link
+field) cut or refuse links past about 2,000 characters: Copy link then says how long it is and
+why, offers the state as .npz or JSON instead, and copies it only if asked (web/js/share.js)."""
+
 MAX_RUN_STEPS = 1000
 """Steps in one fine-tuning run; the curves travel whole in each answer, so they stay short.
 The page stops playing a run that reached it."""

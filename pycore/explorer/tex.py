@@ -98,7 +98,8 @@ def steps(state, trace, sample, cls, decimals=4):
     items = [
         {"title": "1. Take the CLS token (position 0)",
          "tex": r"h_{\mathrm{cls}} = %s = %s" % (source, vector(h, decimals, wrap=False)),
-         "note": "Position 0, never the last token and never a mean over tokens."},
+         "note": "Position 0 only: W_head was fitted to the CLS token's output, not to the "
+                 "last token's or to a mean over tokens."},
         {"title": "2. LayerNorm over the D = %d features" % D,
          "tex": (r"\mu = %s,\quad \sigma^2 = %s,\quad \hat h = \frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = %s"
                  % (fmt(trace.mean[b]), fmt(trace.var[b]), vector(h_hat, decimals, wrap=False))),

@@ -98,7 +98,8 @@ def section(state, trace, prediction_notes=(), classes=None):
             source = r"\text{cls}[%d]" % b
             highlights = cls_rect
             note = ("The head reads only the CLS token's output, position 0 of the sequence: "
-                    "never the last token, never a mean over tokens.")
+                    "W_head was fitted to it, not to the last token (which has mixed in the "
+                    "whole image too) nor to a mean over tokens.")
         tex = r"h = %s = %s" % (source, vector(h))
         title = "the CLS token of sample %d" % b
     elif key == "mean":

@@ -83,6 +83,15 @@ def act(page, action):
     wait_render_after(page, before)
 
 
+def download(page, action):
+    """Run `action()` (a click) and return the download it starts: (its file name, its bytes)."""
+    with page.expect_download() as info:
+        action()
+    saved = info.value
+    with open(saved.path(), "rb") as f:
+        return saved.suggested_filename, f.read()
+
+
 def alert_text(page):
     box = page.locator("#alert")
     return box.inner_text() if box.is_visible() else ""

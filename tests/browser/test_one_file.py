@@ -3,8 +3,11 @@ folder and opened from disk (file://) in each engine, and served alone by a plai
 under a learning platform's policy. What it shows is checked against NumPy written out here.
 
 One boot per engine covers the lot (ready, exact logits from a #state= link, a typed edit, a
-paste, an export run as Python, Copy link, the docs opened on the page and closed again); a
-damaged and a cut-short copy each boot to their message in Chromium.
+paste, an export downloaded and one copied and run as Python, Copy link, the docs opened on the
+page and closed again); a damaged and a cut-short copy each boot to their message in Chromium.
+Copy writes each engine's real clipboard, read back by a real paste; a download is caught where
+the page hands it to the browser (its anchor's click: the file's name and bytes), since the
+engines save files to disk each their own way (Chromium's real download: test_page_export.py).
 """
 import contextlib
 import functools
@@ -58,6 +61,39 @@ def one_file(sites, tmp_path_factory):
     return folder / FILE
 
 
+# The page's downloads caught where it hands them to the browser: the anchor it clicks, with the
+# Blob its URL was made from (read here; not saved to disk).
+CATCH_DOWNLOADS = """() => {
+    window.__saved = [];
+    const blobs = new Map(), make = URL.createObjectURL;
+    URL.createObjectURL = (blob) => { const url = make.call(URL, blob); blobs.set(url, blob); return url; };
+    const click = HTMLAnchorElement.prototype.click;
+    HTMLAnchorElement.prototype.click = function () {
+        if (!this.download || !blobs.has(this.href)) return click.call(this);
+        const entry = { name: this.download, inDocument: this.isConnected, text: null };
+        window.__saved.push(entry);
+        blobs.get(this.href).text().then((t) => { entry.text = t; });
+    };
+}"""
+
+
+def toast(engine):
+    return engine.evaluate("() => document.getElementById('toast').textContent")
+
+
+def paste_back(engine):
+    """What the engine's clipboard holds, pasted (Control+V) into a text area made for it."""
+    engine.evaluate("""() => { const a = document.createElement('textarea');
+        a.id = '__pasted'; a.style.cssText = 'position:fixed;left:0;top:0;width:6em;height:2em;z-index:2147483647';
+        document.body.append(a); a.focus(); }""")
+    try:
+        engine.press("Control+V")
+        engine.wait_for("() => document.getElementById('__pasted').value.length > 0", timeout=10)
+        return engine.evaluate("() => document.getElementById('__pasted').value")
+    finally:
+        engine.evaluate("() => document.getElementById('__pasted').remove()")
+
+
 def wait_for_alert(engine, timeout=20.0):
     engine.wait_for("() => document.documentElement.dataset.bootFailed === 'true'", timeout=timeout)
     return alerts(engine)
@@ -86,22 +122,29 @@ def test_the_file_alone_from_disk_does_what_the_page_does(engines, engine_name, 
     np.testing.assert_array_equal(heatmap_z(engine, "heatmap-w"), w)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w), atol=1e-12)
 
-    engine.click("#export-numpy")
-    engine.wait_for("() => document.getElementById('export-dialog').open")
-    code = engine.evaluate("() => document.getElementById('export-text').value")
-    engine.click("#export-close")
+    # an export downloaded: its file as the page hands it to the browser
+    engine.evaluate(CATCH_DOWNLOADS)
+    engine.click("#export-csv")
+    engine.wait_for("() => window.__saved.length === 1 && window.__saved[0].text !== null")
+    saved = engine.evaluate("() => window.__saved[0]")
+    assert saved["name"] == "logits.csv" and saved["inDocument"]
+    rows = [r.split(",") for r in saved["text"].splitlines()[1:]]
+    np.testing.assert_allclose(np.array(rows, float)[:, 1:], head(cls, w), rtol=1e-12, atol=1e-12)
+    assert toast(engine).startswith("Downloaded logits.csv (")
+
+    # Copy: the engine's real clipboard, read back by a real paste
+    engine.click("#export-numpy-copy")
+    engine.wait_for("() => document.getElementById('toast').textContent.startsWith('Copied')")
+    assert toast(engine).startswith("Copied the NumPy code ("), toast(engine)
     namespace = {}
     with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(code, "<exported>", "exec"), namespace)  # noqa: S102 - the page's own export
+        exec(compile(paste_back(engine), "<exported>", "exec"), namespace)  # noqa: S102
     np.testing.assert_allclose(namespace["logits"], head(cls, w), rtol=1e-12, atol=1e-12)
 
-    # Copy link: what the page writes to the clipboard, recorded (every engine the same way)
-    engine.evaluate("""() => { window.__copied = [];
-        Object.defineProperty(navigator, 'clipboard', { configurable: true, value: {
-            writeText: (t) => { window.__copied.push(t); return Promise.resolve(); } } }); }""")
+    # Copy link, the same way
     engine.click("#copy-link")
-    engine.wait_for("() => window.__copied.length > 0")
-    link = engine.evaluate("() => window.__copied[0]")
+    engine.wait_for("() => document.getElementById('toast').textContent.startsWith('Link copied')")
+    link = paste_back(engine)
     assert link.startswith(one_file.as_uri() + "#state=")
     assert link.endswith(engine.evaluate("() => location.hash"))
     assert json.loads(unquote(link.split("#state=")[1]))["W_head"] == w.tolist()

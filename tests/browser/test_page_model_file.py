@@ -1,7 +1,8 @@
 """A ViT-B/16-size model file in the page (Chromium, the reused page): chosen in the file
-chooser, drawn with its class names and its own head offered; saved with "State as .npz" from the
+chooser, drawn with its class names (a long one cut after a whole word, said whole in its title
+and hover) and its own head offered; saved with "State as .npz" from the
 dialog Copy link opens for a state with no link (a real download, the same bytes as the toolbar's)
-and chosen again, every number back bit for bit; a bad file refused, the URL, the
+and chosen again, every number and whole name back bit for bit; a bad file refused, the URL, the
 screen and the exports as they were; the files docs/own-model.md's scripts wrote from real timm
 and Hugging Face models (tests/fixtures/own_model/), the model's own head drawn with PyTorch's
 logits. (The three engines: tests/browser/test_engines.py.)"""
@@ -107,13 +108,21 @@ def test_a_vit_b16_file_loads_saves_as_npz_and_loads_back_bit_for_bit(page, site
     rng = np.random.RandomState(16)
     W = (rng.standard_normal((768, 1000)) * 0.02).astype(np.float32)
     cls = rng.standard_normal((4, 768)).astype(np.float32)
-    names = np.array(["kind %d" % c for c in range(1000)])
+    # ImageNet's longest kind of name: past 60 characters the page cuts it after a whole part
+    names = np.array(["kind %d, German shepherd, German shepherd dog, German police dog, alsatian"
+                      % c for c in range(1000)])
     np.savez(str(tmp_path / "vit.npz"), W_head=W, cls=cls, b_head=np.full(1000, 0.5, np.float32),
              class_names=names)
     assert act(page, lambda: choose(page, tmp_path / "vit.npz")) is None
     assert page.evaluate("() => document.documentElement.dataset.modelFile") == "loaded"
     assert shows(page, "heatmap-w", W) and shows(page, "heatmap-cls", cls)
     assert page.locator("#top-k-table").inner_text().count("kind ") >= 4
+    pick = page.locator("#top-k-table button.logit-pick").first
+    c = int(pick.get_attribute("data-c"))
+    assert pick.inner_text().startswith("class %d \u00b7 kind %d, German shepherd, German "
+                                        "shepherd dog\u2026: " % (c, c)), pick.inner_text()
+    assert pick.get_attribute("title") == ("class %d \u00b7 %s. Show where this logit comes from"
+                                           % (c, names[c]))
     assert page_fragment(page) == ""  # no link for a model: the note offers the .npz
     assert "State as .npz" in page.locator("#link-note").inner_text()
     page.click("#link-note-close")  # a note that can be closed, and is not said again
@@ -124,15 +133,14 @@ def test_a_vit_b16_file_loads_saves_as_npz_and_loads_back_bit_for_bit(page, site
     page.click("#copy-link")
     page.wait_for_selector("#export-dialog[open]")
     assert page.locator("#export-title").inner_text() == "This state is too big for a link"
-    assert "State as .npz" in page.locator("#export-text").input_value()
+    assert "State as .npz" in page.locator("#export-message").inner_text()
     assert page.locator("#export-as-json").is_visible()
     with page.expect_download() as info:
         page.locator("#export-as-npz").click()
     saved = tmp_path / info.value.suggested_filename
     info.value.save_as(str(saved))
     assert saved.name == "vit-head-state.npz"
-    page.locator("#export-close").click()
-    assert page.locator("#export-text").input_value() == ""  # the closed dialog let its text go
+    assert page.locator("#export-dialog[open]").count() == 0  # closed, its download said
     with page.expect_download() as info:
         page.click("#export-npz")
     info.value.save_as(str(tmp_path / "toolbar.npz"))

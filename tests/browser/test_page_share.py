@@ -1,4 +1,5 @@
-"""Sharing and exporting: links, JSON, runnable NumPy code, CSV, and the embed view."""
+"""Sharing and exporting: links, JSON, runnable NumPy code, CSV, and the embed view.
+(How every export is saved and copied: test_page_export.py.)"""
 import contextlib
 import csv
 import io
@@ -13,18 +14,15 @@ from pycore.vit.trace import trace_head
 from buildtools.serve import serve_in_thread
 from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
 
-from .pagekit import act, edit, heatmap_z, open_explorer, page_fragment
+from .pagekit import act, download, edit, heatmap_z, open_explorer, page_fragment
 from .pagekit import state_fragment as state_fragment_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 
 def exported_text(page, button):
-    page.click(button)
-    page.wait_for_function("() => document.getElementById('export-dialog').open")
-    text = page.locator("#export-text").input_value()
-    page.click("#export-close")
-    return text
+    """The file `button` downloads, as text."""
+    return download(page, lambda: page.click(button))[1].decode("utf-8")
 
 
 def test_copy_link_puts_the_link_on_the_clipboard(page, site_url, context):

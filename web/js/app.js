@@ -21,7 +21,7 @@ import { keepWarm } from "./warmup.js";
 import { restarted, restarting } from "./restart.js";
 import { keepFocusClear } from "./focus-clear.js";
 import { clearAlert, showAlert } from "./alert.js";
-import { bindModelFiles, downloadNpz, forgetModelFile } from "./modelfile.js";
+import { bindModelFiles, forgetModelFile } from "./modelfile.js";
 import { bindDocs, openDoc } from "./docs-view.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
@@ -374,15 +374,14 @@ function bindControls() {
   bindFineTune({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
                  alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
   $("copy-link").addEventListener("click", () => share.copyLink());
-  const exportAs = async (format) => {
-    const res = await client.call({ op: "export", format });
-    if (res.ok) share.openExport(res.export);
-    else showAlert(res.error.message);
-  };
-  for (const format of ["json", "numpy", "csv"]) {
-    $(`export-${format}`).addEventListener("click", () => exportAs(format));
+  // Every export a download (#export-json, -npz, -numpy, -csv); the text ones copy too.
+  const refused = (error) => showAlert(error.message);
+  for (const format of ["json", "npz", "numpy", "csv"]) {
+    $(`export-${format}`).addEventListener("click", () => share.downloadExport(format, refused));
   }
-  share.bindDialog(exportAs);
+  $("export-numpy-copy").addEventListener("click", () => share.copyExport("numpy", "the NumPy code", refused));
+  $("export-csv-copy").addEventListener("click", () => share.copyExport("csv", "the logits as CSV", refused));
+  share.bindDialog(refused);
   bindModelFileControls();
 
   // A link pasted into the address bar (or back/forward) replaces the whole state. An in-page
@@ -419,11 +418,6 @@ function bindModelFileControls() {
       return renderer.schedule(res, t0);
     },
     refused: showAlert,
-  });
-  $("export-npz").addEventListener("click", async () => {
-    const res = await client.call({ op: "export", format: "npz" });
-    if (res.ok) downloadNpz(res.export);
-    else showAlert(res.error.message);
   });
 }
 

@@ -52,6 +52,7 @@ class FineTunePanel {
     $("ft-play").addEventListener("click", () => (this.playing ? this.pause() : this.play()));
     $("ft-reset").addEventListener("click", () => { this.pause(); this.request({ op: "train_reset" }); });
     $("ft-export").addEventListener("click", () => this.exportRun());
+    $("ft-export-copy").addEventListener("click", () => this.exportRun(true));
     $("ft-load-means").addEventListener("click", () => this.loadPreset({ op: "preset", name: FINETUNE_PRESET, seed: 0 }));
     $("ft-load-digits").addEventListener("click", () => this.loadDigits());
     for (const [id, name] of [["ft-lr", "lr"], ["ft-scale", "input_scale"]]) {
@@ -270,11 +271,12 @@ class FineTunePanel {
                             digits: { train: d.finetune.train, held_out: d.finetune.held_out } });
   }
 
-  async exportRun() {
-    const res = await this.io.call({ op: "export", format: "training" });
+  // The run as NumPy code, downloaded (or copied), as the toolbar's exports are (js/share.js).
+  exportRun(copy = false) {
     this.io.clear();
-    if (res.ok) share.openExport(res.export);
-    else this.refused(res.error);
+    const refused = (error) => this.refused(error);
+    if (copy) share.copyExport("training", "the run's NumPy code", refused);
+    else share.downloadExport("training", refused);
   }
 
   // ---- what the answer's section shows

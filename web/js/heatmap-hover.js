@@ -4,13 +4,23 @@
 
 import { shortNumber } from "./numbers.js";
 
-// The classes' names (the answers' labels), for hovers whose spec says x_labels: "classes".
+// The classes' names (the answers' labels), for hovers whose spec says x_labels: "classes";
+// their whole names where the labels cut some short (a model file's long ones: class_titles).
 let classLabels = [];
+let classTitles = null;
 
-export function setClassLabels(names) { classLabels = names || []; }
+export function setClassLabels(names, titles = null) {
+  classLabels = names || [];
+  classTitles = titles || null;
+}
 
-/** The name of class `j` (the answers' labels), or "class j". */
-export function className(j) { return classLabels[j] || `class ${j}`; }
+/** The name of class `j` (the answers' labels), or "class j": the whole name, for the hover. */
+export function className(j) { return (classTitles && classTitles[j]) || classLabels[j] || `class ${j}`; }
+
+/** The whole name of class `j` where its label is cut short, else null. */
+export function classTitle(j) {
+  return classTitles && classTitles[j] !== classLabels[j] ? classTitles[j] : null;
+}
 
 /**
  * The class shown in column j of a heatmap: j, or the spec's own list's j-th class when the

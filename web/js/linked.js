@@ -11,7 +11,7 @@
 // link: a link is the state, not where the pointer was.
 
 import { component } from "./components.js";
-import { cellAt } from "./heatmap-hover.js";
+import { cellAt, classTitle } from "./heatmap-hover.js";
 import { OUTLINES, outlinedBox, setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS, PANEL_IDS, encoderPosition, encoderRow } from "./shared.js";
@@ -151,7 +151,9 @@ function topK(t) {
       button.dataset.b = String(b);
       button.dataset.c = String(row.classes[r]);
       button.textContent = row.cells[r];
-      button.title = "Show where this logit comes from";
+      // a class name cut short (a model file's long one) is said whole in the title
+      const whole = classTitle(row.classes[r]);
+      button.title = `${whole ? `${whole}. ` : ""}Show where this logit comes from`;
       if (row.mark === r) td.className = "predicted";
       td.append(button);
       tr.append(td);

@@ -2,7 +2,8 @@
 // or a file dropped anywhere on the page. Nothing leaves the browser. Python decides what to read
 // (pycore/explorer/model_file.py): each "open_file" answer names the byte ranges it needs next
 // (file.need), read here with Blob.slice and sent back in base64, until the file is loaded or
-// refused; a 170 MB checkpoint costs the few MB of its head. And the state saved as an .npz.
+// refused; a 170 MB checkpoint costs the few MB of its head. (The state saved as an .npz, which
+// opens again here: js/share.js, like every export.)
 
 import { setData, setHidden, setText } from "./dom.js";
 
@@ -56,7 +57,7 @@ async function readModelFile(file, call, target) {
   return { ok: false, error: { message: `${file.name}: still not read after ${ROUNDS_MAX} requests.`, key: "file", index: null } };
 }
 
-// The page's side: the chooser, the drop, the status line, the .npz download.
+// The page's side: the chooser, the drop, the status line.
 // opts: {call(request), done(answer, t0): render a loaded file, refused(message), target()}
 export function bindModelFiles(opts) {
   const status = $("model-file-status");
@@ -119,19 +120,4 @@ export function forgetModelFile() {
   setText(status, "");
   setHidden(status, true);
   delete document.documentElement.dataset.modelFile;
-}
-
-// The state as an .npz file, downloaded (Python writes it: export format "npz").
-export function downloadNpz(out) {
-  const text = atob(out.text);
-  const bytes = new Uint8Array(text.length);
-  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-  const url = URL.createObjectURL(new Blob([bytes], { type: out.mime }));
-  const a = document.createElement("a");
-  a.href = url;
-  a.download = out.filename;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }

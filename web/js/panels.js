@@ -35,7 +35,7 @@ export function labelsNow() { return labels; }
 // New names of the samples and classes: for the selects, and the heatmaps' hover.
 export function setLabels(l) {
   labels = l;
-  setClassLabels(l.classes);
+  setClassLabels(l.classes, l.class_titles);
 }
 
 // What an edit request says about the equations: wanted in the answer, or "later".
@@ -190,9 +190,14 @@ function buildTable(el, t) {
   el.replaceChildren(caption, head, body);
 }
 
-function options(select, labels, selected) {
+// `titles`: the whole names where the labels cut some short (each option's title).
+function options(select, labels, selected, titles = null) {
   if (select.options.length !== labels.length || select.dataset.labels !== labels.join("|")) {
-    select.replaceChildren(...labels.map((label, i) => new Option(label, String(i))));
+    select.replaceChildren(...labels.map((label, i) => {
+      const option = new Option(label, String(i));
+      if (titles && titles[i] !== label) option.title = titles[i];
+      return option;
+    }));
     select.dataset.labels = labels.join("|");
   }
   select.value = String(selected);
@@ -238,7 +243,7 @@ export function typeset(el, tex) {
 // s: {sample, class, items: [{title, tex, note}]}
 function steps(s) {
   options($("step-sample"), labels.samples, s.sample);
-  options($("step-class"), labels.classes, s.class);
+  options($("step-class"), labels.classes, s.class, labels.class_titles);
   if (!window.katex) {
     waitingForKatex = s;
     loadKatex().then(() => { if (waitingForKatex === s) steps(s); }, (err) => console.error(err));
