@@ -372,11 +372,11 @@ class FineTunePanel {
       traces: run ? run.compare.map((c) => ({ name: c.name, x: c.loss.map((_, i) => i), y: c.loss.slice(),
                                              colour: COLOURS[c.head], dash: DASH[c.head] })) : [],
     });
-  }
-}
     // "Download figure" on each (js/figure-menu.js), hidden while there is no step
     figureMenu($("loss-curve"));
     figureMenu($("compare-curves"));
+  }
+}
 
 const panel = new FineTunePanel();
 
