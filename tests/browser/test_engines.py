@@ -561,9 +561,9 @@ SAVED = """async (n) => {
 }"""
 
 
+# the page's own JavaScript, the same on both hosts: run on the PyScript host's page only
+@pytest.mark.parametrize("host", ["pyscript"], indirect=True)
 def test_a_heatmap_saved_for_slides_as_svg_and_pngs(app, host):
-    if host == "fallback":
-        pytest.skip("the page's own JavaScript, the same on both hosts (the PyScript host's run checks it)")
     engine = app.start()
     engine.evaluate(CATCH_SAVES)
     try:
@@ -908,6 +908,7 @@ def load_preset(engine, name):
     engine.wait_for(SETTLED, timeout=30)
 
 
+@pytest.mark.parametrize("host", ["pyscript"], indirect=True)  # the markup is the same on both
 def test_axe_while_an_invalid_entry_is_typed_and_in_the_large_presets(app, host):
     """axe-core's WCAG A/AA rules (App.assert_axe_clean) in the states no scenario above leaves
     the page in: "abc" typed key by key into a cell; the full encoder output; the ViT-B/16
@@ -915,8 +916,6 @@ def test_axe_while_an_invalid_entry_is_typed_and_in_the_large_presets(app, host)
     the walk-through, the fine-tuning panel; the dark scheme and the embed view in the tests
     below that boot pages of their own.) Then a check that axe reports what it should in this
     engine: a button without a name."""
-    if host != "pyscript":
-        pytest.skip("the page's markup is the same on the fallback host")
     engine = app.start()
     engine.click(cell("cls[0,0]"))
     engine.type_keys("abc")
