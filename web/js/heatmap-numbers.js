@@ -23,14 +23,18 @@ export function numbersTable(el, spec, m) {
     const summary = document.createElement("summary");
     summary.textContent = "Show the numbers";
     box.append(summary);
-    box.addEventListener("toggle", () => { if (box.open) fillNumbers(box); });
+    // closed, it lets go of its window's fields (opened again, it starts at the first cell)
+    box.addEventListener("toggle", () => {
+      if (box.open) fillNumbers(box);
+      else box.querySelector(".numbers-window")?.remove();
+    });
     el.parentElement.append(box);
   }
   box.vitNumbers = { spec, m };
   if (box.open) fillNumbers(box);
 }
 
-// The window's fields ("From row", "from column"), made once per table; shown only when the
+// The window's fields ("From row", "from column"), made once per open table, only when the
 // matrix is larger than a window. Each keeps a valid first row or column (0 .. size - 1).
 function windowFields(box) {
   let form = box.querySelector(".numbers-window");
@@ -64,9 +68,9 @@ function first(field, size) {
 
 function fillNumbers(box) {
   const { spec, m } = box.vitNumbers;
-  const form = windowFields(box);
   const windowed = m.rows > TABLE_MAX || m.cols > TABLE_MAX;
-  form.hidden = !windowed;
+  const form = windowed ? windowFields(box) : null;
+  if (!windowed) box.querySelector(".numbers-window")?.remove(); // fields only where they help
   const r0 = windowed ? first(form.elements.row, m.rows) : 0;
   const c0 = windowed ? first(form.elements.col, m.cols) : 0;
   const rows = Math.min(m.rows - r0, TABLE_MAX);
