@@ -69,3 +69,11 @@ export function onColourScheme(callback) {
   if (DARK) DARK.addEventListener("change", () => callback());
   if (FORCED) FORCED.addEventListener("change", () => callback());
 }
+
+// An SVG element with its attributes (and text): the charts and the figure menus draw with it.
+export function svg(tag, attrs, text) {
+  const el = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+  if (text !== undefined) el.textContent = text;
+  return el;
+}

@@ -8,30 +8,20 @@
 // with no step yet) hides its button.
 
 import { FORMATS, exportable, figureTitle, makeFigure, saveBlob } from "./figure-export.js";
-import { setData, setHidden } from "./dom.js";
+import { setData, setHidden, svg } from "./dom.js";
 import { notify } from "./share.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const menus = new WeakMap(); // figure element -> {root, button, list, items}
 let open = null; // the menu open now
 
 function icon() {
-  const svg = document.createElementNS(SVG, "svg");
-  svg.setAttribute("viewBox", "0 0 16 16");
-  svg.setAttribute("width", "16");
-  svg.setAttribute("height", "16");
-  svg.setAttribute("aria-hidden", "true");
-  svg.setAttribute("focusable", "false");
-  const path = document.createElementNS(SVG, "path");
+  const mark = svg("svg", { viewBox: "0 0 16 16", width: 16, height: 16, "aria-hidden": "true",
+                           focusable: "false" });
   // an arrow down onto a tray: "download"
-  path.setAttribute("d", "M8 2v8M4.5 6.8 8 10.3l3.5-3.5M2.5 13.5h11");
-  path.setAttribute("fill", "none");
-  path.setAttribute("stroke", "currentColor");
-  path.setAttribute("stroke-width", "1.7");
-  path.setAttribute("stroke-linecap", "round");
-  path.setAttribute("stroke-linejoin", "round");
-  svg.append(path);
-  return svg;
+  mark.append(svg("path", { d: "M8 2v8M4.5 6.8 8 10.3l3.5-3.5M2.5 13.5h11", fill: "none",
+                            stroke: "currentColor", "stroke-width": "1.7",
+                            "stroke-linecap": "round", "stroke-linejoin": "round" }));
+  return mark;
 }
 
 function build(el) {

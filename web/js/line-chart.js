@@ -15,19 +15,12 @@
 // from the stylesheet (css/explorer.css, .line-chart), so the chart follows the colour scheme.
 
 import { look } from "./heatmap-style.js";
+import { svg } from "./dom.js";
 
-const SVG = "http://www.w3.org/2000/svg";
 const DASHES = { solid: "", dash: "6 4", dot: "2 3", dashdot: "9 3 2 3" };
 const TICKS = 5; // about this many tick labels on a value axis
 
 const charts = new WeakMap(); // element -> {parts, spec, key, width, at}
-
-function svg(tag, attrs, text) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  if (text !== undefined) el.textContent = text;
-  return el;
-}
 
 function html(tag, className) {
   const el = document.createElement(tag);
