@@ -41,7 +41,7 @@ import bridge
 def _answers(requests):
     out = []
     for r in requests:
-        a = json.loads(bridge.dispatch(r))
+        a = json.loads(bridge.answer(r)[0])
         if r == '{"op": "selfcheck"}':
             a = {k: a.get("selfcheck", {}).get(k) for k in ("attempted", "failed", "failures")}
         out.append(json.dumps({"ok": a.get("ok"), "error": a.get("error"),

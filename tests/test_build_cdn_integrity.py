@@ -14,7 +14,7 @@ import os
 
 import pytest
 
-from buildtools import cache as cache_mod, csp, hosts, manifest
+from buildtools import csp, hosts, manifest, unpacked
 from buildtools.errors import BuildError
 from test_build_site import ROOT, checkout, read, run_build  # noqa: F401 (a fixture)
 
@@ -42,7 +42,7 @@ def selection(tmp, name):
     art = m.artifact(name)
     tarball = os.path.join(str(tmp / "cache" / "npm"), art.tarball_name)
     out = tmp / ("sel-" + name)
-    files = cache_mod.extract_selection(tarball, art, str(out))
+    files = unpacked.extract_selection(tarball, art, str(out))
     return m, {rel: (out / rel).read_bytes() for rel in files}
 
 
@@ -85,7 +85,10 @@ def test_every_file_pyodides_loader_fetches_from_the_cdn_is_pinned_for_the_worke
         for name in ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")}
     with open(os.path.join(ROOT, "web", "boot", "pyodide-worker.mjs"), encoding="utf-8") as f:
         worker = f.read()
-    assert "vit.integrity" in worker and 'crypto.subtle.digest("SHA-256"' in worker
+    with open(os.path.join(ROOT, "web", "js", "host.js"), encoding="utf-8") as f:
+        kit = f.read()  # the boot kit the worker imports
+    assert "vit.integrity" in worker and "kit.sha256hex(" in worker
+    assert 'crypto.subtle.digest("SHA-256"' in kit
 
 
 def test_the_hashes_come_from_the_pinned_records_not_the_cache_alone(checkout):
@@ -93,7 +96,7 @@ def test_the_hashes_come_from_the_pinned_records_not_the_cache_alone(checkout):
     m = manifest.load(str(checkout / "repo" / "artifacts.json"))
     folder = [os.path.join(str(checkout / "cache" / "unpacked"), d)
               for d in os.listdir(str(checkout / "cache" / "unpacked")) if d.startswith("pyscript-")][0]
-    stamp = os.path.join(folder, cache_mod.STAMP)
+    stamp = os.path.join(folder, unpacked.STAMP)
     with open(stamp, encoding="utf-8") as f:
         record = json.load(f)
     forged = "sha256-" + base64.b64encode(b"\0" * 32).decode()

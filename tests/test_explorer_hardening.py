@@ -89,10 +89,10 @@ def test_a_training_step_whose_answer_fails_is_taken_back(monkeypatch):
 
 def test_the_bridge_answers_a_failed_step_with_nothing_changed(monkeypatch):
     bridge = load_bridge()
-    assert json.loads(bridge.dispatch(json.dumps({"op": "preset", "name": "finetune"})))["ok"]
+    assert json.loads(bridge.answer(json.dumps({"op": "preset", "name": "finetune"}))[0])["ok"]
     before = snapshot(bridge._session)
     monkeypatch.setattr(finetune, "reading", lambda run: 1 / 0)
-    answer = json.loads(bridge.dispatch(json.dumps({"op": "train", "n": 1})))
+    answer = json.loads(bridge.answer(json.dumps({"op": "train", "n": 1}))[0])
     assert answer["ok"] is False and "Internal error" in answer["error"]["message"]
     assert snapshot(bridge._session) == before
 
@@ -145,10 +145,10 @@ def test_a_rest_bar_that_a_plain_sum_overflows_gets_its_value():
 
 def test_the_bridge_sends_the_chart_beyond_float64_as_json():
     bridge = load_bridge()
-    bridge.dispatch(json.dumps({"op": "load", "fragment": "#state=" + json.dumps(REST_BEYOND)}))
+    bridge.answer(json.dumps({"op": "load", "fragment": "#state=" + json.dumps(REST_BEYOND)}))[0]
     for request in ({"op": "contributions", "b": 0, "c": 0, "select": True},
                     {"op": "edit", "key": "W_head", "index": [3, 0], "text": "5e307"}):
-        answer = json.loads(bridge.dispatch(json.dumps(request)))
+        answer = json.loads(bridge.answer(json.dumps(request))[0])
         assert answer["ok"] and answer.get("error") is None, answer
 
 
@@ -224,7 +224,7 @@ def test_a_link_with_a_long_unknown_key_is_refused_briefly():
 def test_request_text_that_is_not_usable_json_is_refused_in_words(text, says):
     bridge = load_bridge()
     before = snapshot(bridge._session)
-    out = bridge.dispatch(text)
+    out = bridge.answer(text)[0]
     answer = json.loads(out)
     assert answer["ok"] is False and says in answer["error"]["message"], answer
     assert "Internal error" not in answer["error"]["message"] and len(out) < 400

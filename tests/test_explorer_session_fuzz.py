@@ -181,7 +181,7 @@ def load_bridge():
 
 
 def test_the_bridge_answers_the_overflowing_comparison_of_issue_14():
-    """The state that made bridge.dispatch raise (json.dumps outside its try): its mistaken
+    """The state that made the bridge raise (json.dumps outside its try): its mistaken
     head's output is infinite. The answer is JSON, the output travels as a matrix with inf in
     it, and a note says so; the next edits are answered and shown."""
     bridge = load_bridge()
@@ -199,7 +199,7 @@ def test_the_bridge_answers_the_overflowing_comparison_of_issue_14():
 def test_the_bridge_never_raises_even_on_a_bug():
     bridge = load_bridge()
     for request in ("not json", "[]", json.dumps({"op": "edit"}), json.dumps({"op": 1})):
-        answer = json.loads(bridge.dispatch(request))
+        answer = json.loads(bridge.answer(request)[0])
         assert answer["ok"] is False and answer["error"]["message"]
         assert "Internal error" not in answer["error"]["message"]
 
@@ -208,7 +208,7 @@ def test_the_bridge_never_raises_even_on_a_bug():
 
     bridge._session.handle = bug
     try:
-        text = bridge.dispatch(json.dumps({"op": "steps"}))
+        text = bridge.answer(json.dumps({"op": "steps"}))[0]
     finally:
         del bridge._session.handle
     answer = json.loads(text)
@@ -224,7 +224,7 @@ def test_an_answer_is_strict_json_even_when_a_section_slips(capsys):
     bridge._session.handle = lambda request: {"ok": True, "value": float("nan"),
                                               "contributions": {"bars": [{"value": float("-inf")}]}}
     try:
-        text = bridge.dispatch(json.dumps({"op": "steps"}))
+        text = bridge.answer(json.dumps({"op": "steps"}))[0]
     finally:
         del bridge._session.handle
     assert json.loads(text) == {"ok": True, "value": None, "contributions": {"bars": [{"value": None}]}}
@@ -236,19 +236,21 @@ def test_warm_up_practises_in_a_session_of_its_own():
     choice in each menu, answered and encoded as the page's are, and leave the page's session as it was:
     its state, link and next answers."""
     bridge = load_bridge()
-    first = json.loads(bridge.dispatch(json.dumps({"op": "load", "fragment": ""})))
-    edit = json.loads(bridge.dispatch(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "7"})))
+    first = json.loads(bridge.answer(json.dumps({"op": "load", "fragment": ""}))[0])
+    edit = json.loads(bridge.answer(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "7"}))[0])
     before = state_to_json(bridge._session.state)
     practised = set()
     drills = 0
-    for k in range(48):  # js/warmup.js's PRACTICE
-        request = bridge.practice_request()
-        if k % 3:  # the PyScript host's way: the answer with its matrices
-            text, arrays = bridge.answer(request, True)
-        else:  # the fallback host's: the matrices of the last answer, read one by one
-            text = bridge.dispatch(request, True)
-            arrays = {name: bridge.matrix(name) for name in json.loads(bridge.last_matrix_names())}
-            assert all(arrays[name] is bridge._practice["session"].matrix(name) for name in arrays)
+    crossed = []  # what bridge.warm_up hands the worker's crossing: (request, answer, arrays)
+
+    def cross(request):
+        text, arrays = bridge.answer(request, True)
+        assert all(arrays[name] is bridge._practice["session"].matrix(name) for name in arrays)
+        crossed.append((request, text, arrays))
+
+    assert bridge.warm_up(48, cross) >= 0  # js/warmup.js's PRACTICE; the milliseconds taken
+    assert len(crossed) == 48
+    for request, text, arrays in crossed:
         answer, request = json.loads(text), json.loads(request)
         assert answer["ok"] and answer.get("error") is None, answer
         if request["op"] != "edit":
@@ -263,12 +265,12 @@ def test_warm_up_practises_in_a_session_of_its_own():
     assert drills == 3
     assert len(practised) >= 16 + 4
     assert state_to_json(bridge._session.state) == before
-    link = json.loads(bridge.dispatch(json.dumps({"op": "link"})))["link"]
+    link = json.loads(bridge.answer(json.dumps({"op": "link"}))[0])["link"]
     assert link["fragment"] == edit["link"]["fragment"] != first["link"]["fragment"]
-    again = json.loads(bridge.dispatch(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "8"})))
+    again = json.loads(bridge.answer(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "8"}))[0])
     assert again["value"] == 8.0 and bridge._session.state.cls[0, 1] == 8.0
-    names = json.loads(bridge.last_matrix_names())
-    assert names and all(bridge.matrix(name) is bridge._session.matrix(name) for name in names)
+    _, arrays = bridge.answer(json.dumps({"op": "edit", "key": "cls", "index": [0, 1], "text": "9"}))
+    assert arrays and all(arrays[name] is bridge._session.matrix(name) for name in arrays)
 
 
 # ---- a big paste at ViT-B/16 size, then keystrokes -----------------------------------------

@@ -140,7 +140,7 @@ def test_damaged_links_and_requests_are_answered_in_words_and_refusals_change_no
             text = mutate_text(rng.choice(requests), rng)
         before = (s.state.W_head.tobytes(), s.state.inputs.tobytes(), s.link()["fragment"])
         t0 = time.thread_time()
-        out = bridge.dispatch(text)
+        out = bridge.answer(text)[0]
         seconds = time.thread_time() - t0
         answer = json.loads(out)
         assert seconds < 1.0, (case, text[:200], seconds)

@@ -34,12 +34,11 @@ self.Function = new Proxy(self.Function, {
   "use strict";
   var params = new URLSearchParams(self.location.search);
   var boot = self.vitHost.boot; // only the helpers: progress goes to the page as messages
-  var summary = self.vitWorker.summary;
+  var summary = boot.summary;
   // The folder on sys.path that holds the explorer's Python files (boot/fallback.js passes
   // PYTHON_DIR of buildtools/hosts.py).
   var PYTHON_DIR = params.get("dir");
   var stage = "runtime";
-  var reported = false;
   var answers = null;
 
   // What went wrong, in words for the person in front of the page, by boot stage.
@@ -76,13 +75,12 @@ self.Function = new Proxy(self.Function, {
     var now = Date.now();
     if (now - lastSaid < 150 && bytes < sizes[name]) return;
     lastSaid = now;
-    var MB = function (n) { return (n / 1e6).toFixed(1); };
     var group = stage === "numpy" ? ["numpy.data"] : Object.keys(sizes).filter(function (n) { return n !== "numpy.data"; });
     var got = 0, total = 0;
     group.forEach(function (n) { total += sizes[n]; got += Math.min(loaded[n] || 0, sizes[n]); });
     if (got >= total) return; // done: the next stage says what Python is doing
     var what = stage === "numpy" ? "Loading NumPy 1.17" : "Downloading Python (Pyodide 0.17)";
-    self.postMessage({ kind: "status", stage: stage, text: what + ": " + MB(got) + " of " + MB(total) + " MB",
+    self.postMessage({ kind: "status", stage: stage, text: what + ": " + boot.MB(got) + " of " + boot.MB(total) + " MB",
                        fraction: fraction() });
   }
   function countDownloads() {
@@ -90,17 +88,8 @@ self.Function = new Proxy(self.Function, {
     self.fetch = function (input, init) {
       return realFetch(input, init).then(function (response) {
         var url = response.url || String(input);
-        if (!response.ok || !response.body || !/\.wasm$/.test(url.split("?")[0])) return response;
-        var count = 0;
-        var counting = new TransformStream({
-          transform: function (chunk, controller) {
-            count += chunk.byteLength;
-            arrived(url, count);
-            controller.enqueue(chunk);
-          },
-        });
-        return new Response(response.body.pipeThrough(counting),
-                            { status: response.status, statusText: response.statusText, headers: response.headers });
+        if (!response.ok || !/\.wasm$/.test(url.split("?")[0])) return response;
+        return boot.counting(response, function (bytes) { arrived(url, bytes); });
       });
     };
   }
@@ -194,23 +183,15 @@ self.Function = new Proxy(self.Function, {
     }
 
     step("explorer", "Loading the explorer…");
-    var bridge = pyodide.runPython([
-      "del _vit_write",
-      "import sys",
-      "if " + JSON.stringify(PYTHON_DIR) + " not in sys.path:",
-      "    sys.path.insert(0, " + JSON.stringify(PYTHON_DIR) + ")",
-      "import bridge",
-      "bridge",
-    ].join("\n"));
-    if (reported) return; // a missing file was already reported; do not pretend all is well
-    answers = self.vitAnswers(bridge);
+    pyodide.runPython("del _vit_write");
+    answers = self.vitAnswers(boot.importBridge(pyodide, PYTHON_DIR));
     stage = "ready";
     self.postMessage({ kind: "ready" });
   }
 
+  // (the page says the first failure only; "ready" after one changes nothing there)
   function report(error) {
-    if (reported || stage === "ready") return;
-    reported = true;
+    if (stage === "ready") return;
     // Files download in parallel with other stages (Python starts as soon as its data file is
     // in, maybe before the .wasm's 404 is seen; the explorer's files load with NumPy): a missing
     // file names what it belongs to, not the stage the worker had reached.
@@ -242,7 +223,7 @@ self.Function = new Proxy(self.Function, {
     report(event.reason);
   });
 
-  self.vitWorker.forwardViolations();
+  boot.forwardViolations(function (violation) { self.postMessage({ kind: "blocked", violation: violation }); });
   self.onmessage = function (event) { self.vitWorker.reply(answers, event.data); };
   boot.watchMissing(/\/(vendor|py|pycore)\/|py-files\.json/, report);
   // A worker has a policy of its own (its response's header): whether it may compile

@@ -28,19 +28,14 @@
 
   var worker = new Worker(workerURL);
   host.started();
-  var settled = false;
-  function fail(message) {
-    if (settled) return;
-    settled = true;
-    host.fail(message);
-  }
+  // (vitHost says the first failure only, and no ready after it)
+  var fail = host.fail;
   // The worker's own script missing (or broken) never reaches its message handler.
   host.boot.watchMissing(/\/boot\/fallback-worker\.js/, function (error) {
     fail("The Python runtime could not be downloaded (" + scriptURL + ": HTTP " + error.status + ")." +
          host.boot.FIX);
   });
   worker.onerror = function (event) {
-    if (settled) return;
     event.preventDefault();
     var entry = performance.getEntriesByName(workerURL).pop();
     if (entry && entry.responseStatus >= 400) {
@@ -53,9 +48,5 @@
   };
 
   worker.onmessage = host.boot.workerLink(function (message) { worker.postMessage(message); }, fail,
-    function (bridge) {
-      if (settled) return;
-      settled = true;
-      host.ready(bridge);
-    });
+                                          host.ready);
 })();

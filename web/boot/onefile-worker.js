@@ -21,14 +21,13 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
 (function () {
   "use strict";
   var boot = self.vitHost.boot;
-  var summary = self.vitWorker.summary;
+  var summary = boot.summary;
   var INDEX = "https://vit-head-explorer.invalid/pyodide/";
   var AGAIN = " Download vit-head-explorer.html again (or copy it again, whole) and open the new copy.";
   var facts = null;
   var lockFile = null; // pyodide-lock.json, as text
   var stage = "runtime";
   var answers = null;
-  var reported = false;
   var arrived = {}; // payload name -> promise of {path: Uint8Array}
   var waitingFor = {}; // payload name -> resolve
   var unpacked = 0;
@@ -91,32 +90,26 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
     var explorer = await payload("explorer");
     pyodide.unpackArchive(explorer["explorer.zip"], "zip", { extractDir: facts.python_dir });
     try {
-      pyodide.runPython("import sys\nsys.dont_write_bytecode = True\nimport numpy");
+      pyodide.runPython("import numpy");
     } catch (e) {
       throw new Error("NumPy could not be loaded (" + summary(e) + ")");
     }
     step("explorer", "Loading the explorer…");
     var bridge;
     try {
-      bridge = pyodide.runPython([
-        "if " + JSON.stringify(facts.python_dir) + " not in sys.path:",
-        "    sys.path.insert(0, " + JSON.stringify(facts.python_dir) + ")",
-        "import bridge",
-        "bridge",
-      ].join("\n"));
+      bridge = boot.importBridge(pyodide, facts.python_dir);
     } catch (e) {
       throw new Error("The explorer's Python code could not be loaded (" + summary(e) + ")");
     }
-    if (reported) return;
     answers = self.vitAnswers(bridge);
     stage = "ready";
     self.postMessage({ kind: "ready" });
   }
 
-  // damaged: the error says in words that the copy is damaged (what fails after is its echo)
+  // damaged: the error says in words that the copy is damaged (what fails after is its echo).
+  // The page says the first failure only; "ready" after one changes nothing there.
   function report(error, damaged) {
-    if (reported || stage === "ready") return;
-    reported = true;
+    if (stage === "ready") return;
     console.error("[vit one file] " + stage + ":", error);
     var text = (error && error.message) || String(error);
     self.postMessage({ kind: "fail", damaged: Boolean(damaged),
@@ -129,7 +122,7 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
     event.preventDefault();
     report(event.reason);
   });
-  self.vitWorker.forwardViolations();
+  boot.forwardViolations(function (violation) { self.postMessage({ kind: "blocked", violation: violation }); });
   self.onmessage = function (event) {
     var m = event.data;
     if (m.kind === "facts") {

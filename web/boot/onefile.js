@@ -18,18 +18,14 @@
   if (host.unable) return;
   var facts = { built: false }; // the file's facts: buildtools/onefile.py writes them
   var AGAIN = " Download vit-head-explorer.html again (or copy it again, whole) and open the new copy.";
-  var settled = false;
-  function fail(message) {
-    if (settled) return;
-    settled = true;
-    host.fail(message);
-  }
+  // (vitHost says the first failure only, and no ready after it)
+  var fail = host.fail;
   // A damaged or incomplete copy: what fails after it (Plotly.js, say) is its echo, not said.
   function damaged(message) {
     host.damaged = true;
     fail(message);
   }
-  var MB = function (n) { return (n / 1e6).toFixed(1); };
+  var MB = host.boot.MB;
   // The 32-bit FNV-1a checksum of a text's UTF-16 code units (buildtools/onefile.py's fnv1a):
   // a changed byte of the worker's script, which no hash in the policy covers, is found here.
   function fnv1a(text) {
@@ -123,11 +119,7 @@
   var onMessage = host.boot.workerLink(post, function (message, isDamaged) {
     (isDamaged ? damaged : fail)(message);
   }, function (bridge) {
-    pageFiles.then(function () {
-      if (settled) return;
-      settled = true;
-      host.ready(bridge);
-    });
+    pageFiles.then(function () { host.ready(bridge); });
   });
 
   // ---- the payloads, as the parser reaches them --------------------------------------------

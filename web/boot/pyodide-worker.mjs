@@ -19,14 +19,18 @@
 //   a file that differs stops the boot with a message;
 // - IndexedDB in memory (see memory-idb.js), so that PyScript starts where storage is denied;
 // - Content-Security-Policy violations in this worker, which the page never sees (WebAssembly
-//   refused, say: Pyodide then waits forever), are passed on: {vitBoot: {blocked}};
+//   refused, say: Pyodide then waits forever), are passed on: {vitBoot: {blocked}} (the kit's
+//   forwardViolations and WebAssembly probe, js/host.js, as in the other hosts' workers);
 // - Emscripten's PATH.dirname and PATH.basename without regular expressions (fs-paths.mjs);
 // - NumPy's WebAssembly libraries compiled in the background once the wheel is in
 //   (wheel-libraries.mjs), and "Starting Python" ended by the first one Pyodide loads.
+import "../js/host.js"; // the boot kit (vitHost.boot), shared with the page and the other workers
 import { installMemoryIndexedDB } from "./memory-idb.js";
 import { usePlainPaths } from "./fs-paths.mjs";
 import { compileLibrariesOf, libraries, useCompiledLibraries } from "./wheel-libraries.mjs";
 
+const kit = self.vitHost.boot;
+const FIX = kit.FIX;
 installMemoryIndexedDB();
 useCompiledLibraries({
   // Pyodide instantiates NumPy's shared libraries, from their bytes, once Python has started
@@ -38,35 +42,19 @@ useCompiledLibraries({
   },
   onUse: () => tell({ libraries: `${libraries.used} of ${libraries.compiled}` }),
 });
-self.addEventListener("securitypolicyviolation", (event) => {
-  if (event.disposition === "report") return; // a report-only policy blocked nothing
-  const { effectiveDirective, violatedDirective, blockedURI, sourceFile } = event;
-  const blocked = { effectiveDirective, violatedDirective, blockedURI, sourceFile };
-  self.postMessage({ vitBoot: { blocked } });
-});
+kit.forwardViolations((blocked) => tell({ blocked }));
 
 // This worker's policy may refuse WebAssembly (a server's header without 'wasm-unsafe-eval'),
-// and WebKit reports no violation event for that: making the smallest module (its magic number
-// and version) asks at once (WebKit compiles it and refuses to instantiate it), and the page is
+// and WebKit reports no violation event for that: the kit's probe asks at once, and the page is
 // told as a violation would tell it.
-try {
-  new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])));
-} catch (e) {
-  self.postMessage({ vitBoot: { blocked: { effectiveDirective: "script-src", blockedURI: "wasm-eval" } } });
-}
+if (kit.wasmRefused()) tell({ blocked: kit.WASM_REFUSED });
 
-const FIX = " The site's files may be incomplete: rebuild it with `python build.py` and copy all " +
-            "of dist/, then reload the page.";
 const site = new URL("../", import.meta.url);
 const realFetch = globalThis.fetch.bind(globalThis);
 // ---- talking to the page -------------------------------------------------------------------
-let failed = false;
 function tell(message) { self.postMessage({ vitBoot: message }); }
-function fail(message) {
-  if (failed) return;
-  failed = true;
-  tell({ fail: message });
-}
+// (the page says the first failure only: boot/pyscript.js)
+function fail(message) { tell({ fail: message }); }
 function trouble(url) {
   if (url === wheelURL) return "NumPy could not be loaded";
   if (/\/bytecode\/numpy-/.test(url)) return "NumPy's compiled Python (its bytecode) could not be loaded";
@@ -115,19 +103,12 @@ function progress(force) {
 function counted(url, response) {
   if (!response.body || !expected.has(url)) return response;
   if (expected.get(url) === null) expected.set(url, Number(response.headers.get("Content-Length")) || 0);
-  const count = new TransformStream({
-    transform(chunk, controller) {
-      loaded.set(url, (loaded.get(url) || 0) + chunk.byteLength);
-      progress(false);
-      controller.enqueue(chunk);
-    },
-    flush() {
-      expected.set(url, loaded.get(url) || 0);
-      progress(true);
-    },
-  });
-  return new Response(response.body.pipeThrough(count), {
-    status: response.status, statusText: response.statusText, headers: response.headers,
+  return kit.counting(response, (bytes) => {
+    loaded.set(url, bytes);
+    progress(false);
+  }, (bytes) => {
+    expected.set(url, bytes);
+    progress(true);
   });
 }
 
@@ -221,9 +202,7 @@ async function inflated(url) {
 // pinned one: what Pyodide gets is exactly the bytes that were checked.
 async function checked(url, response, sha256) {
   const bytes = await counted(url, response).arrayBuffer();
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
-  const hex = Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-  if (hex !== sha256) {
+  if (await kit.sha256hex(bytes) !== sha256) {
     const why = "it does not match the sha256 pinned for it in the site's pyscript.json";
     failedDownload(url, why);
     throw new Error(`${url}: ${why}`);

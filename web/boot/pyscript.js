@@ -31,7 +31,7 @@ function firstLine(e) { return String((e && e.message) || e).split("\n")[0]; }
 class BootError extends Error {} // a message for the person, already in plain words
 
 // ---- progress: the worker's downloads and the wheel's, as one bar ---------------------------
-const MB = (n) => (n / 1e6).toFixed(1);
+const MB = host.boot.MB;
 const counts = { runtime: { loaded: 0, total: 0, done: false }, wheel: { loaded: 0, total: 0, done: true } };
 let pyodideVersion = "";
 let after = null; // what the worker said Python is doing once its downloads were in
@@ -55,7 +55,7 @@ function onBootMessage(event) {
   const m = event.data && event.data.vitBoot;
   // A Content-Security-Policy violation in the worker (WebAssembly refused, say) is the cause of
   // whatever fails next, or of a boot that never ends: the page's alert says so, in any case.
-  if (m && m.blocked) host.blocked(host.boot.violation(m.blocked));
+  if (m && m.blocked) host.blocked(m.blocked); // the kit's form (vitHost.boot.violation)
   if (!m || settled) return;
   if (m.fail) fail(/Python code/.test(m.fail) || m.fail.endsWith(FIX) ? m.fail : m.fail + FIX);
   else if (m.bytes) { counts.runtime = m.bytes; show(); }
@@ -68,11 +68,6 @@ function onBootMessage(event) {
 }
 
 // ---- the NumPy wheel: downloaded here, counted, and checked against its pinned sha256 ----------
-async function sha256hex(buffer) {
-  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", buffer));
-  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
 async function fetchWheel(vit) {
   const url = new URL(vit.numpy_wheel.file, new URL(vit.pyodide_index, site)).href;
   const download = vit.downloads.find((d) => new URL(d.url, site).href === url);
@@ -97,7 +92,7 @@ async function fetchWheel(vit) {
   // server at http://192.168.x.y, Pyodide's loader still checks the wheel (browser integrity).
   if (!(window.crypto && crypto.subtle)) return;
   const bytes = await new Blob(parts).arrayBuffer();
-  if (await sha256hex(bytes) !== vit.numpy_wheel.sha256) {
+  if (await host.boot.sha256hex(bytes) !== vit.numpy_wheel.sha256) {
     throw new BootError(`NumPy could not be loaded (${url} does not match the sha256 pinned for it: ` +
                         `the file is damaged or was replaced).${FIX}`);
   }
@@ -163,10 +158,6 @@ async function start() {
     config: { ...config, interpreter, files }, version: interpreter,
   });
   document.documentElement.dataset.pyodide = pyodideVersion;
-  // For the tests: how many of the explorer's modules came from the build's bytecode. Asked
-  // once the page has settled, not on the way to its first answer.
-  setTimeout(() => worker.sync.bytecode_modules().then(
-    (n) => { document.documentElement.dataset.bytecodeModules = String(n); }, () => {}), 1500);
   const call = async (request) => {
     const out = await worker.sync.dispatch(JSON.stringify(request));
     const res = JSON.parse(out.text);

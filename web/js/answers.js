@@ -1,17 +1,19 @@
-// In the fallback host's worker (and the one file's), this turns the module web/py/bridge.py into
-// what the worker answers the page with: answer(request) returns Python's answer with the
-// matrices it carries attached, as {rows, cols, data: Float64Array}. (The PyScript host does the same in Python:
-// web/py/worker.py.) It also holds the worker's side of the page's messages, which both workers
-// speak (boot/fallback-worker.js lists them; js/host.js, boot.workerLink, is the page's side).
+// The worker's side of the crossing, where Python runs in a worker of the explorer's own (the
+// fallback host's, the one file's): web/py/bridge.py's answer(request) with the matrices it
+// carries attached, as {rows, cols, data: Float64Array}, and the page's "call" and "warm"
+// messages answered (js/host.js, boot.workerLink, is the page's side; boot/fallback-worker.js
+// lists the messages). On the PyScript host py/worker.py does the same in Python, from the
+// same bridge.answer.
 //
 // A classic script, not a module, because a worker can only importScripts it; it defines
-// self.vitAnswers(bridge) and self.vitWorker. The matrices leave WASM memory with getBuffer (zero-copy) and are
-// copied once with slice(): a later allocation in Python may grow, and detach, WASM memory.
+// self.vitAnswers(bridge) and self.vitWorker. The matrices leave WASM memory with getBuffer
+// (zero-copy) and are copied once with slice(): a later allocation in Python may grow, and
+// detach, WASM memory.
 (function (scope) {
   "use strict";
 
-  function read(bridge, key) {
-    var proxy = bridge.matrix(key);
+  // A float64, C-contiguous 2-D array's proxy, copied out (and the proxy released).
+  function read(proxy, key) {
     var buffer = null;
     try {
       buffer = proxy.getBuffer("f64");
@@ -26,23 +28,31 @@
   }
 
   // One request in, one answer out (synchronously, in the thread that runs Python), with the
-  // matrices Python says it carries (pycore.explorer.protocol.matrix_names).
+  // matrices Python says it carries: bridge.answer's (text, {name: array}).
   // practice: a warm-up's request (web/py/bridge.py), answered in a session of its own.
   function answer(bridge, requestJSON, practice) {
-    var res = JSON.parse(bridge.dispatch(requestJSON, Boolean(practice)));
-    res.matrices = {};
-    JSON.parse(bridge.last_matrix_names()).forEach(function (key) { res.matrices[key] = read(bridge, key); });
-    return res;
+    var out = bridge.answer(requestJSON, Boolean(practice));
+    var arrays = null;
+    try {
+      var res = JSON.parse(out.get(0));
+      arrays = out.get(1);
+      res.matrices = {};
+      var names = Array.from(arrays); // a dict's proxy iterates over its keys
+      names.forEach(function (key) { res.matrices[key] = read(arrays.get(key), key); });
+      return res;
+    } finally {
+      if (arrays) arrays.destroy();
+      out.destroy();
+    }
   }
 
   scope.vitAnswers = function (bridge) {
     return {
       answer: function (request) { return answer(bridge, JSON.stringify(request)); },
-      // `edits` practice edits, answered as the page's own are; the milliseconds they took.
+      // `edits` practice edits, crossing as the page's own do (bridge.warm_up); the
+      // milliseconds they took.
       warmUp: function (edits) {
-        var t0 = performance.now();
-        for (var k = 0; k < edits; k++) answer(bridge, bridge.practice_request(), true);
-        return performance.now() - t0;
+        return bridge.warm_up(edits, function (requestJSON) { answer(bridge, requestJSON, true); });
       },
     };
   };
@@ -63,27 +73,13 @@
       try {
         res = answers.answer(m.request);
         res.worker_ms = performance.now() - t0; // for benchmarks/page_bench.py: Python's share
-      } catch (err) { // bridge.dispatch turns Python's errors into answers: this is the crossing
+      } catch (err) { // bridge.answer turns Python's errors into answers: this is the crossing
         scope.postMessage({ kind: "answer", id: m.id, error: String((err && err.message) || err) });
         return true;
       }
       var buffers = Object.keys(res.matrices).map(function (k) { return res.matrices[k].data.buffer; });
       scope.postMessage({ kind: "answer", id: m.id, answer: res }, buffers);
       return true;
-    },
-    // The last line of a Python traceback (or the whole message), for a one-sentence summary.
-    summary: function (error) {
-      var text = String((error && error.message) || error).trim();
-      var lines = text.split("\n").filter(function (l) { return l.trim(); });
-      return lines.length ? lines[lines.length - 1].trim() : text;
-    },
-    // A Content-Security-Policy violation in the worker goes to the page ("blocked", as
-    // vitHost.blocked takes it); a report-only policy blocked nothing.
-    forwardViolations: function () {
-      scope.addEventListener("securitypolicyviolation", function (event) {
-        if (event.disposition === "report") return;
-        scope.postMessage({ kind: "blocked", violation: scope.vitHost.boot.violation(event) });
-      });
     },
   };
 })(self);

@@ -24,6 +24,11 @@
 //                                of the site's own files is said only if the boot then fails
 // and finds shared helpers in vitHost.boot (download and missing-file watches, first paint, a
 // worker's messages, the one file's payloads).
+// The same helpers serve the three workers Python runs in, which load this script too
+// (boot/pyodide-worker.mjs imports it, boot/fallback-worker.js calls importScripts, the one
+// file's worker carries it in its blob): the advice a failure ends with (FIX), the WebAssembly
+// probe, policy violations passed to the page, bytes counted as they arrive, a traceback's last
+// line, the bridge's import. In a worker vitHost has no page to report to: only `boot` is used.
 // vitHost.unable is why the page cannot start Python where it is (no origin, a browser too old,
 // WebAssembly refused), or null: the glue then starts nothing.
 // Calls made before the page's own script has loaded are queued, so load order never matters.
@@ -37,8 +42,62 @@
     if (sink) sink(kind, args);
     else queue.push([kind, args]);
   }
-  // What every host's boot glue (web/boot/*.js) needs, in one place.
+  // What every host's boot glue (web/boot/*) needs, on the page and in the workers, in one place.
   var tools = {
+    // Megabytes with one decimal, as the boot's progress says them.
+    MB: function (n) { return (n / 1e6).toFixed(1); },
+    // The last line of a Python traceback (or the whole message), for a one-sentence summary.
+    summary: function (error) {
+      var text = String((error && error.message) || error).trim();
+      var lines = text.split("\n").filter(function (l) { return l.trim(); });
+      return lines.length ? lines[lines.length - 1].trim() : text;
+    },
+    // A promise of the SHA-256 of the bytes (an ArrayBuffer), in hex: a pinned file's check.
+    sha256hex: function (buffer) {
+      return crypto.subtle.digest("SHA-256", buffer).then(function (digest) {
+        return Array.prototype.map.call(new Uint8Array(digest), function (b) {
+          return (b < 16 ? "0" : "") + b.toString(16);
+        }).join("");
+      });
+    },
+    // The response, its body counted as it streams in: onBytes(bytes so far) after each chunk,
+    // onEnd(bytes in all), if given, once the body is whole.
+    counting: function (response, onBytes, onEnd) {
+      if (!response.body) return response;
+      var count = 0;
+      var counter = new TransformStream({
+        transform: function (chunk, controller) {
+          count += chunk.byteLength;
+          onBytes(count);
+          controller.enqueue(chunk);
+        },
+        flush: function () { if (onEnd) onEnd(count); },
+      });
+      return new Response(response.body.pipeThrough(counter), {
+        status: response.status, statusText: response.statusText, headers: response.headers });
+    },
+    // In a worker: each Content-Security-Policy violation there is handed to post(violation)
+    // (tools.violation's form), for the page's vitHost.blocked: the page never sees a worker's
+    // violations itself. A report-only policy blocked nothing.
+    forwardViolations: function (post) {
+      self.addEventListener("securitypolicyviolation", function (event) {
+        if (event.disposition !== "report") post(tools.violation(event));
+      });
+    },
+    // In a worker that runs Pyodide itself (the fallback's, the one file's): web/py/bridge.py,
+    // imported from `dir`, the folder the explorer's Python files were written to (py/worker.py
+    // does the same on the PyScript host, where PyScript runs the Python). A module without
+    // bytecode is compiled; writing its .pyc into the in-memory file system would only cost time.
+    importBridge: function (pyodide, dir) {
+      return pyodide.runPython([
+        "import sys",
+        "sys.dont_write_bytecode = True",
+        "if " + JSON.stringify(dir) + " not in sys.path:",
+        "    sys.path.insert(0, " + JSON.stringify(dir) + ")",
+        "import bridge",
+        "bridge",
+      ].join("\n"));
+    },
     // (the one file has no site to rebuild: it is downloaded again)
     FIX: self.document && document.documentElement.hasAttribute("data-one-file") ?
       " This copy may be damaged or incomplete: download vit-head-explorer.html again (or copy " +
@@ -361,8 +420,9 @@
       clearTimeout(stallTimer);
       send("ready", [bridge]);
     },
+    // The first failure is the one said (the boot's glue and its worker may both see it).
     fail: function (message) {
-      if (state === "blocked" || state === "ready") return;
+      if (state !== "booting") return;
       if (suspect && state === "booting") return blockBy(suspect);
       state = "failed";
       failWith(String(message));

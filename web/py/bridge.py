@@ -7,6 +7,7 @@ an answer that says so, and the page stays alive.
 """
 import json
 import os
+import time
 import traceback
 
 from pycore.explorer import class_names
@@ -20,7 +21,6 @@ class_names.load_imagenet(os.path.join(os.path.dirname(os.path.abspath(__file__)
                                        class_names.FILE_NAME))
 _session = Session()
 _practice = {"session": None, "edits": 0}  # warm-up's own session (made when first asked for)
-_last = {"session": _session, "names": []}  # the last answer's session, and its matrices' names
 
 
 def _internal_error(err):
@@ -49,28 +49,11 @@ def _handle(request_json, session):
         return json.dumps(_internal_error(err)), []
 
 
-def dispatch(request_json, practice=False):
-    """Answer one JSON request with JSON text (the fallback host then reads its matrices with
-    last_matrix_names() and matrix()). `practice`: answer it in warm-up's session."""
-    session = _session_for(practice)
-    text, names = _handle(request_json, session)
-    _last.update(session=session, names=names)
-    return text
-
-
-def last_matrix_names():
-    """The names of the matrices the last answer carries, as JSON text (a string crosses into
-    JavaScript the same way in Pyodide 0.17 and 314)."""
-    return json.dumps(_last["names"])
-
-
-def matrix(key):
-    """The float64, C-contiguous 2-D array named `key` in the last answer."""
-    return _last["session"].matrix(key)
-
-
 def answer(request_json, practice=False):
-    """(JSON text of the answer, {name: array} of every matrix it carries)."""
+    """The bridge's one call: (JSON text of the answer, {name: array} of every matrix it
+    carries, each float64, C-contiguous, 2-D). Every host's worker crosses to the page from this
+    (py/worker.py on the PyScript host, js/answers.js in the others). `practice`: answer it in
+    warm-up's session."""
     session = _session_for(practice)
     text, names = _handle(request_json, session)
     return text, {name: session.matrix(name) for name in names}
@@ -84,7 +67,8 @@ def answer(request_json, practice=False):
 # the CPU: the first edits of a visit take about twice as long in Python as later ones. So, once the
 # page is ready and idle, it asks its host for practice edits, one at a time (js/warmup.js):
 # cells of both grids edited in a session of their own, answered and encoded exactly as the
-# page's own edits are. The page's session is never touched.
+# page's own edits are (warm_up takes the worker's own crossing). The page's session is never
+# touched.
 #
 # The menus are practised too, three times among the edits (MENU_DRILL_AT): a visit's first
 # "last position" or MLP head imported numpy.random (its WebAssembly libraries, loaded then) and
@@ -114,3 +98,14 @@ def practice_request():
     cell = (n // 2) % (rows * cols)
     return json.dumps({"op": "edit", "key": key, "index": [cell // cols, cell % cols],
                        "text": "%g" % ((n % 9) * 0.25 - 1.125)})
+
+
+def warm_up(edits, cross):
+    """Answer `edits` practice requests (practice_request) through `cross(request_json)`, the
+    worker's crossing of a practice request to the page's form (bridge.answer with practice, then
+    its matrices made what the page receives), so that practice runs what an edit runs. Returns
+    the milliseconds they took."""
+    t0 = time.perf_counter()
+    for _ in range(int(edits)):
+        cross(practice_request())
+    return (time.perf_counter() - t0) * 1000.0

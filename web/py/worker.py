@@ -61,12 +61,12 @@ def dispatch(request_json, practice=False):
     where], ...] of every matrix the answer names, small: Float64Array, large: {name:
     Float64Array}, worker_ms}. `where` is the offset of a small matrix's values in `small`, or
     null for a large one (boot/pyscript.js reads them back as {rows, cols, data}). `practice`:
-    a warm-up's request, answered in a session of its own (bridge.practice_request)."""
+    a warm-up's request, answered in a session of its own (bridge.warm_up)."""
     t0 = time.perf_counter()
     text, arrays = _bridge.answer(request_json, practice)
     shapes, small, offset = [], [], 0
     large = js.Object.new()
-    for key, m in arrays.items():  # float64, C-contiguous, 2-D (bridge.matrix)
+    for key, m in arrays.items():  # float64, C-contiguous, 2-D (bridge.answer)
         if m.size <= SHARED_MAX:
             shapes.append([key, m.shape[0], m.shape[1], offset])
             small.append(m.reshape(-1))
@@ -86,54 +86,10 @@ def dispatch(request_json, practice=False):
 
 
 def warm_up(edits):
-    """Answer `edits` practice edits as the page's own are answered, to the JS objects that
-    cross to it (web/py/bridge.py says why); returns the milliseconds they took."""
-    t0 = time.perf_counter()
-    for _ in range(int(edits)):
-        dispatch(_bridge.practice_request(), practice=True)
-    return (time.perf_counter() - t0) * 1000.0
-
-
-def bytecode_modules():
-    """"<used> of <imported>; NumPy <used> of <imported>; stdlib <used> of <imported>": of the
-    explorer's modules imported so far, of NumPy's and of the standard library's, how many Python
-    read from the build's bytecode (buildtools/bytecode.py). For the explorer and NumPy, those
-    whose checked-hash .pyc matches its source as Python checks it (PEP 552); for the standard
-    library, which zipimport reads from its zip, those it read from a .pyc. For the tests."""
-    import importlib.util
-    import numpy
-    numpy_dir = numpy.__file__.rsplit("/", 1)[0] + "/"
-    counts = {PYTHON_DIR + "/": [0, 0], numpy_dir: [0, 0]}  # folder: [used, imported]
-    for module in list(sys.modules.values()):
-        spec = getattr(module, "__spec__", None)
-        origin, cached = getattr(spec, "origin", None), getattr(spec, "cached", None)
-        folder = next((f for f in counts if origin and origin.startswith(f)), None)
-        if not (folder and origin.endswith(".py")):
-            continue
-        counts[folder][1] += 1
-        if not cached:
-            continue
-        try:
-            with open(cached, "rb") as f:
-                header = f.read(16)
-            with open(origin, "rb") as f:
-                source = f.read()
-        except OSError:
-            continue
-        checked_hash = int.from_bytes(header[4:8], "little") == 3
-        if (header[:4] == importlib.util.MAGIC_NUMBER and checked_hash
-                and header[8:16] == importlib.util.source_hash(source)):
-            counts[folder][0] += 1
-    # The standard library, from its zip (not the modules Python has frozen into itself):
-    # zipimport names a module by the file it read, name.pyc or name.py
-    zipped = next(p for p in sys.path if p.endswith(".zip")) + "/"
-    stdlib = [spec.origin for spec in (getattr(m, "__spec__", None) for m in list(sys.modules.values()))
-              if (getattr(spec, "origin", None) or "").startswith(zipped)]
-    return "%d of %d; NumPy %d of %d; stdlib %d of %d" % (
-        *counts[PYTHON_DIR + "/"], *counts[numpy_dir],
-        sum(origin.endswith(".pyc") for origin in stdlib), len(stdlib))
+    """Answer `edits` practice edits, each crossing as dispatch makes the page's own cross
+    (bridge.warm_up); returns the milliseconds they took."""
+    return _bridge.warm_up(edits, lambda request_json: dispatch(request_json, practice=True))
 
 
 sync.dispatch = dispatch
 sync.warm_up = warm_up
-sync.bytecode_modules = bytecode_modules
