@@ -8,7 +8,6 @@ sandboxed iframe without allow-same-origin must say, at once, what its embedding
 """
 import json
 import os
-import time
 from urllib.request import urlopen
 
 import numpy as np
@@ -201,22 +200,20 @@ def embed(page, page_log, served, tmp_path, site_url, sandbox):
         OUTER % (sandbox, site_url + "index.html?embed=1"), encoding="utf-8")
     outer = served(str(tmp_path), None)
     page_log.other_origins.append(outer)
-    start = time.monotonic()
     page.goto(outer + "course.html", wait_until="commit")
-    return page.frame_locator("iframe"), start
+    return page.frame_locator("iframe")
 
 
 @pytest.mark.fresh_page  # the page is another site's, embedding the explorer
 @pytest.mark.hosts("pyscript", "fallback")
 def test_a_sandboxed_iframe_says_what_it_must_allow(page, page_log, served, tmp_path, site_url):
-    frame, start = embed(page, page_log, served, tmp_path, site_url, "allow-scripts")
+    frame = embed(page, page_log, served, tmp_path, site_url, "allow-scripts")
     alert = frame.locator("#alert")
     alert.wait_for(state="visible", timeout=10000)
     # at once: before the runtime (Pyodide, its WebAssembly, its worker) was asked for
     runtime = frame.locator("html").evaluate(
         "() => performance.getEntriesByType('resource').map((e) => e.name)"
         ".filter((n) => /pyodide|\\.wasm|-worker\\.m?js/.test(n))")
-    assert time.monotonic() - start < 10
     text = alert.inner_text()
     assert "sandboxed iframe without allow-same-origin" in text, text
     assert 'sandbox="allow-scripts allow-same-origin"' in text, text
@@ -227,7 +224,7 @@ def test_a_sandboxed_iframe_says_what_it_must_allow(page, page_log, served, tmp_
 @pytest.mark.fresh_page  # the page is another site's, embedding the explorer
 def test_a_sandboxed_iframe_that_allows_its_origin_runs(page, page_log, served, tmp_path,
                                                         site_url):
-    frame, _ = embed(page, page_log, served, tmp_path, site_url,
+    frame = embed(page, page_log, served, tmp_path, site_url,
                      "allow-scripts allow-same-origin")
     frame.locator("html[data-ready='true']").wait_for(state="attached", timeout=120000)
     before = int(frame.locator("html").get_attribute("data-renders"))

@@ -4,7 +4,6 @@ The engines' own tests (test_engines.py) run the page in Chromium, Firefox and W
 check, in Chromium, what only an older browser would meet: each missing feature is simulated
 by an init script before the page's first script runs.
 """
-import time
 
 import numpy as np
 import pytest
@@ -35,7 +34,6 @@ def test_a_browser_too_old_is_told_what_it_lacks_at_once(browser, site_url, miss
     try:
         page = context.new_page()
         page.add_init_script(script)
-        start = time.monotonic()
         page.goto(site_url + "index.html", wait_until="commit")
         # from "commit" on, the document may not have its <html> element yet
         page.wait_for_function("() => document.documentElement?.dataset.bootFailed === 'true'",
@@ -46,7 +44,7 @@ def test_a_browser_too_old_is_told_what_it_lacks_at_once(browser, site_url, miss
         text = alert_text(page)
         assert text.startswith("This browser is too old for the explorer: it lacks "), text
         assert named in text and text.endswith(MINIMUM), text
-        assert runtime == [] and time.monotonic() - start < 10, runtime
+        assert runtime == [], runtime
         assert page.evaluate("() => document.documentElement.dataset.ready") != "true"
     finally:
         context.close()
