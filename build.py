@@ -15,7 +15,7 @@ import os
 import sys
 import time
 
-from buildtools import hosts, manifest as manifest_mod, serve as serve_mod, site
+from buildtools import hosts, manifest as manifest_mod, output, serve as serve_mod, site
 from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
 from buildtools.errors import BuildError
 
@@ -102,13 +102,13 @@ def _os_todo(exc):
 
 
 def _build(args, log):
-    site.check_output(args.out, log)
+    output.check_output(args.out, log)
     manifest = manifest_mod.load(os.path.join(args.root, "artifacts.json"))
     cache = Cache(args.cache_dir, log=log, offline=args.offline, mirror=args.mirror)
     host = hosts.choose(args.runtime, manifest, cache, numpy_wheel=args.numpy_wheel,
                         without_numpy=args.without_numpy, log=log)
     log("host: %s (%s)" % (host.name, host.reason))
-    return site.replace_atomically(
+    return output.replace_atomically(
         args.out, lambda folder: site.assemble(args.root, folder, host, manifest, cache, log),
         log=log)
 

@@ -22,8 +22,8 @@ import tarfile
 import tempfile
 
 from . import atomic
-from .cache import (copy_files, discard, extract_selection, read_stamp, remove_stale,
-                    sha256_hex, write_stamp)
+from .checked import discard, remove_stale, sha256_hex
+from .unpacked import copy_files, extract_selection, read_stamp, write_stamp
 from .errors import BuildError
 from .manifest import NpmArtifact
 

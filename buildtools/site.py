@@ -1,10 +1,8 @@
-"""Assembling a site folder from web/, pycore/ and the vendored artifacts, atomically.
+"""Assembling a site folder from web/, pycore/ and the vendored artifacts.
 
-The output folder is only ever replaced by a complete, checked build: everything is written to
-a temporary sibling folder, which is swapped in at the end (buildtools/atomic.py: one atomic
-exchange where the system has it, so the output's name always holds a complete site). A failure
-removes the temporary folder and leaves the previous output exactly as it was. Every vendored
-file is hashed as it is copied in from the cache and compared with its record or pin.
+assemble() fills a folder that buildtools/output.py swaps in for the output only once it is
+complete. Every vendored file is hashed as it is copied in from the cache and compared with its
+record or pin; the page's markers are filled and its URLs checked by buildtools/page_html.py.
 """
 import datetime
 import json
@@ -13,18 +11,12 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
-from html.parser import HTMLParser
 
-from . import (atomic, bytecode, class_names, csp, docs_html, gzipped, hosts, onefile,
-               page_digits, plotly_bundle, shared_js)
-from .cache import discard, remove_stale
+from . import (bytecode, class_names, csp, docs_html, gzipped, hosts, onefile, page_digits,
+               plotly_bundle, shared_js)
 from .errors import BuildError
+from .page_html import absolute_urls, substitute_policy, substitute_runtime
 
-RUNTIME_MARKER = "<!--RUNTIME-->"
-# Where the page's Content-Security-Policy goes: before anything the page loads, which a
-# <meta>-delivered policy does not cover.
-CSP_MARKER = "<!--CSP-->"
 # web/ entries that are not part of the site, or that only some hosts need.
 NOT_COPIED = {"README.md", "boot"}
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
@@ -103,104 +95,6 @@ def first_view(root, log=print):
     log("warning: default-view.json not written (%s); the page stays empty until Python is "
         "ready. `pip install -e .` gives this Python NumPy." % why)
     return None
-
-
-def substitute_runtime(html, tags):
-    """Put the host's tags where index.html has the line <!--RUNTIME--> (exactly once)."""
-    count = html.count(RUNTIME_MARKER)
-    if count != 1:
-        raise BuildError("web/index.html must contain the line %s exactly once (found %d)"
-                         % (RUNTIME_MARKER, count),
-                         "put %s in <head>, after js/host.js" % RUNTIME_MARKER)
-    lines = html.split("\n")
-    for i, line in enumerate(lines):
-        if RUNTIME_MARKER in line:
-            indent = line[:len(line) - len(line.lstrip())]
-            lines[i] = "\n".join(indent + t for t in tags.split("\n"))
-    return "\n".join(lines)
-
-
-def substitute_policy(html, policy):
-    """Put the policy's <meta http-equiv> where index.html has the line <!--CSP--> (exactly once),
-    which must come before every script, stylesheet and style element."""
-    count = html.count(CSP_MARKER)
-    if count != 1:
-        raise BuildError("web/index.html must contain the line %s exactly once (found %d)"
-                         % (CSP_MARKER, count),
-                         "put %s in <head>, right after <meta charset>" % CSP_MARKER)
-    at = html.index(CSP_MARKER)
-    first = re.search(r"<(script|link|style)\b", html, re.IGNORECASE)
-    if first and first.start() < at:
-        raise BuildError("web/index.html has a <%s> before %s, where the page's Content-"
-                         "Security-Policy would not cover it" % (first.group(1), CSP_MARKER),
-                         "move %s up, right after <meta charset>" % CSP_MARKER)
-    return html.replace(CSP_MARKER, csp.meta_tag(policy))
-
-
-class _Resources(HTMLParser):
-    """Collects the URLs an HTML page loads (and every root-absolute one)."""
-
-    LOADING = {("script", "src"), ("img", "src"), ("iframe", "src"), ("source", "src"),
-               ("audio", "src"), ("video", "src"), ("embed", "src"), ("object", "data"),
-               ("link", "href"), ("script", "config")}
-
-    def __init__(self):
-        super().__init__()
-        self.urls = []
-
-    def handle_starttag(self, tag, attrs):
-        for name, value in attrs:
-            if value is None:
-                continue
-            if (tag, name) in self.LOADING or name in ("href", "src", "action", "poster"):
-                if (tag, name) in self.LOADING or value.startswith("/"):
-                    self.urls.append((tag, name, value))
-
-
-def _is_relative(url):
-    return not re.match(r"^([a-zA-Z][a-zA-Z0-9+.-]*:|//|/)", url) or url.startswith(
-        ("data:", "blob:", "#"))
-
-
-def absolute_urls(site, allowed=()):
-    """Every URL in the site's own files that is not relative: [(file, url), ...].
-
-    A loaded resource must be relative (no scheme, no '//', no leading '/'), so the site works
-    under any path, in an iframe and offline; a plain link (<a href>) may point elsewhere. Only
-    our own files are read: vendored libraries mention URLs they never load in this site.
-    """
-    problems = []
-    for dirpath, dirnames, filenames in os.walk(site):
-        rel_dir = os.path.relpath(dirpath, site).replace(os.sep, "/")
-        if rel_dir == "vendor" or rel_dir.startswith("vendor/"):
-            continue
-        for name in filenames:
-            path = os.path.join(dirpath, name)
-            rel = os.path.relpath(path, site).replace(os.sep, "/")
-            with open(path, encoding="utf-8", errors="replace") as f:
-                text = f.read()
-            urls = []
-            if name.endswith(".html"):
-                parser = _Resources()
-                parser.feed(text)
-                urls = [u for _, _, u in parser.urls]
-            elif name.endswith(".css"):
-                urls = re.findall(r"url\(\s*['\"]?([^'\")]+)", text)
-                urls += re.findall(r"@import\s+['\"]([^'\"]+)", text)
-            elif name == "py-files.json":
-                urls = [f["url"] for f in json.loads(text)["files"]]
-            elif name == "pyscript.json":
-                config = json.loads(text)
-                urls = [config.get("interpreter", ""), config.get("vit", {}).get("pyodide_index", "")]
-                urls += list(config.get("files", {}))
-            elif name.endswith((".js", ".mjs")):
-                # our boot/app scripts: flag fetch("/...") and import("http...") literals
-                urls = re.findall(r"(?:fetch|import)\(\s*['\"`]([^'\"`]+)", text)
-                urls += re.findall(r"from\s+['\"]([^'\"]+)['\"]", text)
-            for url in urls:
-                if not _is_relative(url) and not url.startswith(tuple(allowed)):
-                    problems.append((rel, url))
-    return problems
 
 
 def _git_source(root):
@@ -489,92 +383,3 @@ def write_json(site, name, data):
         f.write("\n")
 
 
-def _prefixes(out):
-    """The names of the output's temporary siblings: (being built, set aside by a swap)."""
-    base = "." + os.path.basename(out)
-    return base + ".building-", base + ".old-"
-
-
-def restore_interrupted(out, log=print):
-    """Put back an output that the two-rename swap (where no atomic exchange exists) left only
-    under .NAME.old-*, because the build was killed between the renames: the newest such folder
-    that is a build comes back under its name. True when one was restored."""
-    parent = os.path.dirname(out)
-    if os.path.lexists(out) or not os.path.isdir(parent):
-        return False
-    found = []
-    for name in os.listdir(parent):
-        path = os.path.join(parent, name)
-        if name.startswith(_prefixes(out)[1]) and os.path.isfile(
-                os.path.join(path, "build-info.json")):
-            try:
-                found.append((os.stat(path).st_mtime, path))
-            except OSError:
-                pass  # removed meanwhile
-    if not found:
-        return False
-    path = max(found)[1]
-    os.rename(path, out)
-    log("output: %s was missing after a build interrupted while swapping it in; restored it "
-        "from %s" % (out, os.path.basename(path)))
-    return True
-
-
-def check_output(out, log=print):
-    """Before anything else: repair an interrupted swap, then make sure `out` may be replaced and
-    its folder written, so that a bad --out fails at once rather than after the downloads.
-
-    If `out` exists it must be a folder that looks like an earlier build (it has
-    build-info.json), so a mistyped --out never deletes someone's folder. Returns the output's
-    real path: for a symlink, its target is the folder that is replaced.
-    """
-    out = os.path.realpath(out)
-    restore_interrupted(out, log)
-    if os.path.lexists(out) and not os.path.isdir(out):
-        raise BuildError("the output %s is a file, not a folder" % out,
-                         "pass a folder with --out (it is created, or replaced when it holds "
-                         "an earlier build)")
-    if os.path.isdir(out) and os.listdir(out) and not os.path.isfile(
-            os.path.join(out, "build-info.json")):
-        raise BuildError("%s exists and is not a build output (it has no build-info.json); "
-                         "refusing to replace it" % out, "choose another --out folder")
-    parent = os.path.dirname(out)
-    existing = parent
-    while not os.path.lexists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        raise BuildError("the output %s cannot be made: %s is a file" % (out, existing),
-                         "pass an --out whose folders are folders")
-    try:
-        os.makedirs(parent, exist_ok=True)
-        atomic.free_name(parent, _prefixes(out)[0])  # makes and removes a folder: a probe
-    except OSError as exc:
-        raise BuildError("cannot write in %s, where the output %s goes: %s"
-                         % (parent, os.path.basename(out), exc.strerror or exc),
-                         "pass an --out in a folder you can write to, or fix its permissions")
-    return out
-
-
-def replace_atomically(out, fill, log=print):
-    """Build into a temporary sibling of `out` with fill(folder); swap it in on success.
-
-    The swap is an atomic exchange where the system has one (atomic.put_in_place), so at every
-    instant `out` is the complete old site or the complete new one; the old one is then deleted.
-    Temporary siblings that a killed build left are deleted once they are an hour old (younger
-    ones may belong to a build running right now).
-    """
-    out = check_output(out, log)
-    parent = os.path.dirname(out)
-    building, aside = _prefixes(out)
-    remove_stale(parent, (building, aside))
-    tmp = tempfile.mkdtemp(dir=parent, prefix=building)
-    try:
-        result = fill(tmp)
-        os.chmod(tmp, 0o755)  # mkdtemp makes it private; a served site must be readable
-        old = atomic.put_in_place(tmp, out, atomic.free_name(parent, aside))
-    except BaseException:
-        discard(tmp)
-        raise
-    if old:
-        discard(old)
-    return result

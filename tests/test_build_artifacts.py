@@ -13,7 +13,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from buildtools import cache as cache_mod, hosts, manifest  # noqa: E402
+from buildtools import cache as cache_mod, fetch, hosts, manifest, unpacked  # noqa: E402
 from buildtools.errors import BuildError  # noqa: E402
 
 
@@ -155,10 +155,10 @@ def test_the_selection_must_match_the_package(tmp_path):
     tgz = tmp_path / "lib.tgz"
     tgz.write_bytes(data)
     with pytest.raises(BuildError) as err:
-        cache_mod.extract_selection(str(tgz), art, str(tmp_path / "out"))
+        unpacked.extract_selection(str(tgz), art, str(tmp_path / "out"))
     assert "dist/missing.css" in str(err.value) and "@fake/lib@1.0.0" in str(err.value)
     art.files.pop()
-    written = cache_mod.extract_selection(str(tgz), art, str(tmp_path / "out2"))
+    written = unpacked.extract_selection(str(tgz), art, str(tmp_path / "out2"))
     assert sorted(written) == ["fonts/a.woff2", "lib.js"]
     assert written["lib.js"] == {"sha256": hashlib.sha256(b"x").hexdigest(), "size": 1}
 
@@ -202,7 +202,7 @@ def test_a_failed_wheel_download_is_remembered(tmp_path, monkeypatch):
 
 
 def test_missing_npm_says_to_install_node(monkeypatch):
-    monkeypatch.setattr(cache_mod.shutil, "which", lambda name: None)
+    monkeypatch.setattr(fetch.shutil, "which", lambda name: None)
     with pytest.raises(BuildError) as err:
-        cache_mod.npm_dist("x@1")
+        fetch.npm_dist("x@1")
     assert "npm is missing" in err.value.what and "Node.js 18" in err.value.todo

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from buildtools import cache as cache_mod, manifest, plotly_bundle
+from buildtools import cache as cache_mod, fetch, manifest, plotly_bundle
 from buildtools.errors import BuildError
 from test_build_artifacts import WHEEL, make_tgz, sri
 from test_build_plotly_bundle import FakeCache, fake_tarballs, spec as bundle_spec
@@ -76,15 +76,15 @@ class CutOff:
 
 
 def test_a_download_cut_off_is_an_oserror_and_leaves_nothing(tmp_path, monkeypatch, capsys):
-    monkeypatch.setattr(cache_mod.urllib.request, "urlopen", lambda *a, **kw: CutOff())
+    monkeypatch.setattr(fetch.urllib.request, "urlopen", lambda *a, **kw: CutOff())
     with pytest.raises(OSError) as err:
-        cache_mod.download("https://registry.invalid/x.tgz", str(tmp_path / "x.tgz"), "x")
+        fetch.download("https://registry.invalid/x.tgz", str(tmp_path / "x.tgz"), "x")
     assert "broke off" in str(err.value) and "IncompleteRead" in str(err.value)
     assert os.listdir(str(tmp_path)) == []
 
 
 def test_a_wheel_download_cut_off_is_remembered_not_a_traceback(tmp_path, monkeypatch):
-    monkeypatch.setattr(cache_mod.urllib.request, "urlopen", lambda *a, **kw: CutOff())
+    monkeypatch.setattr(fetch.urllib.request, "urlopen", lambda *a, **kw: CutOff())
     m = manifest.parse({"npm": {"lib": {"package": "pyodide", "version": "9.0", "dest": "v",
                                         "integrity": sri(b"x"), "files": ["a"]}},
                         "numpy_wheel": WHEEL})
@@ -104,8 +104,8 @@ def test_npm_pack_that_cannot_run_is_named(tmp_path, monkeypatch):
         raise subprocess.TimeoutExpired(a[0], kw.get("timeout"))
 
     monkeypatch.setattr(cache_mod, "npm_dist", lambda spec: {"integrity": art.integrity})
-    monkeypatch.setattr(cache_mod, "_npm", lambda: "npm")
-    monkeypatch.setattr(cache_mod.subprocess, "run", hangs)
+    monkeypatch.setattr(cache_mod, "npm_command", lambda: "npm")
+    monkeypatch.setattr(fetch.subprocess, "run", hangs)
     with pytest.raises(BuildError) as err:
         cache_mod.Cache(str(tmp_path), log=lambda *a: None).npm_tarball(art)
     assert "could not download @fake/lib@1.0.0 with `npm pack`" in err.value.what
@@ -123,9 +123,9 @@ def test_a_file_where_the_bundles_go_means_the_official_plotly(tmp_path):
 
 def test_an_http_error_is_still_an_oserror(tmp_path, monkeypatch):
     def not_found(*a, **kw):
-        raise cache_mod.urllib.error.HTTPError("https://x.invalid/", 404, "Not Found", {},
+        raise fetch.urllib.error.HTTPError("https://x.invalid/", 404, "Not Found", {},
                                                io.BytesIO(b""))
 
-    monkeypatch.setattr(cache_mod.urllib.request, "urlopen", not_found)
+    monkeypatch.setattr(fetch.urllib.request, "urlopen", not_found)
     with pytest.raises(OSError):
-        cache_mod.download("https://x.invalid/", str(tmp_path / "x"), "x")
+        fetch.download("https://x.invalid/", str(tmp_path / "x"), "x")

@@ -15,7 +15,8 @@ import sys
 import pytest
 
 import build
-from buildtools import cache as cache_mod, manifest, plotly_bundle, site
+from buildtools import (cache as cache_mod, fetch, manifest, plotly_bundle, site,
+                        unpacked as unpacked_mod)
 from buildtools.errors import BuildError
 from test_build_artifacts import WHEEL, make_tgz, sri
 from test_build_plotly_bundle import BUNDLE, FakeCache, fake_tarballs, spec as bundle_spec
@@ -288,7 +289,7 @@ def test_a_damaged_bundle_is_made_again(tmp_path, damage, name):
 @pytest.mark.parametrize("record", [b"{oops", b"[]", b"{\"version\": 2, \"sha256\": \"x\"}"])
 def test_a_damaged_bundle_record_is_made_again(tmp_path, record):
     cache, folder, said = bundled(tmp_path)
-    with open(os.path.join(folder, cache_mod.STAMP), "wb") as f:
+    with open(os.path.join(folder, unpacked_mod.STAMP), "wb") as f:
         f.write(record)
     info = plotly_bundle.vendor(bundle_spec(), cache, str(tmp_path / "site"), said.append)
     assert info and (tmp_path / "site" / plotly_bundle.FILE_NAME).read_bytes() == BUNDLE
@@ -354,7 +355,7 @@ def test_a_truncated_tarball_is_named_not_a_traceback(tmp_path):
                                           "files": ["lib.js"]}},
                           "numpy_wheel": WHEEL}).artifact("lib")
     with pytest.raises(BuildError) as err:
-        cache_mod.extract_selection(str(tgz), art, str(tmp_path / "out"))
+        unpacked_mod.extract_selection(str(tgz), art, str(tmp_path / "out"))
     assert "@fake/lib@1.0.0" in err.value.what and "lib.tgz" in err.value.what
 
 
@@ -365,8 +366,8 @@ def test_odd_npm_answers_are_named(monkeypatch, printed, words):
     class Done:
         returncode, stdout, stderr = 0, printed, ""
 
-    monkeypatch.setattr(cache_mod, "_npm", lambda: "npm")
-    monkeypatch.setattr(cache_mod.subprocess, "run", lambda *a, **kw: Done())
+    monkeypatch.setattr(fetch, "npm_command", lambda: "npm")
+    monkeypatch.setattr(fetch.subprocess, "run", lambda *a, **kw: Done())
     with pytest.raises(BuildError) as err:
-        cache_mod.npm_dist("x@1.0.0")
+        fetch.npm_dist("x@1.0.0")
     assert words in err.value.what and "x@1.0.0" in err.value.what

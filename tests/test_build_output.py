@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from buildtools import atomic, site
+from buildtools import atomic, output
 from buildtools.errors import BuildError
 
 
@@ -79,7 +79,7 @@ def test_the_new_output_is_exchanged_with_the_old_one(tmp_path, monkeypatch):
     out = tmp_path / "dist"
     site_folder(out, "old")
     (out / "only-in-old.txt").write_text("x")
-    assert site.replace_atomically(str(out), fill_with("new")) == "new"
+    assert output.replace_atomically(str(out), fill_with("new")) == "new"
     assert calls == [str(out)] and renames == []  # one exchange, no rename
     assert sorted(os.listdir(str(out))) == ["build-info.json", "index.html"]
     assert (out / "index.html").read_text() == "new"
@@ -90,7 +90,7 @@ def test_without_the_exchange_two_renames_do_the_same(tmp_path, monkeypatch):
     monkeypatch.setattr(atomic, "exchange", lambda a, b: False)
     out = tmp_path / "dist"
     site_folder(out, "old")
-    site.replace_atomically(str(out), fill_with("new"))
+    output.replace_atomically(str(out), fill_with("new"))
     assert (out / "index.html").read_text() == "new"
     assert os.listdir(str(tmp_path)) == ["dist"]
 
@@ -101,7 +101,7 @@ def test_the_exchange_falls_back_where_the_system_refuses_it(tmp_path, monkeypat
     assert atomic.exchange(str(tmp_path), str(tmp_path)) is False
     out = tmp_path / "dist"
     site_folder(out, "old")
-    site.replace_atomically(str(out), fill_with("new"))
+    output.replace_atomically(str(out), fill_with("new"))
     assert (out / "index.html").read_text() == "new"
 
 
@@ -119,7 +119,7 @@ def test_an_interrupt_between_the_two_renames_puts_the_old_output_back(tmp_path,
 
     monkeypatch.setattr(atomic.os, "replace", interrupted_second)
     with pytest.raises(KeyboardInterrupt):
-        site.replace_atomically(str(out), fill_with("new"))
+        output.replace_atomically(str(out), fill_with("new"))
     monkeypatch.setattr(atomic.os, "replace", real)
     assert (out / "index.html").read_text() == "old"
     assert os.listdir(str(tmp_path)) == ["dist"]
@@ -131,10 +131,10 @@ def test_the_next_build_repairs_a_swap_killed_between_the_renames(tmp_path):
     os.utime(str(tmp_path / ".dist.old-older"), (1, 1))
     site_folder(tmp_path / ".dist.old-k1ll3d", "old")  # the kill left this, and no dist/
     said = []
-    assert site.check_output(str(out), said.append) == str(out)
+    assert output.check_output(str(out), said.append) == str(out)
     assert (out / "index.html").read_text() == "old"  # the newest one is back
     assert len(said) == 1 and "restored it from .dist.old-k1ll3d" in said[0]
-    site.replace_atomically(str(out), fill_with("new"), log=said.append)
+    output.replace_atomically(str(out), fill_with("new"), log=said.append)
     assert (out / "index.html").read_text() == "new"
     assert os.listdir(str(tmp_path)) == ["dist"]  # the older leftover was an hour old
 
@@ -147,14 +147,14 @@ def test_a_repaired_output_stays_when_the_build_then_fails(tmp_path):
         raise BuildError("boom", "")
 
     with pytest.raises(BuildError):
-        site.replace_atomically(str(out), failing, log=lambda *a: None)
+        output.replace_atomically(str(out), failing, log=lambda *a: None)
     assert (out / "index.html").read_text() == "old"
 
 
 def test_a_leftover_that_is_not_a_build_is_not_restored(tmp_path):
     (tmp_path / ".dist.old-x").mkdir()
     (tmp_path / ".dist.old-x" / "notes.txt").write_text("mine")
-    assert not site.restore_interrupted(str(tmp_path / "dist"))
+    assert not output.restore_interrupted(str(tmp_path / "dist"))
     assert not (tmp_path / "dist").exists()
 
 
@@ -163,7 +163,7 @@ def test_a_folder_that_is_not_a_build_is_never_replaced(tmp_path):
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     with pytest.raises(BuildError) as err:
-        site.replace_atomically(str(out), fill_with("new"))
+        output.replace_atomically(str(out), fill_with("new"))
     assert "not a build output" in err.value.what
     assert os.listdir(str(out)) == ["notes.txt"]
     assert os.listdir(str(tmp_path)) == ["dist"]
@@ -173,7 +173,7 @@ def test_a_symlinked_output_updates_the_folder_it_points_to(tmp_path):
     real = tmp_path / "www" / "vit"
     site_folder(real, "old")
     os.symlink(str(real), str(tmp_path / "dist"))
-    site.replace_atomically(str(tmp_path / "dist"), fill_with("new"))
+    output.replace_atomically(str(tmp_path / "dist"), fill_with("new"))
     assert os.path.islink(str(tmp_path / "dist"))
     assert (real / "index.html").read_text() == "new"
     assert os.listdir(str(tmp_path / "www")) == ["vit"]

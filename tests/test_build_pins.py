@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from buildtools import cache as cache_mod, manifest, plotly_bundle
+from buildtools import manifest, plotly_bundle, unpacked as unpacked_mod
 from buildtools.errors import BuildError
 from test_build_integrity import PYODIDE_WASM, build_logged, no_first_view, shipped, unpacked  # noqa: F401
 from test_build_plotly_bundle import BUNDLE, LICENCES, FakeCache, fake_tarballs, spec as bundle_spec
@@ -24,7 +24,7 @@ EVIL = b"alert('not the pinned runtime')"
 
 def rewrite_record(folder, change):
     """Make the cache folder's record agree with whatever `change(files)` did to its files."""
-    path = os.path.join(folder, cache_mod.STAMP)
+    path = os.path.join(folder, unpacked_mod.STAMP)
     with open(path, encoding="utf-8") as f:
         record = json.load(f)
     change(record["files"])

@@ -11,7 +11,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from buildtools import cache as cache_mod, digits, manifest, pypi_files
+from buildtools import cache as cache_mod, digits, fetch, manifest, pypi_files
 from buildtools.errors import BuildError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -78,7 +78,7 @@ def test_a_download_with_another_sha256_is_rejected(tmp_path, monkeypatch):
         with open(dest, "wb") as f:
             f.write(good[:-4] + b"evil")
 
-    monkeypatch.setattr(cache_mod, "download", tampered)
+    monkeypatch.setattr(fetch, "download", tampered)
     with pytest.raises(BuildError) as err:
         digits.wheel_path(pin, cache=cache_mod.Cache(str(tmp_path), log=lambda *a: None))
     assert "sha256" in str(err.value) and "rejected" in str(err.value)
@@ -88,7 +88,7 @@ def test_a_download_with_another_sha256_is_rejected(tmp_path, monkeypatch):
 def test_an_index_that_disagrees_with_the_pin_stops_before_downloading(tmp_path, monkeypatch):
     m = pin_for(fake_wheel(ROWS))
     monkeypatch.setattr(pypi_files, "index_entry", lambda p: ("https://files.invalid/x", "1" * 64))
-    monkeypatch.setattr(cache_mod, "download", lambda *a, **k: pytest.fail("downloaded"))
+    monkeypatch.setattr(fetch, "download", lambda *a, **k: pytest.fail("downloaded"))
     with pytest.raises(BuildError, match="PyPI publishes sha256 1111"):
         digits.wheel_path(m.pypi["scikit-learn"], cache=cache_mod.Cache(str(tmp_path)))
 

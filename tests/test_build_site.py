@@ -21,7 +21,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 import build  # noqa: E402
-from buildtools import cache as cache_mod, hosts, manifest, serve, shared_js, site  # noqa: E402
+from buildtools import hosts, manifest, output, page_html, serve, shared_js, site, unpacked  # noqa: E402
 from buildtools.errors import BuildError  # noqa: E402
 
 # What each fake npm package holds: just the files artifacts.json selects, a few bytes each.
@@ -73,7 +73,7 @@ def pinned_selection(name, entry, tarball, tmp):
                                files=entry["files"], exclude=entry.get("exclude", []),
                                strip=entry.get("strip", ""))
     with tempfile.TemporaryDirectory(dir=str(tmp)) as out:
-        return cache_mod.selection_digest(cache_mod.extract_selection(tarball, art, out))
+        return unpacked.selection_digest(unpacked.extract_selection(tarball, art, out))
 
 
 @pytest.fixture
@@ -292,7 +292,7 @@ def test_cdn_site_is_small_and_names_only_the_cdns(checkout):
 def test_only_relative_urls_in_the_offline_sites(checkout, runtime):
     extra = ["--numpy-wheel", str(checkout / "numpy.whl")] if runtime == "pyscript" else []
     run_build(checkout, "--runtime", runtime, *extra)
-    problems = site.absolute_urls(str(checkout / "dist"))
+    problems = page_html.absolute_urls(str(checkout / "dist"))
     if runtime == "cdn":
         assert problems and all(url.startswith("https://") for _, url in problems)
     else:
@@ -306,7 +306,7 @@ def test_absolute_urls_are_found(tmp_path):
         '<img src="//cdn.example/x.png"><a href="https://arxiv.org/">ok</a><a href="#s">ok</a>')
     (tmp_path / "css" / "a.css").write_text(
         "a { background: url('/img/x.png') } b { background: url(ok.png) }")
-    assert sorted(site.absolute_urls(str(tmp_path))) == [
+    assert sorted(page_html.absolute_urls(str(tmp_path))) == [
         ("css/a.css", "/img/x.png"), ("index.html", "//cdn.example/x.png"),
         ("index.html", "/js/a.js"), ("index.html", "https://x.org/a.css")]
 
@@ -326,10 +326,10 @@ def test_a_failed_build_leaves_the_previous_site_intact(checkout):
 
 
 def test_the_temporary_folders_of_a_build_are_never_committed():
-    """What an interrupted build may leave beside its output (site._prefixes) is ignored by git."""
+    """What an interrupted build may leave beside its output (output._prefixes) is ignored by git."""
     names = [os.path.join(folder, prefix + "1234")
              for folder, out in (("", "dist"), ("build", "test-pyscript"))
-             for prefix in site._prefixes(os.path.join(ROOT, folder, out))]
+             for prefix in output._prefixes(os.path.join(ROOT, folder, out))]
     done = subprocess.run(["git", "check-ignore", "--no-index"] + names, cwd=ROOT,
                           capture_output=True, text=True)
     assert sorted(done.stdout.split()) == sorted(names)
@@ -368,7 +368,7 @@ def test_an_output_folder_that_is_not_a_build_is_never_replaced(checkout):
 @pytest.mark.parametrize("html, count", [("<p>x</p>", 0), ("<!--RUNTIME-->\n<!--RUNTIME-->", 2)])
 def test_the_runtime_line_must_appear_once(html, count):
     with pytest.raises(BuildError) as err:
-        site.substitute_runtime(html, "<script></script>")
+        page_html.substitute_runtime(html, "<script></script>")
     assert "(found %d)" % count in str(err.value)
 
 
