@@ -20,7 +20,7 @@ from reference import reference_head
 
 from buildtools import manifest, plotly_bundle
 from buildtools.cache import Cache, default_cache_dir
-from buildtools.site import absolute_urls
+from buildtools.page_html import absolute_urls
 from reference import WORKED_LOGITS
 
 from .conftest import ROOT, PageLog
