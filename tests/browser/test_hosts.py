@@ -55,6 +55,12 @@ NO_NUMPY = ("This build has no NumPy for Pyodide 314: rebuild with --numpy-wheel
 # worker object is kept (an init script), so the test calls it as the page calls dispatch.
 BYTECODE_PROBE = '''
 
+import sys
+from pyscript import config
+
+PYTHON_DIR = config["vit"]["python_dir"]
+
+
 def bytecode_modules():
     """"<used> of <imported>; NumPy <used> of <imported>; stdlib <used> of <imported>": of the
     explorer's modules imported so far, of NumPy's and of the standard library's, how many Python

@@ -249,5 +249,6 @@ export async function loadPyodide(options) {
   const stdlib = vit.stdlib ? { stdLibURL: new URL(vit.stdlib, site).href } : {};
   const loaded = await pyodide.loadPyodide({ ...options, indexURL: index, ...stdlib });
   usePlainPaths(loaded._module && loaded._module.PATH); // before PyScript writes the files (fs-paths.mjs)
+  kit.pythonPath(loaded, vit.python_dir); // where PyScript will write the explorer's files
   return loaded;
 }

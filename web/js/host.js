@@ -84,19 +84,25 @@
         if (event.disposition !== "report") post(tools.violation(event));
       });
     },
-    // In a worker that runs Pyodide itself (the fallback's, the one file's): web/py/bridge.py,
-    // imported from `dir`, the folder the explorer's Python files were written to (py/worker.py
-    // does the same on the PyScript host, where PyScript runs the Python). A module without
-    // bytecode is compiled; writing its .pyc into the in-memory file system would only cost time.
-    importBridge: function (pyodide, dir) {
-      return pyodide.runPython([
-        "import sys",
+    // In every worker, once Pyodide is loaded: the explorer's folder `dir` (made, if its files
+    // are yet to come) first on Python's path, and no bytecode written (the build ships it; a
+    // module without it is compiled, and a .pyc written into the in-memory file system would
+    // only cost time). boot/pyodide-worker.mjs calls it before PyScript writes the files and
+    // runs py/worker.py, which then imports the bridge.
+    pythonPath: function (pyodide, dir) {
+      pyodide.runPython([
+        "import os, sys",
+        "os.makedirs(" + JSON.stringify(dir) + ", exist_ok=True)",
         "sys.dont_write_bytecode = True",
         "if " + JSON.stringify(dir) + " not in sys.path:",
         "    sys.path.insert(0, " + JSON.stringify(dir) + ")",
-        "import bridge",
-        "bridge",
       ].join("\n"));
+    },
+    // In a worker that runs Pyodide itself (the fallback's, the one file's): web/py/bridge.py,
+    // imported from `dir`, the folder the explorer's Python files were written to.
+    importBridge: function (pyodide, dir) {
+      tools.pythonPath(pyodide, dir);
+      return pyodide.runPython("import bridge\nbridge");
     },
     // (the one file has no site to rebuild: it is downloaded again)
     FIX: self.document && document.documentElement.hasAttribute("data-one-file") ?

@@ -2,20 +2,18 @@
 
 PyScript (config: pyscript.json, written by build.py) has started Pyodide 314 in a Web Worker,
 loaded NumPy (its `packages`, checked against the sha256 in pyodide-lock.json) and written the
-Python files under PYTHON_DIR. This file exposes one function to the page through `pyscript.sync`:
-the page awaits `sync.dispatch(request_json)`, which needs no SharedArrayBuffer, so no special
-HTTP headers (calls from the worker into the page would; the explorer makes none).
+Python files into the explorer's folder, which boot/pyodide-worker.mjs put on sys.path (the boot
+kit's pythonPath, js/host.js, as in the other hosts' workers). This file exposes two functions
+to the page through `pyscript.sync`: the page awaits `sync.dispatch(request_json)`, which needs
+no SharedArrayBuffer, so no special HTTP headers (calls from the worker into the page would;
+the explorer makes none), and `sync.warm_up(edits)`.
 """
 import json
-import sys
 import time
 
 import js
 from pyodide.ffi import to_js
-from pyscript import config, sync
-
-VIT = config.get("vit", {})
-PYTHON_DIR = VIT["python_dir"]  # buildtools/hosts.py writes it into pyscript.json
+from pyscript import sync
 
 
 def tell(**message):
@@ -30,12 +28,6 @@ def boot():
     except ImportError as exc:
         tell(fail="NumPy could not be loaded (%s)." % exc)
         raise
-    if PYTHON_DIR not in sys.path:
-        sys.path.insert(0, PYTHON_DIR)
-    # The build ships checked-hash bytecode beside the sources (buildtools/bytecode.py); a
-    # module without it is compiled, and writing its .pyc into the in-memory file system, to be
-    # thrown away with the page, would only cost time.
-    sys.dont_write_bytecode = True
     try:
         import bridge
     except Exception as exc:
