@@ -21,10 +21,9 @@ import numpy as np
 import pytest
 
 from buildtools.serve import SiteHandler, SiteServer, serve_in_thread, site_policy
-from pycore import classification_head, load_tiny_vit
 from pycore.explorer.comparisons import of_kind
 from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
-from reference_vit import reference_encode
+from reference_vit import ShippedViT, reference_encode
 
 from .engines import ENGINES, EngineError, axe, launch
 from .figure_files import png_looks, png_size, svg_figure
@@ -684,7 +683,7 @@ def test_phone_width_works_and_nothing_is_cut_off(app):
 
 @pytest.fixture(scope="module")
 def model():
-    return load_tiny_vit()
+    return ShippedViT()
 
 
 # The pad is below the pipeline: in view before a pointer reaches it or its buttons (WebDriver's
@@ -707,7 +706,7 @@ def check_digit_shown(engine, model):
     the logits."""
     images = model_pixels(engine)[None]
     z_L = model.encode(images)
-    logits = classification_head(z_L, model.W_head)
+    logits = model.logits(images)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-cls"), z_L[:, 0, :], atol=1e-12)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), logits, atol=1e-12)
     return logits

@@ -6,14 +6,14 @@ shapes (tests/browser/handwriting.py), are read right most of the time.
 
 Timings are the page's own (performance.now() in the page: data-preview-ms, the milliseconds
 from a change to its reading on screen; data-last-render-ms, from the pen lifting to the last
-stage drawn), not the test's clock. Readings are checked against the model run here in CPython
-on the pixels the page shows."""
+stage drawn), not the test's clock. Readings are checked against the tiny ViT's equations run
+here in NumPy (tests/reference_vit.py, not pycore) on the pixels the page shows."""
 import time
 
 import numpy as np
 import pytest
 
-from pycore import classification_head, load_tiny_vit
+from reference_vit import ShippedViT
 
 from . import handwriting
 from .pagekit import act, heatmap_z, image_of, model_pixels, open_explorer, renders
@@ -28,7 +28,7 @@ LIFT_MS = 1000         # the pipeline drawn within this long of the pen lifting
 
 @pytest.fixture(scope="module")
 def model():
-    return load_tiny_vit()
+    return ShippedViT()
 
 
 def pad_pixels(page):
@@ -50,7 +50,7 @@ def clear(page):
 
 def top3(model, pixels):
     """The model's three most likely digits and their softmax, computed here."""
-    logits = classification_head(model.encode(pixels[None]), model.W_head)[0]
+    logits = model.logits(pixels[None])[0]
     p = np.exp(logits - logits.max())
     p /= p.sum()
     order = np.argsort(-p, kind="stable")[:3]
@@ -150,16 +150,15 @@ def stroke_with_checks(page, model, points, follows):
             assert page.evaluate("() => document.getElementById('real-vit').dataset.drawing") == "pending"
             continue
         # every stage follows the pen too: the logits of the image shown, as the model gives them
-        until(page, lambda seen: logits_agree(seen["z"], classification_head(
-            model.encode(image_of(seen["pixels"])[None]), model.W_head)))
+        until(page, lambda seen: logits_agree(seen["z"],
+                                              model.logits(image_of(seen["pixels"])[None])))
     page.mouse.up()
     settled(page)
     if not follows:
         assert renders(page) == before + 1      # one redraw for the whole stroke
     pixels = model_pixels(page)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               classification_head(model.encode(pixels[None]), model.W_head),
-                               atol=1e-12)
+                               model.logits(pixels[None]), atol=1e-12)
     # the link, left for later while the pen was down, is written once it lifts
     page.wait_for_function("() => document.documentElement.dataset.linkPending === 'false'")
     assert page.evaluate("() => location.hash").startswith("#state=")

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from buildtools import digits as wheel_digits
-from pycore import load_tiny_vit
 from pycore.explorer import decode_fragment
+from reference_vit import ShippedViT
 
 from . import pagekit
 from .engines.kit import curve_drawn
@@ -457,7 +457,7 @@ def test_the_real_vit_features_preset_reports_held_out_accuracy(page, site_url):
     np.testing.assert_allclose(curve(page)[1], expected, rtol=1e-9, atol=1e-12)
     # the held-out digits: read out of the pinned wheel here, encoded by the tiny ViT
     images, labels = wheel_digits.load_digits()
-    model = load_tiny_vit()
+    model = ShippedViT()
     test = np.array(model.test_indices)
     held = layer_norm(model.features(images[test].astype(float)))
     right = int(np.sum(np.argmax(held @ W, axis=1) == labels[test]))

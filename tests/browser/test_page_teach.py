@@ -5,7 +5,7 @@ from playwright.sync_api import expect
 
 from pycore.explorer.comparisons import MODEL_ONLY, PAGE_ONLY, of_kind, run
 from pycore.explorer import default_state, preset, state_to_json
-from pycore.vit.trace import trace_head
+from reference import reference_head
 
 from .pagekit import act, edit, heatmap_z, open_explorer, set_viewport, state_fragment
 
@@ -37,7 +37,7 @@ def test_steps_follow_edits_made_while_they_were_out_of_view(page, site_url):
     edit(page, "cls[0,0]", "4")
     state = default_state()
     state.cls[0, 0] = 4.0
-    logit = trace_head(state.W_head, cls=state.cls).logits[0, 0]
+    logit = reference_head(state.cls, state.W_head)[0][0]
     steps.scroll_into_view_if_needed()
     # h_cls of sample 0 and the logit of class 0, as the equations print them
     expect(steps).to_contain_text("4.0000")
