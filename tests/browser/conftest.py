@@ -42,7 +42,8 @@ from buildtools.browser import CHROMIUM_FLAGS  # noqa: E402
 from buildtools.serve import serve_in_thread  # noqa: E402
 
 from . import pagekit  # noqa: E402
-from .engines import EngineError  # noqa: E402
+from .engines import ENGINES, EngineError  # noqa: E402
+from .engines.app import HOSTS, App, ReportingSites  # noqa: E402
 from .engines.chromium import chromium_path  # noqa: E402
 from .pagekit import wait_ready  # noqa: E402  (one copy, shared with the page tests)
 
@@ -427,3 +428,30 @@ def engines(request):
     found = EngineSet(lambda: request.getfixturevalue("playwright"))
     yield found
     found.close()
+
+
+# The scenarios of test_engines*.py share one booted page per engine and host (engines/app.py):
+# session-scoped, so pytest runs every file's scenarios for one engine and host together (in
+# collection order) and the files split by concept cost no boot more than one file did.
+
+@pytest.fixture(scope="session")
+def reporting_sites(sites):
+    found = ReportingSites(sites)
+    yield found
+    found.close()
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine_name(request):
+    return request.param
+
+
+@pytest.fixture(scope="session", params=HOSTS)
+def engine_host(request):
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def app(engines, engine_name, engine_host, reporting_sites):
+    engine = engines.get(engine_name)
+    return App(engine, reporting_sites.url(engine_host), reporting_sites.reports, engine_host)
