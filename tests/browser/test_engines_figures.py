@@ -8,7 +8,7 @@ import pytest
 
 from .engines.app import (AXES, CLS, FITS, SHOWN, TITLES, UNSEEN, W, choose, head, layout_settled,
                           numbers_in, settle_layout, shown_numbers, text_size)
-from .engines.kit import cell, edit, heatmap_z, layout_problems
+from .engines.kit import edit, heatmap_z, layout_problems
 from .figure_files import png_looks, png_size, svg_figure
 
 pytestmark = [pytest.mark.browser]

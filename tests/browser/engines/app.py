@@ -7,6 +7,7 @@ in the tests.
 import functools
 import json
 import os
+import re
 import threading
 import time
 
@@ -19,7 +20,7 @@ from reference import WORKED_CLS, WORKED_W_HEAD
 
 from . import axe
 from .base import EngineError
-from .kit import load_state, renders, wait_ready, wait_render_after, watch
+from .kit import layout_problems, load_state, renders, wait_ready, wait_render_after, watch
 
 HOSTS = ("pyscript", "fallback")
 CLS, W = np.array(WORKED_CLS, float), np.array(WORKED_W_HEAD, float)
