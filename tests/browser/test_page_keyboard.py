@@ -166,4 +166,4 @@ def test_dimension_labels_are_words(page, site_url):
 
 
 # axe-core (every WCAG 2.x A and AA rule, in Chromium, Firefox and WebKit, in each state):
-# tests/browser/test_engines.py, App.assert_axe_clean; docs/accessibility-checks.md.
+# tests/browser/test_engines*.py, App.assert_axe_clean (tests/browser/engines/app.py); docs/accessibility-checks.md.
