@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import threading
-import time
 from urllib.parse import unquote
 
 import numpy as np
@@ -276,12 +275,10 @@ def test_a_copy_with_a_changed_script_says_it_is_damaged(engines, engine_name, o
              "the script Python runs in was changed")):
         damaged = tmp_path / ("%s.html" % name)
         damaged.write_text(one_byte_changed(text, marker), encoding="utf-8")
-        t0 = time.monotonic()
         engine.goto(damaged.as_uri())
         message = wait_for_alert(engine, timeout=10.0)
         assert "This file is damaged: " + says in message, (name, message)
         assert "Download vit-head-explorer.html again" in message
-        assert time.monotonic() - t0 < 10.0
     damaged = tmp_path / "host.html"
     damaged.write_text(one_byte_changed(text, "<script>// The one meeting point between"),
                        encoding="utf-8")
