@@ -390,7 +390,7 @@ def reset_page(request, page):
     return lambda: pagekit.reset_page(page, pages.fresh[host])
 
 
-# ---- the engines of tests/browser/test_engines.py (tests/browser/engines/) -----------------
+# ---- the engines of tests/browser/test_engines*.py (tests/browser/engines/) ----------------
 
 class EngineSet:
     """One browser per engine for the whole session, started when a test first asks for it;
