@@ -319,7 +319,9 @@ class HostPages:
     def reset(self, host, url):
         """Reset the host's page as its test ends; raises ResetFailed (the page dropped) if the
         test left it where the reset cannot bring it back."""
-        page = self.pages[host]
+        page = self.pages.get(host)
+        if page is None:  # the test let it go (a restart, say): the next test boots one
+            return
         try:
             if page.is_closed() or page.url.split("#")[0].split("?")[0] != url + "index.html" \
                     or page.evaluate("document.documentElement.dataset.ready") != "true":
