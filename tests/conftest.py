@@ -3,7 +3,7 @@
 whole, in collection order. The groups are balanced by time, not by kind:
 - "chromium": the page's tests in Playwright's Chromium (one context and reused page per host,
   tests/browser/conftest.py);
-- "engines": the tests that drive Firefox and WebKit too (test_engines.py, test_one_file.py,
+- "engines": the tests that drive Firefox and WebKit too (test_engines*.py, test_one_file.py,
   test_docs_pages.py), the digits drawn on the pad (test_page_drawing.py's 30, about 35 s),
   and every test outside tests/browser (NumPy, the session, the build, the docs). Measured with
   --durations=0: about 535 s of test time in "engines" and 551 s in "chromium" before
@@ -29,7 +29,8 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 BROWSER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
-WITH_THE_ENGINES = ("test_engines.py", "test_one_file.py", "test_docs_pages.py",
+WITH_THE_ENGINES = ("test_engines.py", "test_engines_figures.py", "test_engines_panels.py",
+                    "test_engines_then_own_pages.py", "test_one_file.py", "test_docs_pages.py",
                     "test_page_drawing.py")
 
 

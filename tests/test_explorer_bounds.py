@@ -1,9 +1,9 @@
 """Input that costs time: a link, a cell or a request holding absurdly long numbers is
-refused in time linear in its length and far under a second, with a short message; nothing
-changes. Python 3.8 (the fallback host) turns any digit string into an int, in time quadratic in
-its length (45 s for 1,000,000 digits), and 3.11+ refuses to spell out ints past 4,300 digits."""
+refused, with a short message, before it is parsed; nothing changes. Python 3.8 (the fallback
+host) turns any digit string into an int, in time quadratic in its length (45 s for 1,000,000
+digits), and 3.11+ refuses to spell out ints past 4,300 digits. How long each refusal takes
+(far under a second): benchmarks/refusal_bench.py."""
 import json
-import time
 from urllib.parse import quote
 
 import pytest
@@ -13,19 +13,8 @@ from pycore.explorer.errors import StateError
 from pycore.explorer.link import LINK_MAX, NUMBER_MAX_CHARS, json_loads
 from pycore.explorer.session import Session
 
-SECONDS = 2.0  # generous: each of these takes milliseconds; quadratic work would take minutes
-# Measured as this thread's CPU time, which other processes on a loaded machine do not inflate.
-clock = time.thread_time
-
-
 def link_with(number_text):
     return "#state=" + quote('{"W_head":[[1],[2]],"cls":[[%s,0]]}' % number_text)
-
-
-def timed(fn, *args):
-    start = clock()
-    result = fn(*args)
-    return result, clock() - start
 
 
 def test_one_link_limit_for_writing_and_reading():
@@ -37,8 +26,7 @@ def test_a_link_with_a_very_long_number_is_refused_at_once(digits):
     fragment = link_with("9" * digits)
     s = Session()
     before = encode_fragment(s.state)
-    answer, seconds = timed(s.handle, {"op": "load", "fragment": fragment})
-    assert seconds < SECONDS
+    answer = s.handle({"op": "load", "fragment": fragment})  # its time: benchmarks/refusal_bench.py
     message = answer["error"]["message"]
     assert message.startswith("The state in this link could not be used")
     assert len(message) < 300 and encode_fragment(s.state) == before  # the worked example
@@ -52,9 +40,9 @@ def test_a_link_with_a_very_long_number_is_refused_at_once(digits):
                          ids=["fraction", "exponent", "negative"])
 def test_long_floats_and_exponents_too(text):
     with pytest.raises(StateError, match="characters long"):
-        timed(decode_fragment, link_with(text))
-    _, seconds = timed(Session().handle, {"op": "load", "fragment": link_with(text)})
-    assert seconds < SECONDS
+        decode_fragment(link_with(text))
+    answer = Session().handle({"op": "load", "fragment": link_with(text)})
+    assert "characters long" in answer["error"]["message"]
 
 
 def test_numbers_of_ordinary_length_still_read():
@@ -87,10 +75,10 @@ def test_json_loads_bounds_numbers_and_quotes_a_prefix():
 def test_a_long_text_typed_into_a_cell_is_refused_at_once():
     s = Session()
     before = encode_fragment(s.state)
-    answer, seconds = timed(s.handle, {"op": "edit", "key": "cls", "index": [0, 0],
-                                       "text": "1" * 100000, "commit": True})
+    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1" * 100000,
+                       "commit": True})
     # the cell goes back to what it held, and says why
-    assert seconds < SECONDS and answer["unchanged"] and answer["value"] == 2.0
+    assert answer["unchanged"] and answer["value"] == 2.0
     assert "is 100,000 characters long: too long for a number" in answer["error"]["message"]
     assert encode_fragment(s.state) == before
 
@@ -102,8 +90,7 @@ HUGE = [10 ** 5000, -(10 ** 5000), 10 ** 1000000]
 def test_no_request_field_lets_a_huge_int_escape(huge):
     """Every field of every request, holding a huge int as it is, in a list, in an object:
     refused (never AttributeError, OverflowError, TypeError or ValueError), nothing changed,
-    a short message, and all of it fast."""
-    start = clock()
+    a short message."""
     full = {"key": "cls", "index": [0, 0], "text": "1", "B": 2, "D": 4, "C": 3, "N1": 2,
             "name": "sample", "value": 0}
     for op, fields in protocol.REQUESTS.items():
@@ -119,7 +106,6 @@ def test_no_request_field_lets_a_huge_int_escape(huge):
                 assert "whole number of about" in message and len(message) < 200, message
                 assert encode_fragment(s.state) == before
                 json.dumps(answer)
-    assert clock() - start < SECONDS * 5
 
 
 MALFORMED = ["x", {"a": 1}, ["a", "b"], [1, "b"], [[1]], [0, 0, 0, 0], ["0", "0"], {"0": 1},

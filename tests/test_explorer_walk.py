@@ -165,7 +165,7 @@ def test_the_changes_line_names_each_changed_prediction():
     assert answer["pitfall"]["changes"].startswith("No prediction changed")
 
 
-def test_a_pitfall_that_needs_patch_tokens_switches_to_the_encoder_output():
+def test_a_mistake_that_needs_patch_tokens_switches_to_the_encoder_output():
     s = Session()
     s.handle({"op": "load", "fragment": ""})
     answer = s.handle({"op": "option", "name": "pitfall", "value": "last_position"})

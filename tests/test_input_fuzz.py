@@ -1,13 +1,12 @@
 """A seeded, bounded fuzz of what arrives from outside: model files (bit flips, bytes changed,
 cut short, headers rewritten), links and request texts (characters changed, brackets and
 quotes doubled), each sent as the page sends it. Every answer must be JSON the bridge can send,
-never "Internal error", and a refusal must change nothing (the state, the link, the exports);
-none may hold Python for long."""
+never "Internal error", and a refusal must change nothing (the state, the link, the exports).
+How long each holds Python: benchmarks/refusal_bench.py."""
 import importlib.util
 import json
 import os
 import random
-import time
 
 import numpy as np
 import pytest
@@ -88,12 +87,9 @@ def test_damaged_model_files_are_refused_in_words_or_read(loaded, name):
     for case in range(CASES_PER_FILE):
         data = mutate_bytes(FILES[name], rng)
         before = snapshot(loaded)
-        t0 = time.thread_time()
         answer, _ = open_file(loaded, name, data, target=target)
-        seconds = time.thread_time() - t0
         json.dumps(answer, allow_nan=False)  # what the bridge sends
         where = "%s case %d (%d bytes)" % (name, case, len(data))
-        assert seconds < 1.0, (where, seconds)
         if answer["ok"]:
             outcomes["read"] += 1
             open_file(loaded, "good.npz", npz_bytes(W_head=W, cls=CLS, b_head=np.ones(5)))
@@ -139,11 +135,7 @@ def test_damaged_links_and_requests_are_answered_in_words_and_refusals_change_no
         else:
             text = mutate_text(rng.choice(requests), rng)
         before = (s.state.W_head.tobytes(), s.state.inputs.tobytes(), s.link()["fragment"])
-        t0 = time.thread_time()
-        out = bridge.answer(text)[0]
-        seconds = time.thread_time() - t0
-        answer = json.loads(out)
-        assert seconds < 1.0, (case, text[:200], seconds)
+        answer = json.loads(bridge.answer(text)[0])
         assert not (answer.get("error") and "Internal error" in answer["error"]["message"]), (
             case, text[:200], answer["error"])
         if not answer["ok"]:

@@ -5,11 +5,9 @@ import io
 import json
 import pickle
 import struct
-import time
 import tracemalloc
 import warnings
 import zipfile
-import zlib
 
 import numpy as np
 import pytest
@@ -269,15 +267,10 @@ def test_a_bad_file_is_refused_in_words_and_changes_nothing(loaded, case):
     s = loaded
     before = (s.state.W_head.copy(), s.state.inputs.copy(), s.state.model,
               s.handle({"op": "export", "format": "npz"})["export"]["text"])
-    # memory traced in this pass; the time below in one without tracemalloc (whose hooks slow
-    # every allocation several-fold): the same refusal, so both passes do the same work
     tracemalloc.start()
     answer, asked = open_file(s, name, data, target=target)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    t0 = time.thread_time()
-    open_file(s, name, data, target=target)
-    seconds = time.thread_time() - t0
     assert answer["ok"] is False, case
     message = answer["error"]["message"]
     # the file named once, first, as the page quotes a file's name (not as a JSON value)
@@ -289,7 +282,7 @@ def test_a_bad_file_is_refused_in_words_and_changes_nothing(loaded, case):
     np.testing.assert_array_equal(s.state.inputs, before[1])
     assert s.state.model is before[2]
     assert s.handle({"op": "export", "format": "npz"})["export"]["text"] == before[3]
-    assert seconds < 1.0 and peak < 40 * 2 ** 20, (seconds, peak)
+    assert peak < 40 * 2 ** 20, peak  # its time: benchmarks/refusal_bench.py
     assert sum(n for _, n in asked) < 2 ** 20 or "bomb" in case, "read more than its headers"
 
 
@@ -335,33 +328,23 @@ def test_a_reading_is_let_go_by_any_other_action_and_by_another_file():
 
 def test_the_largest_file_a_state_allows_loads_in_short_requests_of_bounded_memory():
     """A 1024 x 1000 W_head beside a 32 x 64 x 1024 encoder output, float64 (24 MB): sent 4 MB a
-    request, none holding Python for long or holding the file's text at once."""
+    request, none holding the file's text at once (how long each holds Python:
+    benchmarks/refusal_bench.py)."""
     data = npz_bytes(W_head=RNG.standard_normal((1024, 1000)),
                      encoder_output=RNG.standard_normal((32, 64, 1024)))
-    def load(traced):
-        """Each request's seconds (untraced load) or peak bytes (traced load)."""
-        s = Session()
-        handle, costs = s.handle_json, []
+    s = Session()
+    handle, peaks = s.handle_json, []
 
-        def measured(text):
-            if traced:
-                tracemalloc.start()
-            t0 = time.thread_time()
-            try:
-                return handle(text)
-            finally:
-                costs.append(tracemalloc.get_traced_memory()[1] if traced
-                             else time.thread_time() - t0)
-                if traced:
-                    tracemalloc.stop()
-        s.handle_json = measured
-        answer, asked = open_file(s, "largest.npz", data)
-        assert answer["ok"], answer["error"]
-        assert s.state.encoder_output.shape == (32, 64, 1024) and len(costs) >= 7
-        assert max(n for _, n in asked) <= 4 * 2 ** 20
-        return costs
-    # time measured apart from memory: tracemalloc's hooks slow every allocation several-fold;
-    # as this thread's CPU time, which other processes on a loaded machine do not inflate
-    peaks, seconds = load(traced=True), load(traced=False)
+    def measured(text):
+        tracemalloc.start()
+        try:
+            return handle(text)
+        finally:
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+    s.handle_json = measured
+    answer, asked = open_file(s, "largest.npz", data)
+    assert answer["ok"], answer["error"]
+    assert s.state.encoder_output.shape == (32, 64, 1024) and len(peaks) >= 7
+    assert max(n for _, n in asked) <= 4 * 2 ** 20
     assert max(peaks) < 100 * 2 ** 20, peaks
-    assert max(seconds) < 1.0, seconds

@@ -282,7 +282,7 @@ def test_arrays_handed_out_before_an_edit_keep_their_values():
     assert W is s.state.W_head and W[2, 2] == -3.0  # never copied: (D, C) is the big one
 
 
-def test_a_pitfall_chosen_after_edits_differs_from_exact_logits():
+def test_a_mistake_chosen_after_edits_differs_from_exact_logits():
     """Position -1 of a sequence of one token (N+1 = 1) is the correct head: the difference is
     exactly zero, not the last-bit noise of a row product, which its heatmap would stretch to
     full colour. (With CLS rows alone, choosing it switches to the encoder output instead.)"""

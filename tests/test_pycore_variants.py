@@ -131,7 +131,7 @@ def test_registry_order_and_texts():
 
 
 @pytest.mark.parametrize("seed", [0, 7])
-def test_each_pitfall_against_its_formula(seed):
+def test_each_compared_head_against_its_formula(seed):
     z = encoder(seed=seed)
     p = variant_params(4, 3, seed=seed)
     h_hat = ln(CLS)
@@ -174,7 +174,7 @@ def test_transposed_fails_unless_square_then_silently_wrong():
     assert "C == D" in doc and "silent" in doc
 
 
-def test_pitfalls_need_exactly_one_input_and_check_like_the_head():
+def test_mistakes_need_exactly_one_input_and_check_like_the_head():
     with pytest.raises(TypeError, match="exactly one"):
         by_key("bias")(W)
     with pytest.raises(ValueError, match="W_head looks transposed"):
@@ -184,7 +184,7 @@ def test_pitfalls_need_exactly_one_input_and_check_like_the_head():
 @settings(max_examples=25, deadline=None)
 @given(B=st.integers(1, 4), N=st.integers(1, 3), D=st.integers(1, 6), C=st.integers(1, 5),
        seed=st.integers(0, 1000))
-def test_pitfalls_shapes_on_random_inputs(B, N, D, C, seed):
+def test_mistakes_shapes_on_random_inputs(B, N, D, C, seed):
     rs = np.random.RandomState(seed)
     z, W_head = rs.randn(B, N + 1, D), rs.randn(D, C)
     for p in PITFALLS:
@@ -223,7 +223,7 @@ def test_variant_params_drawn_by_blocks_or_in_part_are_the_same_bits(monkeypatch
         assert value.shape == ref[name].shape and value.tobytes() == ref[name].tobytes(), name
 
 
-def test_the_bias_pitfall_at_the_largest_head_makes_no_big_matrix():
+def test_the_bias_head_at_the_largest_size_makes_no_big_matrix():
     # it needs only b_head (C numbers): W1, W2 and W_pool (25 MB at D = 1024, C = 1000) are
     # drawn a block at a time and dropped
     import tracemalloc

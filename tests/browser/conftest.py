@@ -8,8 +8,10 @@
   warm), and in it one page that page tests reuse: a test that asks for `site_url` (or `site`)
   gets the host's booted page, reset to the worked example and checked to read as a fresh boot
   does (pagekit.reset_page); `context` is then that host's context (permissions granted in a test
-  are cleared after it, pages it opened are closed). A page that fails its reset, or whose test
-  failed, is replaced by a newly booted one.
+  are cleared after it, pages it opened are closed). The page is reset as its test ends: a test
+  that leaves it in a state the reset cannot undo errors in its teardown (a test cleans up what
+  the page's own reset leaves alone, e.g. a grid scrolled away from its first cell). A page whose
+  test failed or errored is replaced by a newly booted one.
 - @pytest.mark.fresh_page: a new page in the host's context (warm caches), closed after the test:
   for tests whose page must have been opened for them (init scripts, routes, other origins, the
   boot's own signals). @pytest.mark.fresh_context, and every test that does not ask for
@@ -28,7 +30,6 @@ import os
 import subprocess
 import sys
 import time
-import warnings
 from urllib.parse import urlsplit
 
 import pytest
@@ -41,7 +42,8 @@ from buildtools.browser import CHROMIUM_FLAGS  # noqa: E402
 from buildtools.serve import serve_in_thread  # noqa: E402
 
 from . import pagekit  # noqa: E402
-from .engines import EngineError  # noqa: E402
+from .engines import ENGINES, EngineError  # noqa: E402
+from .engines.app import HOSTS, App, ReportingSites  # noqa: E402
 from .engines.chromium import chromium_path  # noqa: E402
 from .pagekit import wait_ready  # noqa: E402  (one copy, shared with the page tests)
 
@@ -272,6 +274,7 @@ class HostPages:
     def __init__(self, browser, context_args):
         self.browser, self.context_args = browser, context_args
         self.contexts, self.pages, self.fresh = {}, {}, {}
+        self.clean = set()  # hosts whose page was reset after its last test
 
     def context(self, host):
         if host not in self.contexts:
@@ -291,6 +294,7 @@ class HostPages:
         return page
 
     def drop(self, host):
+        self.clean.discard(host)
         page = self.pages.pop(host, None)
         if page is not None:
             pagekit.SHARED.pop(id(page), None)
@@ -298,17 +302,12 @@ class HostPages:
                 page.close()
 
     def page(self, host, url):
-        """The host's page, reset to the worked example (a newly booted one if it cannot be)."""
+        """The host's page as a fresh boot shows the worked example: the reused one (reset as
+        its last test ended), or a newly booted one when there is none."""
         page = self.pages.get(host)
         if page is not None:
-            try:
-                if page.is_closed() or page.url.split("#")[0].split("?")[0] != url + "index.html" \
-                        or page.evaluate("document.documentElement.dataset.ready") != "true":
-                    raise pagekit.ResetFailed("not the explorer, ready, any more: %s" % page.url)
-                return pagekit.reset_page(page, self.fresh[host])
-            except Exception as exc:  # a broken page must not fail the next test: boot anew
-                warnings.warn("the reused %s page was replaced: %s" % (host, str(exc)[:2000]))
-                self.drop(host)
+            self.clean.discard(host)
+            return page
         page = self.pages[host] = self._boot(host, url)
         if host not in self.fresh:
             self.fresh[host] = pagekit.fingerprint(page)
@@ -316,6 +315,22 @@ class HostPages:
             problems = pagekit.fingerprint_diff(pagekit.fingerprint(page), self.fresh[host])
             assert not problems, "a freshly booted page reads differently:\n  " + "\n  ".join(problems)
         return page
+
+    def reset(self, host, url):
+        """Reset the host's page as its test ends; raises ResetFailed (the page dropped) if the
+        test left it where the reset cannot bring it back."""
+        page = self.pages.get(host)
+        if page is None:  # the test let it go (a restart, say): the next test boots one
+            return
+        try:
+            if page.is_closed() or page.url.split("#")[0].split("?")[0] != url + "index.html" \
+                    or page.evaluate("document.documentElement.dataset.ready") != "true":
+                raise pagekit.ResetFailed("not the explorer, ready, any more: %s" % page.url)
+            pagekit.reset_page(page, self.fresh[host])
+        except Exception:
+            self.drop(host)
+            raise
+        self.clean.add(host)
 
     def close(self):
         for context in self.contexts.values():
@@ -359,10 +374,13 @@ def page(request, context):
         yield context.new_page()  # closed with its context (the host's: by `context` above)
         return
     pages, host = request.getfixturevalue("host_pages"), request.getfixturevalue("site_host")
-    shared = pages.page(host, request.getfixturevalue("site_url"))
+    url = request.getfixturevalue("site_url")
+    shared = pages.page(host, url)
     yield shared
     if getattr(request.node, "vit_failed", False):
         pages.drop(host)
+    else:
+        pages.reset(host, url)  # an error here is this test's: it left the page changed
 
 
 @pytest.fixture
@@ -374,7 +392,7 @@ def reset_page(request, page):
     return lambda: pagekit.reset_page(page, pages.fresh[host])
 
 
-# ---- the engines of tests/browser/test_engines.py (tests/browser/engines/) -----------------
+# ---- the engines of tests/browser/test_engines*.py (tests/browser/engines/) ----------------
 
 class EngineSet:
     """One browser per engine for the whole session, started when a test first asks for it;
@@ -412,3 +430,30 @@ def engines(request):
     found = EngineSet(lambda: request.getfixturevalue("playwright"))
     yield found
     found.close()
+
+
+# The scenarios of test_engines*.py share one booted page per engine and host (engines/app.py):
+# session-scoped, so pytest runs every file's scenarios for one engine and host together (in
+# collection order) and the files split by concept cost no boot more than one file did.
+
+@pytest.fixture(scope="session")
+def reporting_sites(sites):
+    found = ReportingSites(sites)
+    yield found
+    found.close()
+
+
+@pytest.fixture(scope="session", params=ENGINES)
+def engine_name(request):
+    return request.param
+
+
+@pytest.fixture(scope="session", params=HOSTS)
+def engine_host(request):
+    return request.param
+
+
+@pytest.fixture(scope="session")
+def app(engines, engine_name, engine_host, reporting_sites):
+    engine = engines.get(engine_name)
+    return App(engine, reporting_sites.url(engine_host), reporting_sites.reports, engine_host)

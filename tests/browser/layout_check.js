@@ -1,5 +1,5 @@
 // What a person would call "cut off" or "overlapping", measured in the page (used by
-// tests/browser/test_page_trust.py). Returns a list of problems, each a short sentence.
+// tests/browser/test_page_fit.py). Returns a list of problems, each a short sentence.
 //
 // - cut off: a text whose box reaches outside an ancestor that clips (overflow not visible),
 //   unless that ancestor is one of the page's scrolling boxes, which show a scroll bar and shadows

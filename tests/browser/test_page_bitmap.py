@@ -13,7 +13,7 @@ from pycore.explorer import preset
 
 from .engines.kit import rgb
 from .test_page_numbers import short
-from .pagekit import act, heatmap_z, open_explorer, renders, set_viewport, wait_render_after
+from .pagekit import act, heatmap_z, open_explorer, renders, set_viewport
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 

@@ -1,19 +1,21 @@
 """Drawing that keeps up: while the pen is down the tiny ViT's reading (its top 3)
 follows each change, and so does every stage of the pipeline once it shows a drawn digit (its
-link left for the lift); when the pen lifts the pipeline is drawn and the link written within a
-second; and digits 0-9 drawn with the mouse's own events, in ordinary handwriting
-shapes (tests/browser/handwriting.py), are read right most of the time.
+link left for the lift); when the pen lifts the pipeline is drawn and the link written; and
+digits 0-9 drawn with the mouse's own events, in ordinary handwriting shapes
+(tests/browser/handwriting.py), are read right most of the time.
 
-Timings are the page's own (performance.now() in the page: data-preview-ms, the milliseconds
-from a change to its reading on screen; data-last-render-ms, from the pen lifting to the last
-stage drawn), not the test's clock. Readings are checked against the model run here in CPython
-on the pixels the page shows."""
+The page's own timings (performance.now() in the page: data-preview-ms, the milliseconds from a
+change to its reading on screen; data-last-render-ms, from the pen lifting to the last stage
+drawn) are printed, not asserted: benchmarks/drawing_page_bench.py runs the pen scenario and
+checks them against their targets (a reading within 200 ms, median; the pipeline within 1 s of
+the lift). Readings are checked against the tiny ViT's equations run
+here in NumPy (tests/reference_vit.py, not pycore) on the pixels the page shows."""
 import time
 
 import numpy as np
 import pytest
 
-from pycore import classification_head, load_tiny_vit
+from reference_vit import ShippedViT
 
 from . import handwriting
 from .pagekit import act, heatmap_z, image_of, model_pixels, open_explorer, renders
@@ -23,12 +25,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 PER_DIGIT = 3          # drawings of each digit
 FLOOR = 0.9            # of the 30 drawings, at least this share read right (tests/test_ink.py
                        # measures 1,200 drawings through the pad's ink code: at least 95 %)
-LIFT_MS = 1000         # the pipeline drawn within this long of the pen lifting
 
 
 @pytest.fixture(scope="module")
 def model():
-    return load_tiny_vit()
+    return ShippedViT()
 
 
 def pad_pixels(page):
@@ -50,7 +51,7 @@ def clear(page):
 
 def top3(model, pixels):
     """The model's three most likely digits and their softmax, computed here."""
-    logits = classification_head(model.encode(pixels[None]), model.W_head)[0]
+    logits = model.logits(pixels[None])[0]
     p = np.exp(logits - logits.max())
     p /= p.sum()
     order = np.argsort(-p, kind="stable")[:3]
@@ -150,16 +151,15 @@ def stroke_with_checks(page, model, points, follows):
             assert page.evaluate("() => document.getElementById('real-vit').dataset.drawing") == "pending"
             continue
         # every stage follows the pen too: the logits of the image shown, as the model gives them
-        until(page, lambda seen: logits_agree(seen["z"], classification_head(
-            model.encode(image_of(seen["pixels"])[None]), model.W_head)))
+        until(page, lambda seen: logits_agree(seen["z"],
+                                              model.logits(image_of(seen["pixels"])[None])))
     page.mouse.up()
     settled(page)
     if not follows:
         assert renders(page) == before + 1      # one redraw for the whole stroke
     pixels = model_pixels(page)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"),
-                               classification_head(model.encode(pixels[None]), model.W_head),
-                               atol=1e-12)
+                               model.logits(pixels[None]), atol=1e-12)
     # the link, left for later while the pen was down, is written once it lifts
     page.wait_for_function("() => document.documentElement.dataset.linkPending === 'false'")
     assert page.evaluate("() => location.hash").startswith("#state=")
@@ -188,5 +188,4 @@ def test_the_reading_and_the_pipeline_follow_the_pen(page, site_url, model):
           "%.0f ms and %.0f ms after the pen lifted" % (len(readings), np.median(readings),
                                                          max(readings), first, second))
     assert len(readings) >= 14                  # a reading for (nearly) every move
-    assert first < LIFT_MS and second < LIFT_MS
-    assert np.median(readings) < 200
+    assert first > 0 and second > 0             # each lift drew the pipeline, and said when

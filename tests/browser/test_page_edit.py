@@ -6,9 +6,7 @@ import numpy as np
 import pytest
 
 from pycore.explorer import decode_fragment, default_state, preset
-from reference import layer_norm_rows, reference_head
-
-from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
+from reference import WORKED_CLS, WORKED_W_HEAD, layer_norm_rows, reference_head
 
 from .pagekit import (act, alert_text, edit, heatmap_z, load_link, logits_table, open_explorer,
                       page_fragment, renders, wait_render_after, worked_link)

@@ -2,9 +2,11 @@
 key, press Step and Play, share the link, export the run.
 
 What the page shows (the loss curve's data[0].y, the heatmaps' z, the panel's text, the URL) is
-checked against training written out here in plain NumPy from the formulas (LayerNorm without
-gamma/beta, logits = h_hat @ W_head, softmax cross-entropy, the SGD update), on the CLS rows
-and labels the page itself shows; nothing of pycore computes the expected numbers."""
+checked against training written out in plain NumPy from the formulas (LayerNorm without
+gamma/beta, logits = h_hat @ W_head, softmax cross-entropy, the SGD update;
+tests/browser/finetunekit.py), on the CLS rows and labels the page itself shows; nothing of pycore computes the expected numbers.
+Play and the loss chart: test_page_finetune_play.py.
+"""
 import math
 import re
 
@@ -12,236 +14,19 @@ import numpy as np
 import pytest
 
 from buildtools import digits as wheel_digits
-from pycore import load_tiny_vit
-from pycore.explorer import decode_fragment
+from reference_vit import ShippedViT
 
 from . import pagekit
 from .engines.kit import curve_drawn
 from .pagekit import download, heatmap_z, open_explorer, page_fragment, state_fragment
+from .finetunekit import (WORKED_CLS, WORKED_W, layer_norm, softmax, loss_of, sgd, idle, run_steps,
+                          curve, labels_shown, click_and_wait, step, play_until, type_label,
+                          load_means)
 
 # The tests share their host's page (tests/browser/conftest.py): what a test left in the panel,
 # in Python (a run, its settings, the held-out digits) and in the page (Play, marks, messages),
-# is let go by the page's own reset, which the last test here checks.
+# is let go by the page's own reset, which the last test of test_page_finetune.py checks.
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
-
-WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
-WORKED_W = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
-
-
-# ---- the math, written out here ------------------------------------------------------------
-
-def layer_norm(x):
-    mean = x.mean(axis=1, keepdims=True)
-    var = ((x - mean) ** 2).mean(axis=1, keepdims=True)
-    return (x - mean) / np.sqrt(var + 1e-6)
-
-
-def softmax(z):
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
-
-
-def loss_of(h_hat, W, y):
-    p = softmax(h_hat @ W)
-    return float(-np.mean(np.log(p[np.arange(len(y)), y])))
-
-
-def sgd(h_cls, y, W0, lr, steps):
-    """(losses: step 0 first, then after each update; the W_head after `steps` updates)."""
-    h_hat, W, y = layer_norm(np.asarray(h_cls, float)), np.array(W0, float), np.asarray(y)
-    losses = []
-    for _ in range(steps):
-        losses.append(loss_of(h_hat, W, y))
-        delta = softmax(h_hat @ W)
-        delta[np.arange(len(y)), y] -= 1.0
-        W = W - lr * (h_hat.T @ delta) / len(y)
-    losses.append(loss_of(h_hat, W, y))
-    return losses, W
-
-
-# ---- what the page shows -------------------------------------------------------------------
-
-def idle(page):
-    """Wait until the panel's requests are answered and drawn (data-busy, data-playing)."""
-    page.wait_for_function("""() => { const s = document.getElementById('finetune').dataset;
-        return s.busy === 'false' && s.playing === 'false'; }""", timeout=60000)
-
-
-def run_steps(page):
-    return int(page.evaluate("document.getElementById('finetune').dataset.runSteps || '0'"))
-
-
-def curve(page, element_id="loss-curve"):
-    """{trace name: y} of a chart, and data[0].y."""
-    traces = page.evaluate("""id => (document.getElementById(id).data || [])
-        .map(t => [t.name, Array.from(t.y)])""", element_id)
-    return dict(traces), (traces[0][1] if traces else [])
-
-
-def labels_shown(page):
-    return [int(v) for v in page.evaluate(
-        "() => Array.from(document.querySelectorAll('#ft-labels input')).map(i => i.value)")]
-
-
-def click_and_wait(page, selector):
-    page.click(selector)
-    idle(page)
-
-
-def step(page, times=1):
-    for _ in range(times):
-        before = run_steps(page)
-        page.click("#ft-step")
-        page.wait_for_function("n => Number(document.getElementById('finetune').dataset.runSteps) > n",
-                               arg=before, timeout=60000)
-        idle(page)
-
-
-def play_until(page, steps):
-    page.click("#ft-play")
-    page.wait_for_function("n => Number(document.getElementById('finetune').dataset.runSteps) >= n",
-                           arg=steps, timeout=120000)
-    page.click("#ft-play")  # Pause
-    idle(page)
-
-
-def test_play_writes_the_link_once_it_pauses(page, site_url):
-    """While Play runs the address bar keeps the link it had (spelling the state out and writing
-    it at every step was most of a step's time on the page); once Play pauses, the link is the
-    trained head's: decoded, its W_head is the one the heatmap shows, not the one before."""
-    open_explorer(page, site_url)
-    before = page_fragment(page)
-    W_before = decode_fragment(before).W_head
-    page.evaluate("""() => { window.__hashes = new Set();
-        window.__watch = setInterval(() => window.__hashes.add(location.hash), 5); }""")
-    page.click("#ft-play")
-    page.wait_for_function("() => Number(document.getElementById('finetune').dataset.runSteps) >= 10",
-                           timeout=60000)
-    page.click("#ft-play")  # Pause
-    idle(page)
-    hashes = page.evaluate("() => { clearInterval(window.__watch); return Array.from(window.__hashes); }")
-    assert hashes == [before], "the address bar changed while Play ran"
-    page.wait_for_function("() => document.documentElement.dataset.linkPending === 'false'"
-                           " && location.hash !== %r" % before, timeout=30000)
-    shown = decode_fragment(page_fragment(page))
-    np.testing.assert_array_equal(shown.W_head, heatmap_z(page, "heatmap-w"))
-    assert not np.array_equal(shown.W_head, W_before)
-
-
-def test_play_and_step_are_said_at_a_calm_rate(page, site_url):
-    """The panel's status is said in its one live region (#ft-said) after the panel's own
-    actions: a Step once; Play at most once every 5 s while it runs, and once where it stops
-    (once 22 messages of about 300 characters in 2.5 s)."""
-    open_explorer(page, site_url)
-    page.evaluate("""() => { window.__said = [];
-        for (const el of document.querySelectorAll('#finetune [aria-live], #finetune [role=status]'))
-            new MutationObserver(() => window.__said.push([el.id, el.textContent, performance.now()]))
-                .observe(el, { childList: true, characterData: true, subtree: true }); }""")
-    page.click("#ft-step")
-    page.wait_for_function("() => window.__said.length === 1", timeout=30000)
-    page.click("#ft-play")
-    page.wait_for_timeout(6000)
-    page.click("#ft-play")  # Pause
-    idle(page)
-    said = page.evaluate("() => window.__said")
-    assert {region for region, _, _ in said} == {"ft-said"}, said
-    steps = int(page.evaluate("document.getElementById('finetune').dataset.runSteps"))
-    assert steps > 20, steps
-    during = said[1:-1]  # between the Step's and the pause's
-    assert len(during) <= 2, said  # 6 s of Play: at most at its start and 5 s later
-    assert all(b[2] - a[2] >= 4900 for a, b in zip(said[1:], said[2:-1])), said
-    assert said[-1][1] == page.inner_text("#ft-status")  # where it stopped
-
-
-def test_play_keeps_going_through_a_setting_and_stops_when_converged(page, site_url):
-    """A new optimizer during Play starts a new run with its own learning rate and Play goes
-    on, rather than stopping and resetting unannounced; Play stops by itself once the
-    run has converged, and says so; the step axis has whole-number ticks."""
-    open_explorer(page, site_url)
-    load_means(page)
-    page.click("#ft-play")
-    page.wait_for_function("() => Number(document.getElementById('finetune').dataset.runSteps) >= 5")
-    page.select_option("#ft-optimizer", "adam")
-    page.wait_for_function("() => document.getElementById('ft-status').textContent.includes('usual learning rate')")
-    assert page.locator("#ft-lr").input_value() == "0.01"
-    assert "ended when the setting changed" in page.locator("#ft-status").inner_text()
-    # Play went on, on a new run, until that run converged
-    page.wait_for_function("""() => { const s = document.getElementById('finetune').dataset;
-        return s.playing === 'false' && s.busy === 'false'; }""", timeout=120000)
-    status = page.locator("#ft-status").inner_text()
-    # what the rule measured (the fall against the start), and that the loss still falls
-    assert "Play stopped at step %d: every sample is classified right" % run_steps(page) in status
-    assert "under 1% of where it started" in status and "still falling, by" in status, status
-    losses = curve(page)[1]
-    assert 20 < run_steps(page) < 300 and len(losses) == run_steps(page) + 1
-    # the converged run's own numbers: every sample right, the last 20 steps flat
-    assert losses[-21] - losses[-1] < 0.01 * losses[0]
-    assert page.locator("#ft-labels [data-right=false]").count() == 0
-    ticks = page.evaluate("""() => Array.from(document.querySelectorAll('#loss-curve .xtick text'),
-        t => t.textContent)""")
-    assert ticks and all(re.fullmatch(r"\d+", t.replace(",", "")) for t in ticks), ticks
-    # in dark mode the charts' grid is the page's dark --line (#3a4150), their text its ink
-    page.emulate_media(color_scheme="dark")
-    page.wait_for_function("""() => ['loss-curve', 'compare-curves'].every(id => {
-        const grid = document.querySelectorAll('#' + id + ' .chart-grid');
-        return grid.length > 4 && [...grid].every(g => getComputedStyle(g).stroke === 'rgb(58, 65, 80)')
-            && getComputedStyle(document.querySelector('#' + id + ' .xtick text')).fill
-               === getComputedStyle(document.body).color; })""", timeout=10000)
-    page.emulate_media(color_scheme="light")
-
-
-def test_the_loss_chart_reads_out_any_step_by_pointer_and_by_keys(page, site_url):
-    """Over the loss chart the pointer reads out the step under it; the chart takes focus, and
-    End, Left and Home read the last step, the one before and step 0: each readout gives that
-    step's loss and accuracy as trained here in NumPy (4 significant digits), and a screen
-    reader hears the first and last loss."""
-    open_explorer(page, site_url)
-    load_means(page)
-    step(page, 6)
-    h_cls, y = heatmap_z(page, "heatmap-cls"), labels_shown(page)
-    losses, _ = sgd(h_cls, y, np.zeros((64, 10)), 0.1, 6)
-
-    def readout():
-        text = page.locator("#loss-curve .chart-readout").inner_text()
-        m = re.fullmatch(r"step (\d+): loss \(cross-entropy\) ([\d.e+-]+), accuracy \(%\) ([\d.]+)", text)
-        assert m, text
-        return int(m.group(1)), float(m.group(2))
-
-    svg = page.locator("#loss-curve svg.chart-plot")
-    svg.focus()
-    for key, at in [("End", 6), ("ArrowLeft", 5), ("ArrowLeft", 4), ("Home", 0), ("ArrowRight", 1)]:
-        page.keyboard.press(key)
-        k, loss = readout()
-        assert k == at and loss == pytest.approx(losses[at], rel=1e-3), key
-    # arrow keys move its readout: an application whose readout is said as it changes
-    assert (svg.get_attribute("role"), svg.get_attribute("aria-roledescription")) == ("application", "chart")
-    assert page.locator("#loss-curve .chart-readout").get_attribute("aria-live") == "polite"
-    label = svg.get_attribute("aria-label")
-    assert "%.4g at step 0" % losses[0] in label and "%.4g at step 6" % losses[6] in label, label
-    page.keyboard.press("Tab")  # leaving the chart takes its readout away
-    assert page.locator("#loss-curve .chart-readout").inner_text() == ""
-    # the pointer at step 3's place on the step axis (between the ticks of steps 2 and 4)
-    ticks = {t["text"]: t["x"] for t in page.evaluate("""() => Array.from(
-        document.querySelectorAll('#loss-curve .xtick text'), t => {
-            const b = t.getBoundingClientRect(); return { text: t.textContent, x: b.x + b.width / 2 }; })""")}
-    plot = svg.bounding_box()
-    page.mouse.move((ticks["2"] + ticks["4"]) / 2, plot["y"] + plot["height"] / 3)
-    k, loss = readout()
-    assert k == 3 and loss == pytest.approx(losses[3], rel=1e-3)
-
-
-def type_label(page, b, text):
-    box = page.get_by_label(re.compile(r"^Label of sample %d " % b))
-    box.click()
-    box.press("Control+A")
-    box.press("Backspace")
-    box.press_sequentially(text)
-    return box
-
-
-def load_means(page):
-    click_and_wait(page, "#ft-load-means")
-    page.wait_for_function("() => document.querySelectorAll('#ft-labels input').length === 60")
 
 
 # ---- the tests -----------------------------------------------------------------------------
@@ -457,7 +242,7 @@ def test_the_real_vit_features_preset_reports_held_out_accuracy(page, site_url):
     np.testing.assert_allclose(curve(page)[1], expected, rtol=1e-9, atol=1e-12)
     # the held-out digits: read out of the pinned wheel here, encoded by the tiny ViT
     images, labels = wheel_digits.load_digits()
-    model = load_tiny_vit()
+    model = ShippedViT()
     test = np.array(model.test_indices)
     held = layer_norm(model.features(images[test].astype(float)))
     right = int(np.sum(np.argmax(held @ W, axis=1) == labels[test]))

@@ -7,7 +7,6 @@ page: benchmarks/hostile_bench.py.)"""
 import io
 import json
 import struct
-import time
 import zipfile
 
 import numpy as np
@@ -68,13 +67,10 @@ def test_the_worst_files_and_pastes_are_refused_and_the_page_goes_on(page, site_
     for label, (name, data, words) in WORST.items():
         path = tmp_path / name
         path.write_bytes(data)
-        t0 = time.monotonic()
-        assert choose(page, path) == "refused", (label, alert_text(page))
-        seconds = time.monotonic() - t0
+        assert choose(page, path) == "refused", (label, alert_text(page))  # how soon: hostile_bench.py
         said = alert_text(page)
         assert said.startswith(repr(name) + ": ") and words in said, (label, said)
         assert "Internal error" not in said
-        assert seconds < 10, (label, seconds)  # within seconds; the 2 s target: hostile_bench.py
         assert {k: heatmap_z(page, k).tolist() for k in before} == before, label
         assert page_fragment(page) == link
     for text, words in PASTES.items():

@@ -2,14 +2,15 @@
 one, and the stages show the tiny ViT's encoder output, trained head and logits.
 
 What the page shows (the pad's pixels, heatmap z, the attention overlay, the URL) is checked
-against the model and the head run here in CPython on the pixels the page reports, and, for the
+against the tiny ViT's equations run here in NumPy (tests/reference_vit.py, not pycore) on the
+pixels the page reports, and, for the
 held-out digits, on the data set read out of the pinned wheel (buildtools/digits.py)."""
 import numpy as np
 import pytest
 
 from buildtools import digits as wheel_digits
-from pycore import classification_head, load_tiny_vit
 from pycore.explorer import decode_fragment
+from reference_vit import ShippedViT, head
 
 from .pagekit import act, edit, heatmap_z, model_pixels, open_explorer, page_fragment
 
@@ -18,7 +19,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 @pytest.fixture(scope="module")
 def model():
-    return load_tiny_vit()
+    return ShippedViT()
 
 
 def pad_pixels(page):
@@ -45,9 +46,9 @@ def check_shown(page, model, W_head=None):
     """Every stage shows the model's numbers for the image it reads (the pad's drawing prepared,
     shown beside the pad); returns the logits."""
     images = model_pixels(page)[None]
-    z_L, attention = model.encode(images), model.cls_attention(images)
+    z_L, attention, _ = model.run(images)
     W = model.W_head if W_head is None else W_head
-    logits = classification_head(z_L, W)
+    logits = head(z_L[:, 0, :], W)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-encoder"), z_L[0], atol=1e-12)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), z_L[:, 0, :], atol=1e-12)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-w"), W, atol=0)
@@ -126,7 +127,7 @@ def test_picking_a_held_out_digit_shows_its_logits(page, site_url, model):
     np.testing.assert_array_equal(pad_pixels(page), images[index])
     logits = heatmap_z(page, "heatmap-logits")
     np.testing.assert_allclose(
-        logits, classification_head(model.encode(images[index][None]), model.W_head), atol=1e-12)
+        logits, model.logits(images[index][None]), atol=1e-12)
     check_shown(page, model)
     assert "Alpaydin" in page.inner_text("#real-vit .source")
 
@@ -211,5 +212,5 @@ def test_the_link_brings_the_drawing_back(page, site_url, context, model):
     z_L = model.encode(model_pixels(page)[None])
     z_L[0, 0, 5] = 3.0
     np.testing.assert_allclose(heatmap_z(other, "heatmap-logits"),
-                               classification_head(z_L, model.W_head), atol=1e-12)
+                               head(z_L[:, 0, :], model.W_head), atol=1e-12)
     other.close()

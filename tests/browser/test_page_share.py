@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 from pycore.explorer import decode_fragment, default_state, state_from_json
-from pycore.vit.trace import trace_head
 
 from buildtools.serve import serve_in_thread
 from reference import WORKED_CLS, WORKED_W_HEAD, reference_head
@@ -42,7 +41,7 @@ def test_exports_reproduce_the_logits(page, site_url):
     logits = heatmap_z(page, "heatmap-logits")
     state = default_state()
     state.cls[1, 0] = 2.25
-    np.testing.assert_allclose(logits, trace_head(state.W_head, cls=state.cls).logits, atol=1e-12)
+    np.testing.assert_allclose(logits, reference_head(state.cls, state.W_head), atol=1e-12)
 
     code = exported_text(page, "#export-numpy")
     namespace = {}
@@ -92,7 +91,7 @@ def test_embed_inside_an_iframe(page, site_url, page_log, tmp_path, top):
         state.cls[0, 0] = 1.0
         z = inner.evaluate("Array.from(document.getElementById('heatmap-logits').data[0].z,"
                            " r => Array.from(r))")
-        np.testing.assert_allclose(z, trace_head(state.W_head, cls=state.cls).logits,
+        np.testing.assert_allclose(z, reference_head(state.cls, state.W_head),
                                    rtol=1e-12, atol=1e-12)
     finally:
         if server:

@@ -1,10 +1,10 @@
-"""The explorer shows every stage of the head, with the numbers pycore computes in CPython."""
+"""The explorer shows every stage of the head, with the numbers the head written out in plain
+Python computes (tests/reference.py)."""
 import numpy as np
 import pytest
 
 from pycore.explorer import default_state, preset, state_from_json, state_to_json
-from pycore.vit.trace import trace_head
-from reference import WORKED_LOGITS
+from reference import WORKED_LOGITS, layer_norm_rows, reference_head
 
 from .conftest import PageLog
 from .pagekit import (alert_text, edit, heatmap_z, load_link, logits_table, open_explorer, page_fragment,
@@ -16,17 +16,18 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
 
 def expected(state):
-    if state.mode == "encoder":
-        return trace_head(state.W_head, encoder_output=state.encoder_output)
-    return trace_head(state.W_head, cls=state.cls)
+    """h_cls (the CLS rows: position 0 of the encoder output), h_hat and the logits."""
+    h_cls = state.encoder_output[:, 0, :] if state.mode == "encoder" else state.cls
+    return (np.array(h_cls, dtype=float), np.array(layer_norm_rows(h_cls)),
+            np.array(reference_head(h_cls, state.W_head)))
 
 
 def assert_stages(page, state):
-    t = expected(state)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), t.h_cls, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), t.h_hat, rtol=0, atol=1e-12)
+    h_cls, h_hat, logits = expected(state)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-cls"), h_cls, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-normalized"), h_hat, rtol=0, atol=1e-12)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-w"), state.W_head, rtol=0, atol=0)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), t.logits, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), logits, rtol=1e-12, atol=1e-12)
 
 
 def test_default_page_shows_the_worked_example(page, site_url):
@@ -53,9 +54,9 @@ def colour_key(page, element_id):
 
 def test_each_heatmap_has_a_colour_key_with_its_range(page, site_url):
     open_explorer(page, site_url)
-    t = expected(default_state())
+    h_cls, _, logits = expected(default_state())
     # symmetric about zero, out to the largest magnitude the matrix holds
-    for element_id, values in (("heatmap-cls", t.h_cls), ("heatmap-logits", t.logits)):
+    for element_id, values in (("heatmap-cls", h_cls), ("heatmap-logits", logits)):
         top = "%.3f" % np.abs(values).max()
         assert colour_key(page, element_id) == ["-" + top, "0", top]
     assert colour_key(page, "heatmap-probs") == ["0", "0.5", "1"]

@@ -3,7 +3,7 @@
 // about twice as long in Python as later ones (web/py/bridge.py's warm-up says more). While the
 // person is not using the page, it asks its host for practice edits, one per call, until Python
 // has answered PRACTICE of them: a person's own request waits at most for one.
-// <html data-warm-up>: how many so far ("12 of 40"), then "done" (or "stopped" if one failed).
+// <html data-warm-up>: how many so far ("12 of 48"), then "done" (or "stopped" if one failed).
 // Then the page's own practice, in the same quiet moments: each task of `ahead` (a figure made
 // before it is first shown, say), one at a time; <html data-ahead> counts them ("done" at the end).
 import { setData } from "./dom.js";

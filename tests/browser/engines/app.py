@@ -1,0 +1,239 @@
+"""The page booted once in each engine on each host, for the scenarios of
+tests/browser/test_engines*.py (their fixtures are in tests/browser/conftest.py: `app`,
+`engine_name`, `engine_host`, `reporting_sites`, one boot per engine and host for all the files),
+and the helpers those scenarios share. What the page SHOWS is checked against NumPy written out
+in the tests.
+"""
+import functools
+import json
+import os
+import re
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from buildtools.serve import SiteHandler, SiteServer, site_policy
+from pycore.explorer.comparisons import of_kind
+from reference import WORKED_CLS, WORKED_W_HEAD
+
+from . import axe
+from .base import EngineError
+from .kit import layout_problems, load_state, renders, wait_ready, wait_render_after, watch
+
+HOSTS = ("pyscript", "fallback")
+CLS, W = np.array(WORKED_CLS, float), np.array(WORKED_W_HEAD, float)
+REPORT_PATH = "/__csp-report"
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+
+def head(cls, w):
+    """LayerNorm without gamma/beta (population variance, eps 1e-6 inside the root), times W."""
+    mu = cls.mean(axis=1, keepdims=True)
+    var = ((cls - mu) ** 2).mean(axis=1, keepdims=True)
+    h_hat = (cls - mu) / np.sqrt(var + 1e-6)
+    return h_hat, h_hat @ w
+
+
+# ---- the sites, with a report-uri -----------------------------------------------------------
+
+class ReportingSites:
+    """Each host's built site (built by the `sites` fixture) served again with its own policy
+    plus `report-uri`, collecting the browsers' violation reports."""
+
+    def __init__(self, sites):
+        self.sites, self.urls, self.servers, self.reports = sites, {}, [], []
+
+    def url(self, host):
+        if host not in self.urls:
+            self.sites.url(host)  # builds it (or fails saying why)
+            folder = os.path.join(ROOT, "build", "test-" + host)
+            reports = self.reports
+
+            class Handler(SiteHandler):
+                quiet = True
+                policy = site_policy(folder) + "; report-uri " + REPORT_PATH
+
+                def do_POST(self):
+                    body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                    if self.path.startswith(REPORT_PATH):
+                        try:
+                            reports.append(json.loads(body.decode("utf-8")))
+                        except ValueError:
+                            reports.append({"unreadable": body[:300].decode("latin-1")})
+                    self.send_response(204)
+                    self.end_headers()
+
+            server = SiteServer(("127.0.0.1", 0), functools.partial(Handler, directory=folder))
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+            self.servers.append(server)
+            self.urls[host] = "http://127.0.0.1:%d/" % server.server_address[1]
+        return self.urls[host]
+
+    def close(self):
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+
+
+def violation(report):
+    r = report.get("csp-report", report)
+    return "%s blocked %s (%s:%s)" % (r.get("effective-directive") or r.get("violated-directive"),
+                                     r.get("blocked-uri"), r.get("source-file"), r.get("line-number"))
+
+
+class App:
+    """The page booted once in one engine on one host; scenarios check what happened since
+    they started (console errors, CSP reports)."""
+
+    def __init__(self, engine, base, reports, host="pyscript"):
+        self.engine, self.base, self.reports, self.host = engine, base, reports, host
+        self.boot_error = None
+        self.reports_at_boot = self.reports_seen = len(reports)
+        self.errors_seen = 0
+        try:
+            engine.goto(base + "index.html")
+            wait_ready(engine)
+            watch(engine)  # what a failed wait reports (kit.snapshot)
+        except EngineError as e:
+            self.boot_error = str(e)
+
+    def start(self, viewport=(1280, 720)):
+        """Before a scenario: the page must have booted (again, if a scenario of its own page
+        left it); back to the worked example."""
+        if not self.boot_error and not self.engine.evaluate("() => location.href").startswith(
+                self.base + "index.html"):
+            self.__init__(self.engine, self.base, self.reports, self.host)
+        if self.boot_error:
+            pytest.fail("the page did not boot in %s: %s" % (self.engine.name, self.boot_error),
+                        pytrace=False)
+        self.engine.set_viewport(*viewport)
+        self.errors_seen = len(self.engine.console_errors())
+        self.reports_seen = len(self.reports)
+        load_state(self.engine, {"cls": CLS.tolist(), "W_head": W.tolist()})
+        return self.engine
+
+    def problems(self):
+        """Console errors and CSP violations since the scenario started."""
+        found = ["console: %s" % e for e in self.engine.console_errors()[self.errors_seen:]]
+        found += ["CSP violation: %s" % violation(r) for r in self.reports[self.reports_seen:]]
+        return found
+
+    def assert_clean(self):
+        assert self.problems() == []
+
+    def assert_axe_clean(self, state):
+        """On the PyScript host (the page is the same on the fallback host): every WCAG 2.x A and AA
+        rule of axe-core on the page as it is now, in `state`; any violation fails, whatever its
+        impact; "incomplete" results are printed (docs/accessibility-checks.md)."""
+        if self.host == "pyscript":
+            found = axe.check(self.engine, axe.source(), state)
+            assert axe.violations([found]) == {}, axe.report(found)
+
+
+def choose(engine, menu, value):
+    """Choose `value` in the <select> `menu` (as its change event says) and wait for the redraw."""
+    before = renders(engine)
+    engine.evaluate("""(id, value) => { const s = document.getElementById(id); s.value = value;
+        s.dispatchEvent(new Event('change', { bubbles: true })); }""", menu, value)
+    wait_render_after(engine, before)
+
+
+TITLES = {c.key: c.title for c in of_kind("pitfall")}
+
+
+# Whether each figure is out of sight and takes no room: hidden with nothing chosen (explorer.css),
+# its box of no height.
+UNSEEN = """(ids) => ids.map((id) => { const el = document.getElementById(id);
+    return getComputedStyle(el).visibility === 'hidden' && (el.closest('.gradient-figure') ||
+        el.closest('.compare') || el.closest('.plot-box')).getBoundingClientRect().height === 0; })"""
+# How far each figure's drawing is from its box's width, in px (-1: not drawn).
+FITS = """(ids) => ids.map((id) => { const el = document.getElementById(id);
+    const svg = el.querySelector('.main-svg');
+    return svg ? Math.abs(svg.getBoundingClientRect().width - el.clientWidth) : -1; })"""
+# What a comparison figure shows beside its z: its title, its colour key, its cells painted (and
+# the first cell's number printed in it), its numbers table (opened and closed again here), as
+# text, and the page's hover label with the pointer over its last cell.
+SHOWN = """async (id) => { const el = document.getElementById(id), box = el.parentElement;
+    const key = el.nextElementSibling, numbers = box.querySelector('details.numbers-toggle');
+    numbers.open = true;  // filled as it opens (its toggle event), closed again after
+    await new Promise((r) => setTimeout(r, 100));
+    const table = Array.from(numbers.querySelectorAll('tbody tr'),
+                             (tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent));
+    numbers.open = false;
+    const view = box.querySelector('canvas.heatmap-bitmap');
+    const ink = view.getContext('2d').getImageData(0, 0, view.width, view.height).data.some((v) => v > 0);
+    // the first cell's middle: one colour, or its number printed over it
+    const rows = el.data[0].z.length, cols = el.data[0].z[0].length;
+    const cw = view.width / cols, ch = view.height / rows;
+    const middle = view.getContext('2d').getImageData(Math.round(cw * 0.2), Math.round(ch * 0.2),
+                                                       Math.round(cw * 0.6), Math.round(ch * 0.6)).data;
+    const colours = new Set();
+    for (let i = 0; i < middle.length; i += 4) colours.add(middle.slice(i, i + 4).join());
+    // a pointer over the last cell: the page's hover label
+    const area = el.querySelector('.nsewdrag').getBoundingClientRect();
+    el.dispatchEvent(new MouseEvent('mousemove', { bubbles: true,
+        clientX: area.left + area.width * (cols - 0.5) / cols, clientY: area.top + area.height * (rows - 0.5) / rows }));
+    const label = box.querySelector('.hover-value');
+    const hover = label && !label.hidden ? label.textContent : null;
+    el.dispatchEvent(new MouseEvent('mouseleave', { bubbles: true }));
+    return { title: el.querySelector('.gtitle').textContent, titleSize: el.layout.title.font.size,
+             rowsTitle: el.querySelector('.g-ytitle').textContent,
+             key: key.classList.contains('colour-key') && !key.hidden, painted: ink, table,
+             numberInCell: colours.size > 2, hover }; }"""
+
+
+# Where each figure's x ticks end and its x-axis title begins, in px from the figure's top, and
+# the plot area Plotly laid out (said when the layout check finds a tick over a title).
+AXES = """(ids) => ids.map((id) => { const el = document.getElementById(id), top = el.getBoundingClientRect().top;
+    const ticks = [...el.querySelectorAll('.xtick text')].map((t) => t.getBoundingClientRect().bottom - top);
+    const title = el.querySelector('.g-xtitle text');
+    const size = el._fullLayout._size;
+    return { id, ticksEnd: Math.max(...ticks), titleTop: title && title.getBoundingClientRect().top - top,
+             plot: [size.t, size.h, size.b], height: el._fullLayout.height }; })"""
+
+
+# What a click on the toolbar's Large text met: the element at the button's centre, and where the
+# button and the page were (said when the text size did not change).
+AT_TEXT_SIZE = """() => { const b = document.getElementById('text-size'), r = b.getBoundingClientRect();
+    const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    return { at: at && (at.id || String(at.className) || at.tagName), top: r.top, bottom: r.bottom,
+             scrollY, innerHeight, pressed: b.getAttribute('aria-pressed') }; }"""
+
+
+def text_size(engine, large):
+    """Click the toolbar's Large text and wait for the text size asked for."""
+    engine.click("#text-size")
+    try:
+        engine.wait_for("(large) => document.documentElement.classList.contains('large') === large",
+                        large, timeout=10)
+    except EngineError as e:
+        raise EngineError("%s; the click met %s" % (e, json.dumps(engine.evaluate(AT_TEXT_SIZE))))
+
+
+def layout_settled(engine, seconds=3):
+    """The layout check once it finds nothing, or what it still finds after `seconds`: Plotly may
+    lay a figure's margins out again a moment after its promise resolved (seen once in WebKit,
+    on a loaded machine: a tick label over the axis title)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        problems = layout_problems(engine)
+        if not problems or time.monotonic() > deadline:
+            return problems
+        time.sleep(0.1)
+
+
+def numbers_in(text):
+    return [float(t) for t in re.findall(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?", text.replace("\u2212", "-"))]
+
+
+def shown_numbers(table):
+    return np.array([[float(t.replace("\u2212", "-")) for t in row] for row in table])
+
+
+def settle_layout(engine):
+    """Two animation frames, then until the figures are redrawn for the new width."""
+    engine.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
+    engine.wait_for("() => !document.querySelector('.js-plotly-plot .plot-container') ||"
+                    " document.getElementById('heatmap-logits').getBoundingClientRect().width <= innerWidth")

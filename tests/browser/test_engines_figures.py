@@ -1,0 +1,253 @@
+"""The page in three engines on both hosts (test_engines.py says how): the comparisons' figures
+made ahead, the layout at desktop, projector and phone sizes, a heatmap saved for slides, and
+the heatmaps' cells where the bitmap puts them."""
+import base64
+
+import numpy as np
+import pytest
+
+from .engines.app import (AXES, CLS, FITS, SHOWN, TITLES, UNSEEN, W, choose, head, layout_settled,
+                          numbers_in, settle_layout, shown_numbers, text_size)
+from .engines.kit import edit, heatmap_z, layout_problems
+from .figure_files import png_looks, png_size, svg_figure
+
+pytestmark = [pytest.mark.browser]
+
+
+def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
+    """The figures Python shows only on a choice are made ahead, hidden, once Python's warm-up is
+    over (js/app.js: figuresAhead): the first mistake chosen, and the same mistake after none, show its
+    numbers, title, key, painted cells and numbers table; one chosen after the text size changed
+    while hidden is drawn in the new size; the encoder output, made as Python described it, shows
+    the seeded tokens when a mistake needs them."""
+    engine = app.start()
+    engine.wait_for("() => document.documentElement.dataset.ahead === 'done'", timeout=90)
+    ahead = engine.evaluate("async () => (await import('./js/app.js')).figuresAhead().map(([id]) => id)")
+    assert "heatmap-pitfall" in ahead and "heatmap-encoder" in ahead, ahead
+    made = engine.evaluate("""(ids) => ids.map((id) => { const el = document.getElementById(id);
+        return Boolean(el._fullLayout) && !el.data; })""", ahead)
+    assert made == [True] * len(ahead)
+    assert engine.evaluate(UNSEEN, ahead) == [True] * len(ahead)
+    _, logits = head(CLS, W)
+    skipped = CLS @ W
+    expected = {"heatmap-pitfall-correct": logits, "heatmap-pitfall": skipped,
+                "heatmap-pitfall-diff": skipped - logits}
+    for turn in ("made ahead", "hidden and chosen again"):
+        choose(engine, "pitfall", "no_layernorm")
+        for figure, z in expected.items():
+            np.testing.assert_allclose(heatmap_z(engine, figure), z, rtol=0, atol=1e-12)
+            got = engine.evaluate(SHOWN, figure)
+            assert got["key"] and got["painted"] and got["numberInCell"], (turn, figure, got)
+            np.testing.assert_allclose(shown_numbers(got["table"]), z, rtol=0, atol=5.01e-5)
+            assert got["hover"] and any(abs(v - z[-1, -1]) <= 5e-3 for v in numbers_in(got["hover"])), got["hover"]
+        got = engine.evaluate(SHOWN, "heatmap-pitfall")
+        assert got["title"] == TITLES["no_layernorm"]
+        normal = got["titleSize"]
+        assert engine.evaluate(UNSEEN, list(expected)) == [False] * 3
+        off = engine.evaluate(FITS, list(expected))
+        assert all(0 <= d <= 1 for d in off), (turn, off)
+        assert layout_settled(engine) == [], (turn, engine.evaluate(AXES, list(expected)))
+        choose(engine, "pitfall", "")
+    text_size(engine, large=True)
+    try:
+        choose(engine, "pitfall", "no_layernorm")
+        got = engine.evaluate(SHOWN, "heatmap-pitfall")
+        assert got["titleSize"] > normal and got["key"] and got["painted"], got
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
+        choose(engine, "pitfall", "")
+    finally:
+        text_size(engine, large=False)
+    # the encoder output, made ahead as Python described it (the answer's "ahead"), shown by the
+    # mistake that needs it: the CLS vectors at position 0 of seeded tokens
+    choose(engine, "pitfall", "last_position")
+    z = heatmap_z(engine, "heatmap-encoder")
+    np.testing.assert_array_equal(z.reshape(2, 5, 4)[:, 0, :], CLS)
+    got = engine.evaluate(SHOWN, "heatmap-encoder")
+    assert got["key"] and got["painted"] and got["numberInCell"], got
+    assert got["title"].startswith("Encoder output z_L") and got["rowsTitle"] == "row b\u00b7(N+1) + t", got
+    np.testing.assert_allclose(shown_numbers(got["table"]), z, rtol=0, atol=5.01e-5)
+    assert got["hover"] and any(abs(v - z[-1, -1]) <= 5e-3 for v in numbers_in(got["hover"])), got["hover"]
+    assert 0 <= engine.evaluate(FITS, ["heatmap-encoder"])[0] <= 1
+    assert layout_settled(engine) == []
+    app.assert_clean()
+
+
+def test_a_mistake_chosen_again_after_none_and_a_resize(app):
+    """A comparison's figures stay made while no comparison is chosen (js/heatmaps.js:
+    clearHeatmap): hidden, they hold no numbers; chosen again after the window changed size,
+    they show the mistake's numbers and fit their new width."""
+    engine = app.start()
+    h_hat, logits = head(CLS, W)
+    skipped = CLS @ W  # LayerNorm skipped: the CLS vectors straight into W_head
+    figures = ("heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff")
+    choose(engine, "pitfall", "no_layernorm")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
+    choose(engine, "pitfall", "")
+    assert [heatmap_z(engine, f) for f in figures] == [None] * 3
+    assert engine.evaluate(UNSEEN, list(figures)) == [True] * 3
+    engine.set_viewport(900, 720)
+    engine.evaluate("() => new Promise((r) => setTimeout(r, 400))")  # Plotly follows resizes later
+    choose(engine, "pitfall", "no_layernorm")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-correct"), logits, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-diff"), skipped - logits,
+                               rtol=0, atol=1e-12)
+    off = engine.evaluate(FITS, list(figures))
+    assert all(0 <= d <= 1 for d in off), off
+    assert layout_problems(engine) == []
+    # another mistake: the same figures, recoloured and retitled in place (js/heatmaps.js)
+    choose(engine, "pitfall", "softmax_inside")
+    exp = np.exp(logits - logits.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), exp / exp.sum(axis=1, keepdims=True),
+                               rtol=0, atol=1e-12)
+    title = "(id) => document.querySelector('#' + id + ' .gtitle').textContent"
+    assert engine.evaluate(title, "heatmap-pitfall") == TITLES["softmax_inside"]
+    assert layout_problems(engine) == []
+    choose(engine, "variant", "affine")  # and another head beside it
+    app.assert_axe_clean("a mistake and another head chosen (900 x 720)")
+    choose(engine, "variant", "")
+    choose(engine, "pitfall", "")
+    app.assert_clean()
+
+
+def test_layout_at_desktop_size(app):
+    engine = app.start()
+    assert layout_problems(engine) == []
+    app.assert_clean()
+
+
+# A figure saved for slides (js/figure-export.js, js/figure-menu.js) takes the same path in every
+# engine, but each engine lays out its text, paints the canvas and deflates the PNG itself
+# (CompressionStream). The file the page hands to the browser is caught here (the Blob given
+# to URL.createObjectURL for the <a download> it clicks), not saved: Firefox's and WebKit's
+# drivers have no download to wait for, and the browser's save is the same for every file.
+CATCH_SAVES = """() => {
+    window.__saved = [];
+    const create = URL.createObjectURL, click = HTMLAnchorElement.prototype.click;
+    window.__restoreSaves = () => { URL.createObjectURL = create; HTMLAnchorElement.prototype.click = click; };
+    let last = null;
+    URL.createObjectURL = (blob) => { last = blob; return create.call(URL, blob); };
+    HTMLAnchorElement.prototype.click = function () {
+        if (!this.download) return click.call(this);
+        window.__saved.push([this.download, last]);
+    };
+}"""
+SAVED = """async (n) => {
+    const [name, blob] = window.__saved[n];
+    const bytes = new Uint8Array(await blob.arrayBuffer());
+    let text = '';
+    for (let i = 0; i < bytes.length; i += 8192) text += String.fromCharCode(...bytes.subarray(i, i + 8192));
+    return [name, btoa(text)];
+}"""
+
+
+# the page's own JavaScript, the same on both hosts: run on the PyScript host's page only
+@pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)
+def test_a_heatmap_saved_for_slides_as_svg_and_pngs(app, engine_host):
+    engine = app.start()
+    engine.evaluate(CATCH_SAVES)
+    try:
+        for n, fmt in enumerate(["svg", "png", "projector"]):
+            engine.click("#heatmap-logits-download")
+            engine.wait_for("() => !document.getElementById('heatmap-logits-download-menu').hidden")
+            engine.click("#heatmap-logits-download-menu [data-format=%s]" % fmt)
+            engine.wait_for("(n) => window.__saved.length > n", n, timeout=10)
+        files = [engine.evaluate(SAVED, n) for n in range(3)]
+    finally:
+        engine.evaluate("() => window.__restoreSaves()")
+    names = [name for name, _ in files]
+    assert names == ["vit-head-logits.svg", "vit-head-logits.png", "vit-head-logits-1920x1080.png"]
+    svg_bytes, png, projector = (base64.b64decode(data) for _, data in files)
+    svg = svg_figure(svg_bytes.decode("utf-8"))
+    assert svg["title"] == "logits = h_hat @ W_head (B \u00d7 C)"
+    assert svg["texts"]["cell-number"] == ["%.2f" % v for v in head(CLS, W)[1].ravel()]
+    key = engine.evaluate("() => Array.from(document.querySelectorAll('#heatmap-logits + .colour-key > span'),"
+                          " (s) => s.textContent)")
+    assert [svg["texts"][k][0] for k in ("key-low", "key-mid", "key-high")] == key
+    assert png_size(png) == (2 * svg["width"], 2 * svg["height"])
+    assert png_size(projector) == (1920, 1080)
+    for data in (png, projector):
+        looks = png_looks(engine, data)  # the engine's own decoder reads what it wrote
+        assert looks["corner"][:3] == [255, 255, 255] and looks["inked"] > 0.1 and looks["colours"] > 8, looks
+    app.assert_clean()
+
+
+# A heatmap's cells in view, few and each at least a device pixel, are filled one rectangle each
+# (js/heatmap-bitmap.js: fillCells) instead of scaling the one-pixel-per-cell bitmap onto the
+# screen's canvas. Compared here with that scaling, on canvases of odd sizes, at the full view and
+# zoomed to fractions of cells: a pixel may differ only where the two round a cell's edge apart.
+CELL_FILL_VIEWS = [  # left, top (axis units, the first cell's centre is 0), spans, canvas px
+    (-0.5, -0.5, None, None, 301, 157), (-0.13, 0.21, 2.37, 1.61, 523, 277),
+    (0.7, -0.5, 1.9, 3.3, 411, 389), (-0.5, -0.5, None, None, 600, 333)]
+
+
+def test_heatmap_cells_filled_one_by_one_are_where_the_scaled_bitmap_puts_them(app):
+    engine = app.start()
+    far = engine.evaluate("""async (views) => {
+        const { fillCells } = await import('./js/heatmap-bitmap.js');
+        const bm = document.getElementById('heatmap-w').vitBitmap;
+        return views.map(([left, top, spanX, spanY, W, H]) => {
+            spanX = spanX || bm.cols; spanY = spanY || bm.rows;
+            const a = document.createElement('canvas'), b = document.createElement('canvas');
+            a.width = b.width = W; a.height = b.height = H;
+            const scaled = a.getContext('2d'), filled = b.getContext('2d');
+            scaled.imageSmoothingEnabled = false;
+            scaled.drawImage(bm.cells, left + 0.5, top + 0.5, spanX, spanY, 0, 0, W, H);
+            const sx = W / spanX, sy = H / spanY;
+            if (!fillCells(filled, bm, { left, top, spanX, spanY, sx, sy })) return 'not filled';
+            const pa = scaled.getImageData(0, 0, W, H).data, pb = filled.getImageData(0, 0, W, H).data;
+            // a pixel's distance from the nearest cell edge (c - 0.5 in axis units), in pixels
+            const edge = (p, origin, s) => {
+                const u = (p + 0.5) / s + origin + 0.5;
+                return Math.abs(u - Math.round(u)) * s;
+            };
+            let differ = 0, far = 0;
+            for (let i = 0; i < W * H; i++) {
+                if ([0, 1, 2, 3].every((k) => pa[4 * i + k] === pb[4 * i + k])) continue;
+                differ += 1;
+                if (Math.min(edge(i % W, left, sx), edge(Math.floor(i / W), top, sy)) > 1) far += 1;
+            }
+            return [differ, far];
+        });
+    }""", CELL_FILL_VIEWS)
+    assert all(v != "not filled" for v in far), far
+    assert all(f == 0 for _, f in far), far  # [pixels that differ, those more than a pixel from an edge]
+    app.assert_clean()
+
+
+FIGURES = ("heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits")
+
+
+def test_large_text_on_a_projector_sized_window(app):
+    """The toolbar's Large text, at 1280 x 720: every figure drawn again in larger type, nothing
+    cut off or overlapping, and the page still edits."""
+    engine = app.start(viewport=(1280, 720))
+    titles = "(ids) => ids.map((id) => document.getElementById(id).layout.title.font.size)"
+    normal = engine.evaluate(titles, FIGURES)
+    text_size(engine, large=True)
+    try:
+        engine.wait_for("(ids, normal) => document.documentElement.classList.contains('large') && "
+                        "ids.every((id, k) => document.getElementById(id).layout.title.font.size > normal[k])",
+                        FIGURES, normal)
+        settle_layout(engine)
+        assert layout_problems(engine) == []
+        edit(engine, "cls[0,1]", "2", then="Tab")
+        cls = CLS.copy()
+        cls[0, 1] = 2
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+    finally:
+        text_size(engine, large=False)
+    app.assert_clean()
+
+
+def test_phone_width_works_and_nothing_is_cut_off(app):
+    engine = app.start(viewport=(390, 844))
+    settle_layout(engine)
+    width = engine.evaluate("() => innerWidth")
+    assert width == 390 or 390 < width <= engine.narrowest, width  # MiniBrowser: 447 at least
+    assert layout_problems(engine) == []
+    edit(engine, "cls[1,2]", "2", then="Tab")
+    cls = CLS.copy()
+    cls[1, 2] = 2
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+    app.assert_clean()
