@@ -5,7 +5,7 @@ import { showAlert } from "./alert.js";
 // Where the bar stands at each stage; while the downloads arrive (a host that counts them gives
 // the fraction that has), it moves from 5% to 80% with the bytes.
 const STAGES = { runtime: 0.2, python: 0.45, numpy: 0.7, explorer: 0.9 };
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 let shown = 0;
 
 export function showBoot(stage, text, fraction) {

@@ -428,7 +428,7 @@ export class MatrixGrid {
   onPasteEvent(e) {
     this.scrubber.flush();
     const p = this.position(e.target);
-    const text = (e.clipboardData || window.clipboardData).getData("text");
+    const text = e.clipboardData.getData("text");
     // A single number is an ordinary edit; anything with separators is a block.
     if (!p || !/[\t\n,;[\s]/.test(text.trim())) return;
     e.preventDefault();

@@ -21,6 +21,7 @@ function hexRGB(hex) {
 // stops, as Plotly interpolates a heatmap's scale.
 function colourTable(scale) {
   if (tables.has(scale)) return tables.get(scale);
+  /** @type {Array<[number, number[]]>} */
   const stops = scaleOf(scale).map(([at, hex]) => [at, hexRGB(hex)]);
   const bytes = new Uint8ClampedArray(TABLE_SIZE * 4);
   for (let k = 0; k < TABLE_SIZE; k++) {

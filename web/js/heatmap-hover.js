@@ -93,5 +93,5 @@ export function hoverOver(el) {
 // back when the pointer moves again.
 document.addEventListener("keydown", (event) => {
   if (event.key !== "Escape") return;
-  for (const label of document.querySelectorAll(".hover-value:not([hidden])")) label.hidden = true;
+  for (const label of document.querySelectorAll(".hover-value:not([hidden])")) /** @type {HTMLElement} */ (label).hidden = true;
 });

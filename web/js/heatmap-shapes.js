@@ -53,7 +53,7 @@ export function setOverlay(id, boxes) {
   // the same outlines again (the focused cell's, after each edit): nothing to lay out
   if (JSON.stringify(shapes) === JSON.stringify(before)) return Promise.resolve();
   overlays.set(id, shapes);
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   if (!el || !el.data || !el.vitHover) return Promise.resolve();
   return window.Plotly.relayout(el, { shapes: allShapes(id, el.vitHover.spec, el.vitHover.m) });
 }
@@ -80,8 +80,9 @@ export function highlight(id, rects) {
   const before = JSON.stringify(highlights.get(id) || []);
   if (rects.length) highlights.set(id, rects);
   else highlights.delete(id);
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   if (!el || !el.data || before === JSON.stringify(rects)) return Promise.resolve();
+  /** @type {{spec?: HeatmapSpec, m?: StoredMatrix}} */
   const shown = el.vitHover || {};
   return window.Plotly.relayout(el, { shapes: allShapes(id, shown.spec, shown.m) });
 }

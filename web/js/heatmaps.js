@@ -93,7 +93,7 @@ const sizes = new ResizeObserver((entries) => {
 });
 function rewrap() {
   for (const [id, { spec, m }] of [...shown.entries()]) {
-    const el = document.getElementById(id);
+    const el = /** @type {PlotElement} */ (document.getElementById(id));
     const drawn = (el.layout && el.layout.title && el.layout.title.text) || "";
     if (drawn !== wrapTitle(spec.title, widthOf(el) || 600, look().title).text ||
         Boolean(el.vitText) !== textInCells(el, spec, m.cols)) {
@@ -159,10 +159,10 @@ function figureOf(spec, m) {
  * Draw (or leave alone, if unchanged) the heatmap `id`.
  * @param {string} id
  * @param {import("./protocol.js").HeatmapSpec} spec
- * @param {import("./protocol.js").Matrix} m
+ * @param {StoredMatrix} m
  */
 export function drawHeatmap(id, spec, m) {
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   const figure = figureOf(spec, m);
   const specText = JSON.stringify(spec);
   const before = shown.get(id);
@@ -396,9 +396,9 @@ export function redrawAll() {
 export function clearHeatmap(id) {
   const before = shown.get(id);
   shown.delete(id);
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   const key = el && el.nextElementSibling;
-  if (key && key.classList.contains("colour-key")) setHidden(key, true);
+  if (key && key.classList.contains("colour-key")) setHidden(/** @type {HTMLElement} */ (key), true);
   const numbers = el && el.parentElement.querySelector("details.numbers-toggle");
   if (numbers) numbers.remove();
   if (el) dropBitmap(el);
@@ -434,7 +434,7 @@ function lookText() {
 // figure keeps its width (explorer.css). Resolves to whether it was made; never over a figure
 // drawn meanwhile.
 export function prepareFigure(id, like) {
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   if (!el || !like || el._fullLayout || shown.has(id) || !el.clientWidth) return Promise.resolve(false);
   const { spec } = like, m = { rows: like.rows, cols: like.cols };
   const { trace, layout, width } = figureParts(el, id, spec, m);

@@ -38,7 +38,7 @@
     else queue.push([kind, args]);
   }
   // What every host's boot glue (web/boot/*.js) needs, in one place.
-  var tools = {
+  var tools = /** @type {VitBootTools} */ ({
     // (the one file has no site to rebuild: it is downloaded again)
     FIX: self.document && document.documentElement.hasAttribute("data-one-file") ?
       " This copy may be damaged or incomplete: download vit-head-explorer.html again (or copy " +
@@ -66,10 +66,11 @@
     watchMissing: function (pattern, onMissing) {
       if (!self.PerformanceObserver) return;
       var observer = new PerformanceObserver(function (list) {
-        list.getEntries().forEach(function (entry) {
+        list.getEntries().forEach(function (e) {
+          var entry = /** @type {PerformanceResourceTiming} */ (e);
           if (entry.responseStatus >= 400 && pattern.test(entry.name)) {
             observer.disconnect();
-            var error = new Error(entry.name + ": HTTP " + entry.responseStatus);
+            var error = /** @type {Error & {status?: number}} */ (new Error(entry.name + ": HTTP " + entry.responseStatus));
             error.status = entry.responseStatus;
             onMissing(error);
           }
@@ -160,7 +161,7 @@
         else painted();
       });
     },
-  };
+  });
   // ---- the page's Content-Security-Policy -------------------------------------------------
   // What a policy must allow for Python to start: scripts, workers and downloads. A violation of
   // another directive (a style, a font) costs looks, not the boot; an inline script or style
@@ -226,7 +227,7 @@
       // parsed then stops the constructor before anything is fetched or checked by the policy.
       var modules = false;
       try {
-        new Worker("http://[", { get type() { modules = true; return "module"; } });
+        new Worker("http://[", { get type() { modules = true; return /** @type {WorkerType} */ ("module"); } });
       } catch (e) { /* expected: the URL is invalid */ }
       if (!modules) missing.push("module workers");
     }
@@ -415,7 +416,7 @@
   // The page's own script not loading (blocked, missing, refused for want of an origin) leaves
   // nothing to show the boot's progress or failure: this script says so.
   self.addEventListener("error", function (event) {
-    var el = event.target;
+    var el = /** @type {HTMLScriptElement} */ (event.target);
     if (!el || el.tagName !== "SCRIPT" || !/\/js\/app\.js$/.test(el.src) || sink) return;
     pageScriptFailed = true;
     if (state === "booting") {

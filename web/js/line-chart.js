@@ -98,6 +98,18 @@ function build(el) {
 }
 
 /**
+ * One curve of a line chart.
+ * @typedef {Object} LineTrace
+ * @property {string} name
+ * @property {number[]} x
+ * @property {number[]} y
+ * @property {string} colour
+ * @property {"solid"|"dash"|"dot"|"dashdot"} [dash]
+ * @property {"y"|"y2"} [axis]
+ * @property {boolean} [markers] a dot on each point
+ */
+
+/**
  * Draw `spec` in `el` (made a chart on first use); nothing is redrawn when spec.key and the
  * look are those already shown (a new width redraws by itself).
  *
