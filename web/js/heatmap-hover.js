@@ -29,9 +29,6 @@ export function classTitle(j) {
  */
 export function columnClass(spec, j) { return Array.isArray(spec.x_labels) ? spec.x_labels[j] : j; }
 
-/** The classes' names now, one line each (what a figure's look depends on). */
-export function classNamesText() { return classLabels.join("\n"); }
-
 /**
  * The cell of heatmap `el` under the point (clientX, clientY), or null outside it: from the
  * axes' ranges, so it works for the bitmaps too (their trace is not hovered by Plotly).
@@ -53,11 +50,11 @@ export function cellAt(el, clientX, clientY) {
   return [row, col];
 }
 
-// ---- the label: the cell's exact value, from the spec's hover template ----------------------
+// ---- the label: the cell's value, from the spec's hover template -----------------------------
 
 // The hover template's fields, filled in one pass by a function (never a replacement string, whose
 // $& and $' a class name could hold, nor in turns, where a class name holding %{z} would be filled)
-const FIELDS = /%\{(x|y|customdata|z(?::[^}]*)?)\}/g;
+const FIELDS = /%\{(x|y|customdata|z)\}/g;
 
 export function hoverOver(el) {
   if (el.vitHoverBound) return;

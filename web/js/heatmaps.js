@@ -21,7 +21,7 @@
 import { holdHeight, onColourScheme, setData, setHidden, setText } from "./dom.js";
 import { look, scaleOf } from "./heatmap-style.js";
 import { allShapes } from "./heatmap-shapes.js";
-import { classNamesText, className, columnClass, hoverOver } from "./heatmap-hover.js";
+import { hoverOver } from "./heatmap-hover.js";
 import { colourBitmap, dropBitmap, paintBitmap, watchBitmap } from "./heatmap-bitmap.js";
 import { numbersTable } from "./heatmap-numbers.js";
 import { HEATMAP_IDS } from "./shared.js";
@@ -152,7 +152,7 @@ function rowsOf(m) {
 // (a new mistake's name: recolour changes it in place while it wraps to as many lines).
 function figureOf(spec, m) {
   const { zmin, zmax, key, marks, title, ...look } = spec;
-  return `${m.rows}x${m.cols}:${JSON.stringify(look)}` + (spec.x_labels ? classNamesText() : "");
+  return `${m.rows}x${m.cols}:${JSON.stringify(look)}`;
 }
 
 /**
@@ -240,15 +240,9 @@ function figureParts(el, id, spec, m) {
     zmax: spec.zmax,
     colorscale: scaleOf(spec.scale),
     // z for the page's interface: the canvas under the plot is what is seen
-    visible: false,
-    hovertemplate: spec.hover + "<extra></extra>",
+    visible: false, // and so never hovered by Plotly: the page's own label is (hoverOver)
     showscale: false, // the colour key is the page's own (see colourKey)
   };
-  if (spec.x_labels) {
-    // each column's class name, for the hover (the same names hoverOver shows)
-    const names = Array.from({ length: cols }, (_, j) => className(columnClass(spec, j)));
-    trace.customdata = Array.from({ length: rows }, () => names);
-  }
   const style = look();
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
   const height = cell ? Math.max(compact ? 96 : 150, (compact ? 70 : 90) + rows * cell) : (compact ? 200 : 340);
