@@ -40,7 +40,6 @@ interface VitBootTools {
              ready: (bridge: VitBridge) => void): (event: MessageEvent<VitWorkerMessage>) => void;
   gunzipBase64(text: string): Promise<Uint8Array>;
   unpack(bytes: Uint8Array): { [path: string]: Uint8Array };
-  afterFirstPaint(): Promise<void>;
   violation(event: SecurityPolicyViolationEvent): VitViolation;
   stopsBoot(violation: VitViolation): boolean;
   policyMessage(violation: VitViolation): string;

@@ -7,6 +7,10 @@
 const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 
 // `message` shown, and said unless `say` is false.
+/**
+ * @param {string} message
+ * @param {{say?: boolean}} [options]
+ */
 export function showAlert(message, { say = true } = {}) {
   const box = $("alert");
   box.textContent = message;

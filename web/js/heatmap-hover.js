@@ -9,15 +9,27 @@ import { shortNumber } from "./numbers.js";
 let classLabels = [];
 let classTitles = null;
 
+/**
+ * @param {string[]} names
+ * @param {?string[]} [titles]
+ */
 export function setClassLabels(names, titles = null) {
   classLabels = names || [];
   classTitles = titles || null;
 }
 
-/** The name of class `j` (the answers' labels), or "class j": the whole name, for the hover. */
+/**
+ * The name of class `j` (the answers' labels), or "class j": the whole name, for the hover.
+ * @param {number} j
+ * @returns {string}
+ */
 export function className(j) { return (classTitles && classTitles[j]) || classLabels[j] || `class ${j}`; }
 
-/** The whole name of class `j` where its label is cut short, else null. */
+/**
+ * The whole name of class `j` where its label is cut short, else null.
+ * @param {number} j
+ * @returns {?string}
+ */
 export function classTitle(j) {
   return classTitles && classTitles[j] !== classLabels[j] ? classTitles[j] : null;
 }
@@ -26,12 +38,18 @@ export function classTitle(j) {
  * The class shown in column j of a heatmap: j, or the spec's own list's j-th class when the
  * figure shows some classes only (x_labels: [class, ...], the head at every depth of a model
  * with many classes).
+ * @param {HeatmapSpec} spec
+ * @param {number} j
+ * @returns {number}
  */
 export function columnClass(spec, j) { return Array.isArray(spec.x_labels) ? spec.x_labels[j] : j; }
 
 /**
  * The cell of heatmap `el` under the point (clientX, clientY), or null outside it: from the
  * axes' ranges, so it works for the bitmaps too (their trace is not hovered by Plotly).
+ * @param {PlotElement} el
+ * @param {number} clientX
+ * @param {number} clientY
  * @returns {?number[]} [row, col]
  */
 export function cellAt(el, clientX, clientY) {

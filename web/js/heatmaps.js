@@ -387,6 +387,9 @@ export function redrawAll() {
 // (most of all in WebKit: docs/performance.md), and a lecture goes back and forth between a
 // mistake and none. Its numbers go (data[0].z is what the page shows: nothing), and it is drawn
 // again in full when it comes back (sized anew: a window resized meanwhile is followed).
+/**
+ * @param {string} id
+ */
 export function clearHeatmap(id) {
   const before = shown.get(id);
   shown.delete(id);
@@ -427,6 +430,11 @@ function lookText() {
 // placeholder: a figure made ahead is recoloured when shown). Made at its own width: a hidden
 // figure keeps its width (explorer.css). Resolves to whether it was made; never over a figure
 // drawn meanwhile.
+/**
+ * @param {string} id
+ * @param {{spec: HeatmapSpec, rows: number, cols: number} | undefined} like
+ * @returns {Promise<boolean>}
+ */
 export function prepareFigure(id, like) {
   const el = /** @type {PlotElement} */ (document.getElementById(id));
   if (!el || !like || el._fullLayout || shown.has(id) || !el.clientWidth) return Promise.resolve(false);

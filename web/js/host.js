@@ -22,7 +22,7 @@
 //                                the boot, the alert says what the policy must allow, and no
 //                                later failure (its consequence) replaces that; one that is not
 //                                of the site's own files is said only if the boot then fails
-// and finds shared helpers in vitHost.boot (download and missing-file watches, first paint, a
+// and finds shared helpers in vitHost.boot (download and missing-file watches, a
 // worker's messages, the one file's payloads).
 // vitHost.unable is why the page cannot start Python where it is (no origin, a browser too old,
 // WebAssembly refused), or null: the glue then starts nothing.
@@ -146,20 +146,6 @@
       var files = {};
       index.forEach(function (e) { files[e[0]] = bytes.subarray(newline + 1 + e[1], newline + 1 + e[1] + e[2]); });
       return files;
-    },
-    // Starting Python keeps the main thread busy for seconds: resolves once the page has run its
-    // own scripts and painted its first status (downloads already run in parallel, preloaded).
-    afterFirstPaint: function () {
-      return new Promise(function (resolve) {
-        var started = false;
-        function start() { if (!started) { started = true; resolve(); } }
-        function painted() {
-          requestAnimationFrame(function () { setTimeout(start, 0); });
-          setTimeout(start, 300); // background tabs get no animation frames
-        }
-        if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", painted);
-        else painted();
-      });
     },
   });
   // ---- the page's Content-Security-Policy -------------------------------------------------
