@@ -281,19 +281,20 @@ def test_vit_b16_classes_carry_the_packages_imagenet_names(page, site_url):
     prediction = page.locator("#prediction").inner_text()
     for b in range(2):
         assert "class %d \u00b7 %s" % (predicted[b], names[predicted[b]]) in prediction
-    # the hover names the column's class (a column is under a pixel wide: the one pointed at
-    # may be a neighbour of the one aimed at)
+    # the hover names the column's class (a column is under a pixel wide, and the pointer's
+    # place whole pixels: the one pointed at may be a neighbour of the one aimed at)
     page.locator("#logits-full > summary").click()
     page.wait_for_function("() => { const area = document.querySelector('#heatmap-logits .nsewdrag');"
                            " return area && area.getBoundingClientRect().width > 300; }")
-    for c in (1, 998):
+    for c in (100, 900):
         text = hover_label(page, "heatmap-logits", 1, c)
         shown = int(re.search(r"class (\d+) \u00b7 ", text).group(1))
-        assert abs(shown - c) <= 1 and "class %d \u00b7 %s" % (shown, names[shown]) in text, text
+        assert abs(shown - c) <= 2 and "class %d \u00b7 %s" % (shown, names[shown]) in text, text
     act(page, lambda: page.locator("#top-k-table button").first.click())
     assert "(sample 0, class %d \u00b7 %s)" % (predicted[0], names[predicted[0]]) in chart(page)[0]
     # another size is another head: numbered again
     page.fill("#dim-C", "999")
     act(page, lambda: page.click("#apply-dims"))
-    assert "\u00b7" not in hover_label(page, "heatmap-logits", 1, 998)
+    text = hover_label(page, "heatmap-logits", 1, 500)
+    assert re.search(r"class \d+", text) and "\u00b7" not in text, text
     assert "\u00b7" not in page.locator("#prediction").inner_text()
