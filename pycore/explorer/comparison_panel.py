@@ -7,7 +7,7 @@ import numpy as np
 from . import comparisons
 from .class_names import class_names
 from .colour_range import colour_limit
-from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
+from .heatmap_spec import AHEAD_LIMIT, VALUE, heatmap, shape_only
 from .readouts import TOP_K_DEFAULT, top_k_table
 
 def comparison_ids(kind):
@@ -98,14 +98,14 @@ def comparison_heatmaps(kind, title, logits, output, diff, limit, diff_limit=Non
     ids = comparison_ids(kind)
     specs = {
         ids[0]: heatmap("logits", logits, "Correct head: logits", "class c", "sample b",
-                        "sample %{y}, class %{x}<br>logit = " + EXACT, limit=limit,
+                        "sample %{y}, class %{x}<br>logit = " + VALUE, limit=limit,
                         marks=correct_marks),
         ids[1]: heatmap(kind, output, title, "class c", "sample b",
-                        "sample %{y}, class %{x}<br>output = " + EXACT, limit=limit, marks=marks),
+                        "sample %{y}, class %{x}<br>output = " + VALUE, limit=limit, marks=marks),
     }
     if diff is not None:
         specs[ids[2]] = heatmap("pitfall_diff", diff, "Difference: mistaken − correct", "class c",
-                                "sample b", "sample %{y}, class %{x}<br>difference = " + EXACT,
+                                "sample b", "sample %{y}, class %{x}<br>difference = " + VALUE,
                                 limit=diff_limit)
     return specs
 

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..vit.loss import cross_entropy
-from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
+from .heatmap_spec import AHEAD_LIMIT, VALUE, heatmap, shape_only
 from .cells import format_number, parse_cell
 from .comparisons import page_trace
 from .errors import StateError
@@ -555,7 +555,7 @@ class FineTune(object):
 def gradient_heatmap(dW_head, limit=None):
     """dW_head's heatmap (D, C); ``limit`` as for :func:`pycore.explorer.heatmap_spec.heatmap`."""
     return heatmap("dW_head", dW_head, "dW_head = ∂loss/∂W_head at this W_head (D × C)",
-                   "class c", "feature d", "d = %{y}, class %{x}<br>dW = " + EXACT, limit=limit)
+                   "class c", "feature d", "d = %{y}, class %{x}<br>dW = " + VALUE, limit=limit)
 
 
 def _taken_text(asked, taken, steps):

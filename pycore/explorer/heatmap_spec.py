@@ -60,8 +60,9 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
     }
 
 
-# Hover shows the exact float64 value (12 significant digits, trailing zeros trimmed).
-EXACT = "%{z:.12~g}"
+# Where a hover shows the cell's value: the page writes it in its short form
+# (web/js/heatmap-hover.js, numbers.js); the exact value is in the focused cell and the exports.
+VALUE = "%{z}"
 
 
 # A heatmap said ahead (the answer's "ahead": a figure the page makes before a choice shows it)

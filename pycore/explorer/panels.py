@@ -18,7 +18,7 @@ from .class_names import class_names, class_titles
 from .digit_images import hidden_cls
 from .editing import DEFAULT_N
 from .state import hidden_cls_of, real_head
-from .heatmap_spec import AHEAD_LIMIT, EXACT, heatmap, shape_only
+from .heatmap_spec import AHEAD_LIMIT, VALUE, heatmap, shape_only
 from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, class_label
 from .shared import HEATMAP_IDS
 
@@ -28,7 +28,7 @@ def input_heatmaps(state, trace):
     out = {
         HEATMAP_IDS["cls"]: heatmap(
             "h_cls", trace.h_cls, "h_cls = z_L[:, 0, :]  (B × D)", "feature d", "sample b",
-            "sample %{y}, d = %{x}<br>h_cls = " + EXACT),
+            "sample %{y}, d = %{x}<br>h_cls = " + VALUE),
     }
     if state.mode == "encoder":
         B, N1, D = state.encoder_output.shape
@@ -41,7 +41,7 @@ def encoder_heatmap(z_rows, limit=None):
     (B*(N+1), D); ``limit`` as for :func:`heatmap`."""
     return heatmap("input", z_rows,
                    "Encoder output z_L, samples stacked (rows b·(N+1) + t; t = 0 is CLS)",
-                   "feature d", "row b·(N+1) + t", "row %{y}, d = %{x}<br>z = " + EXACT,
+                   "feature d", "row b·(N+1) + t", "row %{y}, d = %{x}<br>z = " + VALUE,
                    limit=limit)
 
 
@@ -70,7 +70,7 @@ def figures_shown_later(state):
 def normalized_heatmap(trace):
     return {HEATMAP_IDS["normalized"]: heatmap(
         "h_hat", trace.h_hat, "h_hat = LayerNorm(h_cls)  (B × D)", "feature d", "sample b",
-        "sample %{y}, d = %{x}<br>h_hat = " + EXACT)}
+        "sample %{y}, d = %{x}<br>h_hat = " + VALUE)}
 
 
 def real_heatmaps(trace):
@@ -85,11 +85,11 @@ def real_heatmaps(trace):
         HEATMAP_IDS["y"]: heatmap(
             "y", trace.y, "y = \u03b3 \u2299 h_hat + \u03b2: the model's LayerNorm scale and "
             "shift  (B \u00d7 D)", "feature d", "sample b",
-            "sample %{y}, d = %{x}<br>y = " + EXACT),
+            "sample %{y}, d = %{x}<br>y = " + VALUE),
         HEATMAP_IDS["bias"]: heatmap(
             "b_head", bias, "b_head: the model's bias, added to every sample's logits  "
             "(1 \u00d7 C)" if real.b_head is not None else "b_head: this model has no bias "
-            "(zeros)  (1 \u00d7 C)", "class c", "", "class %{x}<br>b = " + EXACT),
+            "(zeros)  (1 \u00d7 C)", "class c", "", "class %{x}<br>b = " + VALUE),
     }
 
 
@@ -98,7 +98,7 @@ def w_heatmap(state, limit=None):
     pycore/explorer/computed.py), else found here."""
     return {HEATMAP_IDS["w"]: heatmap(
         "W_head", state.W_head, "W_head  (D × C)", "class c", "feature d",
-        "d = %{y}, class %{x}<br>W = " + EXACT, limit=limit)}
+        "d = %{y}, class %{x}<br>W = " + VALUE, limit=limit)}
 
 
 def logits_heatmaps(trace, x_title="class c", named=False):
@@ -113,11 +113,11 @@ def logits_heatmaps(trace, x_title="class c", named=False):
     return {
         HEATMAP_IDS["logits"]: heatmap(
             "logits", trace.logits, title,
-            x_title, "sample b", "sample %{y}, " + cls + "<br>logit = " + EXACT, marks=marks,
+            x_title, "sample b", "sample %{y}, " + cls + "<br>logit = " + VALUE, marks=marks,
             x_labels=x_labels),
         HEATMAP_IDS["probs"]: heatmap(
             "probs", trace.display_softmax, "softmax(logits), for display only", "class c",
-            "sample b", "sample %{y}, " + cls + "<br>p = %{z:.6f}", diverging=False, marks=marks,
+            "sample b", "sample %{y}, " + cls + "<br>p = " + VALUE, diverging=False, marks=marks,
             x_labels=x_labels),
     }
 
@@ -316,7 +316,7 @@ def lens_heatmap(state, trace):
     image = "image %d: " % b if len(texts) > 1 else ""
     spec = heatmap("lens", array, "%sthe head at every depth, \u2113 = 0 (embedded) \u2026 %d "
                    "(z_L)" % (image, L), "class c = digit", "depth \u2113",
-                   "depth %{y}, digit %{x}<br>logit = " + EXACT,
+                   "depth %{y}, digit %{x}<br>logit = " + VALUE,
                    marks=[(l, int(np.argmax(array[l]))) for l in range(L + 1)])
     return array, spec
 
@@ -342,7 +342,7 @@ def _model_lens(state, trace):
                                 "highest" % len(columns)),
                    "class c", "depth \u2113",
                    "depth %{y}, class %{x}" + (": %{customdata}" if named else "")
-                   + "<br>logit = " + EXACT,
+                   + "<br>logit = " + VALUE,
                    marks=[(l, int(np.argmax(array[l]))) for l in range(L + 1)],
                    x_labels=columns if columns is not None else "classes" if named else None)
     return array, spec

@@ -141,7 +141,8 @@ HEATMAP = {
     "key": "[low, middle, high]: the colour key's three labels",
     "text": "whether each cell prints its value",
     "text_format": "how a printed value is formatted (Plotly's d3 format)",
-    "hover": "what hovering a cell shows (Plotly's hovertemplate)",
+    "hover": "what hovering a cell shows: a template whose %{x}, %{y}, %{customdata} and %{z} "
+             "the page fills in",
     "marks": "[[row, col], ...]: cells outlined (the predicted classes)",
     "x_labels": "'classes' when the hover's %{customdata} is the column's class name (the "
                 "answer's labels), else null",

@@ -114,12 +114,13 @@ self.Function = new Proxy(self.Function, {
   // time to say so; resource timing (vitHost.boot.whenDownloaded) would report only after.
   function sayWhenPythonStarts() {
     var Request = self.XMLHttpRequest;
-    self.XMLHttpRequest = function () {
+    self.XMLHttpRequest = /** @type {typeof XMLHttpRequest} */ (/** @type {unknown} */ (function () {
+      /** @type {XMLHttpRequest & {vitURL?: string}} */
       var xhr = new Request();
       var open = xhr.open;
       xhr.open = function (method, url) {
         xhr.vitURL = url;
-        return open.apply(xhr, arguments);
+        return open.apply(xhr, /** @type {any} */ (arguments));
       };
       xhr.addEventListener("progress", function (event) { arrived(xhr.vitURL, event.loaded); });
       xhr.addEventListener("load", function () {
@@ -128,7 +129,7 @@ self.Function = new Proxy(self.Function, {
         }
       });
       return xhr;
-    };
+    }));
     self.XMLHttpRequest.prototype = Request.prototype;
   }
 

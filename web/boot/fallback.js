@@ -10,7 +10,7 @@
 (function () {
   "use strict";
   var host = window.vitHost;
-  var script = document.currentScript;
+  var script = /** @type {HTMLScriptElement} */ (document.currentScript);
   var base = document.baseURI;
   var indexURL = new URL((script && script.getAttribute("data-index-url")) || "vendor/pyodide-0.17/", base).href;
   var scriptURL = new URL("fallback-worker.js", (script && script.src) || base).href;
@@ -37,7 +37,7 @@
   });
   worker.onerror = function (event) {
     event.preventDefault();
-    var entry = performance.getEntriesByName(workerURL).pop();
+    var entry = /** @type {PerformanceResourceTiming} */ (performance.getEntriesByName(workerURL).pop());
     if (entry && entry.responseStatus >= 400) {
       fail("The Python runtime could not be downloaded (" + scriptURL + ": HTTP " +
            entry.responseStatus + ")." + host.boot.FIX);

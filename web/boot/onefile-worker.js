@@ -65,7 +65,7 @@ self.importScripts = function () { throw new TypeError("not a classic worker"); 
   var FILES = { "pyodide.asm.wasm": ["wasm", "application/wasm"],
                 "python_stdlib.zip": ["stdlib", "application/zip"] };
   self.fetch = function (input) {
-    var url = String((input && input.url) || input);
+    var url = String((input && /** @type {Request} */ (input).url) || input);
     var name = url.indexOf(INDEX) === 0 ? url.slice(INDEX.length) : null;
     if (!name || !FILES[name]) {
       return Promise.reject(new Error("the one file has no " + url));

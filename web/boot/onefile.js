@@ -63,10 +63,11 @@
   // js/app.js and its modules fetch a few JSON files of the site: answered from the file.
   var realFetch = window.fetch;
   window.fetch = function (input, init) {
-    var url = typeof input === "string" ? input : input && input.url;
+    // (a URL object, which the page never passes, goes to the network)
+    var url = typeof input === "string" ? input : input && /** @type {Request} */ (input).url;
     var path = url && new URL(url, document.baseURI).href.replace(/[?#].*$/, "");
     var base = document.baseURI.replace(/[?#].*$/, "").replace(/[^/]*$/, "");
-    if (!path || path.indexOf(base) !== 0) return realFetch.apply(this, arguments);
+    if (!path || path.indexOf(base) !== 0) return realFetch.apply(this, /** @type {any} */ (arguments));
     var name = path.slice(base.length);
     return pageFiles.then(function (files) {
       if (!files[name]) return new Response("not in this file: " + name, { status: 404 });

@@ -145,7 +145,7 @@ async function start() {
   // Keep the worker object: nothing else holds it until its first answer, and a worker whose
   // object was garbage-collected may be stopped while it compiles Python.
   pyscript.hooks.main.onWorker.add((wrap, xworker) => {
-    start.worker = xworker;
+    /** @type {any} */ (start).worker = xworker;
     xworker.addEventListener("message", onBootMessage);
     xworker.addEventListener("error", (event) => fail(`Python could not start (${firstLine(event.error || event.message)}).${FIX}`));
   });

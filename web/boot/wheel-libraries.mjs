@@ -96,7 +96,8 @@ function equal(a, b) {
 // onUse() after each use of an early one.
 export function useCompiledLibraries({ onLoad, onUse }) {
   const instantiate = WebAssembly.instantiate;
-  WebAssembly.instantiate = async function (source, imports) {
+  // (typed as the engine's: both of its forms, bytes or a Module, are answered as it answers them)
+  WebAssembly.instantiate = /** @type {typeof WebAssembly.instantiate} */ (async function (source, imports) {
     const bytes = ArrayBuffer.isView(source)
       ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
       : source instanceof ArrayBuffer ? new Uint8Array(source) : null;
@@ -115,5 +116,5 @@ export function useCompiledLibraries({ onLoad, onUse }) {
     }
     if (bytes) taken.add(bytes.byteLength);
     return instantiate.call(WebAssembly, source, imports);
-  };
+  });
 }

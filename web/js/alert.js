@@ -4,9 +4,13 @@
 // beside the cell that aria-invalid marks; it is said once, when the entry ends (Enter, Tab,
 // leaving the cell): one alert per refused entry, not one per key (WCAG 4.1.3).
 
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 
 // `message` shown, and said unless `say` is false.
+/**
+ * @param {string} message
+ * @param {{say?: boolean}} [options]
+ */
 export function showAlert(message, { say = true } = {}) {
   const box = $("alert");
   box.textContent = message;

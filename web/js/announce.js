@@ -7,6 +7,11 @@
 const QUIET_MS = 700;
 
 /** A function that says `text` in the live region `id`, once things are quiet. */
+/**
+ * @param {string} id
+ * @param {number} [quietMs]
+ * @returns {(text: string) => void}
+ */
 export function calmly(id, quietMs = QUIET_MS) {
   let timer = 0;
   return (text) => {

@@ -9,7 +9,7 @@ import { Renderer } from "./render.js";
 import * as panels from "./panels.js";
 import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
-import { setData, setHidden, setText, setValue } from "./dom.js";
+import { setData, setText, setValue } from "./dom.js";
 import { prepareFigure, redrawAll } from "./heatmaps.js";
 import { bindDigits } from "./digits.js";
 import { component, resetAll } from "./components.js";
@@ -26,7 +26,7 @@ import { bindDocs, openDoc } from "./docs-view.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
 const root = document.documentElement;
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 const query = new URLSearchParams(location.search);
 const embed = query.get("embed") === "1";
 if (embed) root.classList.add("embed");
@@ -145,6 +145,7 @@ async function start(hostBridge) {
 // prepareFigure), so that the first mistake or head chosen, the encoder output, or dW_head at
 // the first Step, draws kept figures, not new ones. Each is [id, a function giving what Python
 // last said it will be]: the answer's "ahead", {spec, rows, cols}, read when it is made.
+/** @returns {Array<[string, () => ({spec: HeatmapSpec, rows: number, cols: number} | undefined)]>} */
 export function figuresAhead() {
   const compared = [PANEL_IDS.pitfall, PANEL_IDS.variant].flatMap((panel) => Array.from(
     document.querySelectorAll(`#${panel} .compare .plot`), (el) => el.id));
@@ -338,7 +339,7 @@ function bindControls() {
   for (const id of ["dim-B", "dim-N1", "dim-D", "dim-C"]) {
     $(id).addEventListener("keydown", (e) => { if (e.key === "Enter") resize(); });
   }
-  $("mode").addEventListener("change", (e) => send({ op: "mode", mode: e.target.value }, now()));
+  $("mode").addEventListener("change", (e) => send({ op: "mode", mode: /** @type {HTMLSelectElement} */ (e.target).value }, now()));
   $("load-preset").addEventListener("click", () => {
     const name = $("preset").value;
     if (name === "digit") return; // the drawn digit is shown already (the pad draws another)
@@ -357,11 +358,11 @@ function bindControls() {
   // "last position" changes them: the input becomes the encoder output); the equations' own
   // selects always bring them.
   const compare = (name, value) => send({ op: "option", name, value, steps: panels.stepsLater() }, now());
-  $("step-sample").addEventListener("change", (e) => option("sample", Number(e.target.value)));
-  $("step-class").addEventListener("change", (e) => option("logit_class", Number(e.target.value)));
-  $("pitfall").addEventListener("change", (e) => compare("pitfall", e.target.value || null));
-  $("variant").addEventListener("change", (e) => compare("variant", e.target.value || null));
-  $("head-shown").addEventListener("change", (e) => option("head", e.target.value === "page" ? "page" : null));
+  $("step-sample").addEventListener("change", (e) => option("sample", Number(/** @type {HTMLSelectElement} */ (e.target).value)));
+  $("step-class").addEventListener("change", (e) => option("logit_class", Number(/** @type {HTMLSelectElement} */ (e.target).value)));
+  $("pitfall").addEventListener("change", (e) => compare("pitfall", /** @type {HTMLSelectElement} */ (e.target).value || null));
+  $("variant").addEventListener("change", (e) => compare("variant", /** @type {HTMLSelectElement} */ (e.target).value || null));
+  $("head-shown").addEventListener("change", (e) => option("head", /** @type {HTMLSelectElement} */ (e.target).value === "page" ? "page" : null));
   // next to the logits: one click to the mistakes, their select focused
   $("compare-mistake").addEventListener("click", () => {
     $(PANEL_IDS.pitfall).scrollIntoView({ block: "start" });

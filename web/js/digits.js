@@ -64,8 +64,8 @@ export class DigitPad {
         cell.setAttribute("role", "gridcell");
         cell.className = "pad-cell";
         cell.tabIndex = r * SIDE + c === this.active ? 0 : -1;
-        cell.dataset.r = r;
-        cell.dataset.c = c;
+        cell.dataset.r = String(r);
+        cell.dataset.c = String(c);
         row.append(cell);
         this.cells.push(cell);
       }
@@ -325,7 +325,7 @@ export async function loadGallery(host, note, onPick) {
 
 // ---- the panel: the answer's "digit" section, and the pad's requests -------------------------
 
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 let send = null; // (request, t0) -> promise: the page's, once Python is ready (bindDigits)
 let call = null; // request -> promise of the answer, drawing nothing (bindDigits)
 // What a request says of the equations (js/panels.js), and the panels out of view
@@ -406,9 +406,9 @@ function showReading(r) {
     const [name, p] = r.top[k] || ["", 0];
     const [label, bar, value] = items[k].children;
     setText(label, name);
-    bar.firstElementChild.style.width = `${(100 * p).toFixed(1)}%`;
+    /** @type {HTMLElement} */ (bar.firstElementChild).style.width = `${(100 * p).toFixed(1)}%`;
     setText(value, name ? p.toFixed(3) : "");
-    items[k].hidden = !name;
+    /** @type {HTMLElement} */ (items[k]).hidden = !name;
   }
   pad.attention(r.attention); // kept in data-attention; the wash is shown only when asked for
 }
@@ -441,7 +441,7 @@ export function bindDigits(sendRequest, callPython, views) {
   ({ stepsLater, laterSections } = views);
   $("digit-erase").addEventListener("click", (e) => {
     pad.erasing = !pad.erasing;
-    e.target.setAttribute("aria-pressed", String(pad.erasing));
+    /** @type {HTMLButtonElement} */ (e.target).setAttribute("aria-pressed", String(pad.erasing));
   });
   $("digit-clear").addEventListener("click", () => {
     pad.set(new Array(SIDE * SIDE).fill(0));
@@ -471,7 +471,7 @@ function showDigit(d) {
     pad.attention(null);
     showModelView(null);
     setText($("digit-prediction"), "(draw a digit or pick one)");
-    for (const item of $("digit-top").children) item.hidden = true;
+    for (const item of $("digit-top").children) /** @type {HTMLElement} */ (item).hidden = true;
     setText($("digit-edits"), "");
     return;
   }

@@ -66,10 +66,11 @@ function paperOf(el) {
 }
 
 // The title lines of a figure `width` wide, from its top: [items], the y below them.
+/** @returns {{items: import("./figure-scene.js").SceneText[], bottom: number}} */
 function titleBlock(text, x, y, width, size, ink, weight = 400) {
   const lines = wrapLines(text, width, size, weight);
   const step = Math.round(size * 1.3);
-  const items = lines.map((line, i) => ({ kind: "text", role: "figure-title", x, y: y + Math.round(size * 0.95) + i * step,
+  const items = lines.map(/** @returns {import("./figure-scene.js").SceneText} */ (line, i) => ({ kind: "text", role: "figure-title", x, y: y + Math.round(size * 0.95) + i * step,
                                           text: line, size, fill: ink, weight }));
   return { items, bottom: y + lines.length * step };
 }
@@ -338,6 +339,7 @@ function chartSceneOf(el, background, title) {
   const svgW = num(svg, "width"), svgH = num(svg, "height");
   const width = Math.round(svgW + 2 * pad);
   const head = titleBlock(title, pad, pad, width - 2 * pad, titleSize, ink, 600);
+  /** @type {import("./figure-scene.js").SceneItem[]} */
   const items = [...head.items];
   const top = head.bottom + Math.round(size * 0.4);
   items.push(...svgItems(svg, pad, top));

@@ -64,7 +64,7 @@ function build(el) {
     }
   });
   list.addEventListener("keydown", (e) => {
-    const at = items.indexOf(document.activeElement);
+    const at = items.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
     const to = { ArrowDown: at + 1, ArrowUp: at - 1, Home: 0, End: items.length - 1 }[e.key];
     if (to !== undefined) {
       e.preventDefault();
@@ -82,7 +82,7 @@ function build(el) {
   root.addEventListener("mousedown", (e) => e.preventDefault());
   // the focus gone elsewhere (a click outside, Tab): closed
   root.addEventListener("focusout", (e) => {
-    if (!root.contains(e.relatedTarget)) hide(menu, false);
+    if (!root.contains(/** @type {Node} */ (e.relatedTarget))) hide(menu, false);
   });
   const box = el.parentElement;
   if (getComputedStyle(box).position === "static") box.style.position = "relative";

@@ -13,15 +13,20 @@
 //
 // Text is always placed at its alphabetic baseline (no dominant-baseline, which slide tools
 // read differently), in the page's font stack; every text is an SVG <text>: selectable, UTF-8.
-//
-//   {kind: "rect", x, y, w, h, fill?, stroke?, width?, crisp?}   crisp: edges on device pixels
-//   {kind: "line", x1, y1, x2, y2, stroke, width, dash?}
-//   {kind: "path", d, stroke?, width?, dash?, fill?}
-//   {kind: "circle", cx, cy, r, fill}
-//   {kind: "text", x, y, text, size, fill, anchor: "start"|"middle"|"end", weight?, rotate?, role?}
-//   {kind: "gradient", x, y, w, h, stops: [[at, colour]], stroke?}
-//   {kind: "cells", x, y, w, h, canvas}        the canvas (one pixel per cell) stretched, sharp
-//   {kind: "group", clip: {x, y, w, h}, items, role?}
+// The shapes (role: what the shape is in the figure, for the tests and the SVG's classes;
+// crisp: edges on device pixels; the cells' canvas holds one pixel per cell, stretched, sharp):
+/**
+ * @typedef {{x: number, y: number, w: number, h: number}} Box
+ * @typedef {{kind: "rect", x: number, y: number, w: number, h: number, fill?: string, stroke?: string, width?: number, crisp?: boolean, role?: string}} SceneRect
+ * @typedef {{kind: "line", x1: number, y1: number, x2: number, y2: number, stroke: string, width: number, dash?: ?string, role?: string}} SceneLine
+ * @typedef {{kind: "path", d: string, stroke?: string, width?: number, dash?: ?string, fill?: string, role?: string}} ScenePath
+ * @typedef {{kind: "circle", cx: number, cy: number, r: number, fill: string, role?: string}} SceneCircle
+ * @typedef {{kind: "text", x: number, y: number, text: string, size: number, fill: string, anchor?: "start"|"middle"|"end", weight?: number, rotate?: number, role?: string}} SceneText
+ * @typedef {{kind: "gradient", x: number, y: number, w: number, h: number, stops: Array<[number, string]>, stroke?: string, width?: number, role?: string}} SceneGradient
+ * @typedef {{kind: "cells", x: number, y: number, w: number, h: number, canvas: HTMLCanvasElement, role?: string}} SceneCells
+ * @typedef {{kind: "group", clip?: Box, items: SceneItem[], crisp?: boolean, role?: string}} SceneGroup
+ * @typedef {SceneRect|SceneLine|ScenePath|SceneCircle|SceneText|SceneGradient|SceneCells|SceneGroup} SceneItem
+ */
 
 export const FONT = "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
 

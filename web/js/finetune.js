@@ -30,7 +30,7 @@ const COLOURS = { correct: "#2156a5", softmax_inside: "#c2410c", no_layernorm: "
 // Each compared head's own dash too, so that no two curves are told apart by colour alone
 // (orange and green look alike to many: WCAG 1.4.1).
 const DASH = { correct: "solid", softmax_inside: "dash", no_layernorm: "dot", bias: "dashdot" };
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 
 class FineTunePanel {
   // io: {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(), stepsLater()}
@@ -55,22 +55,23 @@ class FineTunePanel {
     $("ft-export-copy").addEventListener("click", () => this.exportRun(true));
     $("ft-load-means").addEventListener("click", () => this.loadPreset({ op: "preset", name: FINETUNE_PRESET, seed: 0 }));
     $("ft-load-digits").addEventListener("click", () => this.loadDigits());
-    for (const [id, name] of [["ft-lr", "lr"], ["ft-scale", "input_scale"]]) {
-      $(id).addEventListener("change", (e) => this.setting(name, e.target.value, e.target));
+    for (const [id, name] of /** @type {Array<["ft-lr" | "ft-scale", string]>} */ ([["ft-lr", "lr"], ["ft-scale", "input_scale"]])) {
+      $(id).addEventListener("change", (e) => this.setting(name, /** @type {HTMLInputElement} */ (e.target).value, e.target));
       $(id).addEventListener("keydown", (e) => { if (e.key === "Escape") this.showSettings(true); });
       scrubField($(id), (text) => this.setting(name, text, $(id)));
     }
-    $("ft-optimizer").addEventListener("change", (e) => this.setting("optimizer", e.target.value, e.target));
-    $("ft-start").addEventListener("change", (e) => this.setting("start", e.target.value, e.target));
+    $("ft-optimizer").addEventListener("change", (e) => this.setting("optimizer", /** @type {HTMLSelectElement} */ (e.target).value, e.target));
+    $("ft-start").addEventListener("change", (e) => this.setting("start", /** @type {HTMLSelectElement} */ (e.target).value, e.target));
     const labels = $("ft-labels");
     labels.addEventListener("focusin", (e) => {
-      if (e.target.matches("input")) this.typing = { input: e.target, before: e.target.value };
+      const input = /** @type {HTMLInputElement} */ (e.target);
+      if (input.matches("input")) this.typing = { input, before: input.value };
     });
     labels.addEventListener("input", (e) => this.label(e.target, false));
     labels.addEventListener("change", (e) => this.label(e.target, true));
     labels.addEventListener("keydown", (e) => {
       if (e.key === "Escape" && this.typing && this.typing.input === e.target) {
-        e.target.value = this.typing.before; // the label it had when the person began typing
+        /** @type {HTMLInputElement} */ (e.target).value = this.typing.before; // the label it had when the person began typing
         this.label(e.target, true);
       }
     });
@@ -322,8 +323,8 @@ class FineTunePanel {
       }
     }
     for (let b = 0; b < B; b++) {
-      const item = host.children[b];
-      const input = item.children[1];
+      const item = /** @type {HTMLElement} */ (host.children[b]);
+      const input = /** @type {HTMLInputElement} */ (item.children[1]);
       if (!(this.typing && this.typing.input === input)) {
         setValue(input, String(s.labels[b]));
         input.removeAttribute("aria-invalid");
@@ -332,7 +333,7 @@ class FineTunePanel {
       input.setAttribute("aria-label", `Label of sample ${b} (class 0 to ${s.classes - 1})`);
       const right = s.predicted[b] === s.labels[b];
       setText(item.children[2], `${right ? "✓" : "✗"} ${s.predicted[b]}`);
-      item.children[2].title = `predicted class ${s.predicted[b]}`;
+      /** @type {HTMLElement} */ (item.children[2]).title = `predicted class ${s.predicted[b]}`;
       setData(item, "right", right ? "true" : "false");
     }
   }
@@ -342,8 +343,10 @@ class FineTunePanel {
     const s = this.section;
     if (!s) return;
     const fmt = (x) => String(Number(x.toPrecision(8)));
-    for (const [id, value] of [["ft-lr", fmt(s.settings.lr)], ["ft-scale", fmt(s.settings.input_scale)],
-                               ["ft-optimizer", s.settings.optimizer], ["ft-start", s.settings.start]]) {
+    /** @type {Array<["ft-lr" | "ft-scale" | "ft-optimizer" | "ft-start", string]>} */
+    const fields = [["ft-lr", fmt(s.settings.lr)], ["ft-scale", fmt(s.settings.input_scale)],
+                    ["ft-optimizer", s.settings.optimizer], ["ft-start", s.settings.start]];
+    for (const [id, value] of fields) {
       const el = $(id);
       if (force || document.activeElement !== el || el.tagName === "SELECT") setValue(el, value);
     }
@@ -354,6 +357,7 @@ class FineTunePanel {
     const run = s.run;
     const key = run ? [run.id, run.steps, s.held_out ? s.held_out.curve.length : 0] : null;
     const x = run ? run.loss.map((_, i) => i) : [];
+    /** @type {import("./line-chart.js").LineTrace[]} */
     const traces = [
       { name: "loss (cross-entropy)", x, y: run ? run.loss.slice() : [], colour: COLOURS.correct },
       { name: "accuracy (%)", x, y: run ? run.accuracy.map((a) => 100 * a) : [], axis: "y2",
@@ -412,7 +416,7 @@ function showProbes(probes) {
     const [name, bar, value] = list.children[k].children;
     const percent = 100 * probes.held_out[k];
     setText(name, `\u2113 = ${depth}`);
-    bar.firstElementChild.style.width = `${percent.toFixed(1)}%`;
+    /** @type {HTMLElement} */ (bar.firstElementChild).style.width = `${percent.toFixed(1)}%`;
     setText(value, `${percent.toFixed(0)} %`);
   });
 }

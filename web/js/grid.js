@@ -18,10 +18,26 @@ import { Scrubber } from "./scrub.js";
 const COARSE = window.matchMedia ? window.matchMedia("(pointer: coarse)") : { matches: false };
 const OVERSCAN = 2;
 
+/**
+ * What a grid is told: its names, and whom it tells of edits, pastes and scrubs (t0: the
+ * event's time, performance.now()).
+ * @typedef {Object} GridOptions
+ * @property {string} name
+ * @property {(i: number, j: number) => string} label a cell's accessible name
+ * @property {(i: number) => string} rowHeader
+ * @property {(j: number) => string} colHeader
+ * @property {(i: number) => ?string} [rowClass]
+ * @property {(i: number, j: number, text: string, t0: number, commit: boolean) => void} onEdit
+ * @property {(i: number, j: number, text: string, t0: number) => void} onPaste
+ * @property {(i: number, j: number, value: number, t0: number, final: boolean) => void} onScrub
+ * @property {() => void} [onReadOnly] a key typed while the grid is read-only
+ */
+
 export class MatrixGrid {
-  // opts: {name, label(i, j), rowHeader(i), colHeader(j), rowClass(i),
-  //        onEdit(i, j, text, t0, commit), onPaste(i, j, text, t0), onReadOnly(),
-  //        onScrub(i, j, value, t0, final)}
+  /**
+   * @param {HTMLElement} host
+   * @param {GridOptions} opts
+   */
   constructor(host, opts) {
     this.opts = opts;
     this.rows = 0;
@@ -428,7 +444,7 @@ export class MatrixGrid {
   onPasteEvent(e) {
     this.scrubber.flush();
     const p = this.position(e.target);
-    const text = (e.clipboardData || window.clipboardData).getData("text");
+    const text = e.clipboardData.getData("text");
     // A single number is an ordinary edit; anything with separators is a block.
     if (!p || !/[\t\n,;[\s]/.test(text.trim())) return;
     e.preventDefault();

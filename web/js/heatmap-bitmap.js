@@ -21,6 +21,7 @@ function hexRGB(hex) {
 // stops, as Plotly interpolates a heatmap's scale.
 function colourTable(scale) {
   if (tables.has(scale)) return tables.get(scale);
+  /** @type {Array<[number, number[]]>} */
   const stops = scaleOf(scale).map(([at, hex]) => [at, hexRGB(hex)]);
   const bytes = new Uint8ClampedArray(TABLE_SIZE * 4);
   for (let k = 0; k < TABLE_SIZE; k++) {
@@ -54,6 +55,11 @@ function colourOf(table, v, low, scale) {
 
 // Colour the cells of `m` into el's bitmap: all of them when the shape, scale or range changed,
 // else only those whose value changed (a W_head edit: one cell of 768,000).
+/**
+ * @param {PlotElement} el
+ * @param {HeatmapSpec} spec
+ * @param {StoredMatrix} m
+ */
 export function colourBitmap(el, spec, m) {
   const table = colourTable(spec.scale);
   const low = spec.zmin;
@@ -121,6 +127,9 @@ export function colourBitmap(el, spec, m) {
 }
 
 // The figure is cleared: its canvas goes.
+/**
+ * @param {PlotElement} el
+ */
 export function dropBitmap(el) {
   if (!el.vitBitmap) return;
   if (el.vitBitmap.view) el.vitBitmap.view.remove();
@@ -131,6 +140,10 @@ export function dropBitmap(el) {
 // cells as sharp squares, then the cells' numbers if the spec asks for them. Called after each
 // Plotly redraw, zoom and resize (`place`: the plot area may have moved; a recolouring leaves it
 // where it was, and reading the layout would make the browser lay the page out first).
+/**
+ * @param {PlotElement} el
+ * @param {boolean} [place]
+ */
 export function paintBitmap(el, place = true) {
   const bm = el.vitBitmap;
   const full = el._fullLayout;
@@ -247,6 +260,9 @@ function paintNumbers(ctx, bm, spec, { left, top, spanX, spanY, sx, sy }, ratio)
 }
 
 // Repaint after Plotly redraws the figure on its own (a zoom, a double-click, a resize).
+/**
+ * @param {PlotElement} el
+ */
 export function watchBitmap(el) {
   if (el.vitBitmapWatched || typeof el.on !== "function") return;
   el.vitBitmapWatched = true;

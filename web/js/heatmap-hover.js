@@ -9,15 +9,27 @@ import { shortNumber } from "./numbers.js";
 let classLabels = [];
 let classTitles = null;
 
+/**
+ * @param {string[]} names
+ * @param {?string[]} [titles]
+ */
 export function setClassLabels(names, titles = null) {
   classLabels = names || [];
   classTitles = titles || null;
 }
 
-/** The name of class `j` (the answers' labels), or "class j": the whole name, for the hover. */
+/**
+ * The name of class `j` (the answers' labels), or "class j": the whole name, for the hover.
+ * @param {number} j
+ * @returns {string}
+ */
 export function className(j) { return (classTitles && classTitles[j]) || classLabels[j] || `class ${j}`; }
 
-/** The whole name of class `j` where its label is cut short, else null. */
+/**
+ * The whole name of class `j` where its label is cut short, else null.
+ * @param {number} j
+ * @returns {?string}
+ */
 export function classTitle(j) {
   return classTitles && classTitles[j] !== classLabels[j] ? classTitles[j] : null;
 }
@@ -26,15 +38,18 @@ export function classTitle(j) {
  * The class shown in column j of a heatmap: j, or the spec's own list's j-th class when the
  * figure shows some classes only (x_labels: [class, ...], the head at every depth of a model
  * with many classes).
+ * @param {HeatmapSpec} spec
+ * @param {number} j
+ * @returns {number}
  */
 export function columnClass(spec, j) { return Array.isArray(spec.x_labels) ? spec.x_labels[j] : j; }
-
-/** The classes' names now, one line each (what a figure's look depends on). */
-export function classNamesText() { return classLabels.join("\n"); }
 
 /**
  * The cell of heatmap `el` under the point (clientX, clientY), or null outside it: from the
  * axes' ranges, so it works for the bitmaps too (their trace is not hovered by Plotly).
+ * @param {PlotElement} el
+ * @param {number} clientX
+ * @param {number} clientY
  * @returns {?number[]} [row, col]
  */
 export function cellAt(el, clientX, clientY) {
@@ -53,11 +68,11 @@ export function cellAt(el, clientX, clientY) {
   return [row, col];
 }
 
-// ---- the label: the cell's exact value, from the spec's hover template ----------------------
+// ---- the label: the cell's value, from the spec's hover template -----------------------------
 
 // The hover template's fields, filled in one pass by a function (never a replacement string, whose
 // $& and $' a class name could hold, nor in turns, where a class name holding %{z} would be filled)
-const FIELDS = /%\{(x|y|customdata|z(?::[^}]*)?)\}/g;
+const FIELDS = /%\{(x|y|customdata|z)\}/g;
 
 export function hoverOver(el) {
   if (el.vitHoverBound) return;
@@ -93,5 +108,5 @@ export function hoverOver(el) {
 // back when the pointer moves again.
 document.addEventListener("keydown", (event) => {
   if (event.key !== "Escape") return;
-  for (const label of document.querySelectorAll(".hover-value:not([hidden])")) label.hidden = true;
+  for (const label of document.querySelectorAll(".hover-value:not([hidden])")) /** @type {HTMLElement} */ (label).hidden = true;
 });

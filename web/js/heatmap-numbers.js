@@ -15,8 +15,15 @@ function cellText(value) {
   return /^-0\.0+$/.test(text) ? text.slice(1) : text; // never "-0.0000"
 }
 
+/**
+ * @param {PlotElement} el
+ * @param {HeatmapSpec} spec
+ * @param {Matrix} m
+ */
 export function numbersTable(el, spec, m) {
-  let box = el.parentElement.querySelector("details.numbers-toggle");
+  // the table of the matrix last drawn (box.vitNumbers), filled while open
+  let box = /** @type {HTMLDetailsElement & {vitNumbers?: {spec: HeatmapSpec, m: Matrix}}} */ (
+    el.parentElement.querySelector("details.numbers-toggle"));
   if (!box) {
     box = document.createElement("details");
     box.className = "numbers-toggle";

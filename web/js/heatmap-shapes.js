@@ -12,7 +12,14 @@ export const OUTLINES = {
   walk: { line: "#ffa500", halo: "#111111" }, // the cells a walk-through step uses (wider)
 };
 
-/** A rectangle `box` (x0, x1, y0, y1) outlined: its halo shape, then its line, named `name`. */
+/**
+ * A rectangle `box` (x0, x1, y0, y1) outlined: its halo shape, then its line, named `name`.
+ * @param {{x0: number, x1: number, y0: number, y1: number}} box
+ * @param {string} name
+ * @param {{line: string, halo: string}} outline
+ * @param {number} width
+ * @returns {Object[]}
+ */
 export function outlinedBox(box, name, outline, width) {
   const rect = { type: "rect", xref: "x", yref: "y", fillcolor: "rgba(0, 0, 0, 0)", ...box };
   return [{ ...rect, name: `${name}-halo`, line: { color: outline.halo, width: width + 3 } },
@@ -35,6 +42,12 @@ function markShapes(spec) {
 // cell focused in a 768 x 1000 W_head, kept while a preset of 4 x 3 replaces it) would stretch
 // the axes to its place, and Plotly would then lay out (and measure) a tick label for each of
 // a thousand columns: minutes of main thread.
+/**
+ * @param {string} id
+ * @param {HeatmapSpec} [spec]
+ * @param {Matrix} [m]
+ * @returns {Object[]}
+ */
 export function allShapes(id, spec, m) {
   const inside = (s) => !m || s.xref !== "x" || (
     Math.min(s.x0, s.x1) >= -0.5 - 1e-9 && Math.max(s.x0, s.x1) <= m.cols - 0.5 + 1e-9 &&
@@ -53,7 +66,7 @@ export function setOverlay(id, boxes) {
   // the same outlines again (the focused cell's, after each edit): nothing to lay out
   if (JSON.stringify(shapes) === JSON.stringify(before)) return Promise.resolve();
   overlays.set(id, shapes);
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   if (!el || !el.data || !el.vitHover) return Promise.resolve();
   return window.Plotly.relayout(el, { shapes: allShapes(id, el.vitHover.spec, el.vitHover.m) });
 }
@@ -80,8 +93,9 @@ export function highlight(id, rects) {
   const before = JSON.stringify(highlights.get(id) || []);
   if (rects.length) highlights.set(id, rects);
   else highlights.delete(id);
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   if (!el || !el.data || before === JSON.stringify(rects)) return Promise.resolve();
+  /** @type {{spec?: HeatmapSpec, m?: StoredMatrix}} */
   const shown = el.vitHover || {};
   return window.Plotly.relayout(el, { shapes: allShapes(id, shown.spec, shown.m) });
 }

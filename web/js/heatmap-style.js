@@ -4,16 +4,24 @@
 
 import { inkColour } from "./dom.js";
 
+/** @typedef {Array<[number, string]>} ColourScale [[at, colour]], at from 0 to 1 */
+
 // A diverging scale centred at zero (ColorBrewer RdBu, readable with the common colour-vision
 // deficiencies): blue below zero, white at zero, red above.
+/** @type {ColourScale} */
 export const DIVERGING = [
   [0.0, "#2166ac"], [0.2, "#4393c3"], [0.4, "#d1e5f0"], [0.5, "#f7f7f7"],
   [0.6, "#fddbc7"], [0.8, "#d6604d"], [1.0, "#b2182b"],
 ];
 // Probabilities are not signed: a sequential scale from white.
+/** @type {ColourScale} */
 export const SEQUENTIAL = [[0.0, "#f7f7f7"], [0.5, "#fdae6b"], [1.0, "#a63603"]];
 
-/** The colour scale a spec names ("sequential" or "diverging"), as Plotly's [[at, colour]]. */
+/**
+ * The colour scale a spec names ("sequential" or "diverging"), as Plotly's [[at, colour]].
+ * @param {string} name
+ * @returns {ColourScale}
+ */
 export function scaleOf(name) {
   return name === "sequential" ? SEQUENTIAL : DIVERGING;
 }

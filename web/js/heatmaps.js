@@ -21,7 +21,7 @@
 import { holdHeight, onColourScheme, setData, setHidden, setText } from "./dom.js";
 import { look, scaleOf } from "./heatmap-style.js";
 import { allShapes } from "./heatmap-shapes.js";
-import { classNamesText, className, columnClass, hoverOver } from "./heatmap-hover.js";
+import { hoverOver } from "./heatmap-hover.js";
 import { colourBitmap, dropBitmap, paintBitmap, watchBitmap } from "./heatmap-bitmap.js";
 import { numbersTable } from "./heatmap-numbers.js";
 import { HEATMAP_IDS } from "./shared.js";
@@ -93,7 +93,7 @@ const sizes = new ResizeObserver((entries) => {
 });
 function rewrap() {
   for (const [id, { spec, m }] of [...shown.entries()]) {
-    const el = document.getElementById(id);
+    const el = /** @type {PlotElement} */ (document.getElementById(id));
     const drawn = (el.layout && el.layout.title && el.layout.title.text) || "";
     if (drawn !== wrapTitle(spec.title, widthOf(el) || 600, look().title).text ||
         Boolean(el.vitText) !== textInCells(el, spec, m.cols)) {
@@ -152,17 +152,17 @@ function rowsOf(m) {
 // (a new mistake's name: recolour changes it in place while it wraps to as many lines).
 function figureOf(spec, m) {
   const { zmin, zmax, key, marks, title, ...look } = spec;
-  return `${m.rows}x${m.cols}:${JSON.stringify(look)}` + (spec.x_labels ? classNamesText() : "");
+  return `${m.rows}x${m.cols}:${JSON.stringify(look)}`;
 }
 
 /**
  * Draw (or leave alone, if unchanged) the heatmap `id`.
  * @param {string} id
  * @param {import("./protocol.js").HeatmapSpec} spec
- * @param {import("./protocol.js").Matrix} m
+ * @param {StoredMatrix} m
  */
 export function drawHeatmap(id, spec, m) {
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   const figure = figureOf(spec, m);
   const specText = JSON.stringify(spec);
   const before = shown.get(id);
@@ -240,15 +240,9 @@ function figureParts(el, id, spec, m) {
     zmax: spec.zmax,
     colorscale: scaleOf(spec.scale),
     // z for the page's interface: the canvas under the plot is what is seen
-    visible: false,
-    hovertemplate: spec.hover + "<extra></extra>",
+    visible: false, // and so never hovered by Plotly: the page's own label is (hoverOver)
     showscale: false, // the colour key is the page's own (see colourKey)
   };
-  if (spec.x_labels) {
-    // each column's class name, for the hover (the same names hoverOver shows)
-    const names = Array.from({ length: cols }, (_, j) => className(columnClass(spec, j)));
-    trace.customdata = Array.from({ length: rows }, () => names);
-  }
   const style = look();
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
   const height = cell ? Math.max(compact ? 96 : 150, (compact ? 70 : 90) + rows * cell) : (compact ? 200 : 340);
@@ -393,12 +387,15 @@ export function redrawAll() {
 // (most of all in WebKit: docs/performance.md), and a lecture goes back and forth between a
 // mistake and none. Its numbers go (data[0].z is what the page shows: nothing), and it is drawn
 // again in full when it comes back (sized anew: a window resized meanwhile is followed).
+/**
+ * @param {string} id
+ */
 export function clearHeatmap(id) {
   const before = shown.get(id);
   shown.delete(id);
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   const key = el && el.nextElementSibling;
-  if (key && key.classList.contains("colour-key")) setHidden(key, true);
+  if (key && key.classList.contains("colour-key")) setHidden(/** @type {HTMLElement} */ (key), true);
   const numbers = el && el.parentElement.querySelector("details.numbers-toggle");
   if (numbers) numbers.remove();
   if (el) dropBitmap(el);
@@ -433,8 +430,13 @@ function lookText() {
 // placeholder: a figure made ahead is recoloured when shown). Made at its own width: a hidden
 // figure keeps its width (explorer.css). Resolves to whether it was made; never over a figure
 // drawn meanwhile.
+/**
+ * @param {string} id
+ * @param {{spec: HeatmapSpec, rows: number, cols: number} | undefined} like
+ * @returns {Promise<boolean>}
+ */
 export function prepareFigure(id, like) {
-  const el = document.getElementById(id);
+  const el = /** @type {PlotElement} */ (document.getElementById(id));
   if (!el || !like || el._fullLayout || shown.has(id) || !el.clientWidth) return Promise.resolve(false);
   const { spec } = like, m = { rows: like.rows, cols: like.cols };
   const { trace, layout, width } = figureParts(el, id, spec, m);

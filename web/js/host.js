@@ -22,7 +22,7 @@
 //                                the boot, the alert says what the policy must allow, and no
 //                                later failure (its consequence) replaces that; one that is not
 //                                of the site's own files is said only if the boot then fails
-// and finds shared helpers in vitHost.boot (download and missing-file watches, first paint, a
+// and finds shared helpers in vitHost.boot (download and missing-file watches, a
 // worker's messages, the one file's payloads).
 // The same helpers serve the three workers Python runs in, which load this script too
 // (boot/pyodide-worker.mjs imports it, boot/fallback-worker.js calls importScripts, the one
@@ -43,7 +43,7 @@
     else queue.push([kind, args]);
   }
   // What every host's boot glue (web/boot/*) needs, on the page and in the workers, in one place.
-  var tools = {
+  var tools = /** @type {VitBootTools} */ ({
     // Megabytes with one decimal, as the boot's progress says them.
     MB: function (n) { return (n / 1e6).toFixed(1); },
     // The last line of a Python traceback (or the whole message), for a one-sentence summary.
@@ -131,10 +131,11 @@
     watchMissing: function (pattern, onMissing) {
       if (!self.PerformanceObserver) return;
       var observer = new PerformanceObserver(function (list) {
-        list.getEntries().forEach(function (entry) {
+        list.getEntries().forEach(function (e) {
+          var entry = /** @type {PerformanceResourceTiming} */ (e);
           if (entry.responseStatus >= 400 && pattern.test(entry.name)) {
             observer.disconnect();
-            var error = new Error(entry.name + ": HTTP " + entry.responseStatus);
+            var error = /** @type {Error & {status?: number}} */ (new Error(entry.name + ": HTTP " + entry.responseStatus));
             error.status = entry.responseStatus;
             onMissing(error);
           }
@@ -211,21 +212,7 @@
       index.forEach(function (e) { files[e[0]] = bytes.subarray(newline + 1 + e[1], newline + 1 + e[1] + e[2]); });
       return files;
     },
-    // Starting Python keeps the main thread busy for seconds: resolves once the page has run its
-    // own scripts and painted its first status (downloads already run in parallel, preloaded).
-    afterFirstPaint: function () {
-      return new Promise(function (resolve) {
-        var started = false;
-        function start() { if (!started) { started = true; resolve(); } }
-        function painted() {
-          requestAnimationFrame(function () { setTimeout(start, 0); });
-          setTimeout(start, 300); // background tabs get no animation frames
-        }
-        if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", painted);
-        else painted();
-      });
-    },
-  };
+  });
   // ---- the page's Content-Security-Policy -------------------------------------------------
   // What a policy must allow for Python to start: scripts, workers and downloads. A violation of
   // another directive (a style, a font) costs looks, not the boot; an inline script or style
@@ -291,7 +278,7 @@
       // parsed then stops the constructor before anything is fetched or checked by the policy.
       var modules = false;
       try {
-        new Worker("http://[", { get type() { modules = true; return "module"; } });
+        new Worker("http://[", { get type() { modules = true; return /** @type {WorkerType} */ ("module"); } });
       } catch (e) { /* expected: the URL is invalid */ }
       if (!modules) missing.push("module workers");
     }
@@ -481,7 +468,7 @@
   // The page's own script not loading (blocked, missing, refused for want of an origin) leaves
   // nothing to show the boot's progress or failure: this script says so.
   self.addEventListener("error", function (event) {
-    var el = event.target;
+    var el = /** @type {HTMLScriptElement} */ (event.target);
     if (!el || el.tagName !== "SCRIPT" || !/\/js\/app\.js$/.test(el.src) || sink) return;
     pageScriptFailed = true;
     if (state === "booting") {

@@ -17,6 +17,12 @@ export const FIT = { height: SIDE, width: 6, margin: 0.3 };
 
 // Ink (ink 1) or erase (ink 0) the bitmap within the pen's radius of each point (row, column in
 // pixels); returns the set of pixels (row * SIDE + column) whose points changed.
+/**
+ * @param {Uint8Array} bitmap
+ * @param {number[][]} points [row, column] each
+ * @param {0|1} ink
+ * @returns {Set<number>}
+ */
 export function inkPoints(bitmap, points, ink) {
   const touched = new Set();
   for (const [y, x] of points) {
@@ -35,6 +41,11 @@ export function inkPoints(bitmap, points, ink) {
 
 // The points a pen inks between two pointer events, a bitmap point apart (fast strokes leave
 // gaps between events), ending at `to`.
+/**
+ * @param {number[]} from [row, column]
+ * @param {number[]} to
+ * @returns {number[][]}
+ */
 export function between(from, to) {
   const [y0, x0] = from;
   const steps = Math.max(1, Math.ceil(Math.hypot(to[0] - y0, to[1] - x0) * FINE));
@@ -44,6 +55,11 @@ export function between(from, to) {
 }
 
 // Pixel i's ink: the inked points of its 4 x 4 block.
+/**
+ * @param {Uint8Array} bitmap
+ * @param {number} i
+ * @returns {number}
+ */
 export function count(bitmap, i) {
   const r0 = Math.floor(i / SIDE) * FINE;
   const c0 = (i % SIDE) * FINE;
@@ -54,6 +70,10 @@ export function count(bitmap, i) {
 
 // The 64 pixels of strokes (each a list of [row, column] pointer positions, in pixels) drawn
 // with the pen on an empty bitmap.
+/**
+ * @param {number[][][]} strokes
+ * @returns {number[]}
+ */
 export function rasterize(strokes) {
   const bitmap = new Uint8Array(BITMAP * BITMAP);
   for (const stroke of strokes) {
@@ -68,6 +88,10 @@ export function rasterize(strokes) {
 // FIT.height less the margins; their width is scaled as much, up to FIT.width less the margins
 // (a tall "1" stays narrow; a wide "7" is narrowed); centred on the image's middle. A drawing
 // made anywhere on the pad, large or small, reaches the model as the data set's digits did.
+/**
+ * @param {number[][][]} strokes
+ * @returns {number[][][]}
+ */
 export function fitted(strokes) {
   const points = strokes.flat();
   if (!points.length) return strokes;
@@ -82,6 +106,10 @@ export function fitted(strokes) {
 }
 
 // What the model reads of a pen drawing: its strokes fitted, then drawn with the same pen.
+/**
+ * @param {number[][][]} strokes
+ * @returns {number[]}
+ */
 export function prepared(strokes) {
   return rasterize(fitted(strokes));
 }

@@ -28,7 +28,12 @@ function html(tag, className) {
   return el;
 }
 
-/** Ticks 1, 2 or 5 times a power of ten apart covering [lo, hi]: {lo, hi, step, ticks}. */
+/**
+ * Ticks 1, 2 or 5 times a power of ten apart covering [lo, hi]: {lo, hi, step, ticks}.
+ * @param {number} lo
+ * @param {number} hi
+ * @param {number} [count]
+ */
 export function niceAxis(lo, hi, count = TICKS) {
   if (!(hi > lo)) {
     const pad = Math.abs(lo) > 0 ? Math.abs(lo) / 2 : 1;
@@ -98,12 +103,28 @@ function build(el) {
 }
 
 /**
+ * One curve of a line chart.
+ * @typedef {Object} LineTrace
+ * @property {string} name
+ * @property {number[]} x
+ * @property {number[]} y
+ * @property {string} colour
+ * @property {"solid"|"dash"|"dot"|"dashdot"} [dash]
+ * @property {"y"|"y2"} [axis]
+ * @property {boolean} [markers] a dot on each point
+ */
+
+/**
  * Draw `spec` in `el` (made a chart on first use); nothing is redrawn when spec.key and the
  * look are those already shown (a new width redraws by itself).
  *
  * spec: {key, title, xTitle, yTitle, y2: {title, lo, hi} | undefined, empty,
  *        traces: [{name, x, y, colour, dash: "solid" | "dash" | "dot" | "dashdot", axis: "y" | "y2",
  *                  markers}]}
+ */
+/**
+ * @param {PlotElement} el the chart (its curves' names and points in el.data, as a figure's)
+ * @param {{key: *, title: string, xTitle: string, yTitle: string, y2?: {title: string, lo: number, hi: number}, empty: boolean, traces: LineTrace[]}} spec
  */
 export function drawLineChart(el, spec) {
   const state = charts.get(el) || build(el);
@@ -121,10 +142,15 @@ export function drawLineChart(el, spec) {
  * The chart `el` drawn again `width` px wide, in a copy off screen (a figure saved for a
  * projector, js/figure-export.js), or null if it has nothing drawn; the caller removes it.
  */
+/**
+ * @param {PlotElement} el
+ * @param {number} width
+ * @returns {?PlotElement}
+ */
 export function chartCopy(el, width) {
   const state = charts.get(el);
   if (!state || !state.spec) return null;
-  const copy = html("div", "line-chart");
+  const copy = /** @type {PlotElement} */ (html("div", "line-chart"));
   copy.id = `${el.id}-copy`;
   Object.assign(copy.style, { position: "fixed", left: "-20000px", top: "0", width: `${width}px` });
   const parts = { title: html("p", "chart-title"), svg: svg("svg", { class: "chart-plot" }),

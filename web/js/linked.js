@@ -16,7 +16,7 @@ import { OUTLINES, outlinedBox, setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS, PANEL_IDS, encoderPosition, encoderRow } from "./shared.js";
 
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 const ROW = 2; // the outlines' widths in px (heatmap-shapes.js: OUTLINES.linked, with a halo)
 const CELL = 3;
 
@@ -50,7 +50,7 @@ export function connect(bridge, editors, show) {
   $("grid-input").addEventListener("focusin", () => highlight());
   $("grid-w").addEventListener("focusin", () => highlight());
   $("top-k-table").addEventListener("click", (e) => {
-    const button = e.target.closest("button[data-b]");
+    const button = /** @type {HTMLElement} */ (/** @type {Element} */ (e.target).closest("button[data-b]"));
     if (button) select([Number(button.dataset.b), Number(button.dataset.c)], show);
   });
 }
@@ -272,8 +272,9 @@ function highlight() {
 function editedCell() {
   for (const name of ["input", "w"]) {
     const host = $(name === "w" ? "grid-w" : "grid-input");
-    if (host.contains(document.activeElement) && document.activeElement.classList.contains("cell")) {
-      return { grid: name, i: Number(document.activeElement.dataset.i), j: Number(document.activeElement.dataset.j) };
+    const active = /** @type {HTMLElement} */ (document.activeElement);
+    if (host.contains(active) && active.classList.contains("cell")) {
+      return { grid: name, i: Number(active.dataset.i), j: Number(active.dataset.j) };
     }
   }
   return null;

@@ -7,7 +7,7 @@
 
 import { setData, setHidden, setText } from "./dom.js";
 
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 const ROUNDS_MAX = 40; // a file needs 2 or 3 requests, and one more per 4 MB of its arrays
 // Every file's headers are in its first or last bytes (a zip's directory is at its end): these
 // go with the first request, which saves a round trip (model_formats.PROBE in Python).
@@ -18,7 +18,10 @@ const PROBE = 65536 + 22;
 function base64(blob) {
   return new Promise((resolve, reject) => {
     const reader = new FileReader();
-    reader.onload = () => resolve(reader.result.slice(reader.result.indexOf(",") + 1));
+    reader.onload = () => {
+      const url = /** @type {string} */ (reader.result); // readAsDataURL's
+      resolve(url.slice(url.indexOf(",") + 1));
+    };
     reader.onerror = () => reject(reader.error);
     reader.readAsDataURL(blob);
   });

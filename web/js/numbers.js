@@ -7,6 +7,10 @@
 
 const MAX_CHARS = 8;
 
+/**
+ * @param {number} x
+ * @returns {string}
+ */
 export function shortNumber(x) {
   if (!Number.isFinite(x)) return Number.isNaN(x) ? "NaN" : x > 0 ? "inf" : "-inf";
   if (x === 0) return "0";

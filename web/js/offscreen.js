@@ -20,7 +20,7 @@ let draw = null;
 let asking = null; // a catch_up in flight
 
 const observer = new IntersectionObserver((entries) => {
-  for (const entry of entries) inView.set(entry.target.dataset.section, entry.isIntersecting);
+  for (const entry of entries) inView.set(/** @type {HTMLElement} */ (entry.target).dataset.section, entry.isIntersecting);
   if ([...deferred].some((name) => inView.get(name))) catchUp();
 });
 for (const [name, id] of Object.entries(PANEL_IDS)) {

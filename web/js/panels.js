@@ -9,7 +9,7 @@ import { setClassLabels } from "./heatmap-hover.js";
 import { PANEL_IDS } from "./shared.js";
 import { calmly } from "./announce.js";
 
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 
 // The step-by-step equations sit below the fold; typesetting them costs a few milliseconds per
 // edit, so while they are out of view edits do not even ask Python for them ("steps": "later",
@@ -59,7 +59,9 @@ function flushSteps() {
 // browser is idle (no request: only the ones an answer brought). While Python boots (the
 // build-time first view), not even then: Python's start is the page's critical path.
 export function afterRender() {
-  if (pendingSteps && client) (window.requestIdleCallback || setTimeout)(typesetPending, { timeout: 300 });
+  if (!pendingSteps || !client) return;
+  if (window.requestIdleCallback) requestIdleCallback(typesetPending, { timeout: 300 });
+  else setTimeout(typesetPending, 0);
 }
 
 function typesetPending() {
@@ -225,7 +227,7 @@ function loadKatex() {
  * Display-style math, but in KaTeX's inline mode, whose lines wrap after an =, a + or an
  * \allowbreak where the box is too narrow (display mode never wraps): the walk-through's
  * equations (pycore/explorer/walkthrough.py) then fit a phone.
- * @param {HTMLElement} el
+ * @param {HTMLElement & {vitTex?: string}} el the equation typeset last is kept in el.vitTex
  * @param {string} tex
  * @returns {Promise<void>}
  */

@@ -20,6 +20,9 @@ function lastRestart() {
 }
 
 // Whether this page was reloaded by a restart a moment ago: `note(text)` then says so.
+/**
+ * @param {(text: string) => void} note
+ */
 export function restarted(note) {
   if (Date.now() - lastRestart() < RESTART_GUARD_MS) {
     note("Python had stopped working, and was started again with the last valid state.");
@@ -27,6 +30,10 @@ export function restarted(note) {
 }
 
 // `bridge` ({call}) as the page uses it; `say(message)` shows the page's alert.
+/**
+ * @param {{call: (request: import("./protocol.js").Request) => Promise<import("./protocol.js").Answer>}} bridge
+ * @param {(message: string) => void} say
+ */
 export function restarting(bridge, say) {
   let stopped = null; // the refusal every request gets once the runtime stopped
   const stop = (err) => {

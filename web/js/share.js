@@ -15,7 +15,7 @@ import { component } from "./components.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { LINK_SHARE_MAX } from "./shared.js";
 
-const $ = (id) => document.getElementById(id);
+const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 let fragment = "";   // what the URL holds
 let loading = "";    // the last link from the address bar that the page took to load ("#state=...")
 let current = null;  // the current state's link: {fragment, pending, note}
@@ -202,7 +202,7 @@ function copyBySelection(text) {
   area.readOnly = true;
   area.setAttribute("aria-hidden", "true");
   area.style.cssText = "position:fixed;left:0;top:0;width:1px;height:1px;opacity:0;";
-  const focused = document.activeElement;
+  const focused = /** @type {HTMLElement} */ (document.activeElement);
   host.append(area);
   area.select();
   let ok = false;
@@ -270,7 +270,8 @@ export async function downloadExport(format, refused) {
 
 // An export's text copied, and said with what it holds; `what` names it ("the NumPy code").
 export async function copyExport(format, what, refused) {
-  let answer = null;
+  /** @type {import("./protocol.js").Answer} */
+  let answer;
   const text = client.call({ op: "export", format }).then((res) => {
     answer = res;
     return res.ok ? res.export.text : null;
@@ -290,12 +291,13 @@ export async function copyExport(format, what, refused) {
 // A short message in the toast (a polite status: screen readers say it when idle).
 export function notify(text) { toast(text); }
 
+let toastTimer = 0;
 function toast(text) {
   const t = $("toast");
   t.textContent = text;
-  clearTimeout(toast.timer);
+  clearTimeout(toastTimer);
   // long enough to read: 2.5 s, and 50 ms a character past the first 50, at most 10 s
-  toast.timer = setTimeout(() => { t.textContent = ""; },
+  toastTimer = setTimeout(() => { t.textContent = ""; },
                            Math.min(10000, 2500 + 50 * Math.max(0, text.length - 50)));
 }
 

@@ -35,7 +35,7 @@ class WalkThrough {
     this.option = option;
     this.walk = null; // the answer's "walk" now shown (null: off)
     this.moved = false; // the last request was the walk's own: bring its figure into view
-    const $ = (id) => document.getElementById(id);
+    const $ = /** @type {ById} */ ((id) => document.getElementById(id));
     this.el = {
       start: $("walk-start"), back: $("walk-back"), next: $("walk-next"), position: $("walk-position"),
       sample: $("walk-sample"), cls: $("walk-class"), progress: $("walk-progress"), title: $("walk-title"),

@@ -16,6 +16,10 @@ const QUIET_MS = 250; // after a request of the page's own, before practice resu
 // The bridge the page uses (call(request) as the host's), watched for the page's own requests,
 // and start(): begins the practice, if the host can (bridge.warmUp); `ahead`: functions, each
 // returning a promise, run one per quiet moment once Python's practice is over.
+/**
+ * @param {VitBridge} bridge
+ * @param {Array<() => Promise<unknown>>} [ahead]
+ */
 export function keepWarm(bridge, ahead = []) {
   let inFlight = 0;
   let lastCall = -Infinity;

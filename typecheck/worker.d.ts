@@ -1,0 +1,52 @@
+// What the workers' scripts (web/js/answers.js, web/boot/*-worker.js, the PyScript host's
+// interpreter module) use that no script of the repository declares: js/answers.js's two
+// globals, and the few calls made to Pyodide (0.17 in the fallback worker, 314 in the one file's).
+
+/** A Python object handed to JavaScript (Pyodide's PyProxy): the calls the workers make. */
+interface PyProxy {
+  (...args: any[]): any;
+  destroy(): void;
+  [name: string]: any;
+}
+
+/** Pyodide's runtime, as loadPyodide resolves to it. */
+interface PyodideRuntime {
+  version: string;
+  runPython(code: string): any;
+  loadPackage(names: string[], onMessage?: (message: string) => void,
+              onError?: (message: string) => void): Promise<void>;
+  unpackArchive(buffer: Uint8Array | ArrayBuffer, format: string, options?: { extractDir?: string }): void;
+  /** Emscripten's module (its file system: FS) */
+  _module: any;
+}
+
+/** js/answers.js: Python's answers in the thread that runs it. */
+interface VitAnswers {
+  answer(request: import("../web/js/protocol.js").Request): import("../web/js/protocol.js").Answer;
+  /** `edits` practice edits; the milliseconds they took */
+  warmUp(edits: number): number;
+}
+
+/** js/answers.js: the worker's side of the page's messages. */
+interface VitWorkerTools {
+  reply(answers: VitAnswers, message: { kind: string; id?: number; request?: import("../web/js/protocol.js").Request; edits?: number }): boolean;
+  summary(error: any): string;
+  forwardViolations(): void;
+}
+
+/** The bridge module (web/py/bridge.py) as a PyProxy. */
+declare var vitAnswers: (bridge: PyProxy) => VitAnswers;
+declare var vitWorker: VitWorkerTools;
+/** Pyodide 0.17's pyodide.js, once importScripts has run it (the fallback worker) */
+declare var loadPyodide: (options: { indexURL: string }) => Promise<PyodideRuntime>;
+/** Pyodide 314's two modules as classic scripts in the one file's worker (buildtools/onefile.py) */
+declare var vitPyodide: {
+  loadPyodide(options: object): Promise<PyodideRuntime>;
+  createPyodideModule: unknown;
+};
+
+// Content-Security-Policy violations reach a worker's global scope too (WebWorker's lib leaves
+// the event out of its map).
+interface WorkerGlobalScopeEventMap {
+  securitypolicyviolation: SecurityPolicyViolationEvent;
+}
