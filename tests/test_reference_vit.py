@@ -4,7 +4,7 @@ random ones, so that a page showing what the reference computes shows what pycor
 import numpy as np
 
 from pycore import classification_head, load_tiny_vit
-from pycore.vit import tiny_vit
+from pycore.vit import tiny_vit, tiny_vit_params
 from reference_vit import ShippedViT, forward, head, reference_encode
 
 TOL = dict(rtol=1e-10, atol=1e-10)
@@ -49,7 +49,7 @@ def test_the_references_and_pycore_agree_on_random_weights():
     rs = np.random.RandomState(7)
     for P, D, depth, heads, mlp in ((4, 8, 1, 2, 16), (2, 12, 2, 3, 20), (8, 6, 3, 1, 6)):
         params = {name: rs.randn(*shape)
-                  for name, shape in tiny_vit.parameter_shapes(P, D, depth, mlp)}
+                  for name, shape in tiny_vit_params.parameter_shapes(P, D, depth, mlp)}
         images = digits(rs, 3)
         z, attn, hidden = forward(params, images, P, heads)
         slow_z, slow_attn, slow_hidden = reference_encode(params, images, P, heads)

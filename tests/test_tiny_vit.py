@@ -14,7 +14,7 @@ import pytest
 
 from buildtools import digits
 from pycore import classification_head, load_tiny_vit
-from pycore.vit import tiny_vit
+from pycore.vit import tiny_vit, tiny_vit_layers, tiny_vit_params
 from pycore.vit.readout import logit_lens
 from reference import reference_head
 from reference_vit import reference_encode
@@ -44,7 +44,7 @@ def data():
 
 def random_params(rs, patch_size, D, depth, mlp_dim):
     return {name: rs.randn(*shape) * (0.4 if len(shape) == 2 else 0.5)
-            for name, shape in tiny_vit.parameter_shapes(patch_size, D, depth, mlp_dim)}
+            for name, shape in tiny_vit_params.parameter_shapes(patch_size, D, depth, mlp_dim)}
 
 
 @pytest.mark.parametrize("sizes", ["committed", (4, 12, 1, 3, 24)])
@@ -95,8 +95,8 @@ def test_the_encoder_reads_every_patch_and_position_zero_is_cls():
 def test_gelu_is_the_exact_one():
     x = np.linspace(-8, 8, 1601)
     want = [v * 0.5 * math.erfc(-v / math.sqrt(2.0)) for v in x]
-    assert np.allclose(tiny_vit.gelu(x), want, rtol=0, atol=1e-15)
-    assert abs(tiny_vit.gelu(np.array([1.0]))[0] - 0.8413447460685429) < 1e-15
+    assert np.allclose(tiny_vit_layers.gelu(x), want, rtol=0, atol=1e-15)
+    assert abs(tiny_vit_layers.gelu(np.array([1.0]))[0] - 0.8413447460685429) < 1e-15
 
 
 @pytest.mark.parametrize("images, words", [
@@ -167,7 +167,7 @@ def test_cls_attention_of_the_trained_model(model, data):
 
 
 def test_the_weights_file_is_small_and_describes_its_training(model):
-    size = os.path.getsize(tiny_vit.WEIGHTS_PATH)
+    size = os.path.getsize(tiny_vit_params.WEIGHTS_PATH)
     assert size <= 150 * 1024
     meta = model.meta
     for key in ("seed", "split_seed", "epochs", "train_accuracy", "test_accuracy", "n_params"):
@@ -177,7 +177,7 @@ def test_the_weights_file_is_small_and_describes_its_training(model):
     assert 32 <= model.D <= 64 and 2 <= model.depth <= 4
 
 
-# Python 3.8 / NumPy 1.17, the import rule and the docstring examples of tiny_vit.py are checked
+# Python 3.8 / NumPy 1.17, the import rule and the docstring examples of tiny_vit*.py are checked
 # with every other pycore file by tests/test_pycore_meta.py.
 
 

@@ -36,8 +36,9 @@ import numpy as np  # noqa: E402
 
 from buildtools.digits import load_digits  # noqa: E402
 from pycore import classification_head  # noqa: E402
-from pycore.vit.tiny_vit import (LN_EPS, PIXEL_MAX, WEIGHTS_PATH, TinyViT, erf,  # noqa: E402
-                                 parameter_shapes, patchify)
+from pycore.vit.tiny_vit import TinyViT  # noqa: E402
+from pycore.vit.tiny_vit_layers import LN_EPS, PIXEL_MAX, erf, patchify  # noqa: E402
+from pycore.vit.tiny_vit_params import WEIGHTS_PATH, parameter_shapes  # noqa: E402
 from training.pen_digits import pen_digits  # noqa: E402
 
 CONFIG = {

@@ -22,8 +22,9 @@ import numpy as np
 
 from ..vit.checks import describe_nonfinite
 from .errors import StateError
-from .model_formats import (FILE_MAX, READ_MAX, NeedBytes, Source, npy_entries, npz_entries,
-                            safetensors_entries)
+from .file_parts import FILE_MAX, READ_MAX, NeedBytes, Source
+from .npy_npz import npy_entries, npz_entries
+from .safetensors_file import safetensors_entries
 from .state import ExplorerState, check_size, dims_text, has_real_head, hidden_cls_of
 
 EXTENSIONS = (".npz", ".safetensors", ".npy")

@@ -14,7 +14,7 @@ import numpy as np
 
 from .errors import StateError
 from .model_file import NeedBytes, named, read_model
-from .model_formats import PROBE, READ_MAX
+from .file_parts import PROBE, READ_MAX
 from .state import whole_number
 
 CHUNK = 4 * 2 ** 20

@@ -14,6 +14,8 @@ mistakes and the other heads worth comparing with it, and a tiny trained ViT, in
     optimizers SGD, momentum, Adam
     training   full-batch training of a head, step by step or a whole run, and seeded data
                (docs/training.md)
+    tiny_vit_layers  the tiny ViT's blocks: GELU, LayerNorm with gamma/beta, softmax, patches
+    tiny_vit_params  the tiny ViT's weights: their names and shapes, their checks
     tiny_vit   a small ViT for 8x8 digits whose z_L feeds exactly this head (docs/tiny-vit.md)
 
 Rule: this package imports NumPy and the standard library only, never pycore.explorer (the

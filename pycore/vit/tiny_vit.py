@@ -15,175 +15,21 @@ The classifier is the page's head, unchanged: ``classification_head(z_L, W_head)
 LayerNorm of ``z_L[:, 0, :]`` without gamma/beta, times ``W_head`` (D, 10), no bias.
 
 Pixels are read on the data set's 0..16 scale and divided by 16 before patching.
+
+This module is the model: its forward pass and the loading of its shipped weights. The blocks it
+composes (GELU, LayerNorm, softmax, patches) are in tiny_vit_layers.py; the weights' names,
+shapes and checks in tiny_vit_params.py.
 """
 
 import json
 import math
-import os
 
 import numpy as np
 
 from .head import classification_head
-
-IMAGE_SIDE = 8
-PIXEL_MAX = 16.0
-LN_EPS = 1e-6
-CLASSES = 10
-WEIGHTS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_vit_weights.npz")
-
-_BLOCK_PARAMS = ("ln1_gamma", "ln1_beta", "W_qkv", "b_qkv", "W_o", "b_o",
-                 "ln2_gamma", "ln2_beta", "W_1", "b_1", "W_2", "b_2")
-_erf_elementwise = np.frompyfunc(math.erf, 1, 1)
-
-
-def _shape_text(shape):
-    shape = tuple(int(s) for s in shape)
-    if len(shape) == 1:
-        return "({},)".format(shape[0])
-    return "(" + ", ".join(str(s) for s in shape) + ")"
-
-
-def parameter_shapes(patch_size, D, depth, mlp_dim, classes=CLASSES):
-    """The name and shape of every weight of a tiny ViT, in a fixed order.
-
-    Parameters
-    ----------
-    patch_size : int
-        P, a divisor of 8: the image is cut into N = (8 / P)**2 patches.
-    D : int
-        Width of every token.
-    depth : int
-        L, the number of encoder blocks.
-    mlp_dim : int
-        Hidden width of each block's MLP.
-    classes : int, optional
-        Columns of W_head.
-
-    Returns
-    -------
-    list of (str, tuple)
-        ``E`` (P*P, D), ``b_E`` (D,), ``x_class`` (D,), ``E_pos`` (N+1, D), then for
-        each block ``l`` the names ``block{l}.ln1_gamma`` ... ``block{l}.b_2``, then
-        ``W_head`` (D, classes).
-
-    Raises
-    ------
-    ValueError
-        For a patch size that does not divide 8, or sizes below 1.
-
-    Examples
-    --------
-    >>> shapes = dict(parameter_shapes(4, D=8, depth=1, mlp_dim=16))
-    >>> shapes["E"], shapes["E_pos"], shapes["block0.W_qkv"], shapes["W_head"]
-    ((16, 8), (5, 8), (8, 24), (8, 10))
-    """
-    for name, value in (("patch_size", patch_size), ("D", D), ("depth", depth),
-                        ("mlp_dim", mlp_dim), ("classes", classes)):
-        if int(value) != value or value < 1:
-            raise ValueError("{} must be a positive integer; got {!r}".format(name, value))
-    if IMAGE_SIDE % patch_size:
-        raise ValueError("patch_size must divide {}; got {}".format(IMAGE_SIDE, patch_size))
-    N = (IMAGE_SIDE // patch_size) ** 2
-    shapes = [("E", (patch_size * patch_size, D)), ("b_E", (D,)), ("x_class", (D,)),
-              ("E_pos", (N + 1, D))]
-    for l in range(depth):
-        p = "block{}.".format(l)
-        shapes += [(p + "ln1_gamma", (D,)), (p + "ln1_beta", (D,)),
-                   (p + "W_qkv", (D, 3 * D)), (p + "b_qkv", (3 * D,)),
-                   (p + "W_o", (D, D)), (p + "b_o", (D,)),
-                   (p + "ln2_gamma", (D,)), (p + "ln2_beta", (D,)),
-                   (p + "W_1", (D, mlp_dim)), (p + "b_1", (mlp_dim,)),
-                   (p + "W_2", (mlp_dim, D)), (p + "b_2", (D,))]
-    shapes.append(("W_head", (D, classes)))
-    return shapes
-
-
-def erf(x):
-    """The error function, element by element, as ``math.erf`` computes it.
-
-    NumPy has no erf of its own; ``math.erf`` is exact to float64 rounding.
-
-    Examples
-    --------
-    >>> erf(np.array([0.0, 1.0, -2.0])).round(6).tolist()
-    [0.0, 0.842701, -0.995322]
-    """
-    x = np.asarray(x, dtype=np.float64)
-    return _erf_elementwise(x).astype(np.float64)
-
-
-def gelu(x):
-    """Exact GELU: ``x * Phi(x)`` with ``Phi(x) = (1 + erf(x / sqrt(2))) / 2``.
-
-    Examples
-    --------
-    >>> gelu(np.array([-1.0, 0.0, 1.0])).round(6).tolist()
-    [-0.158655, 0.0, 0.841345]
-    """
-    x = np.asarray(x, dtype=np.float64)
-    return x * 0.5 * (1.0 + erf(x / math.sqrt(2.0)))
-
-
-def layer_norm_affine(x, gamma, beta, eps=LN_EPS):
-    """LayerNorm over the last axis with gamma and beta (the encoder's LN).
-
-    ``(x - mean) / sqrt(var + eps) * gamma + beta`` with the population variance.
-
-    Examples
-    --------
-    >>> layer_norm_affine(np.array([[0.0, 2.0]]), np.array([1.0, 2.0]),
-    ...                   np.array([0.5, 0.0])).round(4).tolist()
-    [[-0.5, 2.0]]
-    """
-    mean = x.mean(axis=-1, keepdims=True)
-    centered = x - mean
-    var = np.mean(centered * centered, axis=-1, keepdims=True)
-    return centered / np.sqrt(var + eps) * gamma + beta
-
-
-def softmax(s, axis=-1):
-    """Softmax along ``axis``, shifted by the maximum so that exp cannot overflow.
-
-    Examples
-    --------
-    >>> softmax(np.array([0.0, math.log(3.0)])).round(4).tolist()
-    [0.25, 0.75]
-    """
-    e = np.exp(s - s.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
-
-
-def patchify(x, patch_size):
-    """Cut images (B, 8, 8) into patches (B, N, P*P), N = (8 / P)**2.
-
-    Patches run row-major over the patch grid; each patch is flattened row-major.
-
-    Examples
-    --------
-    >>> patchify(np.arange(64.0).reshape(1, 8, 8), 4)[0, 1].tolist()[:6]
-    [4.0, 5.0, 6.0, 7.0, 12.0, 13.0]
-    """
-    B = x.shape[0]
-    g = IMAGE_SIDE // patch_size
-    grid = x.reshape(B, g, patch_size, g, patch_size).transpose(0, 1, 3, 2, 4)
-    return grid.reshape(B, g * g, patch_size * patch_size)
-
-
-def _check_images(images):
-    arr = np.asarray(images)
-    if arr.dtype.kind not in "iuf":
-        raise TypeError("images must be real numbers on the 0..16 scale; got dtype {}"
-                        .format(arr.dtype))
-    if arr.ndim != 3 or arr.shape[1:] != (IMAGE_SIDE, IMAGE_SIDE) or arr.shape[0] < 1:
-        raise ValueError("images must have shape (B, 8, 8) with B >= 1; got shape {}{}".format(
-            _shape_text(arr.shape),
-            " (one image? pass images[None])" if arr.shape == (IMAGE_SIDE, IMAGE_SIDE) else ""))
-    arr = arr.astype(np.float64)
-    if not np.isfinite(arr).all():
-        index = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-        raise ValueError("images must be finite; images{} is {}".format(
-            list(index), arr[index]))
-    return arr
+from .tiny_vit_layers import (IMAGE_SIDE, PIXEL_MAX, check_images, gelu, layer_norm_affine,
+                              patchify, softmax)
+from .tiny_vit_params import WEIGHTS_PATH, check_params
 
 
 class TinyViT(object):
@@ -192,7 +38,7 @@ class TinyViT(object):
     Parameters
     ----------
     params : dict of str to array_like
-        Every weight named by :func:`parameter_shapes` (extra keys are an error);
+        Every weight named by :func:`pycore.vit.tiny_vit_params.parameter_shapes` (extra keys are an error);
         stored as float64 copies.
     heads : int
         Number of attention heads; must divide D.
@@ -218,6 +64,7 @@ class TinyViT(object):
 
     Examples
     --------
+    >>> from pycore.vit.tiny_vit_params import parameter_shapes
     >>> rng = np.random.RandomState(0)
     >>> shapes = parameter_shapes(4, D=8, depth=1, mlp_dim=16)
     >>> model = TinyViT({k: rng.randn(*s) for k, s in shapes}, heads=2, patch_size=4)
@@ -226,33 +73,7 @@ class TinyViT(object):
     """
 
     def __init__(self, params, heads, patch_size, test_indices=None, meta=None):
-        E = np.asarray(params.get("E")) if "E" in params else None
-        E_pos = np.asarray(params.get("E_pos")) if "E_pos" in params else None
-        if E is None or E.ndim != 2 or E_pos is None or E_pos.ndim != 2:
-            raise ValueError("params needs E (P*P, D) and E_pos (N+1, D)")
-        D = E.shape[1]
-        depth = 0
-        while "block{}.W_qkv".format(depth) in params:
-            depth += 1
-        W_1 = params.get("block0.W_1")
-        if depth < 1 or W_1 is None:
-            raise ValueError("params needs at least one block (block0.W_qkv, block0.W_1, ...)")
-        mlp_dim = np.asarray(W_1).shape[-1]
-        expected = parameter_shapes(patch_size, D, depth, mlp_dim)
-        unknown = sorted(set(params) - set(name for name, _ in expected))
-        if unknown:
-            raise ValueError("unknown weights: {}".format(", ".join(unknown)))
-        self.params = {}
-        for name, shape in expected:
-            if name not in params:
-                raise ValueError("the weight {} {} is missing".format(name, _shape_text(shape)))
-            value = np.array(params[name], dtype=np.float64)
-            if value.shape != shape:
-                raise ValueError("{} must have shape {}; got {}".format(
-                    name, _shape_text(shape), _shape_text(value.shape)))
-            if not np.isfinite(value).all():
-                raise ValueError("{} holds NaN or infinity".format(name))
-            self.params[name] = value
+        self.params, (D, depth, mlp_dim) = check_params(params, patch_size)
         if int(heads) != heads or heads < 1 or D % heads:
             raise ValueError("heads must divide D = {}; got {!r}".format(D, heads))
         self.D, self.depth, self.heads, self.mlp_dim = D, depth, int(heads), mlp_dim
@@ -294,7 +115,7 @@ class TinyViT(object):
         """z_L, the last block's attention weights, and the CLS row at every depth
         (L+1, B, D): z_0's (the embedded tokens) and each block's output's."""
         p = self.params
-        z = self._embed(_check_images(images))
+        z = self._embed(check_images(images))
         attn, cls_rows = None, [z[:, 0, :]]
         for l in range(self.depth):
             pre = "block{}.".format(l)
@@ -456,7 +277,7 @@ class TinyViT(object):
         """
         if int(batch_size) != batch_size or batch_size < 1:
             raise ValueError("batch_size must be a whole number >= 1; got {!r}".format(batch_size))
-        images = _check_images(images)
+        images = check_images(images)
         batch_size = int(batch_size)
         return np.concatenate([self.encode(images[i:i + batch_size])[:, 0, :]
                                for i in range(0, images.shape[0], batch_size)], axis=0)

@@ -10,7 +10,7 @@ import { setData, setHidden, setText } from "./dom.js";
 const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 const ROUNDS_MAX = 40; // a file needs 2 or 3 requests, and one more per 4 MB of its arrays
 // Every file's headers are in its first or last bytes (a zip's directory is at its end): these
-// go with the first request, which saves a round trip (model_formats.PROBE in Python).
+// go with the first request, which saves a round trip (file_parts.PROBE in Python).
 const PROBE = 65536 + 22;
 
 // A slice of the file in base64, encoded by the browser itself (a data: URL's payload): several
