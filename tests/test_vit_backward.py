@@ -210,9 +210,17 @@ def test_correct_head_loss_ignores_per_row_scale_and_shift_up_to_eps(seed, log_a
     moved = h * a[:, None] + np.array(c)[:, None]
     base = head_backward(h, W, y).loss
     assert abs(head_backward(moved, W, y).loss - base) <= _invariance_bound(h, a, W)
-    # the bound is not vacuous: a tiny scale makes the eps show
+    # the eps is not ignored: at a tiny scale it shrinks h_hat ten-fold and more, and the loss is
+    # that of the shrunk h_hat (written out here from LN's equation and the log-softmax)
     tiny = h * 1e-5
-    assert abs(head_backward(tiny, W, y).loss - base) > 1e-3
+    centred = tiny - tiny.mean(axis=1, keepdims=True)
+    var = (centred ** 2).mean(axis=1, keepdims=True)
+    assert (np.sqrt(var / (var + 1e-6)) < 0.1).all()
+    z = (centred / np.sqrt(var + 1e-6)) @ W
+    z_max = z.max(axis=1, keepdims=True)
+    log_p = z - z_max - np.log(np.exp(z - z_max).sum(axis=1, keepdims=True))
+    expected = -log_p[np.arange(len(y)), y].mean()
+    assert head_backward(tiny, W, y).loss == pytest.approx(expected, rel=1e-9, abs=1e-12)
 
 
 def test_huge_rows_use_the_rescaled_layer_norm():
