@@ -6,7 +6,8 @@ downloads it with the npm client. It checks the scripts as they are (allowJs, ch
 with their JSDoc, the protocol's typedefs (web/js/protocol.js, written by
 `python3 -m buildtools.protocol_js`) and the declarations in typecheck/ (Plotly.js, KaTeX,
 vitHost, Pyodide). Two projects: typecheck/tsconfig.json (the page: DOM) and
-typecheck/tsconfig.worker.json (the workers' scripts: WebWorker); docs/architecture.md ("The
+typecheck/tsconfig.worker.json (the workers' scripts: WebWorker; js/host.js, a page script
+that the workers load too, only as typecheck/host.d.ts declares it); docs/architecture.md ("The
 tests") says how strict they are. Any error fails, listed as tsc prints it
 (file(line,col): error TSnnnn: ...).
 
@@ -100,9 +101,10 @@ def write_generated(folder):
     return wrappers
 
 
-def run_tsc(config, cwd=ROOT):
-    """(exit code, tsc's output) for the project `config`, paths relative to the checkout."""
-    done = subprocess.run(["node", tsc(), "-p", config, "--pretty", "false"], cwd=cwd,
+def run_tsc(config, *options, cwd=ROOT):
+    """(exit code, tsc's output) for the project `config` (with tsc's command-line `options`),
+    paths relative to the checkout."""
+    done = subprocess.run(["node", tsc(), "-p", config, "--pretty", "false", *options], cwd=cwd,
                           capture_output=True, text=True, timeout=300)
     return done.returncode, (done.stdout + done.stderr).strip()
 
@@ -151,6 +153,44 @@ def test_the_checker_sees_wrong_names_and_counts(projects, tmp_path):
     found = errors(output)
     lines = sorted(int(e.split("(", 1)[1].split(",")[0]) for e in found if "bad.js" in e)
     assert code != 0 and lines == [4, 5, 6, 7, 8], output
+
+
+def list_files(config, *options):
+    """The scripts and declarations of the project `config` (not TypeScript's own libs), as
+    paths relative to the checkout."""
+    code, output = run_tsc(config, *options, "--listFilesOnly")
+    assert code == 0, output
+    return {os.path.relpath(line.strip(), ROOT).replace(os.sep, "/")
+            for line in output.splitlines()
+            if line.strip() and os.path.dirname(line.strip()) != os.path.dirname(tsc())}
+
+
+def test_the_workers_project_checks_every_script_it_imports(projects):
+    """The workers' project resolves no import to a file of its own (noResolve: host.js, the
+    page's script, stays out), so a script a worker imports that "include" does not list would
+    be neither checked nor typed (its imports `any`): the only script left out must be host.js,
+    which the page's project checks against the one declaration both projects share."""
+    worker = projects[PROJECTS[1]]
+    checked = list_files(worker)
+    imported = list_files(worker, "--noResolve", "false")
+    assert imported - checked == {"web/js/host.js"}, sorted(imported - checked)
+    assert "web/js/host.js" in list_files(projects[PROJECTS[0]])
+
+
+def test_the_workers_project_sees_the_boot_kit_as_declared(projects, tmp_path):
+    """A worker's call of vitHost.boot is checked against host.d.ts's VitBootTools (a wrong
+    argument, a misspelt tool, a missing argument), and a worker has no document."""
+    bad = tmp_path / "bad-worker.js"
+    bad.write_text(
+        'self.vitHost.boot.MB("12");\n'  # TS2345: MB takes a number
+        "self.vitHost.boot.sumary(new Error());\n"  # TS2551: summary
+        "self.vitHost.boot.forwardViolations();\n"  # TS2554: post is required
+        'document.getElementById("x");\n')  # TS2584: no DOM in a worker
+    config = tmp_path / "tsconfig.json"
+    config.write_text(json.dumps({"extends": projects[PROJECTS[1]], "files": [str(bad)]}))
+    code, output = run_tsc(str(config))
+    lines = sorted(int(e.split("(", 1)[1].split(",")[0]) for e in errors(output) if "bad-worker.js" in e)
+    assert code != 0 and lines == [1, 2, 3, 4], output
 
 
 if __name__ == "__main__":

@@ -1,24 +1,7 @@
 // What the workers' scripts (web/js/answers.js, web/boot/*-worker.js, the PyScript host's
 // interpreter module) use that no script of the repository declares: js/answers.js's two
-// globals, and the few calls made to Pyodide (0.17 in the fallback worker, 314 in the one file's).
-
-/** A Python object handed to JavaScript (Pyodide's PyProxy): the calls the workers make. */
-interface PyProxy {
-  (...args: any[]): any;
-  destroy(): void;
-  [name: string]: any;
-}
-
-/** Pyodide's runtime, as loadPyodide resolves to it. */
-interface PyodideRuntime {
-  version: string;
-  runPython(code: string): any;
-  loadPackage(names: string[], onMessage?: (message: string) => void,
-              onError?: (message: string) => void): Promise<void>;
-  unpackArchive(buffer: Uint8Array | ArrayBuffer, format: string, options?: { extractDir?: string }): void;
-  /** Emscripten's module (its file system: FS) */
-  _module: any;
-}
+// globals, and how Pyodide is loaded (0.17 in the fallback worker, 314 in the one file's); the
+// calls made to Pyodide (PyProxy, PyodideRuntime) are in host.d.ts, whose boot kit takes them.
 
 /** js/answers.js: Python's answers in the thread that runs it. */
 interface VitAnswers {
@@ -30,8 +13,6 @@ interface VitAnswers {
 /** js/answers.js: the worker's side of the page's messages. */
 interface VitWorkerTools {
   reply(answers: VitAnswers, message: { kind: string; id?: number; request?: import("../web/js/protocol.js").Request; edits?: number }): boolean;
-  summary(error: any): string;
-  forwardViolations(): void;
 }
 
 /** The bridge module (web/py/bridge.py) as a PyProxy. */
