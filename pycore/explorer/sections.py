@@ -18,9 +18,11 @@ Examples
 """
 from collections import namedtuple
 
-from . import comparison_panel, comparisons, digits, panels, readouts, tex, walkthrough
+from . import (comparison_panel, comparisons, digits, finetune_panel, panels, readouts, tex,
+               walkthrough)
 from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from .errors import StateError, shown
+from .link_answer import LINK_PENDING, state_link
 from .state import has_real_head
 from .shared import HEATMAP_IDS, PANEL_IDS
 
@@ -51,7 +53,8 @@ class Section(namedtuple("Section", "name after build keys")):
     after : frozenset of str
         The changes it follows (see the module docstring).
     build : callable
-        ``build(ctx)``: writes the section into ``ctx.answer`` (:class:`Context`).
+        ``build(snap)``: the section as a :class:`Part`, from a :class:`Snapshot`; it
+        changes nothing (tests/test_pure_answers.py).
     keys : dict
         The answer keys it writes beyond the envelope, each with its JSDoc type (for
         web/js/protocol.js, written by buildtools/protocol_js.py) and what it holds (they make
@@ -60,17 +63,31 @@ class Section(namedtuple("Section", "name after build keys")):
     __slots__ = ()
 
 
-class Context(object):
-    """What a section builder reads and writes.
+class Snapshot(namedtuple("Snapshot", "state trace sent selected_logit k finetune deferred "
+                                      "w_limit page_trace grids steps link_later live later")):
+    """What a section builder reads: the session as it is, and how the request wants its answer.
+
+    A builder reads it and returns a :class:`Part`; the session applies what the parts say
+    should change (the sections last sent, the matrices the page reads, ...) once the whole
+    answer is built (pycore/explorer/session.py: ``_answer``).
 
     Attributes
     ----------
-    session : pycore.explorer.session.Session
-        The session: its state, trace and matrices, and what it keeps between requests (the
-        selected logit, the top-k table's k, the sections last sent, the fine-tuning panel).
-    answer : dict
-        The answer being assembled; its envelope (``ok``, ``error``, ``heatmaps``, ``hide``)
-        is there from the start.
+    state, trace
+        The session's state and its head's trace (read, never written).
+    sent : mapping
+        Sections sent only when they change, as last sent (read-only).
+    selected_logit : tuple of int or None
+        The (b, c) the person selected: its terms follow every change of the logits.
+    k : int
+        The top-k table's k.
+    finetune : pycore.explorer.finetune.FineTune
+        The fine-tuning panel (read by pycore/explorer/finetune_panel.py).
+    deferred : frozenset of str
+        Sections the page holds out of date (earlier requests' ``later``).
+    w_limit, page_trace : callable
+        W_head's colour range and the page's head's trace, from the session's
+        :class:`~pycore.explorer.computed.Computed` (computed once and kept there).
     grids : bool
         Whether the editors are refilled (not for an edit: the page shows what was typed).
     steps : bool or "later"
@@ -83,39 +100,73 @@ class Context(object):
         Sections the page does not show now (names from :data:`DEFERRABLE`): left out, and
         listed in the answer's ``deferred`` until an answer brings them.
     """
-
-    def __init__(self, session, answer, grids=True, steps=True, link_later=False, live=False,
-                 later=frozenset()):
-        self.session, self.answer = session, answer
-        self.state, self.trace = session.state, session.trace
-        self.grids, self.steps, self.link_later, self.live = grids, steps, link_later, live
-        self.later = later
-
-    def if_changed(self, key, value):
-        """Put ``value`` under ``key`` only when it differs from what was last sent."""
-        if self.session.sent.get(key) != value:
-            self.answer[key] = self.session.sent[key] = value
+    __slots__ = ()
 
 
-def build_answer(ctx, changed):
-    """Build into ``ctx.answer`` every section that follows one of ``changed``, and every
-    section an earlier answer left out (``session.deferred``), except those the page said it
-    does not show now (``ctx.later``): these are left for a later answer, and the answer's
-    ``deferred`` lists every section the page holds out of date."""
+class Part(namedtuple("Part", "answer heatmaps hide grids matrices sent session")):
+    """What one builder returns: its piece of the answer, and what the session should keep.
+
+    Attributes
+    ----------
+    answer : dict
+        Answer keys (its ``keys``).
+    heatmaps, grids : dict
+        Merged into the answer's ``heatmaps`` and ``grids``.
+    hide : sequence of str
+        Appended to the answer's ``hide``.
+    matrices : dict
+        Arrays the page reads by name, kept in the session's matrices.
+    sent : dict
+        Sections sent only when they change, kept as last sent.
+    session : dict
+        Other changes to the session, by name: ``selected_logit`` (a logit a resize took
+        away), ``finetune`` (FineTune.answered's ``notice_done``).
+    """
+    __slots__ = ()
+
+
+Part.__new__.__defaults__ = (None,) * len(Part._fields)
+
+
+class Changes(namedtuple("Changes", "matrices sent deferred session")):
+    """What an answer changes in the session (:func:`build_answer`): the parts' ``matrices``,
+    ``sent`` and ``session`` merged, and the sections the page now holds out of date."""
+    __slots__ = ()
+
+
+def build_answer(snap, changed):
+    """The answer to a request that changed ``changed``, and the :class:`Changes` the session
+    applies to itself once it is built.
+
+    Every section that follows one of ``changed`` is built, and every section an earlier
+    answer left out (``snap.deferred``), except those the page said it does not show now
+    (``snap.later``): these are left for a later answer, and the answer's ``deferred`` lists
+    every section the page holds out of date.
+    """
     changed = frozenset(changed)
-    deferred = ctx.session.deferred
+    answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
+    matrices, sent, session = {}, {}, {}
+    deferred = set(snap.deferred)
     behind = bool(deferred)
     for section in SECTIONS:
         if not (section.after & changed or STATE in changed or section.name in deferred):
             continue
-        if section.name in ctx.later:
+        if section.name in snap.later:
             deferred.add(section.name)
             continue
-        section.build(ctx)
+        part = section.build(snap)
+        answer.update(part.answer or ())
+        answer["heatmaps"].update(part.heatmaps or ())
+        answer["hide"].extend(part.hide or ())
+        if part.grids:
+            answer.setdefault("grids", {}).update(part.grids)
+        matrices.update(part.matrices or ())
+        sent.update(part.sent or ())
+        session.update(part.session or ())
         deferred.discard(section.name)
-    if behind or deferred or ctx.later:  # [] once the page has caught up
-        ctx.answer["deferred"] = sorted(deferred)
-    return ctx.answer
+    if behind or deferred or snap.later:  # [] once the page has caught up
+        answer["deferred"] = sorted(deferred)
+    return answer, Changes(matrices, sent, frozenset(deferred), session)
 
 
 def check_later(names):
@@ -148,36 +199,41 @@ def check_later(names):
 
 # ---- the builders -------------------------------------------------------------------------------
 
-def _shape(ctx):
-    s = ctx.state
-    ctx.answer["shape"] = {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
-                           "N1": (s.N + 1) if s.mode == "encoder" else None}
+def _if_changed(snap, key, value):
+    """``value`` under ``key`` only when it differs from what was last sent."""
+    if snap.sent.get(key) == value:
+        return Part()
+    return Part(answer={key: value}, sent={key: value})
 
 
-def _link(ctx):
-    ctx.answer["link"] = dict(LINK_PENDING if ctx.link_later else ctx.session.link())
+def _shape(snap):
+    s = snap.state
+    return Part(answer={"shape": {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
+                                  "N1": (s.N + 1) if s.mode == "encoder" else None}})
 
 
-def _labels(ctx):
-    ctx.if_changed("labels", panels.labels(ctx.state))
+def _link(snap):
+    return Part(answer={"link": dict(LINK_PENDING) if snap.link_later
+                        else state_link(snap.state)})
 
 
-def _input(ctx):
-    ctx.answer["heatmaps"].update(panels.input_heatmaps(ctx.state, ctx.trace))
-    if ctx.grids:
-        ctx.answer.setdefault("grids", {})["input"] = {"matrix": "input"}
-    if ctx.state.mode != "encoder":
-        ctx.answer["hide"].append(HEATMAP_IDS["encoder"])
+def _labels(snap):
+    return _if_changed(snap, "labels", panels.labels(snap.state))
 
 
-def _head(ctx):
+def _input(snap):
+    return Part(heatmaps=panels.input_heatmaps(snap.state, snap.trace),
+                grids={"input": {"matrix": "input"}} if snap.grids else None,
+                hide=[HEATMAP_IDS["encoder"]] if snap.state.mode != "encoder" else None)
+
+
+def _head(snap):
     """Which head the pipeline shows, while a model file brought a real ViT's gamma/beta or bias
     (null otherwise)."""
-    s = ctx.state
+    s = snap.state
     if not has_real_head(s.model):
-        ctx.if_changed("head", None)
-        return
-    shown = "model" if ctx.trace.real is not None else "page"
+        return _if_changed(snap, "head", None)
+    shown = "model" if snap.trace.real is not None else "page"
     parts = [w for k, w in (("ln_gamma", "\u03b3"), ("ln_beta", "\u03b2"), ("b_head", "bias"))
              if s.model.get(k) is not None]
     text = ("The logits, predictions, tables and exports are the model's own (its %s, "
@@ -185,131 +241,131 @@ def _head(ctx):
             % (", ".join(parts), s.model["eps"]) if shown == "model" else
             "The pipeline shows the problem's head; the model's own is one click away in "
             "\u201cOther heads\u201d.")
-    ctx.if_changed("head", {"shown": shown, "text": text})
+    return _if_changed(snap, "head", {"shown": shown, "text": text})
 
 
-def _normalized(ctx):
-    ctx.answer["heatmaps"].update(panels.normalized_heatmap(ctx.trace))
-    real = panels.real_heatmaps(ctx.trace)  # a model file's own head: its y and its bias
-    ctx.answer["heatmaps"].update(real)
-    if not real:
-        ctx.answer["hide"].extend([HEATMAP_IDS["y"], HEATMAP_IDS["bias"]])
+def _normalized(snap):
+    heatmaps = dict(panels.normalized_heatmap(snap.trace))
+    real = panels.real_heatmaps(snap.trace)  # a model file's own head: its y and its bias
+    heatmaps.update(real)
+    return Part(heatmaps=heatmaps,
+                hide=None if real else [HEATMAP_IDS["y"], HEATMAP_IDS["bias"]])
 
 
-def _stats(ctx):
-    ctx.answer["stats"] = panels.stats_table(ctx.trace)
+def _stats(snap):
+    return Part(answer={"stats": panels.stats_table(snap.trace)})
 
 
-def _w(ctx):
-    ctx.answer["heatmaps"].update(panels.w_heatmap(ctx.state, ctx.session.computed.w_limit()))
-    if ctx.grids:
-        ctx.answer.setdefault("grids", {})["w"] = {"matrix": "W_head"}
+def _w(snap):
+    return Part(heatmaps=panels.w_heatmap(snap.state, snap.w_limit()),
+                grids={"w": {"matrix": "W_head"}} if snap.grids else None)
 
 
-def _logits(ctx):
-    s = ctx.state
+def _logits(snap):
+    s = snap.state
     by_digit = digits.class_names(s) is not None  # class c is the digit c: no hover names
-    ctx.answer["heatmaps"].update(panels.logits_heatmaps(
-        ctx.trace, "class c = digit" if by_digit else "class c",
+    return Part(heatmaps=panels.logits_heatmaps(
+        snap.trace, "class c = digit" if by_digit else "class c",
         named=bool(class_names(s)) and not by_digit))
 
 
-def top_k(session):
-    """The answer's ``top_k`` for the session's state and k (null below 21 classes)."""
-    table = readouts.top_k_table(session.trace, session.k, classes=class_names(session.state))
-    if table is not None and is_vit_b16_head(session.state):
+def top_k(state, trace, k):
+    """The answer's ``top_k`` for a state, its trace and k (null below 21 classes)."""
+    table = readouts.top_k_table(trace, k, classes=class_names(state))
+    if table is not None and is_vit_b16_head(state):
         table["caption"] += VIT_B16_NOTE
     return table
 
 
-def _top_k(ctx):
-    ctx.answer["top_k"] = top_k(ctx.session)
+def _top_k(snap):
+    return Part(answer={"top_k": top_k(snap.state, snap.trace, snap.k)})
 
 
-def _contributions(ctx):
+def _contributions(snap):
     """The selected logit's terms follow every change of the logits; a resize that takes the
     logit away ends the selection."""
-    selected, s = ctx.session.selected_logit, ctx.state
+    selected, s = snap.selected_logit, snap.state
     if selected is None:
-        return
+        return Part()
     b, c = selected
     if b < s.B and c < s.C:
-        ctx.answer["contributions"] = readouts.contribution_chart(
-            ctx.trace, s.W_head, b, c, classes=class_names(s))
-    else:
-        ctx.session.selected_logit, ctx.answer["contributions"] = None, None
+        return Part(answer={"contributions": readouts.contribution_chart(
+            snap.trace, s.W_head, b, c, classes=class_names(s))})
+    return Part(answer={"contributions": None}, session={"selected_logit": None})
 
 
-def _logits_table(ctx):
-    ctx.answer["logits_table"] = panels.logits_table(ctx.trace, classes=class_names(ctx.state))
+def _logits_table(snap):
+    return Part(answer={"logits_table": panels.logits_table(
+        snap.trace, classes=class_names(snap.state))})
 
 
-def _top_classes(ctx):
-    ctx.answer["top_classes"] = panels.top_classes(ctx.trace, classes=class_names(ctx.state))
+def _top_classes(snap):
+    return Part(answer={"top_classes": panels.top_classes(
+        snap.trace, classes=class_names(snap.state))})
 
 
-def _prediction(ctx):
-    ctx.answer["prediction"] = panels.prediction(ctx.trace, classes=class_names(ctx.state))
+def _prediction(snap):
+    return Part(answer={"prediction": panels.prediction(
+        snap.trace, classes=class_names(snap.state))})
 
 
-def _digit(ctx):
-    ctx.if_changed("digit", digits.section(ctx.state, ctx.trace))
+def _digit(snap):
+    return _if_changed(snap, "digit", digits.section(snap.state, snap.trace))
 
 
-def _lens(ctx):
+def _lens(snap):
     """The drawing panel's logit lens, or its heatmap hidden outside the tiny ViT's state."""
-    shown = panels.lens_heatmap(ctx.state, ctx.trace)
+    shown = panels.lens_heatmap(snap.state, snap.trace)
     if shown is None:
-        ctx.answer["hide"].append(HEATMAP_IDS["lens"])
-        return
+        return Part(hide=[HEATMAP_IDS["lens"]])
     array, spec = shown
-    ctx.session.matrices["lens"] = array
-    ctx.answer["heatmaps"][HEATMAP_IDS["lens"]] = spec
+    return Part(heatmaps={HEATMAP_IDS["lens"]: spec}, matrices={"lens": array})
 
 
 def _comparison(kind):
-    def build(ctx):
+    def build(snap):
         """The correct logits beside a pitfall's or variant's output (and, for a pitfall,
         the difference)."""
-        s, answer = ctx.state, ctx.answer
+        s = snap.state
         key = s.options.get(kind)
-        section, shown_output = comparison_panel.comparison(s, ctx.trace, kind, key, ctx.session.k,
-                                                           page=ctx.session.computed.page_trace)
+        section, shown_output = comparison_panel.comparison(s, snap.trace, kind, key, snap.k,
+                                                           page=snap.page_trace)
         choices = comparisons.choices(kind, s)  # the model's own head: while one is loaded
-        if ctx.session.sent.get(kind) != choices:
-            section["choices"] = ctx.session.sent[kind] = choices
-        answer[kind] = section
+        sent = None
+        if snap.sent.get(kind) != choices:
+            section["choices"], sent = choices, {kind: choices}
         if shown_output is None:
-            answer["hide"].extend(comparison_panel.comparison_ids(kind))
-            return
+            return Part(answer={kind: section}, sent=sent,
+                        hide=comparison_panel.comparison_ids(kind))
         arrays, specs = shown_output
-        ctx.session.matrices.update(arrays)
-        answer["heatmaps"].update(specs)
+        return Part(answer={kind: section}, sent=sent, heatmaps=specs, matrices=arrays)
     return build
 
 
-def _ahead(ctx):
+def _ahead(snap):
     """What a choice would show that is hidden now, at this state's shape: the page makes these
     figures while it is idle (the encoder output in the CLS mode, each comparison panel with
     nothing chosen, dW_head before the fine-tuning panel is used)."""
-    ctx.answer["ahead"] = {**panels.figures_shown_later(ctx.state),
-                           **comparison_panel.comparisons_ahead(ctx.state),
-                           **ctx.session.finetune.shown_later(ctx.state)}
+    return Part(answer={"ahead": {**panels.figures_shown_later(snap.state),
+                                  **comparison_panel.comparisons_ahead(snap.state),
+                                  **finetune_panel.shown_later(snap.finetune, snap.state)}})
 
 
-def _walk(ctx):
+def _walk(snap):
     """The walk-through's step, redone after every change (its numbers are this state's, its
     outlines on heatmaps that may have been redrawn); null while it is off."""
-    s, t = ctx.state, ctx.trace
+    s, t = snap.state, snap.trace
     names = digits.class_names(s)
     last = s.options.get("walk") == len(walkthrough.STEPS) - 1
-    ctx.answer["walk"] = walkthrough.section(
-        s, t, panels.prediction(t, classes=names)["notes"] if last else (), classes=names)
+    return Part(answer={"walk": walkthrough.section(
+        s, t, panels.prediction(t, classes=names)["notes"] if last else (), classes=names)})
 
 
-def _finetune(ctx):
-    ctx.session.finetune.add(ctx.answer, ctx.state, ctx.trace, ctx.session.matrices,
-                             live=ctx.live, page=ctx.session.computed.page_trace)
+def _finetune(snap):
+    panel = finetune_panel.section(snap.finetune, snap.state, snap.trace, live=snap.live,
+                                   page=snap.page_trace)
+    return Part(answer={"finetune": panel.section}, heatmaps=panel.heatmaps, hide=panel.hide,
+                matrices=panel.matrices, session={"finetune": panel.notice_done})
 
 
 def steps(state, trace):
@@ -318,20 +374,18 @@ def steps(state, trace):
     return tex.steps(state, trace, o.get("sample", 0), o.get("logit_class", 0))
 
 
-def _steps(ctx):
-    if ctx.steps == "later":  # the page asks with a "steps" request once they are in view
-        ctx.answer["steps_follow"] = True
-    elif ctx.steps:
-        ctx.answer["steps"] = steps(ctx.state, ctx.trace)
+def _steps(snap):
+    if snap.steps == "later":  # the page asks with a "steps" request once they are in view
+        return Part(answer={"steps_follow": True})
+    if snap.steps:
+        return Part(answer={"steps": steps(snap.state, snap.trace)})
+    return Part()
 
 
 DEFERRABLE = tuple(PANEL_IDS)
 """The sections a request may leave for later (its ``later``): each is a panel of its own on
 the page, which the page can tell is out of view. The heatmaps of the pipeline, the editors,
 the link (``link: "later"``) and the equations (``steps: "later"``) are not among them."""
-
-LINK_PENDING = {"fragment": None, "pending": True, "note": None}
-"""An answer's link while it is not spelled out yet: the page asks for it with a link request."""
 
 COMPARISON = ("{choices (on load), selected, explanation, source, error, note, changes, notice, "
               "top_k}: ")
