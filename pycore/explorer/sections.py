@@ -24,7 +24,7 @@ from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from .errors import StateError, shown
 from .link_answer import LINK_PENDING, state_link
 from .state import has_real_head
-from .shared import HEATMAP_IDS, PANEL_IDS
+from .shared import HEATMAP_IDS
 
 # ---- what a request changed ------------------------------------------------------------------
 
@@ -42,7 +42,7 @@ EVERY = frozenset(HEAD | {FINETUNE} | set(OPTIONS))
 """Sections built into every answer that redraws."""
 
 
-class Section(namedtuple("Section", "name after build keys")):
+class Section(namedtuple("Section", "name after build keys panel waits")):
     """One part of the answer.
 
     Attributes
@@ -59,8 +59,18 @@ class Section(namedtuple("Section", "name after build keys")):
         The answer keys it writes beyond the envelope, each with its JSDoc type (for
         web/js/protocol.js, written by buildtools/protocol_js.py) and what it holds (they make
         :data:`pycore.explorer.protocol.ANSWER`).
+    panel : str or None
+        The element id of the panel of its own that shows it (web/index.html), or None. The
+        page's scripts read these ids from js/shared.js's ``PANEL_IDS``, which
+        ``python3 -m buildtools.protocol_js`` writes into pycore/explorer/shared.py from here.
+    waits : bool
+        Whether a request may leave it for later while its panel is out of view (the
+        request's ``later``; :data:`DEFERRABLE`).
     """
     __slots__ = ()
+
+
+Section.__new__.__defaults__ = (None, False)
 
 
 class Snapshot(namedtuple("Snapshot", "state trace sent selected_logit k finetune deferred "
@@ -184,7 +194,7 @@ def check_later(names):
     >>> check_later(["heatmap-logits"])
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: later: text 'heatmap-logits' is not a section that can wait (finetune, pitfall, variant, digit, walk, contributions, top_k, stats, logits_table, top_classes, prediction).
+    pycore.explorer.errors.StateError: later: text 'heatmap-logits' is not a section that can wait (stats, ...).
     """
     if names is None:
         return frozenset()
@@ -382,11 +392,6 @@ def _steps(snap):
     return Part()
 
 
-DEFERRABLE = tuple(PANEL_IDS)
-"""The sections a request may leave for later (its ``later``): each is a panel of its own on
-the page, which the page can tell is out of view. The heatmaps of the pipeline, the editors,
-the link (``link: "later"``) and the equations (``steps: "later"``) are not among them."""
-
 COMPARISON = ("{choices (on load), selected, explanation, source, error, note, changes, notice, "
               "top_k}: ")
 
@@ -415,14 +420,16 @@ SECTIONS = (
     Section(HEATMAP_IDS["normalized"], frozenset((STATE, INPUT)), _normalized, {}),
     Section("stats", frozenset((STATE, INPUT)), _stats, {
         "stats": ("Table",
-                  "the per-sample statistics table: {caption, header, rows}")}),
+                  "the per-sample statistics table: {caption, header, rows}")},
+        panel="stats", waits=True),
     Section(HEATMAP_IDS["w"], frozenset((STATE, W_HEAD, TRAINED)), _w, {}),
     Section(HEATMAP_IDS["logits"], HEAD, _logits, {}),
     Section("top_k", HEAD | {"top_k"}, _top_k, {
         "top_k": ("?TopK",
                   "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k "
                   "largest logits, from 21 classes on (null below); ranks from "
-                  "pycore.vit.readout.top_k: ties to the lower class, like argmax")}),
+                  "pycore.vit.readout.top_k: ties to the lower class, like argmax")},
+        panel="top-k", waits=True),
     Section("contributions", HEAD, _contributions, {
         "contributions": ("?Contributions",
                           "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
@@ -431,18 +438,22 @@ SECTIONS = (
                           "first, each with its two factors as printed, the rest summed into one "
                           "bar (d null), so the bars sum to the logit; a bar beyond float64 "
                           "(weights near +-1e308 whose other terms cancel it) has value null "
-                          "and text 'beyond float64'; null: none selected")}),
+                          "and text 'beyond float64'; null: none selected")},
+        panel="contributions", waits=True),
     Section("logits_table", HEAD, _logits_table, {
         "logits_table": ("Table",
-                         "the logits table: {caption, header, rows}")}),
+                         "the logits table: {caption, header, rows}")},
+        panel="logits-table", waits=True),
     Section("top_classes", HEAD, _top_classes, {
         "top_classes": ("string",
-                        "one line per sample: its most probable classes")}),
+                        "one line per sample: its most probable classes")},
+        panel="top-classes", waits=True),
     Section("prediction", HEAD, _prediction, {
         "prediction": ("{text: string, notes: string[]}",
                        "{text, notes}: what the head predicts, in words, with ties and rows that "
                        "LayerNorm flattens said as such (a live region says it once the page "
-                       "is quiet after an edit)")}),
+                       "is quiet after an edit)")},
+        panel="prediction", waits=True),
     Section("digit", HEAD, _digit, {
         "digit": ("?{images: ?number[][], attention: ?number[][], prediction: ?string, "
                   "top: ?Array<[string, number]>, "
@@ -456,7 +467,8 @@ SECTIONS = (
                   "probability], ...], how many cells of encoder_output and W_head differ from the model's, "
                   "and the encoder's milliseconds per image; images null when the state is not "
                   "the tiny ViT's encoder output; lens: whether the head at every depth is shown "
-                  "(the drawn images', or a model file's hidden_cls)")}),
+                  "(the drawn images', or a model file's hidden_cls)")},
+        panel="real-vit", waits=True),
     Section(HEATMAP_IDS["lens"], HEAD | {"sample"}, _lens, {}),
     Section("pitfall", HEAD | {"pitfall", "top_k"}, _comparison("pitfall"), {
         "pitfall": ("Comparison",
@@ -466,17 +478,20 @@ SECTIONS = (
                     "needs the patch tokens (position -1, average pooling) chosen while only "
                     "CLS vectors were edited; top_k: from "
                     "21 classes on, each sample's k largest outputs as a table (as the answer's "
-                    "top_k)")}),
+                    "top_k)")},
+        panel="pitfalls", waits=True),
     Section("variant", HEAD | {"variant", "top_k"}, _comparison("variant"), {
         "variant": ("Comparison",
-                    COMPARISON + "the other head shown, as for pitfall")}),
+                    COMPARISON + "the other head shown, as for pitfall")},
+        panel="variants", waits=True),
     Section("walk", EVERY, _walk, {
         "walk": ("?Walk",
                  "{step, count, names, key, sample, class, predicted_class, class_chosen, title, "
                  "tex, note, notes, highlights}: the walk-through's step with this sample's "
                  "numbers, highlights {heatmap id: [[row0, col0, row1, col1], ...]} the cells it "
                  "uses; null while it is off. Sent with every answer that redraws, so an edit "
-                 "redoes the step")}),
+                 "redoes the step")},
+        panel="walk", waits=True),
     Section("finetune", HEAD | {FINETUNE}, _finetune, {
         "finetune": ("FineTune",
                      "{labels, predicted, classes, settings, loss, accuracy, status, "
@@ -485,7 +500,8 @@ SECTIONS = (
                      "{asked, taken, text}; held_out is null or the held-out digits' {count, "
                      "accuracy, curve, text}; run is null or {id, steps, loss, accuracy, "
                      "compare: [{head, name, loss, own, stopped}]}, each curve step 0 first "
-                     "(each field: protocol.FINETUNE)")}),
+                     "(each field: protocol.FINETUNE)")},
+        panel="finetune", waits=True),
     Section("steps", HEAD | {"sample", "logit_class"}, _steps, {
         "steps": ("{sample: number, class: number, "
                   "items: {title: string, tex: string, note: ?string}[]}",
@@ -504,3 +520,13 @@ SECTIONS = (
 )
 """Every section of an answer, in the order they are built (the walk-through after the
 logits, whose notes it reads)."""
+
+DEFERRABLE = tuple(section.name for section in SECTIONS if section.waits)
+"""The sections a request may leave for later (its ``later``): each is a panel of its own on
+the page, which the page can tell is out of view (its Section says ``waits``). The heatmaps of
+the pipeline, the editors, the link (``link: "later"``) and the equations (``steps:
+"later"``) are not among them."""
+
+PANEL_IDS = {section.name: section.panel for section in SECTIONS if section.panel}
+"""Each answer section that is a panel of its own, and that panel's element id (web/index.html);
+pycore/explorer/shared.py holds the same, written from here, for the page's scripts."""

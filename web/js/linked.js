@@ -11,6 +11,7 @@
 // link: a link is the state, not where the pointer was.
 
 import { component } from "./components.js";
+import { bars } from "./text-views.js";
 import { cellAt, classTitle } from "./heatmap-hover.js";
 import { OUTLINES, outlinedBox, setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
@@ -310,37 +311,7 @@ function showChart(c) {
   setText($("contributions-title"), c.title);
   setText($("contributions-note"), `${c.note} Sum of the bars: ${c.total_text}; logit: ${c.logit_text}.`);
   setData(box, "logit", `${c.b},${c.c}`);
-  // A bar beyond float64 (value null, its sign in its text) is drawn full length; the others
-  // are scaled to the largest finite one.
-  const size = (bar) => (bar.value === null ? Infinity : Math.abs(bar.value));
-  const negative = (bar) => (bar.value === null ? bar.text.startsWith("-") : bar.value < 0);
-  const top = Math.max(...c.bars.map(size).filter(Number.isFinite), 1e-300);
-  const items = c.bars.map((bar) => {
-    const li = document.createElement("li");
-    li.className = negative(bar) ? "bar negative" : "bar";
-    if (bar.d === null) li.classList.add("rest");
-    const label = document.createElement("span");
-    label.className = "bar-label";
-    label.textContent = bar.label;
-    const track = document.createElement("span");
-    track.className = "bar-track";
-    const fill = document.createElement("span");
-    fill.className = "bar-fill";
-    // half the track each side of zero: negative terms grow left, positive right
-    const width = Math.min(50, (50 * size(bar)) / top);
-    fill.style.width = `${width}%`;
-    fill.style.left = negative(bar) ? `${50 - width}%` : "50%";
-    track.append(fill);
-    const factors = document.createElement("span");
-    factors.className = "bar-factors";
-    factors.textContent = bar.factors ? `${bar.factors} =` : "";
-    const value = document.createElement("span");
-    value.className = "bar-value";
-    value.textContent = bar.text;
-    li.append(label, factors, track, value);
-    return li;
-  });
-  $("contributions-bars").replaceChildren(...items);
+  bars($("contributions-bars"), c.bars, { signed: true });
   reserve(box);
 }
 
