@@ -319,6 +319,12 @@ def _prediction(snap):
         snap.trace, classes=class_names(snap.state))})
 
 
+def _softmax_bars(snap):
+    s = snap.state
+    return Part(answer={"softmax_bars": panels.softmax_bars(
+        snap.trace, min(s.options.get("sample", 0) or 0, s.B - 1), classes=class_names(s))})
+
+
 def _digit(snap):
     return _if_changed(snap, "digit", digits.section(snap.state, snap.trace))
 
@@ -454,6 +460,14 @@ SECTIONS = (
                        "LayerNorm flattens said as such (a live region says it once the page "
                        "is quiet after an edit)")},
         panel="prediction", waits=True),
+    Section("softmax_bars", HEAD | {"sample"}, _softmax_bars, {
+        "softmax_bars": ("{b: number, title: string, bars: {label: string, value: number, "
+                         "text: string, mark: boolean, rest: boolean}[], note: string}",
+                         "{b, title, bars: [{label, value, text, mark, rest}], note}: the "
+                         "chosen sample's class probabilities (the display-only softmax) as "
+                         "bars, most probable first, the predicted class marked, past 10 "
+                         "classes the rest summed into one bar")},
+        panel="softmax-bars", waits=True),
     Section("digit", HEAD, _digit, {
         "digit": ("?{images: ?number[][], attention: ?number[][], prediction: ?string, "
                   "top: ?Array<[string, number]>, "

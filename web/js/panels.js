@@ -4,7 +4,7 @@
 // as text (never as HTML).
 
 import { component } from "./components.js";
-import { table } from "./text-views.js";
+import { bars, table } from "./text-views.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { setClassLabels } from "./heatmap-hover.js";
 import { PANEL_IDS } from "./shared.js";
@@ -88,6 +88,12 @@ component("steps_follow", {
     if (stepsInView) flushSteps();
   },
 });
+component("softmax_bars", { draw: (c) => {
+  const box = $(PANEL_IDS.softmax_bars);
+  setText(box.querySelector("h3"), c.title);
+  bars(box.querySelector("ol"), c.bars, { signed: false });
+  setText(box.querySelector("p"), c.note);
+} });
 component("top_classes", { draw: (text) => { setText($(PANEL_IDS.top_classes), text || ""); } });
 const sayPrediction = calmly("prediction-said");
 component("prediction", { draw: (p) => {
