@@ -326,8 +326,8 @@ export async function loadGallery(host, note, onPick) {
 // ---- the panel: the answer's "digit" section, and the pad's requests -------------------------
 
 const $ = (id) => document.getElementById(id);
-let send = null; // (request, t0) -> promise: the page's, once Python is ready (bindDigits)
-let call = null; // request -> promise of the answer, drawing nothing (bindDigits)
+let send = null; // (request, t0) -> promise: the page's, once Python is ready (connect)
+let call = null; // request -> promise of the answer, drawing nothing (connect)
 // What a request says of the equations (js/panels.js), and the panels out of view
 // (js/offscreen.js).
 let stepsLater = () => undefined;
@@ -432,13 +432,11 @@ function showModelView(pixels) {
   setData(img, "pixels", pixels ? pixels.join(",") : "");
 }
 
-// The panel's controls, once Python is ready; sendRequest(request, t0) is the page's send,
-// callPython(request) asks without drawing; views.stepsLater() is a request's "steps" and
-// views.laterSections() the sections whose panels are out of view.
-export function bindDigits(sendRequest, callPython, views) {
-  send = sendRequest;
-  call = callPython;
-  ({ stepsLater, laterSections } = views);
+// The panel's controls, once Python is ready (js/app.js: connect): page.send(request, t0)
+// draws the answer, page.call(request) asks without drawing; page.stepsLater() is a request's
+// "steps" and page.laterSections() the sections whose panels are out of view.
+export function connect(page) {
+  ({ send, call, stepsLater, laterSections } = page);
   $("digit-erase").addEventListener("click", (e) => {
     pad.erasing = !pad.erasing;
     e.target.setAttribute("aria-pressed", String(pad.erasing));

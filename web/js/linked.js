@@ -31,14 +31,15 @@ let asking = null; // the hover request in flight, and the one that waits for it
 let queued = null;
 
 /**
- * Bind the linked views (once Python is ready).
- * @param {Object} bridge the host's bridge (js/host.js)
- * @param {{input: Object, w: Object}} editors the grids
- * @param {function(Object): Promise} show draws an answer (Renderer.schedule)
+ * Bind the linked views and the top-k table's k, once Python is ready (js/app.js: connect).
+ * @param {{call: function(Object): Promise<Object>, send: function(Object, number): Promise<Object>,
+ *          render: function(Object, number): Promise<void>, editors: {input: Object, w: Object}}} page
  */
-export function connect(bridge, editors, show) {
-  client = bridge;
-  grids = editors;
+export function connect(page) {
+  client = page;
+  grids = page.editors;
+  const show = (res) => page.render(res, performance.now());
+  bindTopK((request) => page.send(request, performance.now()));
   const logits = $(HEATMAP_IDS.logits);
   logits.tabIndex = 0;
   logits.addEventListener("mousemove", (e) => hover(cellAt(logits, e.clientX, e.clientY)));
@@ -316,7 +317,7 @@ function showChart(c) {
 }
 
 /** The top-k table's k (1 to 20), as the person sets it. */
-export function bindTopK(send) {
+function bindTopK(send) {
   const k = $("top-k-k");
   // Python checks k; a refusal (its message is shown) puts the k in effect back
   const apply = async () => {

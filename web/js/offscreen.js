@@ -31,13 +31,13 @@ for (const name of DEFERRABLE) {
 }
 
 /**
- * The bridge and the renderer, once Python is ready.
- * @param {{call: function(Object): Promise<Object>}} bridge
- * @param {function(Object, number): Promise<void>} schedule draws an answer (Renderer.schedule)
+ * The page, once Python is ready (js/app.js: connect): its call, and its render for the
+ * sections a catch_up brings.
+ * @param {{call: function(Object): Promise<Object>, render: function(Object, number): Promise<void>}} page
  */
-export function connect(bridge, schedule) {
-  client = bridge;
-  draw = schedule;
+export function connect(page) {
+  client = page;
+  draw = page.render;
 }
 
 /** The sections whose panels are out of view now: a scrub's request's `later`. */

@@ -27,8 +27,9 @@ const stepsObserver = new IntersectionObserver((entries) => {
 });
 stepsObserver.observe($("step-list"));
 
-// The bridge, once Python is ready: for fetching the equations that edits left for later.
-export function connect(bridge) { client = bridge; }
+// The page, once Python is ready (js/app.js: connect): its call, for fetching the equations
+// that edits left for later.
+export function connect(page) { client = page; }
 
 // The names of the samples and classes the answers last sent (for js/walkthrough.js's selects).
 export function labelsNow() { return labels; }
