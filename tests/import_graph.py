@@ -45,7 +45,7 @@ LAYERS = (
     ("answers", "what each panel shows, and the answer's sections that hold it",
      ("explorer.class_names", "explorer.heatmap_spec", "explorer.tex", "explorer.panels",
       "explorer.comparison_panel", "explorer.walkthrough", "explorer.finetune",
-      "explorer.finetune_panel", "explorer.sections")),
+      "explorer.finetune_panel", "explorer.snapshot", "explorer.sections")),
     ("requests", "the answer to each request of the page, and the self-check it can ask for",
      ("explorer.protocol", "explorer.protocol_types", "explorer.session", "selfcheck")),
 )
