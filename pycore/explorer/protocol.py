@@ -148,7 +148,7 @@ HEATMAP = {
 }
 
 
-# The "finetune" section of an answer (pycore/explorer/finetune.py: FineTune.add).
+# The "finetune" section of an answer (pycore/explorer/finetune_panel.py: section).
 FINETUNE = {
     "labels": "[int]: the state's label of each sample",
     "predicted": "[int]: each sample's predicted class (arg-max logit)",

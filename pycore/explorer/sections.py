@@ -5,9 +5,13 @@ built when the request changed something it follows, and left out otherwise (the
 what it last drew). What a request changed is a set of the names below; ``STATE`` (a new
 state: a load, a preset, a resize, a model file) reaches every section.
 
-Adding a panel: one :class:`Section` here (its answer keys, with a line each for the protocol),
-one component on the page registered under the same key (web/js/render.js: ``component``), its
-HTML slot and its CSS (docs/architecture.md, "Adding a panel").
+Each builder reads a :class:`~pycore.explorer.snapshot.Snapshot` and returns a
+:class:`~pycore.explorer.snapshot.Part`; the session applies what the parts keep.
+
+Adding a panel: one :class:`Section` here (its answer keys, with a line each for the protocol;
+its element id and whether it may wait), its values' function (panels.py), one component on the
+page registered under the same key (web/js/components.js: ``component``) and its HTML slot; then
+``python3 -m buildtools.protocol_js`` (docs/architecture.md, "Adding a panel").
 
 Examples
 --------
