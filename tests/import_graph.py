@@ -36,6 +36,7 @@ LAYERS = (
       "explorer.digit_images", "explorer.recipes", "explorer.train_state", "explorer.state")),
     ("state io", "ways to make, change, save and load a state, and to train on it",
      ("explorer.presets", "explorer.editing", "explorer.state_json", "explorer.link",
+      "explorer.link_answer", "explorer.wire",
       "explorer.export", "explorer.file_parts", "explorer.npy_npz",
       "explorer.safetensors_file", "explorer.model_file",
       "explorer.model_transfer", "explorer.digits", "explorer.finetune_digits",
@@ -46,7 +47,7 @@ LAYERS = (
     ("answers", "what each panel shows, and the answer's sections that hold it",
      ("explorer.class_names", "explorer.heatmap_spec", "explorer.tex", "explorer.panels",
       "explorer.comparison_panel", "explorer.walkthrough", "explorer.finetune",
-      "explorer.sections")),
+      "explorer.finetune_panel", "explorer.snapshot", "explorer.sections")),
     ("requests", "the answer to each request of the page, and the self-check it can ask for",
      ("explorer.protocol", "explorer.protocol_types", "explorer.session", "selfcheck")),
 )

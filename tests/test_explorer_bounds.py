@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
-from pycore.explorer import decode_fragment, encode_fragment, link, protocol, session
+from pycore.explorer import decode_fragment, encode_fragment, link, link_answer, protocol, session
 from pycore.explorer.errors import StateError
 from pycore.explorer.link import LINK_MAX, NUMBER_MAX_CHARS, json_loads
 from pycore.explorer.session import Session
@@ -18,7 +18,7 @@ def link_with(number_text):
 
 
 def test_one_link_limit_for_writing_and_reading():
-    assert session.LINK_MAX is link.LINK_MAX
+    assert link_answer.LINK_MAX is link.LINK_MAX
 
 
 @pytest.mark.parametrize("digits", [1000000, 99000, NUMBER_MAX_CHARS + 1], ids=str)

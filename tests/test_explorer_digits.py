@@ -13,7 +13,7 @@ import pytest
 from pycore import load_tiny_vit
 from pycore.explorer import decode_fragment, encode_fragment, state_to_json
 from pycore.explorer.export import numpy_code
-from pycore.explorer.protocol import check_answer
+from protocol_check import check_answer
 from pycore.explorer.session import Session
 
 

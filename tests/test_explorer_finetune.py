@@ -19,7 +19,8 @@ from pycore.explorer import (decode_fragment, encode_fragment, preset, resize, s
                              state_to_json, StateError)
 from pycore.explorer import training_memory
 from pycore.explorer.shared import LINK_MAX
-from pycore.explorer.protocol import FINETUNE, check_answer
+from pycore.explorer.protocol import FINETUNE
+from protocol_check import check_answer
 from pycore.explorer.session import Session
 from pycore.explorer.train_state import TRAIN_DEFAULTS, check_labels
 

@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from pycore.explorer import encode_fragment, finetune, state_to_json
+from pycore.explorer import encode_fragment, finetune_panel, state_to_json
 from pycore.explorer.session import Session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,7 +75,7 @@ def test_a_training_step_whose_answer_fails_is_taken_back(monkeypatch):
     def broken(run):
         raise RuntimeError("a bug in the reading")
 
-    monkeypatch.setattr(finetune, "reading", broken)
+    monkeypatch.setattr(finetune_panel, "reading", broken)
     with pytest.raises(RuntimeError):
         session.handle({"op": "train", "n": 3})
     monkeypatch.undo()
@@ -91,7 +91,7 @@ def test_the_bridge_answers_a_failed_step_with_nothing_changed(monkeypatch):
     bridge = load_bridge()
     assert json.loads(bridge.answer(json.dumps({"op": "preset", "name": "finetune"}))[0])["ok"]
     before = snapshot(bridge._session)
-    monkeypatch.setattr(finetune, "reading", lambda run: 1 / 0)
+    monkeypatch.setattr(finetune_panel, "reading", lambda run: 1 / 0)
     answer = json.loads(bridge.answer(json.dumps({"op": "train", "n": 1}))[0])
     assert answer["ok"] is False and "Internal error" in answer["error"]["message"]
     assert snapshot(bridge._session) == before
@@ -278,7 +278,7 @@ def test_keystrokes_after_a_paste_into_a_preset_never_spell_out_the_link(monkeyp
     past SYNC_LINK_NUMBERS of them a keystroke's link is pending and the link is not spelled out
     (a whole ViT-B/16 W_head pasted: 768,000 edits, a 31 MB link rebuilt per keystroke, 3.4 s);
     asked for once typing pauses, a link that is surely too long is not spelled out either."""
-    from pycore.explorer import session as session_module
+    from pycore.explorer import link_answer as session_module
     calls = []
     encode = session_module.encode_fragment
     monkeypatch.setattr(session_module, "encode_fragment", lambda s: calls.append(1) or encode(s))

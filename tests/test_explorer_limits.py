@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from pycore.explorer import finetune, state as state_module, \
+from pycore.explorer import finetune, finetune_panel, state as state_module, \
     training_memory as training_memory_module
 from pycore.explorer.presets import preset
 from pycore.explorer.session import Session
@@ -258,7 +258,7 @@ def test_a_failed_answer_rewinds_every_head_bit_for_bit(monkeypatch):
         assert s.handle({"op": "load", "fragment": link})["ok"]
         for _ in range(3):
             assert s.handle({"op": "train", "n": 4})["ok"]
-    monkeypatch.setattr(finetune, "reading", lambda run: 1 / 0)
+    monkeypatch.setattr(finetune_panel, "reading", lambda run: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         session.handle({"op": "train", "n": 5})
     monkeypatch.undo()

@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from pycore.explorer import decode_fragment, encode_fragment, state_from_json, state_to_json
 from pycore.explorer import training_memory
 from pycore.explorer.link import LINK_MAX
-from pycore.explorer.protocol import check_answer, matrix_names
+from pycore.explorer.protocol import matrix_names
+from protocol_check import check_answer
 from pycore.explorer.session import Session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -292,7 +293,7 @@ def test_keystrokes_after_a_big_paste_at_vit_b16_size_are_answered_without_the_l
     keystroke spells the link out (counted, not timed); asked for once typing pauses, the link
     is refused in words without being spelled out either. (A whole 768 x 1000 paste takes
     seconds of parsing: a block this size keeps the test cheap and takes the same path.)"""
-    from pycore.explorer import session as session_module
+    from pycore.explorer import link_answer as session_module
     calls = []
     encode = session_module.encode_fragment
     monkeypatch.setattr(session_module, "encode_fragment", lambda s: calls.append(1) or encode(s))

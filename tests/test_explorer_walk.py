@@ -10,6 +10,7 @@ from pycore.explorer.link import decode_fragment, encode_fragment
 from pycore.explorer.presets import default_state
 from pycore.explorer.session import Session
 from pycore.explorer.state_json import state_from_json
+from protocol_check import check_answer
 
 CLS = np.array([[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
 W = np.array([[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]])
@@ -214,7 +215,6 @@ def test_predicted_skips_nan_and_ranks_overflow():
 
 
 def test_walk_answers_keep_to_the_protocol():
-    from pycore.explorer import protocol
     s = Session()
     for request in ({"op": "load", "fragment": ""},
                     {"op": "option", "name": "walk", "value": 4},
@@ -222,5 +222,5 @@ def test_walk_answers_keep_to_the_protocol():
                     {"op": "edit", "key": "W_head", "index": [0, 1], "text": "2"},
                     {"op": "option", "name": "pitfall", "value": "last_position"}):
         answer = s.handle(request)
-        protocol.check_answer(answer)
+        check_answer(answer)
         json.dumps(answer)

@@ -13,6 +13,7 @@ import pytest
 from buildtools import protocol_js
 from pycore.explorer import protocol, protocol_types, sections
 from pycore.explorer.session import Session
+from protocol_check import check_answer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TYPEDEFS = {name: {prop: (optional, js_type) for prop, optional, js_type, _ in props}
@@ -86,14 +87,13 @@ def test_sections_are_named_once_and_build_only_their_keys():
         s = Session()
         assert s.handle(first)["ok"]
         for section in sections.SECTIONS:  # each alone: what it writes beyond the envelope
-            answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
-            section.build(sections.Context(s, answer))
-            written = set(answer) - {"ok", "error", "heatmaps", "hide", "grids"}
+            part = section.build(s.snapshot())
+            written = set(part.answer or ())
             assert written <= set(section.keys), section.name
             if section.name.startswith("heatmap-"):  # draws its heatmap, or hides it
-                assert answer["heatmaps"] or section.name in answer["hide"], section.name
+                assert part.heatmaps or section.name in (part.hide or ()), section.name
             else:
-                assert not answer["heatmaps"], section.name
+                assert not part.heatmaps, section.name
 
 
 @pytest.mark.parametrize("typedef, names", [
@@ -307,5 +307,5 @@ def test_answers_to_each_op_keep_to_the_protocol():
                     {"op": "digit", "images": [[[0] * 8] * 3 + [[16] * 8] * 2 + [[0] * 8] * 3]},
                     {"op": "option", "name": "walk", "value": 0}):
         answer = s.handle(request)
-        protocol.check_answer(answer)
+        check_answer(answer)
         check_answer_types(answer)

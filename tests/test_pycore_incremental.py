@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from pycore.explorer.computed import Computed
 from pycore.explorer.session import Session
 from pycore.explorer import encode_fragment
 
@@ -22,29 +21,23 @@ TOL = dict(rtol=1e-12, atol=1e-12)
 SECTIONS = ("shape", "stats", "logits_table", "top_classes", "steps", "pitfall", "variant")
 
 
-class FullComputed(Computed):
-    """Runs the whole head after every edit."""
-
-    def after_cell(self, key, index):
-        self.recompute()
-
-
-class SmallComputed(Computed):
-    """Takes the incremental path at every size, not just for large heads."""
-
-    INCREMENTAL_FROM = 0
-
-
 class FullSession(Session):
-    """A session that runs the whole head after every edit, as Session did before."""
+    """A session that runs the whole head after every edit, as Session did before: each
+    request finds its Computed recomputing everything after a cell."""
 
-    COMPUTED = FullComputed
+    def handle(self, request):
+        computed = self.computed
+        computed.after_cell = lambda key, index: computed.recompute()
+        return super().handle(request)
 
 
 class Incremental(Session):
-    """A session that takes the incremental path at every size, not just for large heads."""
+    """A session that takes the incremental path at every size, not just for large heads
+    (a new state's Computed answers its first request whole, as any session's does)."""
 
-    COMPUTED = SmallComputed
+    def handle(self, request):
+        self.computed.INCREMENTAL_FROM = 0
+        return super().handle(request)
 
 
 def outcome(session, request):

@@ -5,10 +5,11 @@ import math
 import numpy as np
 import pytest
 
-from pycore.explorer import class_names, preset, protocol, readouts
+from pycore.explorer import class_names, preset, readouts
 from pycore.explorer.session import Session
 from pycore.vit.readout import contributions, top_k
 from pycore.vit.trace import trace_head
+from protocol_check import check_answer
 
 
 def test_contributions_are_the_products_and_sum_to_the_logit():
@@ -111,7 +112,7 @@ def test_session_keeps_the_selected_logit_through_edits():
     answer = s.handle({"op": "edit", "key": "W_head", "index": [3, 2], "text": "1"})
     t = trace_head(s.state.W_head, cls=s.state.cls)
     assert answer["contributions"]["logit_text"] == "%.4f" % t.logits[0, 2]
-    protocol.check_answer(answer)
+    check_answer(answer)
     answer = s.handle({"op": "resize", "C": 2})  # the selected class is gone
     assert answer["contributions"] is None
     assert s.handle({"op": "contributions", "b": None, "c": None})["contributions"] is None
@@ -146,7 +147,7 @@ def test_top_k_option_is_a_view_setting_outside_the_link():
     answer = s.handle({"op": "option", "name": "top_k", "value": 3})
     assert answer["top_k"]["k"] == 3 and len(answer["top_k"]["rows"][0]["cells"]) == 3
     assert s.handle({"op": "link"})["link"] == link
-    protocol.check_answer(answer)
+    check_answer(answer)
 
 
 NAMES = ["name of %d" % i for i in range(1000)]

@@ -23,6 +23,14 @@ PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "*.js")) +
 # A panel's id written out in an element lookup: $("stats"), getElementById('walk')
 PANEL_LOOKUP = re.compile(r'(?:\$|getElementById)\(\s*["\'`](%s)["\'`]\s*\)'
                           % "|".join(re.escape(i) for i in shared.PANEL_IDS.values()))
+# A selector that starts at a panel: "#real-vit .pad", `#top-k-table` is another element's id
+PANEL_SELECTOR = re.compile(r'["\'`]#(%s)(?![\w-])' % "|".join(
+    re.escape(i) for i in shared.PANEL_IDS.values()))
+# A string that is a panel's id and no section's or request's name: "pitfalls", 'top-k'
+_NAMES = {s.name for s in sections.SECTIONS} | set(__import__(
+    "pycore.explorer.protocol", fromlist=["REQUESTS"]).REQUESTS)
+PANEL_STRING = re.compile(r'["\'`](%s)["\'`]' % "|".join(
+    re.escape(i) for i in shared.PANEL_IDS.values() if i not in _NAMES))
 EXPORTED = {name: value for name, value in vars(shared).items()
             if not name.startswith("_") and not callable(value)
             and not isinstance(value, type(os))}
@@ -50,7 +58,8 @@ def test_the_generated_module_holds_every_value_of_shared_py(tmp_path):
     got = run_module(tmp_path, 'import * as shared from "./shared.js";\n'
                                'console.log(JSON.stringify(shared));\n')
     assert set(EXPORTED) == {"LINK_MAX", "LINK_SHARE_MAX", "MAX_RUN_STEPS", "HEATMAP_IDS",
-                             "PANEL_IDS", "PRESETS", "DEFAULT_PRESET", "FINETUNE_PRESET",
+                             "PANEL_IDS", "DEFERRABLE", "PRESETS", "DEFAULT_PRESET",
+                             "FINETUNE_PRESET",
                              "DIGITS_PRESET"}
     assert {k: v for k, v in got.items()} == json.loads(json.dumps(EXPORTED))
 
@@ -153,8 +162,16 @@ def test_the_page_has_one_element_per_heatmap_id_and_panel_id():
         assert html.count('id="%s"' % element_id) == 1, element_id
 
 
-def test_every_panel_the_page_watches_is_a_section_of_the_answer():
-    assert set(shared.PANEL_IDS) <= {section.name for section in sections.SECTIONS}
+def test_the_panel_ids_are_the_sections_declarations():
+    """shared.py's panel ids are written from the sections (python3 -m buildtools.protocol_js):
+    each panel declared once, in its Section."""
+    from buildtools import protocol_js
+    text = read("pycore", "explorer", "shared.py")
+    assert text == protocol_js.shared_text(text), \
+        "pycore/explorer/shared.py's panel ids are out of date: run python3 -m buildtools.protocol_js"
+    assert shared.PANEL_IDS == {s.name: s.panel for s in sections.SECTIONS if s.panel}
+    assert shared.DEFERRABLE == tuple(s.name for s in sections.SECTIONS if s.waits)
+    assert set(shared.DEFERRABLE) <= set(shared.PANEL_IDS)
 
 
 def test_the_preset_menu_offers_python_presets_with_their_sizes():
@@ -186,12 +203,21 @@ def test_the_page_names_presets_by_the_shared_constants():
 
 
 def test_panel_ids_are_not_written_out_in_page_scripts():
-    """A panel's element id reaches the page's scripts only through shared.js's PANEL_IDS.
-    Only the element-lookup forms count: "stats", "walk" and "finetune" are also names of
-    requests and sections."""
+    """A panel's element id reaches the page's scripts only through shared.js's PANEL_IDS:
+    no element lookup names one, no selector starts with one ("#top-k ..."), and no string
+    is one, where the id is not also the name of a request or a section ("pitfalls" passed
+    on to a lookup; "stats", "walk" and "finetune" are also names of requests and sections)."""
     for path in PAGE_SCRIPTS:
-        found = PANEL_LOOKUP.findall(open(path, encoding="utf-8").read())
+        code = without_comments(open(path, encoding="utf-8").read())
+        found = PANEL_LOOKUP.findall(code) + PANEL_SELECTOR.findall(code) + \
+            PANEL_STRING.findall(code)
         assert not found, (os.path.relpath(path, ROOT), found)
+
+
+def without_comments(code):
+    """JavaScript without its // and /* */ comments (a comment may name a panel's element)."""
+    code = re.sub(r"/\*.*?\*/", "", code, flags=re.S)
+    return re.sub(r"(?m)(^|[^:\\\"'`])//.*$", r"\1", code)
 
 
 def test_the_panel_id_check_catches_a_literal():
@@ -200,6 +226,17 @@ def test_the_panel_id_check_catches_a_literal():
         assert PANEL_LOOKUP.search(text), text
     for text in ('$("real-vit-pad")', '{ op: "stats" }', '$(PANEL_IDS.walk)'):
         assert not PANEL_LOOKUP.search(text), text
+    for text in ('querySelector("#real-vit .pad")', "'#walk'"):
+        assert PANEL_SELECTOR.search(text), text
+    for text in ('"#top-k-table"', '"#walkthrough"'):
+        assert not PANEL_SELECTOR.search(text), text
+    for text in ('comparison("pitfall", "pitfalls")', "el.id === 'logits-table'"):
+        assert PANEL_STRING.search(text), text
+    for text in ('{ op: "stats" }', 'component("prediction", x)', '"pitfalls-note"'):
+        assert not PANEL_STRING.search(text), text
+    assert without_comments('a = 1; // the "pitfalls" panel\nb = "x"; /* #walk */') == \
+        'a = 1; \nb = "x"; '
+
 
 
 def test_the_size_fields_allow_what_python_allows():

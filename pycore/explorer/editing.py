@@ -16,6 +16,7 @@ import numpy as np
 
 from .cells import BlockTooLarge, parse_block, parse_cell
 from .errors import StateError
+from .shared import encoder_row
 from .state import PATTERN, check_limits, check_size, dims_text, quoted, whole_number
 from .train_state import resized_labels
 
@@ -449,3 +450,24 @@ def set_mode(state, mode, N=None):
     state.cls = None
     state.generated.pop("cls", None)
     return state
+
+
+def patches(state, key, index, value):
+    """The cells of the matrices the page holds that one edit of ``key`` at ``index`` changed
+    (the answer's ``patched``).
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import preset
+    >>> patches(preset("encoder"), "encoder_output", (1, 0, 2), 0.5)["h_cls"]
+    [[1, 2, 0.5]]
+    """
+    if key == "W_head":
+        return {"W_head": [[index[0], index[1], value]]}
+    if key == "cls":
+        return {"input": [[index[0], index[1], value]], "h_cls": [[index[0], index[1], value]]}
+    b, t, d = index
+    out = {"input": [[encoder_row(b, t, state.N + 1), d, value]]}
+    if t == 0:
+        out["h_cls"] = [[b, d, value]]
+    return out

@@ -2,7 +2,8 @@
 what the panel shows, and the run as NumPy code (docs/training.md, "The panel").
 
 A run (:mod:`pycore.explorer.finetune_run`) trains the correct head and the mistaken heads
-beside it; its NumPy code comes from :mod:`pycore.explorer.finetune_export`. Each
+beside it; its NumPy code comes from :mod:`pycore.explorer.finetune_export`, and what the panel
+shows from :mod:`pycore.explorer.finetune_panel`. Each
 ``train`` request takes steps of all of them; the correct head's W_head becomes the state's, so
 the link and every export carry it. A run lasts while nothing it depends on changes: an edit of
 W_head or of the inputs, a label, a setting, or another state ends it, and the next step starts
@@ -20,21 +21,16 @@ Examples
 >>> [round(x, 4) for x in ft.run.main.losses]    # from W_head = 0: log 10 first
 [2.3026, 2.1111, 1.9323, 1.7666]
 """
-import math
-
 import numpy as np
 
-from ..vit.loss import cross_entropy
-from .heatmap_spec import AHEAD_LIMIT, VALUE, heatmap, shape_only
 from .cells import format_number, parse_cell
-from .comparisons import page_trace
 from .errors import StateError
 from .export import about
 from .finetune_export import training_code
-from .finetune_run import OPTIMIZER_NAMES, Run, converged, reading
-from .shared import HEATMAP_IDS, MAX_RUN_STEPS
+from .finetune_run import OPTIMIZER_NAMES, Run
+from .shared import MAX_RUN_STEPS
 from .state import shown, whole_number
-from .train_state import LR_DEFAULTS, TRAIN_DEFAULTS, check_train_setting, parse_label
+from .train_state import LR_DEFAULTS, check_train_setting, parse_label
 from .training_memory import OPTIMIZER_SLOTS
 
 MAX_STEPS_PER_REQUEST = 500
@@ -66,11 +62,6 @@ buffers), where a later step writes memory already in use."""
 OPTIMIZER_PASSES = {"sgd": 3.0, "momentum": 6.0, "adam": 20.0}
 """Nanoseconds per weight (D × C) of a head's step in its optimizer and gradient arrays (the
 gradient made, then the update's passes: Adam's square root and divisions cost the most)."""
-
-
-GRADIENT_LIVE_MAX = 20000
-"""Up to this many weights (D * C), dW_head is redrawn with every edit once the panel is in
-use; a larger gradient comes only with the panel's own actions (an edit hides it)."""
 
 
 # ---- the panel, request by request ---------------------------------------------------------
@@ -190,8 +181,8 @@ def steps_that_fit(B, D, C, optimizer, heads, asked, budget_ms=REQUEST_WORK_MS, 
 
 
 class FineTune(object):
-    """The fine-tuning side of a session: the current run, the label being typed, and the
-    panel's section of each answer (protocol.FINETUNE)."""
+    """The fine-tuning side of a session: the current run, the label being typed, and what the
+    panel's next section says (pycore/explorer/finetune_panel.py reads it)."""
 
     def __init__(self):
         self.run = None
@@ -207,6 +198,15 @@ class FineTune(object):
         if self.run is not None and not self.run.current(state):
             self.run = None
         return self.run
+
+    def answered(self, state, notice_done):
+        """After an answer that brought the panel's section: its ``trained`` line has been
+        said, a run that no longer describes ``state`` is let go, and so is a setting's
+        notice that another run replaced (``notice_done``, from finetune_panel.section)."""
+        self.trained = None
+        self.current_run(state)
+        if notice_done:
+            self.notice = None
 
     # -- requests
 
@@ -390,7 +390,7 @@ class FineTune(object):
                 "" if state.train["lr"] == before["lr"] else
                 " (it was %s; type another to change it)" % _setting_text(before["lr"])))
         ended = run.steps if run is not None and state.train != before else None
-        # said until the run that follows the change is replaced (see add)
+        # said until the run that follows the change is replaced (finetune_panel._notice)
         self.notice = {"said": " ".join(said), "ended": ended, "next": self._runs + 1} \
             if said or ended is not None else None
         self.active = True
@@ -434,130 +434,6 @@ class FineTune(object):
                 "title": "NumPy code that reproduces the training run's losses",
                 "about": about(state, "training", run)}
 
-    # -- the answer
-
-    def _held_out(self, state, run):
-        """The answer's "held_out": the held-out digits' accuracy under this W_head."""
-        held = self.held_out
-        if held is None or not held.applies(state):
-            return None
-        accuracy = held.accuracy(state.W_head)
-        right = int(round(accuracy * held.count))
-        return {"count": held.count, "accuracy": accuracy,
-                "curve": list(run.held_out) if run is not None else [],
-                "probes": held.probes,
-                "text": "Held-out digits (never trained on): %s %% right (%d of %d), with "
-                        "this W_head." % (format_number(100.0 * accuracy, 1), right,
-                                          held.count)}
-
-    def _notice(self, run):
-        """What the last setting changed, while it is news: before the next step, and during
-        the run that step starts (dropped once another run replaces it)."""
-        notice = self.notice
-        if notice is None:
-            return None
-        if run is not None and run.id != notice["next"]:
-            self.notice = None
-            return None
-        words = [notice["said"]] if notice["said"] else []
-        if notice["ended"] is not None:
-            words.append("The run of %d step%s ended when the setting changed%s." % (
-                notice["ended"], "" if notice["ended"] == 1 else "s",
-                ": the next step starts a new run" if run is None else "; this is a new run"))
-        return " ".join(words)
-
-    def add(self, answer, state, trace, matrices, live=False, page=None):
-        """Put the panel's section (protocol.FINETUNE) into ``answer``, with dW_head as a
-        heatmap when the panel is in use (``live``: the answer to one of its own actions).
-        The panel trains the head the page teaches: while the pipeline shows a model file's own
-        head, its numbers are that head's (``page()``, the session's trace of it kept edit by
-        edit, or traced here), and its start note says so."""
-        real = trace.real is not None
-        if real:  # the pipeline shows a model file's own head; the panel trains the page's
-            trace = page() if page is not None else page_trace(state)
-        run = self.current_run(state)
-        y = np.array(state.labels, dtype=np.int64)
-        predicted = [int(c) for c in trace.predicted]
-        zero_start = run is None and state.train["start"] == "zero"
-        if run is not None:
-            loss, accuracy = run.main.losses[-1], run.main.accuracies[-1]
-        elif zero_start:
-            # what the run will start from: W_head = 0, every logit 0, every sample class 0
-            loss = cross_entropy(np.zeros((state.B, state.C)), y)
-            accuracy = sum(t == 0 for t in state.labels) / float(state.B)
-        else:
-            with np.errstate(over="ignore"):
-                loss = cross_entropy(trace.logits, y)
-            accuracy = sum(p == t for p, t in zip(predicted, state.labels)) / float(state.B)
-        correct = int(round(accuracy * state.B))
-        finite = math.isfinite(loss)
-        status = "%s · loss %s · accuracy %s %% (%d of %d)" % (
-            "Step %d of this run" % run.steps if run is not None else
-            "No steps yet · from W_head = 0" if zero_start else "No steps yet",
-            format_number(loss, 4) if finite else "beyond float64 (logits more than ~1e308 "
-            "apart)", format_number(100.0 * accuracy, 1), correct, state.B)
-        notice = self._notice(run)
-        if notice:
-            status += " · " + notice
-        done = converged(run.main.losses, run.main.accuracies) if run is not None else None
-        if done:
-            status += " · " + done
-        line, why = reading(run) if run is not None else ("", "")
-        section = {
-            "labels": list(state.labels), "predicted": predicted, "classes": state.C,
-            "settings": dict(state.train, compare=list(state.train["compare"])),
-            "loss": float(loss) if finite else None, "accuracy": float(accuracy),
-            "status": status,
-            "start_note": ("This panel trains the problem's head (no \u03b3/\u03b2, no bias) on "
-                           "these inputs; the pipeline shows the model's own head, so its loss "
-                           "and predictions here are the problem's head's. " if real else "")
-                          + start_note(state.C, state.train["start"]),
-            "run": run.curves_json() if run is not None else None,
-            "reading": line, "why": why, "gradient_note": None,
-            "held_out": self._held_out(state, run),
-            "trained": self.trained if live else None,
-        }
-        self.trained = None   # said once, in the answer to the train request
-        answer["finetune"] = section
-        active = self.in_use(state)
-        if self.gradient_hidden(state, live):
-            answer["hide"].append(HEATMAP_IDS["dw"])
-            section["gradient_note"] = (
-                "The gradient dW_head appears here once you use this panel (Step, a label, a "
-                "setting)." if not active else
-                "dW_head (%d weights) is recomputed at each step, not at each edit." %
-                (state.D * state.C))
-            return
-        matrices["dW_head"] = gradient(trace, y)
-        answer["heatmaps"][HEATMAP_IDS["dw"]] = gradient_heatmap(matrices["dW_head"])
-
-    def in_use(self, state):
-        """Whether the panel is in use: this session's actions, or a state that carries
-        fine-tuning (a link, the preset). Until then dW_head is not shown."""
-        return self.active or any(state.labels) or state.train != TRAIN_DEFAULTS
-
-    def gradient_hidden(self, state, live=False):
-        """Whether dW_head is hidden: the panel not in use, or (but in the answer to one of the
-        panel's own actions, ``live``) a gradient too large to follow every edit."""
-        return not self.in_use(state) or (not live and state.D * state.C > GRADIENT_LIVE_MAX)
-
-    def shown_later(self, state):
-        """dW_head's figure as a Step would show it, while it is hidden (the panel not in use,
-        or a gradient too large to follow every edit), for the page to make ahead:
-        {id: {spec, rows, cols}}, the colour range a placeholder; {} while it is shown."""
-        if not self.gradient_hidden(state):
-            return {}
-        return {HEATMAP_IDS["dw"]: {"spec": gradient_heatmap(shape_only(state.D, state.C),
-                                                             limit=AHEAD_LIMIT),
-                                    "rows": state.D, "cols": state.C}}
-
-
-def gradient_heatmap(dW_head, limit=None):
-    """dW_head's heatmap (D, C); ``limit`` as for :func:`pycore.explorer.heatmap_spec.heatmap`."""
-    return heatmap("dW_head", dW_head, "dW_head = ∂loss/∂W_head at this W_head (D × C)",
-                   "class c", "feature d", "d = %{y}, class %{x}<br>dW = " + VALUE, limit=limit)
-
-
 def _taken_text(asked, taken, steps):
     """What the answer to a train request says about the steps it took.
 
@@ -589,44 +465,3 @@ def _setting_text(value):
     if isinstance(value, tuple):
         return ", ".join(value) or "none"
     return str(value)
-
-
-def gradient(trace, labels):
-    """dW_head of the correct head at the trace's W_head: h_hatᵀ (softmax(logits) − Y) / B.
-
-    Examples
-    --------
-    >>> from pycore.vit.trace import trace_head
-    >>> t = trace_head(np.zeros((2, 2)), cls=[[1.0, -1.0], [-1.0, 1.0]])
-    >>> gradient(t, np.array([0, 1])).round(4).tolist()   # each class toward its own rows
-    [[-0.5, 0.5], [0.5, -0.5]]
-    """
-    B = trace.logits.shape[0]
-    delta = np.array(trace.display_softmax, dtype=np.float64)
-    delta[np.arange(B), labels] -= 1.0
-    delta /= B
-    return np.ascontiguousarray(np.dot(trace.h_hat.T, delta))
-
-
-def start_note(C, start):
-    """What the start setting means for a run's first loss, with this state's C (the panel
-    says it beside the start). Only a run from zero begins at log C; from the W_head shown it
-    begins at that W_head's own loss, the one the panel prints before any step.
-
-    Examples
-    --------
-    >>> start_note(3, "current").startswith("A run starts from the W_head shown")
-    True
-    >>> "at step 0 every logit is 0" in start_note(3, "zero")
-    True
-    """
-    log_c = "log C = log %d = %s" % (C, format_number(math.log(C), 4))
-    if start == "zero":
-        return ("A run starts from W_head = 0, the paper's start (its first Step, or Reset, puts "
-                "it there): at step 0 every logit is 0, the softmax is uniform, the loss is "
-                "exactly %s, and every sample predicts class 0 (ties go to the first class). The "
-                "first SGD step then moves each column of W_head toward the mean normalized CLS "
-                "row of its class." % log_c)
-    return ("A run starts from the W_head shown, so its first loss is that W_head's own loss "
-            "(the one shown before any step), not log C. Only the start \u201czero (the "
-            "paper)\u201d begins with every logit at 0 and the loss at exactly %s." % log_c)

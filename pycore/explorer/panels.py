@@ -237,6 +237,50 @@ def top_classes(trace, k=3, decimals=3, classes=None):
     return "; ".join(lines)
 
 
+SOFTMAX_BARS = 10
+"""The most classes the softmax bars show one by one; the others are summed into one bar."""
+
+
+def softmax_bars(trace, b, decimals=4, classes=None):
+    """Sample ``b``'s class probabilities, softmax(logits[b]) (the display-only softmax), as
+    bars: the :data:`SOFTMAX_BARS` most probable classes, most probable first (ties to the
+    lower class, as argmax), the predicted class marked, and the rest summed into one bar, so
+    the bars sum to 1.
+
+    Returns
+    -------
+    dict
+        ``{b, title, bars: [{label, value, text, mark, rest}], note}``.
+
+    Examples
+    --------
+    >>> from pycore.explorer.presets import default_state
+    >>> from pycore.vit.trace import trace_head
+    >>> s = default_state()
+    >>> chart = softmax_bars(trace_head(s.W_head, cls=s.cls), 0)
+    >>> [(bar["label"], bar["text"], bar["mark"]) for bar in chart["bars"]]
+    [('class 2', '0.6452', True), ('class 0', '0.3218', False), ('class 1', '0.0330', False)]
+    """
+    p = np.asarray(trace.display_softmax[b], dtype=np.float64)
+    C = p.size
+    predicted = int(trace.predicted[b])
+    order = [int(c) for c in np.argsort(-p, kind="stable")]
+    bars = [{"label": class_label(c, classes), "value": float(p[c]),
+             "text": format_number(p[c], decimals), "mark": c == predicted, "rest": False}
+            for c in order[:SOFTMAX_BARS]]
+    if C > SOFTMAX_BARS:
+        rest = float(p[order[SOFTMAX_BARS:]].sum())
+        bars.append({"label": "the other %d" % (C - SOFTMAX_BARS), "value": rest,
+                     "text": format_number(rest, decimals), "mark": False, "rest": True})
+    return {"b": int(b),
+            "title": "Sample %d's probabilities: softmax(logits[%d]), %s most probable" % (
+                b, b, class_label(predicted, classes)),
+            "bars": bars,
+            "note": "For reading the logits only: the head returns the logits; the softmax "
+                    "belongs to the loss. The bars sum to 1; the sample is the one the "
+                    "equations show."}
+
+
 def labels(state):
     """The names of the samples and the classes (sent to the page when they change).
 

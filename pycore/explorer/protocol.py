@@ -149,7 +149,7 @@ HEATMAP = {
 }
 
 
-# The "finetune" section of an answer (pycore/explorer/finetune.py: FineTune.add).
+# The "finetune" section of an answer (pycore/explorer/finetune_panel.py: section).
 FINETUNE = {
     "labels": "[int]: the state's label of each sample",
     "predicted": "[int]: each sample's predicted class (arg-max logit)",
@@ -194,22 +194,3 @@ def matrix_names(answer):
         for spec in (answer.get(section) or {}).values():
             names.add(spec["matrix"])
     return sorted(names - set(answer.get("patched") or {}))
-
-
-def check_answer(answer):
-    """Raise AssertionError unless `answer` uses only the protocol's keys (for the tests).
-
-    Examples
-    --------
-    >>> check_answer({"ok": True, "shape": {"mode": "cls", "B": 1, "D": 2, "C": 1, "N1": None}})
-    """
-    unknown = set(answer) - set(ANSWER)
-    assert not unknown, "answer keys outside the protocol: %s" % sorted(unknown)
-    assert isinstance(answer.get("ok"), bool), "every answer says ok"
-    for spec in (answer.get("heatmaps") or {}).values():
-        extra = set(spec) - set(HEATMAP)
-        missing = set(HEATMAP) - set(spec)
-        assert not extra and not missing, "heatmap spec: extra %s, missing %s" % (extra, missing)
-    if "finetune" in answer:
-        keys = set(answer["finetune"])
-        assert keys == set(FINETUNE), "finetune section: %s" % sorted(keys ^ set(FINETUNE))

@@ -6,77 +6,60 @@ hand; tests/test_protocol.py checks that it is what this module writes, that eac
 request, an answer, a heatmap spec and the fine-tuning section names exactly the fields
 protocol.py lists, and that the session's answers hold values of these types.
 
-Each typedef: (name, what it is, [(property, JSDoc type, optional, what it holds)]). The type of
-a request's ``op`` is written from protocol.REQUESTS.
+Each typedef: (name, what it is, [(property, JSDoc type, optional, what it holds)]). The
+``Request`` typedef is written from protocol.REQUESTS (its ops, and which ops carry each field)
+and :data:`REQUEST_TYPES` (each field's type): a field's meaning is written once, in REQUESTS.
 """
 
-from .sections import SECTIONS
+from .protocol import REQUESTS
+from .sections import DEFERRABLE, SECTIONS
+
+REQUEST_TYPES = {
+    "fragment": "string",
+    "key": "string",
+    "index": "number[]",
+    "text": "string",
+    "commit": "boolean",
+    "steps": "\"later\"",
+    "link": "\"later\"",
+    "later": "Array<%s>" % "|".join('"%s"' % name for name in DEFERRABLE),
+    "B": "number", "D": "number", "C": "number", "N1": "number",
+    "mode": "string",
+    "name": "string",
+    "seed": "number",
+    "digits": "{train: Array<[string, number]>, held_out: Array<[string, number]>}",
+    "value": "*",
+    "b": "?number", "c": "?number",
+    "select": "boolean",
+    "images": "number[][][]",
+    "head": "\"keep\"|\"trained\"",
+    "format": "string",
+    "size": "number",
+    "target": "\"W_head\"|\"cls\"|\"encoder_output\"",
+    "first": "boolean",
+    "parts": "Array<[number, string]>",
+    "n": "number",
+    "run": "number",
+}
+"""The JSDoc type of each request field (protocol.REQUESTS says what each holds, per op)."""
+
+
+def _request_fields():
+    """The Request typedef's properties: ``op``, then each field of REQUESTS in the order the
+    ops first name it, optional, with the ops that carry it as its description."""
+    fields = [("op", False, "OPS", "")]
+    seen = {}
+    for op, names in REQUESTS.items():
+        for name in names:
+            seen.setdefault(name, []).append(op)
+    fields += [(name, True, REQUEST_TYPES[name], ", ".join(ops)) for name, ops in seen.items()]
+    return fields
+
 
 TYPEDEFS = [
     ("Request",
-     "One request: an op and its fields (pycore.explorer.protocol.REQUESTS).", [
-        ("op", False, "OPS",
-         ""),
-        ("fragment", True, "string",
-         "load, reset: the URL's fragment"),
-        ("key", True, "string",
-         "edit, paste: \"cls\", \"encoder_output\" or \"W_head\""),
-        ("index", True, "number[]",
-         "edit, paste: the cell, 0-based; label: [b]"),
-        ("text", True, "string",
-         "edit, paste: what the cell holds now, or the pasted text; label: the class index as "
-         "typed"),
-        ("commit", True, "boolean",
-         "edit, label: the person has left the cell"),
-        ("steps", True, "\"later\"",
-         "edit, paste, train: the equations are out of view"),
-        ("link", True, "\"later\"",
-         "edit: the number is being scrubbed; the link stays pending"),
-        ("later", True, "string[]",
-         "edit: the sections the page does not show now (sections.DEFERRABLE)"),
-        ("B", True, "number",
-         "resize"),
-        ("D", True, "number",
-         "resize"),
-        ("C", True, "number",
-         "resize"),
-        ("N1", True, "number",
-         "resize"),
-        ("mode", True, "string",
-         "mode"),
-        ("name", True, "string",
-         "preset, option, train_set; open_file: the file's name"),
-        ("seed", True, "number",
-         "preset"),
-        ("digits", True, "{train: Array<[string, number]>, held_out: Array<[string, number]>}",
-         "preset \"finetune-digits\": labelled pixels from digits.json"),
-        ("value", True, "*",
-         "option, train_set"),
-        ("b", True, "?number",
-         "contributions: the logit's sample (null: nothing selected)"),
-        ("c", True, "?number",
-         "contributions: the logit's class"),
-        ("select", True, "boolean",
-         "contributions: chosen (click, keyboard), not hovered: follows edits"),
-        ("images", True, "number[][][]",
-         "digit: B images, 8 rows of 8 whole numbers 0..16"),
-        ("head", True, "\"keep\"|\"trained\"",
-         "digit: keep W_head's edits, or the trained W_head"),
-        ("format", True, "string",
-         "export"),
-        ("size", True, "number",
-         "open_file: the file's size in bytes"),
-        ("target", True, "\"W_head\"|\"cls\"|\"encoder_output\"",
-         "open_file: the grid a .npy fills"),
-        ("first", True, "boolean",
-         "open_file: a file's first request"),
-        ("parts", True, "Array<[number, string]>",
-         "open_file: byte ranges of the file, [offset, base64]"),
-        ("n", True, "number",
-         "train: how many steps"),
-        ("run", True, "number",
-         "train: the run being played (refused once it is not the current one)"),
-    ]),
+     "One request: an op and its fields (pycore.explorer.protocol.REQUESTS says what each "
+     "holds).", _request_fields()),
     ("Answer",
      "One answer (pycore.explorer.protocol.ANSWER): \"ok\", and what changed.", [
         # the envelope's keys here; each section's key and type where it is registered

@@ -5,9 +5,13 @@ built when the request changed something it follows, and left out otherwise (the
 what it last drew). What a request changed is a set of the names below; ``STATE`` (a new
 state: a load, a preset, a resize, a model file) reaches every section.
 
-Adding a panel: one :class:`Section` here (its answer keys, with a line each for the protocol),
-one component on the page registered under the same key (web/js/render.js: ``component``), its
-HTML slot and its CSS (docs/architecture.md, "Adding a panel").
+Each builder reads a :class:`~pycore.explorer.snapshot.Snapshot` and returns a
+:class:`~pycore.explorer.snapshot.Part`; the session applies what the parts keep.
+
+Adding a panel: one :class:`Section` here (its answer keys, with a line each for the protocol;
+its element id and whether it may wait), its values' function (panels.py), one component on the
+page registered under the same key (web/js/components.js: ``component``) and its HTML slot; then
+``python3 -m buildtools.protocol_js`` (docs/architecture.md, "Adding a panel").
 
 Examples
 --------
@@ -18,11 +22,14 @@ Examples
 """
 from collections import namedtuple
 
-from . import comparison_panel, comparisons, digits, panels, readouts, tex, walkthrough
+from . import (comparison_panel, comparisons, digits, finetune_panel, panels, readouts, tex,
+               walkthrough)
 from .class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from .errors import StateError, shown
+from .link_answer import LINK_PENDING, state_link
+from .snapshot import Changes, Part, Snapshot  # noqa: F401 (the session builds a Snapshot)
 from .state import has_real_head
-from .shared import HEATMAP_IDS, PANEL_IDS
+from .shared import HEATMAP_IDS
 
 # ---- what a request changed ------------------------------------------------------------------
 
@@ -40,7 +47,7 @@ EVERY = frozenset(HEAD | {FINETUNE} | set(OPTIONS))
 """Sections built into every answer that redraws."""
 
 
-class Section(namedtuple("Section", "name after build keys")):
+class Section(namedtuple("Section", "name after build keys panel waits")):
     """One part of the answer.
 
     Attributes
@@ -51,71 +58,59 @@ class Section(namedtuple("Section", "name after build keys")):
     after : frozenset of str
         The changes it follows (see the module docstring).
     build : callable
-        ``build(ctx)``: writes the section into ``ctx.answer`` (:class:`Context`).
+        ``build(snap)``: the section as a :class:`Part`, from a :class:`Snapshot`; it
+        changes nothing (tests/test_pure_answers.py).
     keys : dict
         The answer keys it writes beyond the envelope, each with its JSDoc type (for
         web/js/protocol.js, written by buildtools/protocol_js.py) and what it holds (they make
         :data:`pycore.explorer.protocol.ANSWER`).
+    panel : str or None
+        The element id of the panel of its own that shows it (web/index.html), or None. The
+        page's scripts read these ids from js/shared.js's ``PANEL_IDS``, which
+        ``python3 -m buildtools.protocol_js`` writes into pycore/explorer/shared.py from here.
+    waits : bool
+        Whether a request may leave it for later while its panel is out of view (the
+        request's ``later``; :data:`DEFERRABLE`).
     """
     __slots__ = ()
 
 
-class Context(object):
-    """What a section builder reads and writes.
+Section.__new__.__defaults__ = (None, False)
 
-    Attributes
-    ----------
-    session : pycore.explorer.session.Session
-        The session: its state, trace and matrices, and what it keeps between requests (the
-        selected logit, the top-k table's k, the sections last sent, the fine-tuning panel).
-    answer : dict
-        The answer being assembled; its envelope (``ok``, ``error``, ``heatmaps``, ``hide``)
-        is there from the start.
-    grids : bool
-        Whether the editors are refilled (not for an edit: the page shows what was typed).
-    steps : bool or "later"
-        "later": the page's equations are out of view; the answer only says they changed.
-    link_later : bool
-        The link is left pending (a number being scrubbed).
-    live : bool
-        The answer to one of the fine-tuning panel's own actions.
-    later : frozenset of str
-        Sections the page does not show now (names from :data:`DEFERRABLE`): left out, and
-        listed in the answer's ``deferred`` until an answer brings them.
+
+def build_answer(snap, changed):
+    """The answer to a request that changed ``changed``, and the :class:`Changes` the session
+    applies to itself once it is built.
+
+    Every section that follows one of ``changed`` is built, and every section an earlier
+    answer left out (``snap.deferred``), except those the page said it does not show now
+    (``snap.later``): these are left for a later answer, and the answer's ``deferred`` lists
+    every section the page holds out of date.
     """
-
-    def __init__(self, session, answer, grids=True, steps=True, link_later=False, live=False,
-                 later=frozenset()):
-        self.session, self.answer = session, answer
-        self.state, self.trace = session.state, session.trace
-        self.grids, self.steps, self.link_later, self.live = grids, steps, link_later, live
-        self.later = later
-
-    def if_changed(self, key, value):
-        """Put ``value`` under ``key`` only when it differs from what was last sent."""
-        if self.session.sent.get(key) != value:
-            self.answer[key] = self.session.sent[key] = value
-
-
-def build_answer(ctx, changed):
-    """Build into ``ctx.answer`` every section that follows one of ``changed``, and every
-    section an earlier answer left out (``session.deferred``), except those the page said it
-    does not show now (``ctx.later``): these are left for a later answer, and the answer's
-    ``deferred`` lists every section the page holds out of date."""
     changed = frozenset(changed)
-    deferred = ctx.session.deferred
+    answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
+    matrices, sent, session = {}, {}, {}
+    deferred = set(snap.deferred)
     behind = bool(deferred)
     for section in SECTIONS:
         if not (section.after & changed or STATE in changed or section.name in deferred):
             continue
-        if section.name in ctx.later:
+        if section.name in snap.later:
             deferred.add(section.name)
             continue
-        section.build(ctx)
+        part = section.build(snap)
+        answer.update(part.answer or ())
+        answer["heatmaps"].update(part.heatmaps or ())
+        answer["hide"].extend(part.hide or ())
+        if part.grids:
+            answer.setdefault("grids", {}).update(part.grids)
+        matrices.update(part.matrices or ())
+        sent.update(part.sent or ())
+        session.update(part.session or ())
         deferred.discard(section.name)
-    if behind or deferred or ctx.later:  # [] once the page has caught up
-        ctx.answer["deferred"] = sorted(deferred)
-    return ctx.answer
+    if behind or deferred or snap.later:  # [] once the page has caught up
+        answer["deferred"] = sorted(deferred)
+    return answer, Changes(matrices, sent, frozenset(deferred), session)
 
 
 def check_later(names):
@@ -133,7 +128,7 @@ def check_later(names):
     >>> check_later(["heatmap-logits"])
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: later: text 'heatmap-logits' is not a section that can wait (finetune, pitfall, variant, digit, walk, contributions, top_k, stats, logits_table, top_classes, prediction).
+    pycore.explorer.errors.StateError: later: text 'heatmap-logits' is not a section that can wait (stats, ...).
     """
     if names is None:
         return frozenset()
@@ -148,36 +143,41 @@ def check_later(names):
 
 # ---- the builders -------------------------------------------------------------------------------
 
-def _shape(ctx):
-    s = ctx.state
-    ctx.answer["shape"] = {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
-                           "N1": (s.N + 1) if s.mode == "encoder" else None}
+def _if_changed(snap, key, value):
+    """``value`` under ``key`` only when it differs from what was last sent."""
+    if snap.sent.get(key) == value:
+        return Part()
+    return Part(answer={key: value}, sent={key: value})
 
 
-def _link(ctx):
-    ctx.answer["link"] = dict(LINK_PENDING if ctx.link_later else ctx.session.link())
+def _shape(snap):
+    s = snap.state
+    return Part(answer={"shape": {"mode": s.mode, "B": s.B, "D": s.D, "C": s.C,
+                                  "N1": (s.N + 1) if s.mode == "encoder" else None}})
 
 
-def _labels(ctx):
-    ctx.if_changed("labels", panels.labels(ctx.state))
+def _link(snap):
+    return Part(answer={"link": dict(LINK_PENDING) if snap.link_later
+                        else state_link(snap.state)})
 
 
-def _input(ctx):
-    ctx.answer["heatmaps"].update(panels.input_heatmaps(ctx.state, ctx.trace))
-    if ctx.grids:
-        ctx.answer.setdefault("grids", {})["input"] = {"matrix": "input"}
-    if ctx.state.mode != "encoder":
-        ctx.answer["hide"].append(HEATMAP_IDS["encoder"])
+def _labels(snap):
+    return _if_changed(snap, "labels", panels.labels(snap.state))
 
 
-def _head(ctx):
+def _input(snap):
+    return Part(heatmaps=panels.input_heatmaps(snap.state, snap.trace),
+                grids={"input": {"matrix": "input"}} if snap.grids else None,
+                hide=[HEATMAP_IDS["encoder"]] if snap.state.mode != "encoder" else None)
+
+
+def _head(snap):
     """Which head the pipeline shows, while a model file brought a real ViT's gamma/beta or bias
     (null otherwise)."""
-    s = ctx.state
+    s = snap.state
     if not has_real_head(s.model):
-        ctx.if_changed("head", None)
-        return
-    shown = "model" if ctx.trace.real is not None else "page"
+        return _if_changed(snap, "head", None)
+    shown = "model" if snap.trace.real is not None else "page"
     parts = [w for k, w in (("ln_gamma", "\u03b3"), ("ln_beta", "\u03b2"), ("b_head", "bias"))
              if s.model.get(k) is not None]
     text = ("The logits, predictions, tables and exports are the model's own (its %s, "
@@ -185,131 +185,137 @@ def _head(ctx):
             % (", ".join(parts), s.model["eps"]) if shown == "model" else
             "The pipeline shows the problem's head; the model's own is one click away in "
             "\u201cOther heads\u201d.")
-    ctx.if_changed("head", {"shown": shown, "text": text})
+    return _if_changed(snap, "head", {"shown": shown, "text": text})
 
 
-def _normalized(ctx):
-    ctx.answer["heatmaps"].update(panels.normalized_heatmap(ctx.trace))
-    real = panels.real_heatmaps(ctx.trace)  # a model file's own head: its y and its bias
-    ctx.answer["heatmaps"].update(real)
-    if not real:
-        ctx.answer["hide"].extend([HEATMAP_IDS["y"], HEATMAP_IDS["bias"]])
+def _normalized(snap):
+    heatmaps = dict(panels.normalized_heatmap(snap.trace))
+    real = panels.real_heatmaps(snap.trace)  # a model file's own head: its y and its bias
+    heatmaps.update(real)
+    return Part(heatmaps=heatmaps,
+                hide=None if real else [HEATMAP_IDS["y"], HEATMAP_IDS["bias"]])
 
 
-def _stats(ctx):
-    ctx.answer["stats"] = panels.stats_table(ctx.trace)
+def _stats(snap):
+    return Part(answer={"stats": panels.stats_table(snap.trace)})
 
 
-def _w(ctx):
-    ctx.answer["heatmaps"].update(panels.w_heatmap(ctx.state, ctx.session.computed.w_limit()))
-    if ctx.grids:
-        ctx.answer.setdefault("grids", {})["w"] = {"matrix": "W_head"}
+def _w(snap):
+    return Part(heatmaps=panels.w_heatmap(snap.state, snap.w_limit()),
+                grids={"w": {"matrix": "W_head"}} if snap.grids else None)
 
 
-def _logits(ctx):
-    s = ctx.state
+def _logits(snap):
+    s = snap.state
     by_digit = digits.class_names(s) is not None  # class c is the digit c: no hover names
-    ctx.answer["heatmaps"].update(panels.logits_heatmaps(
-        ctx.trace, "class c = digit" if by_digit else "class c",
+    return Part(heatmaps=panels.logits_heatmaps(
+        snap.trace, "class c = digit" if by_digit else "class c",
         named=bool(class_names(s)) and not by_digit))
 
 
-def top_k(session):
-    """The answer's ``top_k`` for the session's state and k (null below 21 classes)."""
-    table = readouts.top_k_table(session.trace, session.k, classes=class_names(session.state))
-    if table is not None and is_vit_b16_head(session.state):
+def top_k(state, trace, k):
+    """The answer's ``top_k`` for a state, its trace and k (null below 21 classes)."""
+    table = readouts.top_k_table(trace, k, classes=class_names(state))
+    if table is not None and is_vit_b16_head(state):
         table["caption"] += VIT_B16_NOTE
     return table
 
 
-def _top_k(ctx):
-    ctx.answer["top_k"] = top_k(ctx.session)
+def _top_k(snap):
+    return Part(answer={"top_k": top_k(snap.state, snap.trace, snap.k)})
 
 
-def _contributions(ctx):
+def _contributions(snap):
     """The selected logit's terms follow every change of the logits; a resize that takes the
     logit away ends the selection."""
-    selected, s = ctx.session.selected_logit, ctx.state
+    selected, s = snap.selected_logit, snap.state
     if selected is None:
-        return
+        return Part()
     b, c = selected
     if b < s.B and c < s.C:
-        ctx.answer["contributions"] = readouts.contribution_chart(
-            ctx.trace, s.W_head, b, c, classes=class_names(s))
-    else:
-        ctx.session.selected_logit, ctx.answer["contributions"] = None, None
+        return Part(answer={"contributions": readouts.contribution_chart(
+            snap.trace, s.W_head, b, c, classes=class_names(s))})
+    return Part(answer={"contributions": None}, session={"selected_logit": None})
 
 
-def _logits_table(ctx):
-    ctx.answer["logits_table"] = panels.logits_table(ctx.trace, classes=class_names(ctx.state))
+def _logits_table(snap):
+    return Part(answer={"logits_table": panels.logits_table(
+        snap.trace, classes=class_names(snap.state))})
 
 
-def _top_classes(ctx):
-    ctx.answer["top_classes"] = panels.top_classes(ctx.trace, classes=class_names(ctx.state))
+def _top_classes(snap):
+    return Part(answer={"top_classes": panels.top_classes(
+        snap.trace, classes=class_names(snap.state))})
 
 
-def _prediction(ctx):
-    ctx.answer["prediction"] = panels.prediction(ctx.trace, classes=class_names(ctx.state))
+def _prediction(snap):
+    return Part(answer={"prediction": panels.prediction(
+        snap.trace, classes=class_names(snap.state))})
 
 
-def _digit(ctx):
-    ctx.if_changed("digit", digits.section(ctx.state, ctx.trace))
+def _softmax_bars(snap):
+    s = snap.state
+    return Part(answer={"softmax_bars": panels.softmax_bars(
+        snap.trace, min(s.options.get("sample", 0) or 0, s.B - 1), classes=class_names(s))})
 
 
-def _lens(ctx):
+def _digit(snap):
+    return _if_changed(snap, "digit", digits.section(snap.state, snap.trace))
+
+
+def _lens(snap):
     """The drawing panel's logit lens, or its heatmap hidden outside the tiny ViT's state."""
-    shown = panels.lens_heatmap(ctx.state, ctx.trace)
+    shown = panels.lens_heatmap(snap.state, snap.trace)
     if shown is None:
-        ctx.answer["hide"].append(HEATMAP_IDS["lens"])
-        return
+        return Part(hide=[HEATMAP_IDS["lens"]])
     array, spec = shown
-    ctx.session.matrices["lens"] = array
-    ctx.answer["heatmaps"][HEATMAP_IDS["lens"]] = spec
+    return Part(heatmaps={HEATMAP_IDS["lens"]: spec}, matrices={"lens": array})
 
 
 def _comparison(kind):
-    def build(ctx):
+    def build(snap):
         """The correct logits beside a pitfall's or variant's output (and, for a pitfall,
         the difference)."""
-        s, answer = ctx.state, ctx.answer
+        s = snap.state
         key = s.options.get(kind)
-        section, shown_output = comparison_panel.comparison(s, ctx.trace, kind, key, ctx.session.k,
-                                                           page=ctx.session.computed.page_trace)
+        section, shown_output = comparison_panel.comparison(s, snap.trace, kind, key, snap.k,
+                                                           page=snap.page_trace)
         choices = comparisons.choices(kind, s)  # the model's own head: while one is loaded
-        if ctx.session.sent.get(kind) != choices:
-            section["choices"] = ctx.session.sent[kind] = choices
-        answer[kind] = section
+        sent = None
+        if snap.sent.get(kind) != choices:
+            section["choices"], sent = choices, {kind: choices}
         if shown_output is None:
-            answer["hide"].extend(comparison_panel.comparison_ids(kind))
-            return
+            return Part(answer={kind: section}, sent=sent,
+                        hide=comparison_panel.comparison_ids(kind))
         arrays, specs = shown_output
-        ctx.session.matrices.update(arrays)
-        answer["heatmaps"].update(specs)
+        return Part(answer={kind: section}, sent=sent, heatmaps=specs, matrices=arrays)
     return build
 
 
-def _ahead(ctx):
+def _ahead(snap):
     """What a choice would show that is hidden now, at this state's shape: the page makes these
     figures while it is idle (the encoder output in the CLS mode, each comparison panel with
     nothing chosen, dW_head before the fine-tuning panel is used)."""
-    ctx.answer["ahead"] = {**panels.figures_shown_later(ctx.state),
-                           **comparison_panel.comparisons_ahead(ctx.state),
-                           **ctx.session.finetune.shown_later(ctx.state)}
+    return Part(answer={"ahead": {**panels.figures_shown_later(snap.state),
+                                  **comparison_panel.comparisons_ahead(snap.state),
+                                  **finetune_panel.shown_later(snap.finetune, snap.state)}})
 
 
-def _walk(ctx):
+def _walk(snap):
     """The walk-through's step, redone after every change (its numbers are this state's, its
     outlines on heatmaps that may have been redrawn); null while it is off."""
-    s, t = ctx.state, ctx.trace
+    s, t = snap.state, snap.trace
     names = digits.class_names(s)
     last = s.options.get("walk") == len(walkthrough.STEPS) - 1
-    ctx.answer["walk"] = walkthrough.section(
-        s, t, panels.prediction(t, classes=names)["notes"] if last else (), classes=names)
+    return Part(answer={"walk": walkthrough.section(
+        s, t, panels.prediction(t, classes=names)["notes"] if last else (), classes=names)})
 
 
-def _finetune(ctx):
-    ctx.session.finetune.add(ctx.answer, ctx.state, ctx.trace, ctx.session.matrices,
-                             live=ctx.live, page=ctx.session.computed.page_trace)
+def _finetune(snap):
+    panel = finetune_panel.section(snap.finetune, snap.state, snap.trace, live=snap.live,
+                                   page=snap.page_trace)
+    return Part(answer={"finetune": panel.section}, heatmaps=panel.heatmaps, hide=panel.hide,
+                matrices=panel.matrices, session={"finetune": panel.notice_done})
 
 
 def steps(state, trace):
@@ -318,20 +324,13 @@ def steps(state, trace):
     return tex.steps(state, trace, o.get("sample", 0), o.get("logit_class", 0))
 
 
-def _steps(ctx):
-    if ctx.steps == "later":  # the page asks with a "steps" request once they are in view
-        ctx.answer["steps_follow"] = True
-    elif ctx.steps:
-        ctx.answer["steps"] = steps(ctx.state, ctx.trace)
+def _steps(snap):
+    if snap.steps == "later":  # the page asks with a "steps" request once they are in view
+        return Part(answer={"steps_follow": True})
+    if snap.steps:
+        return Part(answer={"steps": steps(snap.state, snap.trace)})
+    return Part()
 
-
-DEFERRABLE = tuple(PANEL_IDS)
-"""The sections a request may leave for later (its ``later``): each is a panel of its own on
-the page, which the page can tell is out of view. The heatmaps of the pipeline, the editors,
-the link (``link: "later"``) and the equations (``steps: "later"``) are not among them."""
-
-LINK_PENDING = {"fragment": None, "pending": True, "note": None}
-"""An answer's link while it is not spelled out yet: the page asks for it with a link request."""
 
 COMPARISON = ("{choices (on load), selected, explanation, source, error, note, changes, notice, "
               "top_k}: ")
@@ -361,14 +360,16 @@ SECTIONS = (
     Section(HEATMAP_IDS["normalized"], frozenset((STATE, INPUT)), _normalized, {}),
     Section("stats", frozenset((STATE, INPUT)), _stats, {
         "stats": ("Table",
-                  "the per-sample statistics table: {caption, header, rows}")}),
+                  "the per-sample statistics table: {caption, header, rows}")},
+        panel="stats", waits=True),
     Section(HEATMAP_IDS["w"], frozenset((STATE, W_HEAD, TRAINED)), _w, {}),
     Section(HEATMAP_IDS["logits"], HEAD, _logits, {}),
     Section("top_k", HEAD | {"top_k"}, _top_k, {
         "top_k": ("?TopK",
                   "{k, caption, header, rows: [{label, cells, classes, mark}]}: each sample's k "
                   "largest logits, from 21 classes on (null below); ranks from "
-                  "pycore.vit.readout.top_k: ties to the lower class, like argmax")}),
+                  "pycore.vit.readout.top_k: ties to the lower class, like argmax")},
+        panel="top-k", waits=True),
     Section("contributions", HEAD, _contributions, {
         "contributions": ("?Contributions",
                           "{b, c, title, logit, logit_text, total_text, bars: [{label, d, value, "
@@ -377,18 +378,30 @@ SECTIONS = (
                           "first, each with its two factors as printed, the rest summed into one "
                           "bar (d null), so the bars sum to the logit; a bar beyond float64 "
                           "(weights near +-1e308 whose other terms cancel it) has value null "
-                          "and text 'beyond float64'; null: none selected")}),
+                          "and text 'beyond float64'; null: none selected")},
+        panel="contributions", waits=True),
     Section("logits_table", HEAD, _logits_table, {
         "logits_table": ("Table",
-                         "the logits table: {caption, header, rows}")}),
+                         "the logits table: {caption, header, rows}")},
+        panel="logits-table", waits=True),
     Section("top_classes", HEAD, _top_classes, {
         "top_classes": ("string",
-                        "one line per sample: its most probable classes")}),
+                        "one line per sample: its most probable classes")},
+        panel="top-classes", waits=True),
     Section("prediction", HEAD, _prediction, {
         "prediction": ("{text: string, notes: string[]}",
                        "{text, notes}: what the head predicts, in words, with ties and rows that "
                        "LayerNorm flattens said as such (a live region says it once the page "
-                       "is quiet after an edit)")}),
+                       "is quiet after an edit)")},
+        panel="prediction", waits=True),
+    Section("softmax_bars", HEAD | {"sample"}, _softmax_bars, {
+        "softmax_bars": ("{b: number, title: string, bars: {label: string, value: number, "
+                         "text: string, mark: boolean, rest: boolean}[], note: string}",
+                         "{b, title, bars: [{label, value, text, mark, rest}], note}: the "
+                         "chosen sample's class probabilities (the display-only softmax) as "
+                         "bars, most probable first, the predicted class marked, past 10 "
+                         "classes the rest summed into one bar")},
+        panel="softmax-bars", waits=True),
     Section("digit", HEAD, _digit, {
         "digit": ("?{images: ?number[][], attention: ?number[][], prediction: ?string, "
                   "top: ?Array<[string, number]>, "
@@ -402,7 +415,8 @@ SECTIONS = (
                   "probability], ...], how many cells of encoder_output and W_head differ from the model's, "
                   "and the encoder's milliseconds per image; images null when the state is not "
                   "the tiny ViT's encoder output; lens: whether the head at every depth is shown "
-                  "(the drawn images', or a model file's hidden_cls)")}),
+                  "(the drawn images', or a model file's hidden_cls)")},
+        panel="real-vit", waits=True),
     Section(HEATMAP_IDS["lens"], HEAD | {"sample"}, _lens, {}),
     Section("pitfall", HEAD | {"pitfall", "top_k"}, _comparison("pitfall"), {
         "pitfall": ("Comparison",
@@ -412,17 +426,20 @@ SECTIONS = (
                     "needs the patch tokens (position -1, average pooling) chosen while only "
                     "CLS vectors were edited; top_k: from "
                     "21 classes on, each sample's k largest outputs as a table (as the answer's "
-                    "top_k)")}),
+                    "top_k)")},
+        panel="pitfalls", waits=True),
     Section("variant", HEAD | {"variant", "top_k"}, _comparison("variant"), {
         "variant": ("Comparison",
-                    COMPARISON + "the other head shown, as for pitfall")}),
+                    COMPARISON + "the other head shown, as for pitfall")},
+        panel="variants", waits=True),
     Section("walk", EVERY, _walk, {
         "walk": ("?Walk",
                  "{step, count, names, key, sample, class, predicted_class, class_chosen, title, "
                  "tex, note, notes, highlights}: the walk-through's step with this sample's "
                  "numbers, highlights {heatmap id: [[row0, col0, row1, col1], ...]} the cells it "
                  "uses; null while it is off. Sent with every answer that redraws, so an edit "
-                 "redoes the step")}),
+                 "redoes the step")},
+        panel="walk", waits=True),
     Section("finetune", HEAD | {FINETUNE}, _finetune, {
         "finetune": ("FineTune",
                      "{labels, predicted, classes, settings, loss, accuracy, status, "
@@ -431,7 +448,8 @@ SECTIONS = (
                      "{asked, taken, text}; held_out is null or the held-out digits' {count, "
                      "accuracy, curve, text}; run is null or {id, steps, loss, accuracy, "
                      "compare: [{head, name, loss, own, stopped}]}, each curve step 0 first "
-                     "(each field: protocol.FINETUNE)")}),
+                     "(each field: protocol.FINETUNE)")},
+        panel="finetune", waits=True),
     Section("steps", HEAD | {"sample", "logit_class"}, _steps, {
         "steps": ("{sample: number, class: number, "
                   "items: {title: string, tex: string, note: ?string}[]}",
@@ -450,3 +468,13 @@ SECTIONS = (
 )
 """Every section of an answer, in the order they are built (the walk-through after the
 logits, whose notes it reads)."""
+
+DEFERRABLE = tuple(section.name for section in SECTIONS if section.waits)
+"""The sections a request may leave for later (its ``later``): each is a panel of its own on
+the page, which the page can tell is out of view (its Section says ``waits``). The heatmaps of
+the pipeline, the editors, the link (``link: "later"``) and the equations (``steps:
+"later"``) are not among them."""
+
+PANEL_IDS = {section.name: section.panel for section in SECTIONS if section.panel}
+"""Each answer section that is a panel of its own, and that panel's element id (web/index.html);
+pycore/explorer/shared.py holds the same, written from here, for the page's scripts."""

@@ -23,9 +23,8 @@ Examples
 2.0
 """
 import base64
-import json
 import sys
-import traceback
+from types import MappingProxyType
 
 import numpy as np
 
@@ -36,42 +35,27 @@ from .finetune import FineTune
 from .cells import could_become_number, format_number
 from .computed import Computed
 from .editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
-from .errors import _LONG_INT_BITS, StateError
 from . import model_file, model_transfer  # a lecturer's own model (docs/own-model.md)
-from .link import LINK_MAX, decode_fragment, encode_fragment, json_loads
+from .errors import StateError
+from .link import decode_fragment
+from .link_answer import state_link
 from .presets import default_state, preset
-from .shared import encoder_row
 from .state import check_option, shown, whole_number
+from .wire import answer_json, error_info, parse_request, refuse_long_numbers, refused
 
-
-# The link comes with every answer while the state is small. Spelling out many typed-in numbers
-# costs milliseconds per thousand in the browser, too much for every keystroke: past
-# SYNC_LINK_NUMBERS the answer says the link is pending and the page asks for it ("link") once
-# typing pauses. Past LINK_MAX characters (link.py) a link is not safe to share: the page then
-# offers the state as JSON instead.
-SYNC_LINK_NUMBERS = 1000
-EDIT_MIN_CHARS = 8
-"""The fewest characters an edit of a preset's matrix takes in a link: "[0,0,0]," (and more
-once encoded). Past LINK_MAX / EDIT_MIN_CHARS edits (a block pasted into the ViT-B/16 preset's
-W_head) the link is too long without spelling it out, which took seconds."""
-NUMBER_MIN_CHARS = 2
-"""The fewest characters a number of a typed-in (or trained) matrix takes in a link: "0," or
-"0]". Past LINK_MAX / NUMBER_MIN_CHARS of them the link is too long without spelling it out,
-which for a trained 1024 x 1000 W_head made 74 MB of text beside the training run."""
+__all__ = ["Session", "answer_json", "parse_request"]
 
 
 class Session(object):
     """Holds the state (through its :class:`~pycore.explorer.computed.Computed`) and answers the
     page's requests; see the module docstring."""
 
-    COMPUTED = Computed  # what keeps the trace (tests swap it for a variant)
-
     def __init__(self, state=None):
         self._start(state)
 
     def _start(self, state=None):
         """Everything the session keeps, as a new session has it (see op_reset)."""
-        self.computed = self.COMPUTED(state if state is not None else default_state())
+        self.computed = Computed(state if state is not None else default_state())
         self._typing = None  # the cell being typed in, as it was entered (editing.Typing)
         self.sent = {}    # sections sent only when they change, as last sent (sections.py)
         self.selected_logit = None  # (b, c) the person selected: its terms follow every edit
@@ -112,7 +96,7 @@ class Session(object):
             unknown = sorted(str(k) for k in request if k != "op" and k not in fields)
             if unknown:
                 raise StateError("The request %s has no field %s." % (op, shown(unknown[0])))
-            _refuse_long_numbers(request)
+            refuse_long_numbers(request)
             if op != "open_file":
                 self._reading = None  # a file being read is let go by any other action
             if op not in ("edit", "contributions", "link", "steps", "catch_up"):
@@ -150,12 +134,12 @@ class Session(object):
         computed = None
         if fragment.lstrip("#"):
             try:
-                computed = self.COMPUTED(decode_fragment(fragment))
+                computed = Computed(decode_fragment(fragment))
             except (StateError, ValueError) as err:
                 error = error_info(err)
                 error["message"] = ("The state in this link could not be used: %s. Showing the "
                                     "worked example instead." % str(err).rstrip("."))
-        self.computed = computed or self.COMPUTED(default_state())
+        self.computed = computed or Computed(default_state())
         self._typing, self.sent, self.selected_logit = None, {}, None
         answer = self._answer({sections.STATE})
         answer["contributions"] = None  # no logit selected in a new state: the page's ends too
@@ -208,7 +192,7 @@ class Session(object):
         answer = self._answer(_edited(key), steps=_steps_wanted(request), grids=False,
                               link_later=request.get("link") == "later", later=later)
         answer["value"] = float(self.state.matrix(key)[index])
-        answer["patched"] = self._patches(key, index, answer["value"])
+        answer["patched"] = editing.patches(self.state, key, index, answer["value"])
         answer["error"] = error
         return answer
 
@@ -437,19 +421,6 @@ class Session(object):
 
     # ---- internals -------------------------------------------------------------------
 
-    def _patches(self, key, index, value):
-        """The cells of the matrices the page holds that one edit changed (protocol: patched)."""
-        s = self.state
-        if key == "W_head":
-            return {"W_head": [[index[0], index[1], value]]}
-        if key == "cls":
-            return {"input": [[index[0], index[1], value]], "h_cls": [[index[0], index[1], value]]}
-        b, t, d = index
-        patches = {"input": [[encoder_row(b, t, s.N + 1), d, value]]}
-        if t == 0:
-            patches["h_cls"] = [[b, d, value]]
-        return patches
-
     def _replace(self, state, steps=True, link_later=False, later=frozenset()):
         """Make `state` the session's, once its head has been computed (nothing changes if it
         cannot be). ``steps``, ``link_later``, ``later``: as for ``_answer``."""
@@ -459,51 +430,15 @@ class Session(object):
         if (options.get("walk_class") or 0) >= state.C:
             options["walk_class"] = None  # the class is gone: back to the predicted one
         try:
-            computed = self.COMPUTED(state)
+            computed = Computed(state)
         except ValueError as exc:
             raise StateError("This cannot be computed: %s; nothing was changed." % exc) from None
         self.computed = computed
         return self._answer({sections.STATE}, steps=steps, link_later=link_later, later=later)
 
-    def _dense_numbers(self):
-        """How many numbers the link must spell out: every number of a typed-in matrix, and
-        each edited cell of a preset's (which travels as its recipe plus those edits: a block
-        pasted into one is as many edits as cells, 768,000 for a whole ViT-B/16 W_head)."""
-        s = self.state
-        count = 0
-        for key in ("W_head", "cls", "encoder_output"):
-            arr, recipe = getattr(s, key), s.generated.get(key)
-            if arr is not None:
-                count += arr.size if recipe is None else len(recipe.edits)
-        return count
-
     def link(self, pending_allowed=True):
-        """The answer's ``link``: the fragment, pending (many typed-in numbers, while typing), or
-        a note that the state is too big for a link."""
-        if self.state.model is not None:  # gamma, beta, bias and names have no place in a link
-            return {"fragment": None, "pending": False,
-                    "note": "This state comes from a model file, %s: too much for a link. Save "
-                            "it with \u201cState as .npz\u201d, which \u201cYour model\u2026\u201d "
-                            "loads back exactly."
-                            % self.state.model["file"][:60]}
-        dense = self._dense_numbers()
-        if pending_allowed and dense > SYNC_LINK_NUMBERS:
-            return dict(sections.LINK_PENDING)
-        edits = sum(len(r.edits) for r in self.state.generated.values())
-        least = edits * EDIT_MIN_CHARS + (dense - edits) * NUMBER_MIN_CHARS
-        if least > LINK_MAX:  # surely too long: not spelled out to find out
-            size = "more than %s" % "{:,}".format(LINK_MAX // 1000)
-        else:
-            fragment = encode_fragment(self.state)
-            if len(fragment) <= LINK_MAX:
-                return {"fragment": fragment, "pending": False, "note": None}
-            size = "{:,}".format(len(fragment) // 1000)
-        return {"fragment": None, "pending": False,
-                "note": "This state holds %s typed-in numbers: too many for a link (it would be "
-                        "%s kB long). Save it with \u201cState as .npz\u201d instead, which "
-                        "\u201cYour model\u2026\u201d loads back exactly, or \u201cState as "
-                        "JSON\u201d."
-                        % ("{:,}".format(dense), size)}
+        """The answer's ``link`` for the state (link_answer.state_link)."""
+        return state_link(self.state, pending_allowed)
 
     def _answer(self, changed, steps=True, grids=True, link_later=False, live=False,
                 later=frozenset()):
@@ -516,11 +451,31 @@ class Session(object):
         into the address bar a few ms of the page's). ``live``: the answer to one of
         the fine-tuning panel's own actions. ``later``: sections the page does not show now,
         left for a later answer (sections.build_answer)."""
-        answer = {"ok": True, "error": None, "heatmaps": {}, "hide": []}
-        return sections.build_answer(sections.Context(
-            self, answer, grids=grids, steps=steps, link_later=link_later, live=live,
-            later=later), changed)
+        snap = self.snapshot(grids=grids, steps=steps, link_later=link_later, live=live,
+                             later=later)
+        answer, changes = sections.build_answer(snap, changed)
+        self._apply(changes)
+        return answer
 
+    def snapshot(self, grids=True, steps=True, link_later=False, live=False, later=frozenset()):
+        """What the answer's sections read (sections.Snapshot): the session as it is now, and
+        how the request wants its answer (as for ``_answer``)."""
+        return sections.Snapshot(
+            state=self.state, trace=self.trace, sent=MappingProxyType(dict(self.sent)),
+            selected_logit=self.selected_logit, k=self.k, finetune=self.finetune,
+            deferred=frozenset(self.deferred), w_limit=self.computed.w_limit,
+            page_trace=self.computed.page_trace, grids=grids, steps=steps,
+            link_later=link_later, live=live, later=later)
+
+    def _apply(self, changes):
+        """What an answer's sections said the session keeps (sections.Changes)."""
+        self.matrices.update(changes.matrices)
+        self.sent.update(changes.sent)
+        self.deferred = set(changes.deferred)
+        if "selected_logit" in changes.session:
+            self.selected_logit = changes.session["selected_logit"]
+        if "finetune" in changes.session:
+            self.finetune.answered(self.state, changes.session["finetune"])
 
 def _edited(key):
     """What an edit or a paste of the matrix ``key`` changed."""
@@ -539,115 +494,3 @@ def _steps_wanted(request):
     """A request's "steps" (an edit's, a paste's, an option's, a digit's, a train's): "later"
     (the page's equations are out of view) or its equations now."""
     return "later" if request.get("steps") == "later" else True
-
-
-MESSAGE_MAX = 1000
-"""No error message is longer: each quotes at most about QUOTE_CHARS (state.py) of what was
-sent, and this holds even for one that would quote more."""
-
-
-def error_info(err):
-    """An answer's ``error``: ``{message, key, index}`` of a StateError (or any error whose
-    message is meant for people), the message cut at :data:`MESSAGE_MAX` characters."""
-    index = getattr(err, "index", None)
-    message, key = str(err), getattr(err, "key", None)
-    if len(message) > MESSAGE_MAX:
-        message = message[:MESSAGE_MAX - 3] + "..."
-    if key is not None and not (isinstance(key, str) and len(key) <= 40):
-        key = None   # keys are the explorer's own short names, never text that was sent
-    return {"message": message, "key": key,
-            "index": list(index) if index is not None else None}
-
-
-def _refuse_long_numbers(request):
-    """Refuse a request holding a whole number longer than ~300 digits, anywhere in it, before it
-    reaches code that would format it (Python 3.11+ refuses to spell out ints past 4,300 digits;
-    3.8 takes time quadratic in their length): no size, index, seed or value needs one.
-
-    Raises
-    ------
-    StateError
-        Naming the field and how long the number is.
-
-    Examples
-    --------
-    >>> _refuse_long_numbers({"op": "resize", "B": 10 ** 500})
-    Traceback (most recent call last):
-    ...
-    pycore.explorer.errors.StateError: The request's B holds a whole number of about 501 digits: far too large.
-    """
-    for field, value in request.items():
-        todo = [value]
-        while todo:  # iterative: nested lists as deep as they come cannot exhaust the stack
-            v = todo.pop()
-            if isinstance(v, (list, tuple)):
-                todo.extend(v)
-            elif isinstance(v, dict):
-                todo.extend(v.values())
-            elif isinstance(v, int) and v.bit_length() > _LONG_INT_BITS:
-                raise StateError("The request's %s holds %s: far too large." % (field, shown(v)))
-
-
-def parse_request(text):
-    """A request's JSON text as an object, in time linear in its length.
-
-    Raises
-    ------
-    StateError
-        Text that is not JSON (naming where it stops being JSON), nested too deeply, or
-        holding a number longer than :data:`~pycore.explorer.link.NUMBER_MAX_CHARS`
-        characters (Python 3.11+ refuses ints past 4,300 digits; 3.8 takes quadratic time).
-
-    Examples
-    --------
-    >>> parse_request('{"op": "steps"}')
-    {'op': 'steps'}
-    >>> parse_request('{"op": "steps"')
-    Traceback (most recent call last):
-    ...
-    pycore.explorer.errors.StateError: The request is not JSON: Expecting ',' delimiter: line 1 column 15 (char 14).
-    """
-    if not isinstance(text, str):
-        raise StateError("A request must be JSON text; got %s." % shown(text))
-    try:
-        return json_loads(text, "The request")
-    except StateError:
-        raise
-    except ValueError as exc:  # json.JSONDecodeError: its message names a place, not the text
-        raise StateError("The request is not JSON: %s." % str(exc)[:120]) from None
-
-
-def answer_json(answer):
-    """The JSON text of an answer, as the bridge sends it: strict JSON (no NaN or infinity).
-
-    Every section puts what float64 cannot hold as null or as words where it is made, so this
-    is a safety net: should a value still be non-finite, it is sent as null (the answer's
-    ``ok`` stays true, for the state did change) rather than the request answered as failed
-    after changing the state, and the slip is printed for the console.
-
-    Examples
-    --------
-    >>> answer_json({"ok": True, "value": 1.5})
-    '{"ok": true, "value": 1.5}'
-    """
-    try:
-        return json.dumps(answer, allow_nan=False)
-    except ValueError:
-        traceback.print_exc()
-        return json.dumps(_finite(answer), allow_nan=False)
-
-
-def _finite(value):
-    """`value` with every non-finite float (as JSON would hold it) replaced by None."""
-    if isinstance(value, float):
-        return value if value - value == 0 else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def refused(err):
-    """The answer to a refused request: nothing changed."""
-    return {"ok": False, "error": error_info(err)}

@@ -43,22 +43,41 @@ HEATMAP_IDS = {
 """The element id of each heatmap of the head's stages (web/index.html holds one element per id;
 the comparison panels' ids are comparison_panel.comparison_ids)."""
 
+# ---- written by python3 -m buildtools.protocol_js from pycore/explorer/sections.py ----
 PANEL_IDS = {
-    "finetune": "finetune",
-    "pitfall": "pitfalls",
-    "variant": "variants",
-    "digit": "real-vit",
-    "walk": "walk",
-    "contributions": "contributions",
-    "top_k": "top-k",
     "stats": "stats",
+    "top_k": "top-k",
+    "contributions": "contributions",
     "logits_table": "logits-table",
     "top_classes": "top-classes",
     "prediction": "prediction",
+    "softmax_bars": "softmax-bars",
+    "digit": "real-vit",
+    "pitfall": "pitfalls",
+    "variant": "variants",
+    "walk": "walk",
+    "finetune": "finetune",
 }
-"""Each answer section that is a panel of its own, and that panel's element id (web/index.html):
-the sections a request may leave for later while their panels are out of view (its ``later``,
-sections.DEFERRABLE), which the page brings up to date when one scrolls into view."""
+"""Each answer section that is a panel of its own, and that panel's element id
+(web/index.html), as its Section in pycore/explorer/sections.py declares it."""
+
+DEFERRABLE = (
+    "stats",
+    "top_k",
+    "contributions",
+    "logits_table",
+    "top_classes",
+    "prediction",
+    "softmax_bars",
+    "digit",
+    "pitfall",
+    "variant",
+    "walk",
+    "finetune",
+)
+"""The sections a request may leave for later while their panels are out of view (its
+``later``): the page brings them up to date when one scrolls into view (web/js/offscreen.js)."""
+# ---- end of what buildtools/protocol_js.py writes ----
 
 FINETUNE_PRESET = "finetune"
 """The fine-tuning panel's own preset: labelled class means (presets.py), its "Load" button's."""

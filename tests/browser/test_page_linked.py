@@ -106,6 +106,28 @@ def test_a_clicked_logit_lights_its_row_and_column_and_its_bars_sum_to_it(page, 
         page.locator("#contributions-note").inner_text()
 
 
+def test_the_softmax_bars_are_the_chosen_samples_probabilities(page, site_url):
+    """Under the logits: the equations' sample's softmax(logits[b]) as bars, most probable
+    first and marked (the shared bar renderer, js/text-views.js, unsigned)."""
+    open_explorer(page, site_url)
+    _, logits = head(WORKED_CLS, WORKED_W)
+    for b in (0, 1):
+        if b:
+            act(page, lambda: page.select_option("#step-sample", "1"))
+        p = np.exp(logits[b] - logits[b].max())
+        p /= p.sum()
+        order = sorted(range(3), key=lambda c: (-p[c], c))
+        shown = page.evaluate("""() => Array.from(document.querySelectorAll('#softmax-bars li'))
+            .map(li => [li.querySelector('.bar-label').textContent,
+                        li.querySelector('.bar-value').textContent, li.classList.contains('marked'),
+                        li.querySelector('.bar-fill').style.left])""")
+        assert [row[0] for row in shown] == ["class %d" % c for c in order]
+        assert [float(row[1]) for row in shown] == pytest.approx([p[c] for c in order], abs=5e-5)
+        assert [row[2] for row in shown] == [True, False, False]
+        assert {row[3] for row in shown} == {"0%"}
+        expect(page.locator("#softmax-bars-title")).to_contain_text("Sample %d's" % b)
+
+
 def test_hover_shows_the_logit_under_the_pointer_then_the_selected_one_again(page, site_url):
     open_explorer(page, site_url)
     act(page, lambda: click_cell(page, "heatmap-logits", 0, 2))

@@ -11,17 +11,17 @@ import * as share from "./share.js";
 import { showBoot, bootDone, bootFailed } from "./boot-status.js";
 import { setData, setText, setValue } from "./dom.js";
 import { prepareFigure, redrawAll } from "./heatmaps.js";
-import { bindDigits } from "./digits.js";
+import * as digits from "./digits.js";
 import { component, resetAll } from "./components.js";
-import { bindWalk } from "./walkthrough.js";
+import * as walkthrough from "./walkthrough.js";
 import * as linked from "./linked.js";
 import * as offscreen from "./offscreen.js";
-import { bindFineTune } from "./finetune.js";
+import * as finetune from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { restarted, restarting } from "./restart.js";
 import { keepFocusClear } from "./focus-clear.js";
 import { clearAlert, showAlert } from "./alert.js";
-import { bindModelFiles, forgetModelFile } from "./modelfile.js";
+import * as modelfile from "./modelfile.js";
 import { bindDocs, openDoc } from "./docs-view.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
@@ -123,12 +123,24 @@ async function start(hostBridge) {
   // every request of the page's, for warm-up to wait out; a runtime that stops is restarted
   const bridge = restarting({ call: warm.call }, showAlert);
   client = bridge;
-  share.connect(bridge);
-  panels.connect(bridge);
-  bindControls();
-  linked.connect(bridge, grids, (res) => renderer.schedule(res, performance.now()));
-  offscreen.connect(bridge, (res, t0) => renderer.schedule(res, t0));
-  linked.bindTopK((request) => send(request, performance.now()));
+  // One contract for every module that talks to Python: connect(page), with what the page
+  // offers them all (each takes what it needs).
+  const page = {
+    call: (request) => client.call(request), // the answer, drawing nothing
+    send, // (request, t0): the answer, drawn (or its refusal shown)
+    render: (res, t0) => renderer.schedule(res, t0),
+    alert: showAlert,
+    clear: clearAlert,
+    stepsLater: () => panels.stepsLater(),
+    laterSections: () => offscreen.laterSections(),
+    editors: grids,
+    mode: () => shape.mode,
+  };
+  share.connect(page);
+  panels.connect(page);
+  bindControls(page);
+  linked.connect(page);
+  offscreen.connect(page);
   opened = stateHash();
   share.loadingLink(opened);
   await send({ op: "load", fragment: opened }, performance.now());
@@ -297,7 +309,7 @@ async function send(request, t0) {
   }
   if (res.error) showAlert(res.error.message);
   else clearAlert();
-  if (["preset", "load", "reset", "digit"].includes(request.op)) forgetModelFile();
+  if (["preset", "load", "reset", "digit"].includes(request.op)) modelfile.forgetModelFile();
   await renderer.schedule(res, t0);
   return res;
 }
@@ -333,7 +345,7 @@ function applyShape(s) {
 
 // ---- controls ----------------------------------------------------------------------------
 
-function bindControls() {
+function bindControls(page) {
   const now = () => performance.now();
   $("apply-dims").addEventListener("click", () => resize());
   for (const id of ["dim-B", "dim-N1", "dim-D", "dim-C"]) {
@@ -369,11 +381,7 @@ function bindControls() {
     $("pitfall").focus({ preventScroll: true });
   });
 
-  bindDigits(send, (request) => client.call(request),
-             { stepsLater: () => panels.stepsLater(), laterSections: () => offscreen.laterSections() });
-  bindWalk(option);
-  bindFineTune({ call: (r) => client.call(r), render: (res, t0) => renderer.schedule(res, t0),
-                 alert: showAlert, clear: clearAlert, stepsLater: () => panels.stepsLater() });
+  for (const module of [digits, walkthrough, finetune, modelfile]) module.connect(page); // their own controls
   $("copy-link").addEventListener("click", () => share.copyLink());
   // Every export a download (#export-json, -npz, -numpy, -csv); the text ones copy too.
   const refused = (error) => showAlert(error.message);
@@ -383,7 +391,6 @@ function bindControls() {
   $("export-numpy-copy").addEventListener("click", () => share.copyExport("numpy", "the NumPy code", refused));
   $("export-csv-copy").addEventListener("click", () => share.copyExport("csv", "the logits as CSV", refused));
   share.bindDialog(refused);
-  bindModelFileControls();
 
   // A link pasted into the address bar (or back/forward) replaces the whole state. An in-page
   // anchor ("Skip to the explorer", a heading's) only scrolls: the state and its link stay, and
@@ -401,24 +408,6 @@ function bindControls() {
       $("preset").value = "link";
       newSession(location.hash);
     }
-  });
-}
-
-// ---- model files (js/modelfile.js) ----------------------------------------------------------
-
-function bindModelFileControls() {
-  let grid = "input"; // a .npy fills the grid that last had focus
-  $("grid-input").addEventListener("focusin", () => { grid = "input"; });
-  $("grid-w").addEventListener("focusin", () => { grid = "w"; });
-  bindModelFiles({
-    call: (request) => client.call(request),
-    target: () => (grid === "w" ? "W_head" : shape.mode === "encoder" ? "encoder_output" : "cls"),
-    done: (res, t0) => {
-      clearAlert();
-      $("preset").value = "file";
-      return renderer.schedule(res, t0);
-    },
-    refused: showAlert,
   });
 }
 

@@ -33,8 +33,8 @@ const DASH = { correct: "solid", softmax_inside: "dash", no_layernorm: "dot", bi
 const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 
 class FineTunePanel {
-  // io: {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(), stepsLater()}
-  // (bindFineTune, once Python is ready)
+  // io: the page {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(),
+  // stepsLater()} (connect, once Python is ready)
   constructor() {
     this.io = null;
     this.section = null; // the last FineTune section (js/protocol.js)
@@ -384,9 +384,9 @@ class FineTunePanel {
 
 const panel = new FineTunePanel();
 
-/** The panel's controls, once Python is ready (io: see FineTunePanel). */
-export function bindFineTune(io) {
-  panel.io = io;
+/** The panel's controls, once Python is ready (js/app.js: connect; page: see FineTunePanel). */
+export function connect(page) {
+  panel.io = page;
   panel.bind();
 }
 

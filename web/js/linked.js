@@ -11,6 +11,7 @@
 // link: a link is the state, not where the pointer was.
 
 import { component } from "./components.js";
+import { bars } from "./text-views.js";
 import { cellAt, classTitle } from "./heatmap-hover.js";
 import { OUTLINES, outlinedBox, setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
@@ -30,14 +31,15 @@ let asking = null; // the hover request in flight, and the one that waits for it
 let queued = null;
 
 /**
- * Bind the linked views (once Python is ready).
- * @param {Object} bridge the host's bridge (js/host.js)
- * @param {{input: Object, w: Object}} editors the grids
- * @param {function(Object): Promise} show draws an answer (Renderer.schedule)
+ * Bind the linked views and the top-k table's k, once Python is ready (js/app.js: connect).
+ * @param {{call: function(Object): Promise<Object>, send: function(Object, number): Promise<Object>,
+ *          render: function(Object, number): Promise<void>, editors: {input: Object, w: Object}}} page
  */
-export function connect(bridge, editors, show) {
-  client = bridge;
-  grids = editors;
+export function connect(page) {
+  client = page;
+  grids = page.editors;
+  const show = (res) => page.render(res, performance.now());
+  bindTopK((request) => page.send(request, performance.now()));
   const logits = $(HEATMAP_IDS.logits);
   logits.tabIndex = 0;
   logits.addEventListener("mousemove", (e) => hover(cellAt(logits, e.clientX, e.clientY)));
@@ -311,42 +313,12 @@ function showChart(c) {
   setText($("contributions-title"), c.title);
   setText($("contributions-note"), `${c.note} Sum of the bars: ${c.total_text}; logit: ${c.logit_text}.`);
   setData(box, "logit", `${c.b},${c.c}`);
-  // A bar beyond float64 (value null, its sign in its text) is drawn full length; the others
-  // are scaled to the largest finite one.
-  const size = (bar) => (bar.value === null ? Infinity : Math.abs(bar.value));
-  const negative = (bar) => (bar.value === null ? bar.text.startsWith("-") : bar.value < 0);
-  const top = Math.max(...c.bars.map(size).filter(Number.isFinite), 1e-300);
-  const items = c.bars.map((bar) => {
-    const li = document.createElement("li");
-    li.className = negative(bar) ? "bar negative" : "bar";
-    if (bar.d === null) li.classList.add("rest");
-    const label = document.createElement("span");
-    label.className = "bar-label";
-    label.textContent = bar.label;
-    const track = document.createElement("span");
-    track.className = "bar-track";
-    const fill = document.createElement("span");
-    fill.className = "bar-fill";
-    // half the track each side of zero: negative terms grow left, positive right
-    const width = Math.min(50, (50 * size(bar)) / top);
-    fill.style.width = `${width}%`;
-    fill.style.left = negative(bar) ? `${50 - width}%` : "50%";
-    track.append(fill);
-    const factors = document.createElement("span");
-    factors.className = "bar-factors";
-    factors.textContent = bar.factors ? `${bar.factors} =` : "";
-    const value = document.createElement("span");
-    value.className = "bar-value";
-    value.textContent = bar.text;
-    li.append(label, factors, track, value);
-    return li;
-  });
-  $("contributions-bars").replaceChildren(...items);
+  bars($("contributions-bars"), c.bars, { signed: true });
   reserve(box);
 }
 
 /** The top-k table's k (1 to 20), as the person sets it. */
-export function bindTopK(send) {
+function bindTopK(send) {
   const k = $("top-k-k");
   // Python checks k; a refusal (its message is shown) puts the k in effect back
   const apply = async () => {

@@ -60,9 +60,23 @@ async function readModelFile(file, call, target) {
   return { ok: false, error: { message: `${file.name}: still not read after ${ROUNDS_MAX} requests.`, key: "file", index: null } };
 }
 
-// The page's side: the chooser, the drop, the status line.
-// opts: {call(request), done(answer, t0): render a loaded file, refused(message), target()}
-export function bindModelFiles(opts) {
+// The page's side: the chooser, the drop, the status line, once Python is ready (js/app.js:
+// connect). page: {call(request), render(answer, t0), alert(message), clear(), mode()}.
+// A .npy fills the grid that last had focus (W_head's, or the input's: cls or encoder_output).
+export function connect(page) {
+  let grid = "input";
+  $("grid-input").addEventListener("focusin", () => { grid = "input"; });
+  $("grid-w").addEventListener("focusin", () => { grid = "w"; });
+  const opts = {
+    call: page.call,
+    target: () => (grid === "w" ? "W_head" : page.mode() === "encoder" ? "encoder_output" : "cls"),
+    done: (res, t0) => {
+      page.clear();
+      $("preset").value = "file";
+      return page.render(res, t0);
+    },
+    refused: page.alert,
+  };
   const status = $("model-file-status");
   const root = document.documentElement;
   const say = (text) => {

@@ -1,14 +1,14 @@
 // Panels out of view, which a scrubbed number's answers leave for later.
 //
 // While a number is scrubbed, each change asks Python for only what the screen shows: the
-// request's `later` names the panels (answer sections with a panel of their own, shared.js's
-// PANEL_IDS) that are out of view now, and Python leaves them out. Each answer's `deferred`
+// request's `later` names the panels that may wait (shared.js's DEFERRABLE, each shown in its
+// PANEL_IDS element) that are out of view now, and Python leaves them out. Each answer's `deferred`
 // lists the sections the page then holds out of date; they are brought (a `catch_up` request)
 // as soon as one of them scrolls into view, and in any case once the changes have paused for
 // CATCH_UP_MS, so the whole page ends at the state's values (docs/protocol.md).
 
 import { component } from "./components.js";
-import { PANEL_IDS } from "./shared.js"; // answer section -> the panel that shows it
+import { DEFERRABLE, PANEL_IDS } from "./shared.js"; // answer section -> the panel that shows it
 
 const CATCH_UP_MS = 400;
 
@@ -23,26 +23,26 @@ const observer = new IntersectionObserver((entries) => {
   for (const entry of entries) inView.set(/** @type {HTMLElement} */ (entry.target).dataset.section, entry.isIntersecting);
   if ([...deferred].some((name) => inView.get(name))) catchUp();
 });
-for (const [name, id] of Object.entries(PANEL_IDS)) {
-  const el = document.getElementById(id);
+for (const name of DEFERRABLE) {
+  const el = document.getElementById(PANEL_IDS[name]);
   if (!el) continue;
   el.dataset.section = name;
   observer.observe(el);
 }
 
 /**
- * The bridge and the renderer, once Python is ready.
- * @param {{call: function(Object): Promise<Object>}} bridge
- * @param {function(Object, number): Promise<void>} schedule draws an answer (Renderer.schedule)
+ * The page, once Python is ready (js/app.js: connect): its call, and its render for the
+ * sections a catch_up brings.
+ * @param {{call: function(Object): Promise<Object>, render: function(Object, number): Promise<void>}} page
  */
-export function connect(bridge, schedule) {
-  client = bridge;
-  draw = schedule;
+export function connect(page) {
+  client = page;
+  draw = page.render;
 }
 
 /** The sections whose panels are out of view now: a scrub's request's `later`. */
 export function laterSections() {
-  return Object.keys(PANEL_IDS).filter((name) => inView.get(name) === false);
+  return DEFERRABLE.filter((name) => inView.get(name) === false);
 }
 
 // Each answer's list, once it is drawn: a new pause to wait for. A new session (Reset, a

@@ -4,6 +4,7 @@
 // as text (never as HTML).
 
 import { component } from "./components.js";
+import { bars, table } from "./text-views.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { setClassLabels } from "./heatmap-hover.js";
 import { PANEL_IDS } from "./shared.js";
@@ -26,8 +27,9 @@ const stepsObserver = new IntersectionObserver((entries) => {
 });
 stepsObserver.observe($("step-list"));
 
-// The bridge, once Python is ready: for fetching the equations that edits left for later.
-export function connect(bridge) { client = bridge; }
+// The page, once Python is ready (js/app.js: connect): its call, for fetching the equations
+// that edits left for later.
+export function connect(page) { client = page; }
 
 // The names of the samples and classes the answers last sent (for js/walkthrough.js's selects).
 export function labelsNow() { return labels; }
@@ -89,6 +91,12 @@ component("steps_follow", {
     if (stepsInView) flushSteps();
   },
 });
+component("softmax_bars", { draw: (c) => {
+  const box = $(PANEL_IDS.softmax_bars);
+  setText(box.querySelector("h3"), c.title);
+  bars(box.querySelector("ol"), c.bars, { signed: false });
+  setText(box.querySelector("p"), c.note);
+} });
 component("top_classes", { draw: (text) => { setText($(PANEL_IDS.top_classes), text || ""); } });
 const sayPrediction = calmly("prediction-said");
 component("prediction", { draw: (p) => {
@@ -116,81 +124,8 @@ const comparison = (name, section) => ({
   before: (c) => { setData($(section), "active", c.selected && !c.error ? "true" : "false"); },
   draw: (c) => { choice(name, c); },
 });
-component("pitfall", comparison("pitfall", "pitfalls"));
-component("variant", comparison("variant", "variants"));
-
-// t: {caption, header: [str], rows: [{label, cells: [str], mark: int|null}], k?: int}
-// A top-k table (t.k: one column per rank) is "ranked": on a phone each sample's row is laid
-// out as a list, every cell named by its rank (explorer.css), instead of scrolling sideways.
-// Its parts then carry their table roles explicitly, since a table laid out as blocks loses
-// them in some browsers' accessibility trees.
-// A table of the same shape as the one shown (a scrubbed number changes its numbers, not its
-// rows and columns) has its texts and marks changed in place: new rows would each be styled and
-// laid out again.
-function table(el, t) {
-  const shape = JSON.stringify([Boolean(t.k), t.header, t.rows.map((row) => [row.label, row.cells.length])]);
-  if (el.dataset.shape === shape && patchTable(el, t)) return;
-  buildTable(el, t);
-  el.dataset.shape = shape;
-}
-
-function patchTable(el, t) {
-  const rows = el.tBodies[0] ? el.tBodies[0].rows : [];
-  if (!el.caption || rows.length !== t.rows.length) return false;
-  setText(el.caption, t.caption);
-  t.rows.forEach((row, r) => {
-    row.cells.forEach((text, c) => {
-      const td = rows[r].cells[c + 1];
-      setText(td, text);
-      const predicted = row.mark === c;
-      if (td.classList.contains("predicted") !== predicted) {
-        td.classList.toggle("predicted", predicted);
-        if (predicted) td.title = "predicted class";
-        else td.removeAttribute("title");
-      }
-    });
-  });
-  return true;
-}
-
-function buildTable(el, t) {
-  const ranked = Boolean(t.k);
-  const role = (node, name) => { if (ranked) node.setAttribute("role", name); return node; };
-  el.classList.toggle("ranked", ranked);
-  role(el, "table");
-  const caption = document.createElement("caption");
-  caption.textContent = t.caption;
-  const head = role(document.createElement("thead"), "rowgroup");
-  const hr = role(document.createElement("tr"), "row");
-  for (const h of t.header) {
-    // The corner above the row labels is no column's header: an empty <th> would be announced.
-    const th = role(document.createElement(h ? "th" : "td"), h ? "columnheader" : "cell");
-    if (h) th.scope = "col";
-    th.textContent = h;
-    hr.append(th);
-  }
-  head.append(hr);
-  const body = role(document.createElement("tbody"), "rowgroup");
-  for (const row of t.rows) {
-    const tr = role(document.createElement("tr"), "row");
-    const th = role(document.createElement("th"), "rowheader");
-    th.scope = "row";
-    th.textContent = row.label;
-    tr.append(th);
-    row.cells.forEach((text, c) => {
-      const td = role(document.createElement("td"), "cell");
-      td.textContent = text;
-      if (ranked) td.dataset.rank = t.header[c + 1];
-      if (row.mark === c) {
-        td.className = "predicted";
-        td.title = "predicted class";
-      }
-      tr.append(td);
-    });
-    body.append(tr);
-  }
-  el.replaceChildren(caption, head, body);
-}
+component("pitfall", comparison("pitfall", PANEL_IDS.pitfall));
+component("variant", comparison("variant", PANEL_IDS.variant));
 
 // `titles`: the whole names where the labels cut some short (each option's title).
 function options(select, labels, selected, titles = null) {

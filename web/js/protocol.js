@@ -4,38 +4,38 @@
 // docs/protocol.md tells the story. (Types only: this file exports nothing.)
 
 /**
- * One request: an op and its fields (pycore.explorer.protocol.REQUESTS).
+ * One request: an op and its fields (pycore.explorer.protocol.REQUESTS says what each holds).
  * @typedef {Object} Request
  * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"digit_preview"|"export"|"open_file"|"steps"|"link"|"catch_up"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
- * @property {string} [fragment] load, reset: the URL's fragment
- * @property {string} [key] edit, paste: "cls", "encoder_output" or "W_head"
- * @property {number[]} [index] edit, paste: the cell, 0-based; label: [b]
- * @property {string} [text] edit, paste: what the cell holds now, or the pasted text; label: the class index as typed
- * @property {boolean} [commit] edit, label: the person has left the cell
- * @property {"later"} [steps] edit, paste, train: the equations are out of view
- * @property {"later"} [link] edit: the number is being scrubbed; the link stays pending
- * @property {string[]} [later] edit: the sections the page does not show now (sections.DEFERRABLE)
+ * @property {string} [fragment] load, reset
+ * @property {string} [key] edit, paste
+ * @property {number[]} [index] edit, paste, label
+ * @property {string} [text] edit, paste, label
+ * @property {boolean} [commit] edit, label
+ * @property {"later"} [steps] edit, paste, option, digit, train
+ * @property {"later"} [link] edit, digit, train
+ * @property {Array<"stats"|"top_k"|"contributions"|"logits_table"|"top_classes"|"prediction"|"softmax_bars"|"digit"|"pitfall"|"variant"|"walk"|"finetune">} [later] edit, digit, train
  * @property {number} [B] resize
  * @property {number} [D] resize
  * @property {number} [C] resize
  * @property {number} [N1] resize
  * @property {string} [mode] mode
- * @property {string} [name] preset, option, train_set; open_file: the file's name
+ * @property {string} [name] preset, option, open_file, train_set
  * @property {number} [seed] preset
- * @property {{train: Array<[string, number]>, held_out: Array<[string, number]>}} [digits] preset "finetune-digits": labelled pixels from digits.json
+ * @property {{train: Array<[string, number]>, held_out: Array<[string, number]>}} [digits] preset
  * @property {*} [value] option, train_set
- * @property {?number} [b] contributions: the logit's sample (null: nothing selected)
- * @property {?number} [c] contributions: the logit's class
- * @property {boolean} [select] contributions: chosen (click, keyboard), not hovered: follows edits
- * @property {number[][][]} [images] digit: B images, 8 rows of 8 whole numbers 0..16
- * @property {"keep"|"trained"} [head] digit: keep W_head's edits, or the trained W_head
+ * @property {?number} [b] contributions
+ * @property {?number} [c] contributions
+ * @property {boolean} [select] contributions
+ * @property {number[][][]} [images] digit, digit_preview
+ * @property {"keep"|"trained"} [head] digit
  * @property {string} [format] export
- * @property {number} [size] open_file: the file's size in bytes
- * @property {"W_head"|"cls"|"encoder_output"} [target] open_file: the grid a .npy fills
- * @property {boolean} [first] open_file: a file's first request
- * @property {Array<[number, string]>} [parts] open_file: byte ranges of the file, [offset, base64]
- * @property {number} [n] train: how many steps
- * @property {number} [run] train: the run being played (refused once it is not the current one)
+ * @property {number} [size] open_file
+ * @property {"W_head"|"cls"|"encoder_output"} [target] open_file
+ * @property {boolean} [first] open_file
+ * @property {Array<[number, string]>} [parts] open_file
+ * @property {number} [n] train
+ * @property {number} [run] train
  */
 
 /**
@@ -67,6 +67,7 @@
  * @property {Table} [logits_table]
  * @property {string} [top_classes]
  * @property {{text: string, notes: string[]}} [prediction]
+ * @property {{b: number, title: string, bars: {label: string, value: number, text: string, mark: boolean, rest: boolean}[], note: string}} [softmax_bars]
  * @property {?{images: ?number[][], attention: ?number[][], prediction: ?string, top: ?Array<[string, number]>, edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number, lens: boolean}} [digit]
  * @property {Comparison} [pitfall]
  * @property {Comparison} [variant]

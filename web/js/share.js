@@ -31,8 +31,9 @@ export function loadingLink(hash) { loading = hash; }
 // The answer's "link" (js/components.js), once its redraw has ended.
 component("link", { settled: (link) => writeLink(link) });
 
-// The bridge, once Python is ready: for links that answers leave pending.
-export function connect(bridge) { client = bridge; }
+// The page, once Python is ready (js/app.js: connect): its call, for links that answers leave
+// pending.
+export function connect(page) { client = page; }
 
 export function writeLink(link, bridge) {
   client = bridge || client;

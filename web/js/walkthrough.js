@@ -204,9 +204,13 @@ let sendOption = null; // (name, value) -> promise: one "option" request, once P
 const walk = new WalkThrough(document.getElementById(PANEL_IDS.walk),
                              (name, value) => sendOption && sendOption(name, value));
 
-/** The walk-through's requests, once Python is ready: option(name, value) sends one "option". */
-export function bindWalk(option) {
-  sendOption = option;
+/**
+ * The walk-through's requests, once Python is ready (js/app.js: connect): each an "option",
+ * drawn by page.send.
+ * @param {{send: function(Object, number): Promise<Object>}} page
+ */
+export function connect(page) {
+  sendOption = (name, value) => page.send({ op: "option", name, value }, performance.now());
 }
 
 // Its position is the state's (options walk, sample, walk_class): a reset's answer ends it.
