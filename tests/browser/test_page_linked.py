@@ -233,8 +233,10 @@ def test_top_k_at_vit_b16_size_equals_an_independent_ranking(page, site_url):
     assert len(top_k_shown(page)) == 8
     # the full heatmap, one click away, at its full width
     page.locator("#logits-full > summary").click()
-    width = page.evaluate("document.getElementById('heatmap-logits').getBoundingClientRect().width")
-    assert width > 300
+    width, room = page.evaluate("""() => { const stage = document.getElementById('stage-logits'), style = getComputedStyle(stage);
+        return [document.getElementById('heatmap-logits').getBoundingClientRect().width,
+                stage.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)]; }""")
+    assert width > 150 and abs(width - room) <= 1, (width, room)
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), logits, atol=1e-9)
     # a top-k entry is a logit to pick: its terms, 10 named and the rest summed
     c = expected[1][2]
