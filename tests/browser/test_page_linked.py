@@ -116,6 +116,9 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
         reset_page()
         set_viewport(page, {"width": width, "height": height})
         open_explorer(page, site_url)
+        # the figures' titles wrapped again for the new width (250 ms after it stops changing):
+        # from 1200 px the stages are four to a row, and a title wraps to more lines there
+        page.wait_for_timeout(500)
         below = """() => ['logits-table', 'pitfalls'].map(id =>
             document.getElementById(id).getBoundingClientRect().top + scrollY)"""
         before = page.evaluate(below)
