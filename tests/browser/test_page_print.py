@@ -9,13 +9,9 @@ there."""
 import pytest
 
 from .pagekit import act, open_explorer
-from .pdf_pages import BACK_ON_SCREEN, PRINT_LAYOUT, PdfReader, handout_problems
+from .pdf_pages import BACK_ON_SCREEN, PIPELINE_TITLES, PRINT_LAYOUT, PdfReader, handout_problems
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
-
-PIPELINE = ["The ViT classification head, computed live", "Take the CLS token", "LayerNorm, per sample",
-            "Multiply by W_head", "Logits"]
-
 
 @pytest.fixture(scope="module")
 def reader(browser):
@@ -37,7 +33,7 @@ def test_handouts_on_a4_and_letter_with_the_drawing_comparisons_and_walk_through
         act(page, lambda: page.click("#walk-next"))
     step = page.locator("#walk-title").inner_text()
     assert step.startswith("Step 3 of "), step
-    titles = PIPELINE + ["Draw a digit: a real ViT's CLS token, classified", "The head at every depth (a logit lens)",
+    titles = PIPELINE_TITLES + ["Draw a digit: a real ViT's CLS token, classified", "The head at every depth (a logit lens)",
                          "Walk through the head", step, "Pitfalls: what a wrong head would output",
                          "Other heads, on the same inputs",
                          "Step by step, with the numbers of one sample", "Softmax probabilities", "Fine-tune the head"]
