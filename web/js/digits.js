@@ -25,6 +25,7 @@ import { setData, setText } from "./dom.js";
 import { BITMAP, FINE, MAX, SIDE, between, count, inkPoints, prepared } from "./ink.js";
 import { PANEL_IDS } from "./shared.js";
 import { calmly } from "./announce.js";
+import { figureMenu, hideFigureMenu } from "./figure-menu.js";
 
 const PATCH = 2; // the model's 2 x 2 patches: a 4 x 4 grid of 16 patch tokens
 // A pixel set to v from outside the pen (a key, a picked digit, a link) inks its v points
@@ -410,6 +411,7 @@ function showReading(r) {
     setText(value, name ? p.toFixed(3) : "");
     items[k].hidden = !name;
   }
+  figureMenu($("digit-top")); // "Download figure" (js/figure-menu.js)
   pad.attention(r.attention); // kept in data-attention; the wash is shown only when asked for
 }
 
@@ -472,6 +474,7 @@ function showDigit(d) {
     showModelView(null);
     setText($("digit-prediction"), "(draw a digit or pick one)");
     for (const item of $("digit-top").children) item.hidden = true;
+    hideFigureMenu($("digit-top"));
     setText($("digit-edits"), "");
     return;
   }

@@ -51,8 +51,8 @@ export function wrapLines(text, width, size, weight = 400) {
   return lines;
 }
 
-// A colour the SVG and the canvas both take, or null for none (transparent).
-function paint(colour) {
+/** A colour the SVG and the canvas both take, or null for none (transparent). */
+export function paint(colour) {
   if (!colour || colour === "none" || colour === "transparent") return null;
   if (/^rgba\(.*,\s*0(\.0*)?\s*\)$/.test(colour)) return null;
   return colour;

@@ -14,6 +14,7 @@ import { component } from "./components.js";
 import { cellAt, classTitle } from "./heatmap-hover.js";
 import { OUTLINES, outlinedBox, setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
+import { figureMenu, hideFigureMenu } from "./figure-menu.js";
 import { HEATMAP_IDS, PANEL_IDS, encoderPosition, encoderRow } from "./shared.js";
 
 const $ = (id) => document.getElementById(id);
@@ -305,6 +306,7 @@ function showChart(c) {
   reserve(box);
   if (!c) {
     setText($("contributions-title"), "");
+    hideFigureMenu($("contributions-bars"));
     return;
   }
   setText($("contributions-title"), c.title);
@@ -342,6 +344,7 @@ function showChart(c) {
   });
   $("contributions-bars").replaceChildren(...items);
   reserve(box);
+  figureMenu($("contributions-bars")); // "Download figure" (js/figure-menu.js)
 }
 
 /** The top-k table's k (1 to 20), as the person sets it. */
