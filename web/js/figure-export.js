@@ -414,7 +414,7 @@ export function barScene(el) {
       if (part.children.length || /bar-track|top-bar/.test(part.className)) {
         // a bar: its track (a colour, or the line at zero of a logit's terms), then its fill
         const track = paint(css.backgroundColor);
-        if (track) items.push({ kind: "rect", x: r.x, y: r.y, w: r.w, h: r.h, fill: track });
+        if (track) items.push({ kind: "rect", role: "bar-track", x: r.x, y: r.y, w: r.w, h: r.h, fill: track });
         if (css.backgroundImage.includes("gradient")) {
           items.push({ kind: "line", x1: r.x + r.w / 2, y1: r.y - 1, x2: r.x + r.w / 2, y2: r.y + r.h + 1,
                        stroke: cssColour("--edge", "#6b7280"), width: 1 });

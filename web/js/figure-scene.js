@@ -14,7 +14,7 @@
 // Text is always placed at its alphabetic baseline (no dominant-baseline, which slide tools
 // read differently), in the page's font stack; every text is an SVG <text>: selectable, UTF-8.
 //
-//   {kind: "rect", x, y, w, h, fill?, stroke?, width?, crisp?}   crisp: edges on device pixels
+//   {kind: "rect", x, y, w, h, fill?, stroke?, width?, crisp?, role?}   crisp: edges on device pixels
 //   {kind: "line", x1, y1, x2, y2, stroke, width, dash?}
 //   {kind: "path", d, stroke?, width?, dash?, fill?}
 //   {kind: "circle", cx, cy, r, fill}
@@ -200,7 +200,7 @@ export async function toSvg(scene) {
   const draw = (item) => {
     switch (item.kind) {
       case "rect":
-        return `<rect${attrs({ x: item.x, y: item.y, width: item.w, height: item.h,
+        return `<rect${attrs({ class: item.role, x: item.x, y: item.y, width: item.w, height: item.h,
                                fill: paint(item.fill) || "none", ...strokeAttrs(item) })}/>`;
       case "line":
         return `<line${attrs({ x1: item.x1, y1: item.y1, x2: item.x2, y2: item.y2, ...strokeAttrs(item) })}/>`;
