@@ -23,17 +23,23 @@ const SMALLEST = 0.55;
 function drawForPaper() {
   if (ROOT.classList.contains("printing")) return;
   ROOT.classList.add("printing");
+  // the paper's ink (html.printing: the light scheme's), for figures drawn in a dark one
+  const ink = getComputedStyle(ROOT).getPropertyValue("--ink").trim();
   for (const el of document.querySelectorAll(".js-plotly-plot")) {
-    if (!el._fullLayout || !el.offsetParent) continue;
+    if (!el._fullLayout || !el.offsetParent || !el.layout || !el.layout.font) continue;
     const width = el.clientWidth; // laid out for paper now (a read of the layout, once)
-    if (!width || Math.abs(width - el._fullLayout.width) < 1) continue;
-    const update = layoutAt(el, width);
-    if (!update) continue;
+    const resized = width && Math.abs(width - el._fullLayout.width) >= 1 ? layoutAt(el, width) : null;
+    const inked = ink && el.layout.font.color !== ink
+      ? { "font.color": ink, "title.font.color": ink, "xaxis.color": ink, "yaxis.color": ink } : null;
+    if (!resized && !inked) continue;
+    const update = { ...resized, ...inked };
     const before = {};
     for (const key of Object.keys(update)) before[key] = valueAt(el.layout, key);
     kept.push([el, before, el.style.height, el.vitText]);
-    el.style.height = `${update.height}px`;
-    el.vitText = numbersAt(el, width); // numbers only where the cells still hold them
+    if (resized) {
+      el.style.height = `${update.height}px`;
+      el.vitText = numbersAt(el, width); // numbers only where the cells still hold them
+    }
     // Plotly draws the axes at once; its event, on which the page repaints the cells, comes a
     // turn later, after Firefox has copied the page for printing: the cells painted now too
     window.Plotly.relayout(el, update);
