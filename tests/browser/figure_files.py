@@ -56,7 +56,7 @@ def luminance(rgb):
 
 def svg_figure(text):
     """An SVG figure's parts: {width, height, title, texts: {role: [text, ...]}, background,
-    outlines (how many), images (how many <image>s)}."""
+    outlines (how many), images (how many <image>s), gradients, bars (a bar chart's bars), tracks (their tracks)}."""
     root = ET.fromstring(text.encode("utf-8"))
     assert root.tag == SVG_NS + "svg", root.tag
     texts = {}
@@ -71,6 +71,8 @@ def svg_figure(text):
         "outlines": sum(len(g.findall(SVG_NS + "rect")) for g in outlines),
         "images": len(list(root.iter(SVG_NS + "image"))),
         "gradients": len(list(root.iter(SVG_NS + "linearGradient"))),
+        "bars": sum(1 for el in root.iter(SVG_NS + "rect") if el.get("class") == "bar"),
+        "tracks": sum(1 for el in root.iter(SVG_NS + "rect") if el.get("class") == "bar-track"),
     }
 
 

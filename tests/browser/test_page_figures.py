@@ -2,12 +2,16 @@
 menu named after it, reached by Tab and worked by keys, that saves the figure as it is shown
 (web/js/figure-export.js) as SVG (real text: the title, the numbers on the cells as the page
 prints them, the colour key's range), as a PNG at twice its size and as a 1920 x 1080 PNG for a
-projector, light or dark as the page is. Firefox and WebKit save one too (tests/browser/
+projector, light or dark as the page is. The bar charts too: a logit's terms, the drawn digit's
+top 3 (and the probes' accuracies, drawn the same way). Firefox and WebKit save one too (tests/browser/
 test_engines.py); the largest, a ViT-B/16 W_head, is saved under the page's policy in
 tests/browser/test_csp.py."""
 import re
 
+import numpy as np
 import pytest
+
+from reference import WORKED_CLS, WORKED_W_HEAD
 
 from .figure_files import luminance, png_looks, png_size, save_figure, svg_figure
 from .pagekit import act, heatmap_z, open_explorer, set_viewport
@@ -147,4 +151,49 @@ def test_the_loss_curves_saved_with_their_title_and_legend(page, site_url):
     assert sorted(svg["texts"]["axis-title"]) == ["accuracy %", "loss", "step"]
     name, png = save_figure(page, "compare-curves", "projector")
     assert name == "vit-head-compare-curves-1920x1080.png" and png_size(png) == (1920, 1080)
+    assert png_looks(page, png)["inked"] > 0.01
+
+
+def test_the_bar_charts_saved_with_their_title_numbers_and_bars(page, site_url):
+    """A logit's terms (clicked: logit[0, 1]) and the drawn digit's top 3, saved as SVG with
+    their titles, every label and number, one bar each; as PNGs at 2x and for a projector."""
+    open_explorer(page, site_url)
+    # nothing to save before a logit is chosen and a digit drawn
+    assert page.locator("#contributions-bars-download").is_hidden()
+    assert page.locator("#digit-top-download").is_hidden()
+    area = page.locator("#heatmap-logits .nsewdrag")
+    box = area.bounding_box()
+    act(page, lambda: area.click(position={"x": 1.5 / 3 * box["width"], "y": 0.5 / 2 * box["height"]}))
+    assert page.locator("#contributions").get_attribute("data-logit") == "0,1"
+    name, data = save_figure(page, "contributions-bars", "svg")
+    assert name == "vit-head-logit-terms.svg"
+    svg = svg_figure(data.decode("utf-8"))
+    # the terms h_hat[0, d] * W_head[d, 1], largest magnitude first, to 4 decimals
+    cls, w = np.array(WORKED_CLS), np.array(WORKED_W_HEAD)
+    h_hat = (cls - cls.mean(1, keepdims=True)) / np.sqrt(cls.var(1, keepdims=True) + 1e-6)
+    terms = h_hat[0] * w[:, 1]
+    order = sorted(range(4), key=lambda d: (-abs(terms[d]), d))
+    logit = terms.sum()
+    assert svg["title"].startswith("logit[0, 1] = %.4f" % logit)
+    texts = svg["texts"]["bar-text"]
+    assert texts[0::3] == ["d = %d" % d for d in order]
+    assert texts[2::3] == ["%.4f" % terms[d] for d in order]
+    assert svg["bars"] == 4
+    assert ("Sum of the bars: %.4f; logit: %.4f." % (logit, logit)) in " ".join(svg["texts"]["note"])
+    _, png = save_figure(page, "contributions-bars", "png")
+    assert png_size(png) == (2 * svg["width"], 2 * svg["height"])
+    assert png_looks(page, png)["inked"] > 0.03
+
+    act(page, lambda: page.click("#digit-gallery button >> nth=0"))
+    top = page.evaluate("() => Array.from(document.querySelectorAll('#digit-top li:not([hidden])'),"
+                        " (li) => [li.querySelector('.top-name').textContent, li.querySelector('.top-p').textContent])")
+    name, data = save_figure(page, "digit-top", "svg", keys=True)
+    assert name == "vit-head-digit-top3.svg"
+    svg = svg_figure(data.decode("utf-8"))
+    assert svg["title"] == "The three most likely digits (softmax)"
+    assert [svg["texts"]["bar-text"][0::2], svg["texts"]["bar-text"][1::2]] == [list(t) for t in zip(*top)]
+    # three tracks, and at least the likeliest digit's bar on its track
+    assert len(top) == 3 and svg["tracks"] == 3 and svg["bars"] >= 1
+    name, png = save_figure(page, "digit-top", "projector")
+    assert name == "vit-head-digit-top3-1920x1080.png" and png_size(png) == (1920, 1080)
     assert png_looks(page, png)["inked"] > 0.01

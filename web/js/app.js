@@ -20,6 +20,7 @@ import * as finetune from "./finetune.js";
 import { keepWarm } from "./warmup.js";
 import { restarted, restarting } from "./restart.js";
 import { keepFocusClear } from "./focus-clear.js";
+import "./print.js"; // figures drawn again for paper around printing
 import { clearAlert, showAlert } from "./alert.js";
 import * as modelfile from "./modelfile.js";
 import { bindDocs, openDoc } from "./docs-view.js";

@@ -8,6 +8,7 @@ import { setData, setText } from "./dom.js";
 import { MAX, SIDE } from "./ink.js";
 import { PANEL_IDS } from "./shared.js";
 import { calmly } from "./announce.js";
+import { figureMenu, hideFigureMenu } from "./figure-menu.js";
 
 export class Debounced {
   constructor(send, onSettled) {
@@ -186,6 +187,7 @@ function showReading(r) {
     setText(value, name ? p.toFixed(3) : "");
     items[k].hidden = !name;
   }
+  figureMenu($("digit-top")); // "Download figure" (js/figure-menu.js)
   pad.attention(r.attention); // kept in data-attention; the wash is shown only when asked for
 }
 
@@ -246,6 +248,7 @@ function showDigit(d) {
     showModelView(null);
     setText($("digit-prediction"), "(draw a digit or pick one)");
     for (const item of $("digit-top").children) item.hidden = true;
+    hideFigureMenu($("digit-top"));
     setText($("digit-edits"), "");
     return;
   }

@@ -8,13 +8,15 @@
 // spec (title, axis titles, colour key), the matrix and its cells' colours (el.vitBitmap, one
 // pixel per cell), the ticks Plotly chose (its axes' _vals), the range in view (a zoom is
 // kept) and the outlines (layout.shapes). A line chart is the page's own SVG, read element by
-// element with its computed colours, under its title and over its legend.
+// element with its computed colours, under its title and over its legend. A bar chart (a logit's
+// terms, the drawn digit's top 3, the probes' accuracies: HTML lists of bars) is read the same
+// way from its boxes on screen: each label, bar and number where it stands, in its colours.
 
 import { cellInk } from "./contrast.js";
 import { cssColour, inkColour } from "./dom.js";
 import { cellNumberText } from "./heatmap-bitmap.js";
 import { look, scaleOf } from "./heatmap-style.js";
-import { textWidth, toPng, toSvg, wrapLines } from "./figure-scene.js";
+import { paint, textWidth, toPng, toSvg, wrapLines } from "./figure-scene.js";
 import { chartCopy } from "./line-chart.js";
 import { HEATMAP_IDS } from "./shared.js";
 
@@ -30,7 +32,17 @@ const PROJECTOR_FONTS = { size: 12, title: 15, cellText: 12 };
 const FILE_NAMES = {
   [HEATMAP_IDS.w]: "w-head", [HEATMAP_IDS.dw]: "dw-head", [HEATMAP_IDS.encoder]: "encoder-output",
   [HEATMAP_IDS.probs]: "softmax", [HEATMAP_IDS.lens]: "logit-lens", "heatmap-pitfall-diff": "pitfall-difference",
+  "contributions-bars": "logit-terms", "digit-top": "digit-top3", "ft-probe-bars": "probe-accuracy",
 };
+
+// The bar charts (HTML lists of bars), each with where its title is read.
+const BAR_CHARTS = {
+  "contributions-bars": () => (document.getElementById("contributions-title") || {}).textContent || "",
+  "digit-top": (el) => el.getAttribute("aria-label") || "",
+  "ft-probe-bars": () => (document.getElementById("ft-probes-text") || {}).textContent || "",
+};
+const isBars = (el) => Object.prototype.hasOwnProperty.call(BAR_CHARTS, el.id);
+const barRows = (el) => Array.from(el.children).filter((li) => !li.hidden && li.getClientRects().length);
 
 export const FORMATS = {
   png: { label: "PNG, 2× its size on screen", ext: "png" },
@@ -46,12 +58,14 @@ export function fileName(id, format) {
 
 /** Whether the element `el` holds a figure that can be saved now. */
 export function exportable(el) {
+  if (isBars(el)) return barRows(el).length > 0;
   if (el.classList.contains("line-chart")) return Boolean(el.querySelector("svg.chart-plot")) && el.data && el.data.some((t) => t.y.length);
   return Boolean(el.data && el.vitHover && el.vitBitmap && el._fullLayout && el._fullLayout._size);
 }
 
 /** The figure's title as shown. */
 export function figureTitle(el) {
+  if (isBars(el)) return BAR_CHARTS[el.id](el).replace(/\s+/g, " ").trim();
   if (el.classList.contains("line-chart")) return (el.querySelector(".chart-title") || {}).textContent || "";
   return el.vitHover ? el.vitHover.spec.title.replace(/\s+/g, " ").trim() : "";
 }
@@ -366,12 +380,90 @@ function chartSceneOf(el, background, title) {
   };
 }
 
+// ---- bar charts ------------------------------------------------------------------------------
+
+// `colour` (rgb or rgba) laid over `paper` at `opacity`, as one opaque colour.
+function over(colour, paper, opacity) {
+  const a = (colour.match(/[\d.]+/g) || []).map(Number);
+  const p = (paper.match(/[\d.]+/g) || [255, 255, 255]).map(Number);
+  const k = opacity * (a.length > 3 ? a[3] : 1);
+  const mix = (i) => Math.round(a[i] * k + p[i] * (1 - k));
+  return `rgb(${mix(0)},${mix(1)},${mix(2)})`;
+}
+
+/**
+ * The scene of the bar chart `el` (an HTML list of bars) as it is shown: its title above, each
+ * row's texts and bars where they stand on screen, in their colours; a logit's terms with the
+ * line at zero and the note under them (their sum, the logit). A projector's PNG is the same
+ * scene fitted into 1920 x 1080 (toPng).
+ */
+export function barScene(el) {
+  const background = paperOf(el);
+  const title = figureTitle(el);
+  const fonts = look();
+  const size = parseFloat(getComputedStyle(el).fontSize) || fonts.size;
+  const pad = Math.round(size * 1.1);
+  const box = el.getBoundingClientRect();
+  const width = Math.max(240, Math.round(box.width + 2 * pad));
+  const head = titleBlock(title, pad, pad, width - 2 * pad, fonts.title, inkColour(), 600);
+  const items = [...head.items];
+  const top = head.bottom + Math.round(size * 0.5);
+  const at = (r) => ({ x: pad + r.left - box.left, y: top + r.top - box.top, w: r.width, h: r.height });
+  for (const row of barRows(el)) {
+    for (const part of row.children) {
+      const css = getComputedStyle(part);
+      const r = at(part.getBoundingClientRect());
+      if (part.children.length || /bar-track|top-bar/.test(part.className)) {
+        // a bar: its track (a colour, or the line at zero of a logit's terms), then its fill
+        const track = paint(css.backgroundColor);
+        if (track) items.push({ kind: "rect", role: "bar-track", x: r.x, y: r.y, w: r.w, h: r.h, fill: track });
+        if (css.backgroundImage.includes("gradient")) {
+          items.push({ kind: "line", x1: r.x + r.w / 2, y1: r.y - 1, x2: r.x + r.w / 2, y2: r.y + r.h + 1,
+                       stroke: cssColour("--edge", "#6b7280"), width: 1 });
+        }
+        for (const fill of part.children) {
+          const f = at(fill.getBoundingClientRect());
+          const fcss = getComputedStyle(fill);
+          const colour = paint(fcss.backgroundColor);
+          if (colour && f.w > 0) {
+            items.push({ kind: "rect", role: "bar", x: f.x, y: f.y, w: f.w, h: f.h,
+                         fill: over(colour, background, Number(fcss.opacity) || 1) });
+          }
+        }
+      } else if (part.textContent.trim()) {
+        const px = parseFloat(css.fontSize) || size;
+        const right = css.textAlign === "right" || css.textAlign === "end";
+        const centre = css.textAlign === "center";
+        items.push({ kind: "text", role: "bar-text", x: right ? r.x + r.w : centre ? r.x + r.w / 2 : r.x,
+                     y: r.y + r.h / 2 + px * 0.35, text: part.textContent.trim(), size: px,
+                     weight: Number(css.fontWeight) || 400, fill: css.color,
+                     anchor: right ? "end" : centre ? "middle" : "start" });
+      }
+    }
+  }
+  let bottom = top + box.height;
+  const note = el.id === "contributions-bars" ? document.getElementById("contributions-note") : null;
+  if (note && note.textContent.trim()) {
+    const lines = wrapLines(note.textContent.trim(), width - 2 * pad, size);
+    const step = Math.round(size * 1.35);
+    bottom += Math.round(size * 0.6);
+    lines.forEach((line, i) => items.push({ kind: "text", role: "note", x: pad, y: bottom + size + i * step,
+                                            text: line, size, fill: getComputedStyle(note).color }));
+    bottom += lines.length * step;
+  }
+  const rows = barRows(el).map((li) => li.textContent.replace(/\s+/g, " ").trim()).join("; ");
+  return { width, height: Math.ceil(bottom + pad), background, title, items,
+           desc: `${title}: a bar chart (${rows}). From the ViT classification-head explorer.` };
+}
+
 // ---- saving ---------------------------------------------------------------------------------
 
-/** The scene of the figure `el` (a heatmap, or a line chart of the page). */
+/** The scene of the figure `el` (a heatmap, a line chart or a bar chart of the page). */
 export function sceneOf(el, options = {}) {
+  if (isBars(el)) return barScene(el);
   return el.classList.contains("line-chart") ? chartScene(el, options) : heatmapScene(el, options);
 }
+
 
 /**
  * The figure `el` as a file: {blob, filename, width, height, ms} (ms: the time it took).

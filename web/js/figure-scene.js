@@ -56,8 +56,8 @@ export function wrapLines(text, width, size, weight = 400) {
   return lines;
 }
 
-// A colour the SVG and the canvas both take, or null for none (transparent).
-function paint(colour) {
+/** A colour the SVG and the canvas both take, or null for none (transparent). */
+export function paint(colour) {
   if (!colour || colour === "none" || colour === "transparent") return null;
   if (/^rgba\(.*,\s*0(\.0*)?\s*\)$/.test(colour)) return null;
   return colour;
@@ -205,7 +205,7 @@ export async function toSvg(scene) {
   const draw = (item) => {
     switch (item.kind) {
       case "rect":
-        return `<rect${attrs({ x: item.x, y: item.y, width: item.w, height: item.h,
+        return `<rect${attrs({ class: item.role, x: item.x, y: item.y, width: item.w, height: item.h,
                                fill: paint(item.fill) || "none", ...strokeAttrs(item) })}/>`;
       case "line":
         return `<line${attrs({ x1: item.x1, y1: item.y1, x2: item.x2, y2: item.y2, ...strokeAttrs(item) })}/>`;

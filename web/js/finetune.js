@@ -17,7 +17,7 @@ import { component } from "./components.js";
 import { scrubField } from "./scrub.js";
 import { onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import { drawLineChart } from "./line-chart.js";
-import { figureMenu } from "./figure-menu.js";
+import { figureMenu, hideFigureMenu } from "./figure-menu.js";
 import * as offscreen from "./offscreen.js";
 import * as share from "./share.js";
 import { DIGITS_PRESET, FINETUNE_PRESET, MAX_RUN_STEPS, PANEL_IDS } from "./shared.js";
@@ -396,7 +396,10 @@ component("finetune", { draw: (s) => panel.show(s), reset: () => panel.reset() }
 // depth's held-out accuracy as a bar.
 function showProbes(probes) {
   setHidden($("ft-probes"), !probes);
-  if (!probes) return;
+  if (!probes) {
+    hideFigureMenu($("ft-probe-bars"));
+    return;
+  }
   setText($("ft-probes-text"), probes.text);
   const list = $("ft-probe-bars");
   if (list.children.length !== probes.depths.length) {
@@ -419,4 +422,5 @@ function showProbes(probes) {
     /** @type {HTMLElement} */ (bar.firstElementChild).style.width = `${percent.toFixed(1)}%`;
     setText(value, `${percent.toFixed(0)} %`);
   });
+  figureMenu(list); // "Download figure" (js/figure-menu.js)
 }

@@ -296,6 +296,31 @@ function figureParts(el, id, spec, m) {
   return { trace, layout, width };
 }
 
+/**
+ * What to change in the layout of the heatmap `el` to draw it `width` px wide, its title wrapped
+ * again for that width (js/print.js: paper is narrower than most screens); null for a figure not
+ * shown. The keys are Plotly.relayout's.
+ * @returns {?Object<string, number|string>}
+ */
+export function layoutAt(el, width) {
+  const now = shown.get(el.id);
+  if (!now || !el.layout || !el.layout.title) return null;
+  const size = look().title;
+  const step = Math.ceil(size * 1.3);
+  const was = wrapTitle(now.spec.title, widthOf(el) || 600, size);
+  const title = wrapTitle(now.spec.title, width, size);
+  const grow = (title.lines - was.lines) * step; // the plot moves down by the lines added
+  const pad = Math.ceil(((title.lines - 1) * step) / 2) - Math.ceil(((was.lines - 1) * step) / 2);
+  return { width, "title.text": title.text, height: el.layout.height + grow,
+           "margin.t": el.layout.margin.t + grow, "title.pad.t": el.layout.title.pad.t + pad };
+}
+
+/** Whether the heatmap `el`, drawn `width` px wide, prints its numbers on its cells. */
+export function numbersAt(el, width) {
+  const now = shown.get(el.id);
+  return Boolean(now) && Boolean(now.spec.text) && width / now.m.cols >= 40;
+}
+
 // In the compact embed view, small matrices print their values; a squeezed key would not help.
 function keyShown(m) {
   return !(document.documentElement.classList.contains("embed") && m.rows <= 8);

@@ -15,6 +15,7 @@ import { bars } from "./text-views.js";
 import { cellAt, classTitle } from "./heatmap-hover.js";
 import { OUTLINES, outlinedBox, setOverlay } from "./heatmap-shapes.js";
 import { setData, setHidden, setText } from "./dom.js";
+import { figureMenu, hideFigureMenu } from "./figure-menu.js";
 import { HEATMAP_IDS, PANEL_IDS, encoderPosition, encoderRow } from "./shared.js";
 
 const $ = /** @type {ById} */ ((id) => document.getElementById(id));
@@ -308,6 +309,7 @@ function showChart(c) {
   reserve(box);
   if (!c) {
     setText($("contributions-title"), "");
+    hideFigureMenu($("contributions-bars"));
     return;
   }
   setText($("contributions-title"), c.title);
@@ -315,6 +317,7 @@ function showChart(c) {
   setData(box, "logit", `${c.b},${c.c}`);
   bars($("contributions-bars"), c.bars, { signed: true });
   reserve(box);
+  figureMenu($("contributions-bars")); // "Download figure" (js/figure-menu.js)
 }
 
 /** The top-k table's k (1 to 20), as the person sets it. */

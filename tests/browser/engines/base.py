@@ -52,6 +52,10 @@ def webdriver_chord(key):
     return names[:-1], last
 
 
+# Paper sizes in cm (WebDriver's Print Page and BiDi's browsingContext.print take cm).
+PAPER_CM = {"A4": (21.0, 29.7), "Letter": (21.59, 27.94)}
+
+
 class Engine:
     """One browser, one tab. Subclasses implement the primitives marked below."""
 
@@ -130,6 +134,12 @@ class Engine:
 
     def screenshot(self, path):
         raise NotImplementedError
+
+    def print_pdf(self, paper):
+        """The page printed as the browser prints it, portrait on `paper` ("A4" or "Letter"),
+        without background colours (the browsers' default), as a PDF's bytes; EngineError where
+        the engine's driver cannot print (WebKitWebDriver has no Print Page command)."""
+        raise EngineError("%s: its driver cannot print a page" % self.name)
 
     def console_errors(self):
         """Console errors and uncaught exceptions since the last goto."""

@@ -44,6 +44,9 @@ class Chromium(Engine):
         self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self._errors.append("uncaught: %s" % error))
 
+    def print_pdf(self, paper):
+        return self.page.pdf(format=paper)
+
     def _console(self, message):
         if message.type == "error":
             where = (message.location or {}).get("url") or ""

@@ -8,7 +8,7 @@ import tempfile
 import threading
 import time
 
-from .base import Engine, EngineError, webdriver_chord
+from .base import PAPER_CM, Engine, EngineError, webdriver_chord
 from .bidi import BiDiError, BiDiSession
 
 MISSING = "no Firefox: install Debian's Firefox ESR (`apt-get install firefox-esr`)"
@@ -182,6 +182,9 @@ class Firefox(Engine):
     def screenshot(self, path):
         with open(path, "wb") as f:
             f.write(self.session.screenshot_png())
+
+    def print_pdf(self, paper):
+        return self.session.print_pdf(*PAPER_CM[paper])
 
     def console_errors(self):
         return list(self._errors)

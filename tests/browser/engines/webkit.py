@@ -7,13 +7,14 @@ engine installs a recorder of console.error and uncaught errors after each navig
 errors logged before that (during the first scripts) are not seen here; CSP violations are
 caught by the test server's report-uri in every engine instead.
 """
+import base64
 import json
 import os
 import shutil
 import subprocess
 import time
 
-from .base import Engine, EngineError, webdriver_chord
+from .base import PAPER_CM, Engine, EngineError, webdriver_chord
 
 MISSING = ("no WebKit: install Debian's WebKitGTK WebDriver and an X server for it "
            "(`apt-get install webkit2gtk-driver xvfb`)")
@@ -110,6 +111,20 @@ class WebKit(Engine):
         if "error" in answer:
             raise EngineError("webkit: script error: %s" % answer["error"])
         return answer["ok"]
+
+    def print_pdf(self, paper):
+        # Selenium's print_page is WebDriver's Print Page command, which WebKitWebDriver 2.50
+        # answers with "Unknown command": said as an EngineError, like any engine without it.
+        from selenium.common.exceptions import WebDriverException
+        from selenium.webdriver.common.print_page_options import PrintOptions
+        options = PrintOptions()
+        options.page_width, options.page_height = PAPER_CM[paper]
+        options.orientation = "portrait"
+        options.margin_top = options.margin_bottom = options.margin_left = options.margin_right = 0
+        try:
+            return base64.b64decode(self.driver.print_page(options))
+        except WebDriverException as e:
+            raise EngineError("webkit: its driver cannot print a page (%s)" % " ".join(str(e).split())[:200])
 
     def _element(self, selector):
         from selenium.webdriver.common.by import By
