@@ -406,6 +406,7 @@ export function barScene(el) {
   const box = el.getBoundingClientRect();
   const width = Math.max(240, Math.round(box.width + 2 * pad));
   const head = titleBlock(title, pad, pad, width - 2 * pad, fonts.title, inkColour(), 600);
+  /** @type {import("./figure-scene.js").SceneItem[]} */
   const items = [...head.items];
   const top = head.bottom + Math.round(size * 0.5);
   const at = (r) => ({ x: pad + r.left - box.left, y: top + r.top - box.top, w: r.width, h: r.height });

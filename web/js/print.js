@@ -25,13 +25,14 @@ function drawForPaper() {
   ROOT.classList.add("printing");
   // the paper's ink (html.printing: the light scheme's), for figures drawn in a dark one
   const ink = getComputedStyle(ROOT).getPropertyValue("--ink").trim();
-  for (const el of document.querySelectorAll(".js-plotly-plot")) {
+  for (const el of /** @type {NodeListOf<PlotElement>} */ (document.querySelectorAll(".js-plotly-plot"))) {
     if (!el._fullLayout || !el.offsetParent || !el.layout || !el.layout.font) continue;
     const width = el.clientWidth; // laid out for paper now (a read of the layout, once)
     const resized = width && Math.abs(width - el._fullLayout.width) >= 1 ? layoutAt(el, width) : null;
     const inked = ink && el.layout.font.color !== ink
       ? { "font.color": ink, "title.font.color": ink, "xaxis.color": ink, "yaxis.color": ink } : null;
     if (!resized && !inked) continue;
+    /** @type {Object<string, any>} */
     const update = { ...resized, ...inked };
     const before = {};
     for (const key of Object.keys(update)) before[key] = valueAt(el.layout, key);
@@ -45,8 +46,8 @@ function drawForPaper() {
     window.Plotly.relayout(el, update);
     paintBitmap(el);
   }
-  for (const table of document.querySelectorAll(".table-scroll > table")) {
-    const box = table.parentElement;
+  for (const table of /** @type {NodeListOf<HTMLTableElement>} */ (document.querySelectorAll(".table-scroll > table"))) {
+    const box = /** @type {HTMLElement} */ (table.parentElement);
     if (!box.offsetParent || box.scrollWidth <= box.clientWidth + 1) continue;
     const fit = box.clientWidth / box.scrollWidth;
     tables.push([table, table.style.zoom]);
