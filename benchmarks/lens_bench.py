@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 from model_files import open_file  # noqa: E402
-from pycore.explorer import panels  # noqa: E402
+from pycore.explorer.panels import head as panels  # noqa: E402
 from pycore.explorer.session import Session  # noqa: E402
 
 

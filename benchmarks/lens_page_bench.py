@@ -162,7 +162,7 @@ def site_without_lens(out):
     sections = src / "pycore" / "explorer" / "sections.py"
     text, old = sections.read_text(encoding="utf-8"), "shown = panels.lens_heatmap(ctx.state, ctx.trace)"
     if old not in text:
-        raise BenchError("pycore/explorer/sections.py no longer reads " + old)
+        raise BenchError("pycore/explorer/panels/sections.py no longer reads " + old)
     sections.write_text(text.replace(old, "shown = None if digits.drawn(ctx.state) else "
                                      "panels.lens_heatmap(ctx.state, ctx.trace)"), encoding="utf-8")
     proc = subprocess.run([sys.executable, "build.py", "--runtime", "pyscript", "--out", str(out)],

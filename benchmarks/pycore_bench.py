@@ -163,7 +163,7 @@ def main(argv=None):
               "wall time" if args.clock == "wall" else "thread CPU time", args.rounds,
               t_head * 1e3, t_min * 1e3, t_bare * 1e3))
     mem_head = peak_extra_memory(lambda: classification_head(z, W))
-    from pycore.vit import head as head_module     # the workspace the head keeps counts too
+    from pycore.vit import head as head_module  # the workspace the head keeps counts too
     kept = getattr(getattr(head_module, "_workspace", None), "buf", None)
     kept_bytes = kept.nbytes if kept is not None else 0
     mem_head += kept_bytes

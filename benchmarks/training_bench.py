@@ -9,14 +9,14 @@ of one call of each. Then it times what the page calls per training step at the 
 
 ``--memory`` measures instead the Python memory of the page's training requests (tracemalloc,
 the state included) at the sizes docs/performance.md's table lists, against the budget of
-:data:`pycore.explorer.training_memory.MEMORY_MB`.
+:data:`pycore.explorer.finetune.memory.MEMORY_MB`.
 
 ``--requests`` times instead the page's ``train`` requests at the largest sizes, side by side
 in one run: the request of Play that starts a run, the next one, the later ones, and Step on
 a new run, each beside the steps it took and the estimate
-(:func:`pycore.explorer.finetune.request_overhead_ms`) that chose them, against the budget of
-:data:`pycore.explorer.finetune.REQUEST_WORK_MS` (an estimate for the page: CPython's time
-times :data:`pycore.explorer.finetune.PAGE_SLOWER`).
+(:func:`pycore.explorer.finetune.panel.request_overhead_ms`) that chose them, against the budget of
+:data:`pycore.explorer.finetune.panel.REQUEST_WORK_MS` (an estimate for the page: CPython's time
+times :data:`pycore.explorer.finetune.panel.PAGE_SLOWER`).
 """
 
 import argparse
@@ -31,8 +31,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from pycore_bench import (blas_report, common_arguments, interleaved_medians,  # noqa: E402
-                          peak_extra_memory)
+from pycore_bench import blas_report, common_arguments, interleaved_medians, peak_extra_memory  # noqa: E402
 from pycore.vit import SGD, Adam, HeadTrainer, head_backward, train_head  # noqa: E402
 from tests.test_explorer_limits import training_link  # noqa: E402  (the test's states, measured)
 
@@ -106,7 +105,7 @@ def training_memory(link, requests=3):
 def memory_table():
     """Print the memory table, without and with the pre-training MLP open in "Other heads"
     (the answer that needs the most); returns whether every peak is within the budget."""
-    from pycore.explorer.training_memory import MEMORY_MB
+    from pycore.explorer.finetune.memory import MEMORY_MB
     ok = True
     for variant in (None, "mlp_gelu"):
         print("Python memory of three train requests (tracemalloc, the state included){}, MB: "
@@ -140,7 +139,7 @@ def request_times(link, clock, later=3):
     request (n = 500: at the largest sizes it only starts the run), the next, ``later`` more,
     then Reset and Step (n = 1) on a new run. Returns {kind: [(ms, steps taken, estimated
     page ms)]} (:data:`REQUEST_KINDS`)."""
-    from pycore.explorer import finetune
+    from pycore.explorer.finetune import panel as finetune
     from pycore.explorer.session import Session
     s = Session()
     assert s.handle({"op": "load", "fragment": link})["ok"]
@@ -176,7 +175,7 @@ def request_table(clock, sessions=3):
     for the first time), the steps it took and the estimate for the page; returns whether
     every estimate and every measured time times PAGE_SLOWER are within the budget, but for
     the one step a request cannot do without."""
-    from pycore.explorer.finetune import PAGE_SLOWER, REQUEST_WORK_MS
+    from pycore.explorer.finetune.panel import PAGE_SLOWER, REQUEST_WORK_MS
     ok = True
     print("train requests, {} ms per request (median, largest of {} sessions; steps taken; "
           "the page's estimate); budget {:.0f} ms in the page, about {:.0f} ms in CPython "

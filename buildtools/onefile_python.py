@@ -21,7 +21,8 @@ NODE_TIMEOUT_S = 300
 
 def _comparisons(root):
     """The keys of pycore's pitfalls and variants ((key, kind), ...), read from its source."""
-    with open(os.path.join(root, "pycore", "explorer", "comparisons.py"), encoding="utf-8") as f:
+    registry = os.path.join(root, "pycore", "explorer", "comparisons", "registry.py")
+    with open(registry, encoding="utf-8") as f:
         return re.findall(r'Comparison\(\s*"(\w+)", "(pitfall|variant)"', f.read())
 
 

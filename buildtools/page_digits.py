@@ -11,7 +11,7 @@ under ``"finetune"``: a fixed, seeded subset of the *training* digits (FINETUNE_
 each digit, drawn with ``np.random.RandomState(FINETUNE_SEED)`` from the images the model was
 trained on, 60 in all, within the page's limit B <= 64) and every held-out digit, each as
 ``[pixels, label]`` with the pixels in the link form (64 characters 0-9a-g), which the page
-sends as they are (pycore/explorer/finetune_digits.py).
+sends as they are (pycore/explorer/finetune/digits.py).
 
 When they cannot be had (no PyPI and nothing in the cache or mirror, no NumPy in the build's
 Python, no weights file), the build goes on: digits.json then says why, the page offers drawing
@@ -25,7 +25,7 @@ FILE_NAME = "digits.json"
 PER_CLASS = 3
 FINETUNE_PER_CLASS = 6
 FINETUNE_SEED = 0
-PIXEL_CHARS = "0123456789abcdefg"   # pycore.explorer.digit_images.PIXEL_CHARS: pixel v is char v
+PIXEL_CHARS = "0123456789abcdefg"   # pycore.explorer.digits.images.PIXEL_CHARS: pixel v is char v
 WEIGHTS = os.path.join("pycore", "vit", "tiny_vit_weights.npz")
 DATA_SET = {
     "name": "Optical Recognition of Handwritten Digits",

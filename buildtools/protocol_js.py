@@ -23,7 +23,7 @@ DOCS = os.path.join("docs", "protocol.md")
 DOCS_BEGIN = "<!-- answer sections: written by python3 -m buildtools.protocol_js -->"
 DOCS_END = "<!-- /answer sections -->"
 SHARED = os.path.join("pycore", "explorer", "shared.py")
-SHARED_BEGIN = "# ---- written by python3 -m buildtools.protocol_js from pycore/explorer/sections.py ----"
+SHARED_BEGIN = "# ---- written by python3 -m buildtools.protocol_js from pycore/explorer/panels/sections.py ----"
 SHARED_END = "# ---- end of what buildtools/protocol_js.py writes ----"
 PANELS_DOC = os.path.join("docs", "interface.md")
 PANELS_BEGIN = "<!-- panels: written by python3 -m buildtools.protocol_js -->"
@@ -54,9 +54,9 @@ def module_text():
 
 def answer_keys_table():
     """The rows of docs/protocol.md's table of the answer sections' keys: one per key, in the
-    order the sections are built, each with what its Section (pycore/explorer/sections.py) says
+    order the sections are built, each with what its Section (pycore/explorer/panels/sections.py) says
     it holds."""
-    from pycore.explorer import sections
+    from pycore.explorer.panels import sections
     rows = ["| key | holds |", "|---|---|"]
     for section in sections.SECTIONS:
         for key, (_type, held) in section.keys.items():
@@ -67,11 +67,11 @@ def answer_keys_table():
 def shared_block():
     """pycore/explorer/shared.py's panel ids, as Python assignments: each section's panel
     (sections.SECTIONS) and which of them may wait, for the page's scripts (js/shared.js)."""
-    from pycore.explorer import sections
+    from pycore.explorer.panels import sections
     lines = ["PANEL_IDS = {"]
     lines += ['    "%s": "%s",' % (name, panel) for name, panel in sections.PANEL_IDS.items()]
     lines += ["}", '"""Each answer section that is a panel of its own, and that panel\'s element id\n'
-              "(web/index.html), as its Section in pycore/explorer/sections.py declares it.\"\"\"",
+              "(web/index.html), as its Section in pycore/explorer/panels/sections.py declares it.\"\"\"",
               "", "DEFERRABLE = ("]
     lines += ['    "%s",' % name for name in sections.DEFERRABLE]
     lines += [")", '"""The sections a request may leave for later while their panels are out of '
@@ -83,7 +83,7 @@ def shared_block():
 def panels_table():
     """docs/interface.md's table of the panels: each section's element id, whether it may wait,
     and what its answer key holds (from sections.SECTIONS)."""
-    from pycore.explorer import sections
+    from pycore.explorer.panels import sections
     rows = ["| element id | answer section | waits while out of view | holds |", "|---|---|---|---|"]
     for section in sections.SECTIONS:
         if section.panel:

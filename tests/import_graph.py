@@ -3,7 +3,7 @@
 Every ``import`` and ``from ... import`` counts, at module level or inside a function (a
 function-level import is still a dependency, only a later one); relative imports are resolved
 against the importing file's package. ``from . import panels`` is an edge to
-``pycore.explorer.panels``; ``from .state import shown`` an edge to ``pycore.explorer.state``.
+``pycore.explorer.panels.head``; ``from .state import shown`` an edge to ``pycore.explorer.state.explorer_state``.
 The parent packages Python initializes on the way (``pycore``, ``pycore.explorer``) are not
 edges: a module depends on what it names.
 
@@ -32,29 +32,30 @@ LAYERS = (
       "vit.optimizers", "vit.training", "vit.tiny_vit_layers", "vit.tiny_vit_params",
       "vit.tiny_vit")),
     ("state", "the explorer's state and every check on the way into it",
-     ("explorer.errors", "explorer.shared", "explorer.cells", "explorer.comparisons",
-      "explorer.digit_images", "explorer.recipes", "explorer.train_state", "explorer.state")),
+     ("explorer.state", "explorer.comparisons", "explorer.model", "explorer.digits",
+      "explorer.finetune", "explorer.export", "explorer.panels", "explorer.errors", "explorer.shared", "explorer.state.cells", "explorer.comparisons.registry",
+      "explorer.digits.images", "explorer.state.recipes", "explorer.state.finetuning", "explorer.state.explorer_state")),
     ("state io", "ways to make, change, save and load a state, and to train on it",
-     ("explorer.presets", "explorer.editing", "explorer.state_json", "explorer.link",
-      "explorer.link_answer", "explorer.wire",
-      "explorer.export", "explorer.file_parts", "explorer.npy_npz",
-      "explorer.safetensors_file", "explorer.model_file",
-      "explorer.model_transfer", "explorer.digits", "explorer.finetune_digits",
-      "explorer.training_memory", "explorer.export_memory", "explorer.finetune_run",
-      "explorer.finetune_export", "explorer")),
+     ("explorer.state.presets", "explorer.state.editing", "explorer.state.as_json", "explorer.state.link",
+      "explorer.state.link_answer", "explorer.wire",
+      "explorer.export.files", "explorer.model.file_parts", "explorer.model.npy_npz",
+      "explorer.model.safetensors_file", "explorer.model.file",
+      "explorer.model.transfer", "explorer.digits.mode", "explorer.finetune.digits",
+      "explorer.finetune.memory", "explorer.export.memory", "explorer.finetune.run",
+      "explorer.finetune.code", "explorer")),
     ("trace", "the state's trace, kept current edit by edit, and what is read off it",
-     ("explorer.readouts", "explorer.colour_range", "explorer.computed")),
+     ("explorer.panels.readouts", "explorer.panels.colour_range", "explorer.computed")),
     ("answers", "what each panel shows, and the answer's sections that hold it",
-     ("explorer.class_names", "explorer.heatmap_spec", "explorer.tex", "explorer.panels",
-      "explorer.comparison_panel", "explorer.walkthrough", "explorer.finetune",
-      "explorer.finetune_panel", "explorer.snapshot", "explorer.sections")),
+     ("explorer.model.class_names", "explorer.panels.heatmap", "explorer.panels.tex", "explorer.panels.head",
+      "explorer.comparisons.panel", "explorer.panels.walkthrough", "explorer.finetune.panel",
+      "explorer.finetune.section", "explorer.panels.snapshot", "explorer.panels.sections")),
     ("requests", "the answer to each request of the page, and the self-check it can ask for",
      ("explorer.protocol", "explorer.protocol_types", "explorer.session", "selfcheck")),
 )
 
 
 def module_name(path):
-    """``pycore/explorer/state.py`` -> ``pycore.explorer.state``; a package's __init__ is the
+    """``pycore/explorer/state/explorer_state.py`` -> ``pycore.explorer.state.explorer_state``; a package's __init__ is the
     package."""
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":

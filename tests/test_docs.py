@@ -134,12 +134,37 @@ def test_every_module_is_in_the_architecture_tree():
     assert missing == []
 
 
+def test_every_module_of_a_subpackage_is_named_in_its_tree_entry():
+    """pycore/explorer's packages by concept: each entry (``state/``, ``model/``...) names every
+    module the folder holds, as an entry of its own or in the entry's words."""
+    lines = tree().split("\n")
+    missing = []
+    for folder in sorted(glob.glob(os.path.join(ROOT, "pycore", "explorer", "*", ""))):
+        package = os.path.basename(os.path.dirname(folder))
+        if package == "__pycache__":
+            continue
+        start = [i for i, line in enumerate(lines) if line.startswith("    %s/ " % package)]
+        assert start, "the tree has no entry for pycore/explorer/%s/" % package
+        entry = [lines[start[0]]]
+        for line in lines[start[0] + 1:]:
+            if len(line) - len(line.lstrip()) <= 4:
+                break
+            entry.append(line)
+        words = set(re.findall(r"[\w]+", " ".join(entry)))
+        for path in glob.glob(os.path.join(folder, "*.py")):
+            name = os.path.basename(path)[:-3]
+            if name != "__init__" and name not in words:
+                missing.append("pycore/explorer/%s/%s" % (package, name))
+    assert missing == []
+
+
 def test_the_tree_lists_no_module_that_is_gone():
     block = tree()
     gone = []
     for package in ("pycore/vit", "pycore/explorer"):
         for name in tree_entries(block, package):
-            if not os.path.isfile(os.path.join(ROOT, package, name + ".py")):
+            path = os.path.join(ROOT, package, name)
+            if not (os.path.isdir(path) if name.endswith("/") else os.path.isfile(path + ".py")):
                 gone.append("%s/%s" % (package, name))
     for name in tree_entries(block, "web/js"):
         if not os.path.isfile(os.path.join(ROOT, "web", "js", name)):

@@ -8,9 +8,11 @@ from urllib.parse import quote
 
 import pytest
 
-from pycore.explorer import decode_fragment, encode_fragment, link, link_answer, protocol, session
+from pycore.explorer import decode_fragment, encode_fragment, protocol, session
+from pycore.explorer.state import link
+from pycore.explorer.state import link_answer
 from pycore.explorer.errors import StateError
-from pycore.explorer.link import LINK_MAX, NUMBER_MAX_CHARS, json_loads
+from pycore.explorer.state.link import LINK_MAX, NUMBER_MAX_CHARS, json_loads
 from pycore.explorer.session import Session
 
 def link_with(number_text):

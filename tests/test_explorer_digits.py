@@ -1,4 +1,4 @@
-"""The real-ViT mode of the explorer (pycore/explorer/digits.py and Session.op_digit): drawn
+"""The real-ViT mode of the explorer (pycore/explorer/digits/mode.py and Session.op_digit): drawn
 digits encoded by the tiny ViT become the state; the answers keep to the protocol; refusals
 change nothing; links carry the pixels and give the same state back.
 
@@ -12,7 +12,7 @@ import pytest
 
 from pycore import load_tiny_vit
 from pycore.explorer import decode_fragment, encode_fragment, state_to_json
-from pycore.explorer.export import numpy_code
+from pycore.explorer.export.files import numpy_code
 from protocol_check import check_answer
 from pycore.explorer.session import Session
 
@@ -261,7 +261,7 @@ def test_the_walk_through_and_the_top_k_name_their_classes_in_words(model):
 def test_the_panels_top_classes_rank_as_the_heads_prediction():
     """The panel's top 3 come from the head's one ranking (vit/readout.py top_k): most likely
     first, the first of equal probabilities first, NaN last."""
-    from pycore.explorer.digits import top_classes
+    from pycore.explorer.digits.mode import top_classes
     names = list("abcde")
     probs = np.array([0.2, 0.3, 0.2, np.nan, 0.3])
     assert top_classes(probs, names) == [["b", 0.3], ["e", 0.3], ["a", 0.2]]

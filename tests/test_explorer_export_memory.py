@@ -14,10 +14,10 @@ import pytest
 
 from test_explorer_limits import MB, training_link
 
-from pycore.explorer import export_memory
+from pycore.explorer.export import memory as export_memory
 from pycore.explorer.errors import StateError
 from pycore.explorer.session import Session, answer_json
-from pycore.explorer.state import ExplorerState
+from pycore.explorer.state.explorer_state import ExplorerState
 
 FORMATS = ["json", "numpy", "csv", "npz", "training"]
 

@@ -17,12 +17,12 @@ from finetune_reference import (cross_entropy as ref_cross_entropy, layer_norm a
                                 train as ref_train)
 from pycore.explorer import (decode_fragment, encode_fragment, preset, resize, state_from_json,
                              state_to_json, StateError)
-from pycore.explorer import training_memory
+from pycore.explorer.finetune import memory as training_memory
 from pycore.explorer.shared import LINK_MAX
 from pycore.explorer.protocol import FINETUNE
 from protocol_check import check_answer
 from pycore.explorer.session import Session
-from pycore.explorer.train_state import TRAIN_DEFAULTS, check_labels
+from pycore.explorer.state.finetuning import TRAIN_DEFAULTS, check_labels
 
 from finetune_session import WORKED, session_with, loaded_preset, snapshot
 
@@ -365,7 +365,7 @@ def test_the_converged_note_says_how_much_the_loss_fell_and_against_what():
     said "Converged ... fell by less than 1 % ... (0.0393 -> 0.0209)", which reads as false. It
     now says what the rule measured (the fall against the start: a flat curve on the chart)
     and that the loss itself is still falling, by how much of its own value."""
-    from pycore.explorer.finetune_run import converged
+    from pycore.explorer.finetune.run import converged
     losses = [2.3] + [0.0393] * 10 + list(np.linspace(0.0393, 0.0209, 21))
     text = converged(losses, [1.0] * len(losses))
     assert text.startswith("Play stopped at step 31: every sample is classified right"), text

@@ -9,7 +9,7 @@ import pytest
 
 from finetune_reference import gradient as ref_gradient, train as ref_train
 from pycore.explorer import decode_fragment, preset
-from pycore.explorer import training_memory
+from pycore.explorer.finetune import memory as training_memory
 from pycore.explorer.session import Session
 
 from finetune_session import WORKED, session_with, loaded_preset

@@ -8,7 +8,8 @@ import os
 import numpy as np
 import pytest
 
-from pycore.explorer import encode_fragment, finetune_panel, state_to_json
+from pycore.explorer import encode_fragment, state_to_json
+from pycore.explorer.finetune import section as finetune_panel
 from pycore.explorer.session import Session
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -278,7 +279,7 @@ def test_keystrokes_after_a_paste_into_a_preset_never_spell_out_the_link(monkeyp
     past SYNC_LINK_NUMBERS of them a keystroke's link is pending and the link is not spelled out
     (a whole ViT-B/16 W_head pasted: 768,000 edits, a 31 MB link rebuilt per keystroke, 3.4 s);
     asked for once typing pauses, a link that is surely too long is not spelled out either."""
-    from pycore.explorer import link_answer as session_module
+    from pycore.explorer.state import link_answer as session_module
     calls = []
     encode = session_module.encode_fragment
     monkeypatch.setattr(session_module, "encode_fragment", lambda s: calls.append(1) or encode(s))
@@ -324,7 +325,7 @@ def test_blank_lines_around_a_pasted_block_cost_one_pass(text, pasted):
 def test_a_block_larger_than_its_grid_is_refused_before_its_cells_are_read(monkeypatch, text, shape):
     """A 10 MB block pasted into the worked example's 4 x 3 W_head parsed every cell (5.0 s in the
     browser) before saying it does not fit; its size is known from its rows and its first row."""
-    from pycore.explorer import cells
+    from pycore.explorer.state import cells
     parsed = []
     cell_problem = cells._cell_problem
     monkeypatch.setattr(cells, "_cell_problem", lambda t: parsed.append(t) or cell_problem(t))

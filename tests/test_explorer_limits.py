@@ -1,5 +1,5 @@
 """What a state may hold, and what that costs: a cap on the numbers of each matrix
-(pycore.explorer.state.ELEMENT_LIMITS) keeps the largest state a link, a resize or a mode switch
+(pycore.explorer.state.explorer_state.ELEMENT_LIMITS) keeps the largest state a link, a resize or a mode switch
 can make within 150 MB of Python memory (docs/interface.md, "Limits"); a refused resize or mode
 switch copies nothing first. Memory is measured with tracemalloc, which counts NumPy's buffers
 and does not depend on the machine's speed."""
@@ -9,11 +9,14 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from pycore.explorer import finetune, finetune_panel, state as state_module, \
-    training_memory as training_memory_module
-from pycore.explorer.presets import preset
+from pycore.explorer.finetune import panel as finetune
+from pycore.explorer.finetune import section as finetune_panel
+from pycore.explorer.state import explorer_state as state_module
+from pycore.explorer.finetune import memory as training_memory_module
+from pycore.explorer.state.presets import preset
 from pycore.explorer.session import Session
-from pycore.explorer.state import ELEMENT_LIMITS, INPUT_ELEMENTS_MAX, LIMITS, ExplorerState
+from pycore.explorer.state.explorer_state import (ELEMENT_LIMITS, INPUT_ELEMENTS_MAX, LIMITS,
+                                                  ExplorerState)
 
 MB = 1e6
 
@@ -233,7 +236,7 @@ def test_what_a_run_keeps_and_a_request_adds_is_within_the_estimate(optimizer, N
     # The run keeps each trained head's W_head and optimizer buffers, its start and the
     # gradient shown; a request adds one gradient, the correct head's buffers copied when the
     # budget has room for them, and the answer the pre-training MLP's W1 and W2 (open here).
-    # pycore.explorer.training_memory.need_mb counts the same and decides which heads train:
+    # pycore.explorer.finetune.memory.need_mb counts the same and decides which heads train:
     # it must not count less than is measured.
     link = training_link(optimizer, N1=N1, input_scale=scale, variant="mlp_gelu")
     state, peaks, held, s = training_memory(link)
@@ -352,7 +355,7 @@ def test_the_first_request_counts_the_heads_start_and_their_optimizer_buffers():
 def test_a_run_started_without_a_step_trains_bit_for_bit_as_one_started_with_it():
     # the optimizer buffers made at the start (written once, so the first step does not pay
     # for new memory) are the zeros the first step would have made
-    from pycore.explorer.finetune_run import Run
+    from pycore.explorer.finetune.run import Run
     s = Session()
     assert s.handle({"op": "load", "fragment": training_link("adam", B=6, D=5, C=4,
                                                              input_scale=3.0)})["ok"]

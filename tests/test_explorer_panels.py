@@ -5,7 +5,7 @@ import math
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from pycore.explorer import colour_range as view
+from pycore.explorer.panels import colour_range as view
 
 
 def old_colour_limit(values):

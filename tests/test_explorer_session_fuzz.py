@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from pycore.explorer import decode_fragment, encode_fragment, state_from_json, state_to_json
-from pycore.explorer import training_memory
-from pycore.explorer.link import LINK_MAX
+from pycore.explorer.finetune import memory as training_memory
+from pycore.explorer.state.link import LINK_MAX
 from pycore.explorer.protocol import matrix_names
 from protocol_check import check_answer
 from pycore.explorer.session import Session
@@ -136,8 +136,8 @@ def test_every_request_applies_fully_or_changes_nothing(start, requests):
 
 # The same with a training memory budget of nothing: every run trains the correct head alone
 # and takes no copy of its optimizer buffers, so an overflow (lr or input_scale 1e308) is undone
-# by replaying its steps (what Adam does at the largest sizes, pycore.explorer.training_memory).
-# Every export is refused too (pycore.explorer.export_memory counts it in the same budget).
+# by replaying its steps (what Adam does at the largest sizes, pycore.explorer.finetune.memory).
+# Every export is refused too (pycore.explorer.export.memory counts it in the same budget).
 @settings(max_examples=max(1, EXAMPLES // 4), deadline=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(st.sampled_from(STARTS), st.lists(REQUESTS, min_size=1, max_size=12))
@@ -293,7 +293,7 @@ def test_keystrokes_after_a_big_paste_at_vit_b16_size_are_answered_without_the_l
     keystroke spells the link out (counted, not timed); asked for once typing pauses, the link
     is refused in words without being spelled out either. (A whole 768 x 1000 paste takes
     seconds of parsing: a block this size keeps the test cheap and takes the same path.)"""
-    from pycore.explorer import link_answer as session_module
+    from pycore.explorer.state import link_answer as session_module
     calls = []
     encode = session_module.encode_fragment
     monkeypatch.setattr(session_module, "encode_fragment", lambda s: calls.append(1) or encode(s))

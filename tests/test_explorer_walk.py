@@ -5,11 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from pycore.explorer import comparisons, walkthrough
-from pycore.explorer.link import decode_fragment, encode_fragment
-from pycore.explorer.presets import default_state
+from pycore.explorer.comparisons import registry as comparisons
+from pycore.explorer.panels import walkthrough
+from pycore.explorer.state.link import decode_fragment, encode_fragment
+from pycore.explorer.state.presets import default_state
 from pycore.explorer.session import Session
-from pycore.explorer.state_json import state_from_json
+from pycore.explorer.state.as_json import state_from_json
 from protocol_check import check_answer
 
 CLS = np.array([[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
@@ -196,7 +197,7 @@ def test_what_the_page_says_of_the_last_token_is_true_after_l_blocks():
     has: it does not "describe one corner of the image". What is wrong with reading it is that
     W_head was fitted to the CLS token's output (issue 47, item 8). Every such sentence: the
     mistake's explanation, the walk-through's first step, the equations' first line."""
-    from pycore.explorer.tex import steps
+    from pycore.explorer.panels.tex import steps
     s = Session()
     s.handle({"op": "load", "fragment": ""})
     said = [comparisons.find("last_position").explanation, walk(s, 0)["note"],

@@ -11,7 +11,8 @@ import re
 import pytest
 
 from buildtools import protocol_js
-from pycore.explorer import protocol, protocol_types, sections
+from pycore.explorer import protocol, protocol_types
+from pycore.explorer.panels import sections
 from pycore.explorer.session import Session
 from protocol_check import check_answer
 
@@ -48,7 +49,7 @@ def test_the_answer_is_its_envelope_and_its_sections_keys():
 
 
 def section_keys():
-    """The answer keys the registered sections write (pycore/explorer/sections.py)."""
+    """The answer keys the registered sections write (pycore/explorer/panels/sections.py)."""
     return {key for section in sections.SECTIONS for key in section.keys}
 
 

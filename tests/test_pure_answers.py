@@ -5,7 +5,7 @@ import pickle
 
 import pytest
 
-from pycore.explorer import sections
+from pycore.explorer.panels import sections
 from pycore.explorer.session import Session
 
 DIGIT = [[[0] * 3 + [16] * 2 + [0] * 3] * 8]

@@ -1,11 +1,11 @@
-"""Typed cells, pasted blocks and number display (pycore.explorer.cells)."""
+"""Typed cells, pasted blocks and number display (pycore.explorer.state.cells)."""
 
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 
-from pycore.explorer.cells import format_number, parse_block, parse_cell  # noqa: E402
+from pycore.explorer.state.cells import format_number, parse_block, parse_cell  # noqa: E402
 from pycore.explorer.errors import StateError  # noqa: E402
 
 

@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 
 from pycore.explorer.errors import StateError  # noqa: E402
-from pycore.explorer import (ExplorerState, decode_fragment, default_state,  # noqa: E402
-                          encode_fragment, paste_block, preset, resize, set_cell, set_mode,
-                          state_from_json, state_to_json)
+from pycore.explorer import (ExplorerState, decode_fragment, default_state, encode_fragment,  # noqa: E402
+                             paste_block, preset, resize, set_cell, set_mode, state_from_json,
+                             state_to_json)
 
 SETTINGS = settings(max_examples=150, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

@@ -52,10 +52,10 @@ def test_the_graph_counts_function_level_and_relative_imports():
     """Edges the source makes only inside functions, or with ``from . import``."""
     edges = import_graph.graph()
     assert "pycore.selfcheck" in edges["pycore.explorer.session"]        # inside a method
-    assert "pycore.explorer.comparisons" in edges["pycore.explorer.state"]  # inside a function
-    assert "pycore.explorer.sections" in edges["pycore.explorer.session"]  # from . import sections
-    assert "pycore.vit.head" in edges["pycore.explorer.comparisons"]     # from ..vit.head import
-    assert "pycore.explorer" not in edges["pycore.explorer.state"]      # parents are not edges
+    assert "pycore.explorer.comparisons.registry" in edges["pycore.explorer.state.explorer_state"]  # inside a function
+    assert "pycore.explorer.panels.sections" in edges["pycore.explorer.session"]  # from . import sections
+    assert "pycore.vit.head" in edges["pycore.explorer.comparisons.registry"]     # from ..vit.head import
+    assert "pycore.explorer" not in edges["pycore.explorer.state.explorer_state"]      # parents are not edges
 
 
 def test_cycles_are_found_and_named():

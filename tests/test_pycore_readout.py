@@ -5,7 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from pycore.explorer import class_names, preset, readouts
+from pycore.explorer import preset
+from pycore.explorer.model import class_names
+from pycore.explorer.panels import readouts
 from pycore.explorer.session import Session
 from pycore.vit.readout import contributions, top_k
 from pycore.vit.trace import trace_head

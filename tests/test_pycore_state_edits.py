@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from pycore.explorer.errors import StateError
-from pycore.explorer.export import logits_csv, numpy_code, state_json_text
-from pycore.explorer.state import LIMITS, check_limits
+from pycore.explorer.export.files import logits_csv, numpy_code, state_json_text
+from pycore.explorer.state.explorer_state import LIMITS, check_limits
 from pycore.explorer import (ExplorerState, default_state, paste_block, preset, resize, set_cell,
                              set_mode, state_from_json)
 from reference import WORKED_LOGITS

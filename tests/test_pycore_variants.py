@@ -11,12 +11,12 @@ from hypothesis import given, settings, strategies as st
 
 from pycore import classification_head  # noqa: E402
 from reference import layer_norm_rows  # noqa: E402
-from pycore.explorer.comparisons import COMPARISONS, of_kind  # noqa: E402
+from pycore.explorer.comparisons.registry import COMPARISONS, of_kind  # noqa: E402
 from pycore.vit import pitfalls, variants  # noqa: E402
 
 PITFALLS = [getattr(pitfalls, c.key) for c in of_kind("pitfall")]
-from pycore.vit.variants import (bert_pooler, gap_head, gelu, head_with_bias,  # noqa: E402
-                             layer_norm_affine, mlp_pretraining_head, variant_params)
+from pycore.vit.variants import (bert_pooler, gap_head, gelu, head_with_bias, layer_norm_affine,  # noqa: E402
+                                 mlp_pretraining_head, variant_params)
 
 CLS = np.array([[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]])
 W = np.array([[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]])

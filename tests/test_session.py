@@ -683,7 +683,7 @@ def test_a_request_builds_only_the_sections_that_follow_what_it_changed(request_
     """A request builds exactly the sections whose ``after`` names what it changed (sections
     declare what they follow, so a new panel needs no line here); a few named sections say
     what that means for this request, independently of the declaration."""
-    from pycore.explorer import sections
+    from pycore.explorer.panels import sections
     s = Session()
     s.handle({"op": "load", "fragment": ""})
     names = []

@@ -14,7 +14,9 @@ import subprocess
 import pytest
 
 from buildtools import hosts, shared_js
-from pycore.explorer import presets, sections, shared
+from pycore.explorer import shared
+from pycore.explorer.state import presets
+from pycore.explorer.panels import sections
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "*.js")) +
@@ -98,7 +100,9 @@ def test_shared_py_imports_nothing():
 
 
 def test_python_takes_the_values_from_shared_py():
-    from pycore.explorer import finetune, finetune_digits, link
+    from pycore.explorer.finetune import panel as finetune
+    from pycore.explorer.finetune import digits as finetune_digits
+    from pycore.explorer.state import link
     assert link.LINK_MAX is shared.LINK_MAX
     assert finetune.MAX_RUN_STEPS is shared.MAX_RUN_STEPS
     assert presets.PRESETS is shared.PRESETS
@@ -124,7 +128,7 @@ def _code_strings(path):
 
 def test_no_copy_of_a_heatmap_id_outside_shared_py():
     ids = set(shared.HEATMAP_IDS.values())
-    for path in glob.glob(os.path.join(ROOT, "pycore", "explorer", "*.py")):
+    for path in glob.glob(os.path.join(ROOT, "pycore", "explorer", "**", "*.py"), recursive=True):
         if path.endswith("shared.py"):
             continue
         assert not ids & set(_code_strings(path)), path
@@ -241,7 +245,7 @@ def test_the_panel_id_check_catches_a_literal():
 
 def test_the_size_fields_allow_what_python_allows():
     """The sizes' fields (web/index.html's max) are Python's limits; Python checks them again."""
-    from pycore.explorer.state import LIMITS
+    from pycore.explorer.state.explorer_state import LIMITS
     html = read("web", "index.html")
     for name, limit in LIMITS.items():
         field = re.search(r'<input id="dim-%s"[^>]*>' % name, html).group(0)

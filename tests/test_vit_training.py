@@ -12,7 +12,7 @@ import pytest
 
 from contextlib import redirect_stdout
 from pycore import cross_entropy, head_backward
-from pycore.explorer.presets import FINE_TUNING_PRESET
+from pycore.explorer.state.presets import FINE_TUNING_PRESET
 from pycore.vit.backward import HEADS
 from pycore.vit.optimizers import SGD, Adam, Momentum
 from pycore.vit.training import HeadTrainer, class_means_dataset, train_head
@@ -352,7 +352,7 @@ def test_class_means_dataset_knows_no_page_limits():
     """The page's sizes (at most 64 samples, 1024 features) are the explorer's: the math makes
     any size, and the page's state refuses what it cannot hold."""
     from pycore.explorer.errors import StateError
-    from pycore.explorer.state import ExplorerState
+    from pycore.explorer.state.explorer_state import ExplorerState
     h, y = class_means_dataset(11, 1025, 6)
     assert h.shape == (66, 1025) and y.shape == (66,)
     with pytest.raises(StateError, match="B"):

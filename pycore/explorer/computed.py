@@ -3,10 +3,10 @@ page reads. pycore/explorer/session.py answers the requests and owns one of thes
 import numpy as np
 
 from ..vit.trace import retrace_column, retrace_row, trace_head
-from .colour_range import RunningColourLimit
-from .readouts import TABLE_TOP_K
-from . import comparisons
-from .state import real_head
+from .panels.colour_range import RunningColourLimit
+from .panels.readouts import TABLE_TOP_K
+from .comparisons import registry as comparisons
+from .state.explorer_state import real_head
 
 
 class Computed(object):

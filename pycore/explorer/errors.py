@@ -1,7 +1,7 @@
 """The one error type of the explorer-state layer, and how its messages quote what they refuse.
 
 Everything that turns user input (typed cells, pasted blocks, JSON, URL fragments,
-resizes) into an :class:`~pycore.explorer.state.ExplorerState` raises :class:`StateError` and
+resizes) into an :class:`~pycore.explorer.state.explorer_state.ExplorerState` raises :class:`StateError` and
 nothing else, so the page needs a single ``except`` to show a message.
 """
 

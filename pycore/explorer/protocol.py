@@ -8,7 +8,7 @@ is written from the two (buildtools/protocol_js.py); tests/test_protocol.py chec
 date, and checks the session's answers against both.
 docs/protocol.md tells the story.
 """
-from .sections import SECTIONS
+from .panels.sections import SECTIONS
 
 # op -> {field: what it holds}. Fields not listed are refused; listed ones may be left out
 # where the session has a default.
@@ -75,7 +75,7 @@ REQUESTS = {
     "link": {},
     "catch_up": {},
     "selfcheck": {},
-    # the "Fine-tune the head" panel (pycore/explorer/finetune.py, docs/training.md)
+    # the "Fine-tune the head" panel (pycore/explorer/finetune/panel.py, docs/training.md)
     "train": {"n": "how many training steps to ask for (1 to 500; default 1): the request takes "
                    "as many as fit in about 0.2 s of work, at least 1 (finetune.trained)",
               "run": "the id of the run the page is playing: refused (error key 'run') once "
@@ -149,7 +149,7 @@ HEATMAP = {
 }
 
 
-# The "finetune" section of an answer (pycore/explorer/finetune_panel.py: section).
+# The "finetune" section of an answer (pycore/explorer/finetune/section.py: section).
 FINETUNE = {
     "labels": "[int]: the state's label of each sample",
     "predicted": "[int]: each sample's predicted class (arg-max logit)",
@@ -170,11 +170,11 @@ FINETUNE = {
                 "held-out digits' accuracy under this W_head (preset 'finetune-digits'), the "
                 "curve at the end of each train request of the run; probes: {depths, train, "
                 "held_out, steps, lr, text}, a head trained on each depth's CLS features and "
-                "its accuracies (pycore.explorer.finetune_digits.probes)",
+                "its accuracies (pycore.explorer.finetune.digits.probes)",
     "trained": "null, or in the answer to 'train': {asked, taken, text}: the steps asked for and "
                "those taken, as many as fit in about 0.2 s of work (at least 1, but 0 when a "
                "request of more than one step starts a run whose start and first step do not "
-               "fit together; pycore.explorer.finetune.steps_that_fit), and a line that says "
+               "fit together; pycore.explorer.finetune.panel.steps_that_fit), and a line that says "
                "so",
 }
 

@@ -12,7 +12,7 @@ and :data:`REQUEST_TYPES` (each field's type): a field's meaning is written once
 """
 
 from .protocol import REQUESTS
-from .sections import DEFERRABLE, SECTIONS
+from .panels.sections import DEFERRABLE, SECTIONS
 
 REQUEST_TYPES = {
     "fragment": "string",
@@ -63,7 +63,7 @@ TYPEDEFS = [
     ("Answer",
      "One answer (pycore.explorer.protocol.ANSWER): \"ok\", and what changed.", [
         # the envelope's keys here; each section's key and type where it is registered
-        # (pycore/explorer/sections.py), added below
+        # (pycore/explorer/panels/sections.py), added below
         ("ok", False, "boolean",
          ""),
         ("error", True,
@@ -135,7 +135,7 @@ TYPEDEFS = [
          "(\"classes\"), or the list's j-th class (some classes only)"),
     ]),
     ("TopK",
-     "Each sample's k largest logits (pycore.explorer.readouts.top_k_table).", [
+     "Each sample's k largest logits (pycore.explorer.panels.readouts.top_k_table).", [
         ("k", False, "number",
          ""),
         ("caption", False, "string",
@@ -147,7 +147,7 @@ TYPEDEFS = [
     ]),
     ("Contributions",
      "One logit's terms h_hat[b, d] * W_head[d, c] "
-     "(pycore.explorer.readouts.contribution_chart).", [
+     "(pycore.explorer.panels.readouts.contribution_chart).", [
         ("b", False, "number",
          ""),
         ("c", False, "number",
@@ -246,7 +246,7 @@ TYPEDEFS = [
          "from 21 classes on: each sample's k largest outputs"),
     ]),
     ("Walk",
-     "The walk-through's step (pycore.explorer.walkthrough.section); null while it is off.", [
+     "The walk-through's step (pycore.explorer.panels.walkthrough.section); null while it is off.", [
         ("step", False, "number",
          "0 to count - 1"),
         ("count", False, "number",

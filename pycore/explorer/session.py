@@ -28,19 +28,27 @@ from types import MappingProxyType
 
 import numpy as np
 
-from . import (comparisons, digits, editing, export, export_memory, finetune_digits, protocol,
-               readouts, sections)
-from .class_names import class_names
-from .finetune import FineTune
-from .cells import could_become_number, format_number
+from . import protocol
+from .comparisons import registry as comparisons
+from .digits import mode as digits
+from .state import editing
+from .export import files as export
+from .export import memory as export_memory
+from .finetune import digits as finetune_digits
+from .panels import readouts
+from .panels import sections
+from .model.class_names import class_names
+from .finetune.panel import FineTune
+from .state.cells import could_become_number, format_number
 from .computed import Computed
-from .editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
-from . import model_file, model_transfer  # a lecturer's own model (docs/own-model.md)
+from .state.editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
+from .model import file as model_file
+from .model import transfer as model_transfer  # a lecturer's own model (docs/own-model.md)
 from .errors import StateError
-from .link import decode_fragment
-from .link_answer import state_link
-from .presets import default_state, preset
-from .state import check_option, shown, whole_number
+from .state.link import decode_fragment
+from .state.link_answer import state_link
+from .state.presets import default_state, preset
+from .state.explorer_state import check_option, shown, whole_number
 from .wire import answer_json, error_info, parse_request, refuse_long_numbers, refused
 
 __all__ = ["Session", "answer_json", "parse_request"]
@@ -60,7 +68,7 @@ class Session(object):
         self.sent = {}    # sections sent only when they change, as last sent (sections.py)
         self.selected_logit = None  # (b, c) the person selected: its terms follow every edit
         self.k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
-        self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune.py)
+        self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune/panel.py)
         self._reading = None  # a model file being read, between requests (model_transfer)
         self.deferred = set()  # sections the page holds out of date (a request's "later")
 
@@ -264,7 +272,7 @@ class Session(object):
     def _to_encoder_for(self, kind, key, steps=True):
         """Choose a comparison that needs the patch tokens while only the CLS rows are edited:
         switch to the full encoder output (the CLS rows at position 0, seeded patch tokens
-        after them; pycore.explorer.editing.set_mode), rather than show a difference of zeros,
+        after them; pycore.explorer.state.editing.set_mode), rather than show a difference of zeros,
         and say so in the panel's notice. ``steps``: as for ``_answer``."""
         state = set_mode(self.state.copy(), "encoder")
         state.options[kind] = key
@@ -278,7 +286,7 @@ class Session(object):
         return answer
 
     def op_digit(self, request):
-        """The real-ViT mode: the tiny ViT encodes the drawn images (pycore/explorer/digits.py)
+        """The real-ViT mode: the tiny ViT encodes the drawn images (pycore/explorer/digits/mode.py)
         and its z_L and W_head become the state; the head keeps its edits unless "trained"."""
         texts = digits.check_images(request.get("images"))
         later = sections.check_later(request.get("later"))
@@ -368,7 +376,7 @@ class Session(object):
         answer["file"] = {"need": None, "summary": summary}
         return answer
 
-    # ---- the "Fine-tune the head" panel (its logic: pycore/explorer/finetune.py) -----------
+    # ---- the "Fine-tune the head" panel (its logic: pycore/explorer/finetune/panel.py) -----------
 
     def op_train(self, request):
         """Training steps of the current run (a new run if none describes the state)."""

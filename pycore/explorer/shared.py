@@ -43,7 +43,7 @@ HEATMAP_IDS = {
 """The element id of each heatmap of the head's stages (web/index.html holds one element per id;
 the comparison panels' ids are comparison_panel.comparison_ids)."""
 
-# ---- written by python3 -m buildtools.protocol_js from pycore/explorer/sections.py ----
+# ---- written by python3 -m buildtools.protocol_js from pycore/explorer/panels/sections.py ----
 PANEL_IDS = {
     "stats": "stats",
     "top_k": "top-k",
@@ -59,7 +59,7 @@ PANEL_IDS = {
     "finetune": "finetune",
 }
 """Each answer section that is a panel of its own, and that panel's element id
-(web/index.html), as its Section in pycore/explorer/sections.py declares it."""
+(web/index.html), as its Section in pycore/explorer/panels/sections.py declares it."""
 
 DEFERRABLE = (
     "stats",

@@ -9,8 +9,8 @@ import json
 import traceback
 
 from .errors import _LONG_INT_BITS, StateError
-from .link import json_loads
-from .state import shown
+from .state.link import json_loads
+from .state.explorer_state import shown
 
 
 MESSAGE_MAX = 1000
@@ -67,7 +67,7 @@ def parse_request(text):
     ------
     StateError
         Text that is not JSON (naming where it stops being JSON), nested too deeply, or
-        holding a number longer than :data:`~pycore.explorer.link.NUMBER_MAX_CHARS`
+        holding a number longer than :data:`~pycore.explorer.state.link.NUMBER_MAX_CHARS`
         characters (Python 3.11+ refuses ints past 4,300 digits; 3.8 takes quadratic time).
 
     Examples

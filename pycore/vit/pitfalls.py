@@ -8,7 +8,7 @@ as the head checks them; the output is NOT: a mistaken head may overflow where t
 not (no LayerNorm on huge inputs), and its inf is part of what the mistake shows. Random
 parameters (gamma/beta, the bias) come from :func:`pycore.vit.variants.variant_params` with
 ``seed``, so they are the variants'. What each mistake teaches, in words, is in
-pycore/explorer/comparisons.py.
+pycore/explorer/comparisons/registry.py.
 
 Two functions here are not mistakes in a real model: :func:`affine` and :func:`bias` add what
 real ViT checkpoints keep and the head taught here drops (LayerNorm's gamma/beta, the head's
@@ -18,8 +18,8 @@ taught head exactly as the mistakes do, by one change to the same computation.
 
 import numpy as np
 
-from .checks import (as_float64, check_finite, cls_rows, cls_rows_from_encoder,
-                     real_array, shape_text, w_head_for)
+from .checks import (as_float64, check_finite, cls_rows, cls_rows_from_encoder, real_array,
+                     shape_text, w_head_for)
 from .head import EPS, normalize_rows
 from .softmax import softmax
 from .variants import variant_params

@@ -17,8 +17,8 @@ import math
 
 import numpy as np
 
-from .checks import (as_float64, check_finite, cls_rows, expect_ndim, real_array,
-                     shape_text, w_head_for)
+from .checks import (as_float64, check_finite, cls_rows, expect_ndim, real_array, shape_text,
+                     w_head_for)
 from .head import EPS, classification_head, layer_norm, normalize_rows
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

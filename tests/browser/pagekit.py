@@ -154,7 +154,7 @@ def open_explorer(page, base_url, fragment="", query=""):
 # such a page loads the test's link the same way instead of booting again.
 
 from pycore.explorer import default_state  # noqa: E402  (the fragment Python writes for it)
-from pycore.explorer.link import encode_fragment  # noqa: E402
+from pycore.explorer.state.link import encode_fragment  # noqa: E402
 
 DEFAULT_LINK = "#" + encode_fragment(default_state())
 DEFAULT_VIEWPORT = {"width": 1280, "height": 720}  # Playwright's, as a fresh page has it

@@ -8,8 +8,8 @@ from reference import reference_head
 from reference_vit import ShippedViT, reference_encode
 
 from .engines import axe
-from .engines.app import (CLS, FITS, SHOWN, UNSEEN, W, choose, head, layout_settled,
-                          settle_layout, shown_numbers)
+from .engines.app import (CLS, FITS, SHOWN, UNSEEN, W, choose, head, layout_settled, settle_layout,
+                          shown_numbers)
 from .engines.kit import alerts, cell, curve_drawn, heatmap_z, renders, SETTLED, wait_render_after
 from .pagekit import model_pixels
 

@@ -4,8 +4,8 @@
 The promise is that Python refuses them before the costly work (the fallback host's Python 3.8
 would spend 45 s turning 1,000,000 digits into an int). Each refusal's words name the check
 that refused, and each of those checks runs before any number is converted: the link's length
-(pycore/explorer/link.py, decode_fragment, before decoding it), a number's length (json_loads,
-as the parser meets it, before int() or float()), a cell text's length (pycore/explorer/cells.py,
+(pycore/explorer/state/link.py, decode_fragment, before decoding it), a number's length (json_loads,
+as the parser meets it, before int() or float()), a cell text's length (pycore/explorer/state/cells.py,
 before anything else). So the words shown prove the cheap path was taken, whatever the
 machine's speed; tests/test_explorer_bounds.py checks the same refusals in CPython alone."""
 from urllib.parse import quote

@@ -53,7 +53,7 @@ def test_a_large_heatmaps_numbers_are_read_a_window_at_a_time_without_a_mouse(pa
     """At ViT-B/16 size (h_hat 2 x 768, W_head 768 x 1000) "Show the numbers" lists 24 x 24 at a
     time; two fields, typed into, choose the window's first row and column, so every value can
     be read with the keyboard. Checked against LayerNorm written out here on the preset's CLS."""
-    from pycore.explorer.presets import preset
+    from pycore.explorer.state.presets import preset
     open_explorer(page, site_url)
     load_preset(page, "vit-b16")
     state = preset("vit-b16")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from pycore.explorer.comparisons import MODEL_ONLY, PAGE_ONLY, of_kind, run
+from pycore.explorer.comparisons.registry import MODEL_ONLY, PAGE_ONLY, of_kind, run
 from pycore.explorer import default_state, preset, state_to_json
 from reference import reference_head
 

@@ -1,5 +1,5 @@
 """Play at the largest sizes: its first request only starts the run (the heads' start and a
-step do not fit together in a request's 0.2 s of work: pycore.explorer.finetune.steps_that_fit),
+step do not fit together in a request's 0.2 s of work: pycore.explorer.finetune.panel.steps_that_fit),
 and the page goes on with the steps from there."""
 import json
 

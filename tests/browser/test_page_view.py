@@ -7,8 +7,8 @@ from pycore.explorer import default_state, preset, state_from_json, state_to_jso
 from reference import WORKED_LOGITS, layer_norm_rows, reference_head
 
 from .conftest import PageLog
-from .pagekit import (alert_text, edit, heatmap_z, load_link, logits_table, open_explorer, page_fragment,
-                      state_fragment)
+from .pagekit import (alert_text, edit, heatmap_z, load_link, logits_table, open_explorer,
+                      page_fragment, state_fragment)
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 

@@ -1,4 +1,4 @@
-// The page's components: one per section of Python's answers (pycore/explorer/sections.py), each
+// The page's components: one per section of Python's answers (pycore/explorer/panels/sections.py), each
 // registered here under its answer key by the file that draws it. js/render.js walks them for
 // every redraw, so adding a panel touches its Python section, its component, its HTML slot and
 // its CSS, and no dispatch code (docs/architecture.md, "Adding a panel").

@@ -1,7 +1,7 @@
 // The "Fine-tune the head" panel: labels, training settings, Step / Play / Reset, the loss
 // curve (#loss-curve, data[0].y = the correct head's loss per step, step 0 first), the
 // side-by-side curves of the mistaken heads (#compare-curves) and their reading. Every number
-// and sentence comes from Python (pycore/explorer/finetune.py; js/protocol.js: FineTune); this
+// and sentence comes from Python (pycore/explorer/finetune/panel.py; js/protocol.js: FineTune); this
 // file binds the controls and draws the curves.
 //
 // Play sends "train" requests of several steps each, one after the other, each drawn before the
@@ -392,7 +392,7 @@ export function connect(page) {
 
 component("finetune", { draw: (s) => panel.show(s), reset: () => panel.reset() });
 
-// The probe at every depth (pycore/explorer/finetune_digits.py, probes): its line, and each
+// The probe at every depth (pycore/explorer/finetune/digits.py, probes): its line, and each
 // depth's held-out accuracy as a bar.
 function showProbes(probes) {
   setHidden($("ft-probes"), !probes);

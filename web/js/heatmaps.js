@@ -1,7 +1,7 @@
 // Heatmaps: Plotly draws the axes, titles, marks and zoom; the page paints the cells.
 //
 // What each heatmap shows (title, axes, range, marks) is decided in Python
-// (pycore/explorer/heatmap_spec.py; js/protocol.js: HeatmapSpec); this file only draws it.
+// (pycore/explorer/panels/heatmap.py; js/protocol.js: HeatmapSpec); this file only draws it.
 //
 // Every matrix is painted by the page (js/heatmap-bitmap.js) on a canvas laid under the plot's
 // transparent background, exactly over its plot area. The figure keeps an invisible heatmap

@@ -288,7 +288,7 @@ function editedCell() {
 // it keeps its place (css/explorer.css): pointing at a logit and away never moves what is
 // below it. The place is its bars' (min(D, TERMS_NAMED + 1) rows) and two lines each for its
 // title and note, or the tallest it has been at this D.
-const BARS_SHOWN = 11; // pycore/explorer/readouts.py: TERMS_NAMED named, one for the rest
+const BARS_SHOWN = 11; // pycore/explorer/panels/readouts.py: TERMS_NAMED named, one for the rest
 let reservedFor = null;
 function reserve(box) {
   if (!shape) return;

@@ -1,6 +1,6 @@
 // A lecturer's own model, from a file (docs/own-model.md): the chooser <input id="model-file">,
 // or a file dropped anywhere on the page. Nothing leaves the browser. Python decides what to read
-// (pycore/explorer/model_file.py): each "open_file" answer names the byte ranges it needs next
+// (pycore/explorer/model/file.py): each "open_file" answer names the byte ranges it needs next
 // (file.need), read here with Blob.slice and sent back in base64, until the file is loaded or
 // refused; a 170 MB checkpoint costs the few MB of its head. (The state saved as an .npz, which
 // opens again here: js/share.js, like every export.)

@@ -161,7 +161,7 @@ function loadKatex() {
  * Typeset `tex` into `el` with KaTeX (loaded on first use); the newest call per element wins.
  * Display-style math, but in KaTeX's inline mode, whose lines wrap after an =, a + or an
  * \allowbreak where the box is too narrow (display mode never wraps): the walk-through's
- * equations (pycore/explorer/walkthrough.py) then fit a phone.
+ * equations (pycore/explorer/panels/walkthrough.py) then fit a phone.
  * @param {HTMLElement & {vitTex?: string}} el the equation typeset last is kept in el.vitTex
  * @param {string} tex
  * @returns {Promise<void>}

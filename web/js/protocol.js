@@ -97,7 +97,7 @@
  */
 
 /**
- * Each sample's k largest logits (pycore.explorer.readouts.top_k_table).
+ * Each sample's k largest logits (pycore.explorer.panels.readouts.top_k_table).
  * @typedef {Object} TopK
  * @property {number} k
  * @property {string} caption
@@ -106,7 +106,7 @@
  */
 
 /**
- * One logit's terms h_hat[b, d] * W_head[d, c] (pycore.explorer.readouts.contribution_chart).
+ * One logit's terms h_hat[b, d] * W_head[d, c] (pycore.explorer.panels.readouts.contribution_chart).
  * @typedef {Object} Contributions
  * @property {number} b
  * @property {number} c
@@ -165,7 +165,7 @@
  */
 
 /**
- * The walk-through's step (pycore.explorer.walkthrough.section); null while it is off.
+ * The walk-through's step (pycore.explorer.panels.walkthrough.section); null while it is off.
  * @typedef {Object} Walk
  * @property {number} step 0 to count - 1
  * @property {number} count

@@ -1,4 +1,4 @@
-// Links and exports. The state's link comes from Python (pycore/explorer/link.py) with every
+// Links and exports. The state's link comes from Python (pycore/explorer/state/link.py) with every
 // answer (js/protocol.js: answer.link), so a link made here reproduces exactly the state that
 // Python holds. Copy link copies the current state's link, or says why it does not: a state with
 // no link (too big, or a model file's), or a link longer than LINK_SHARE_MAX characters, which

@@ -1,7 +1,7 @@
 // The lecture walk-through: Back / Next (and a presenter's clicker: Page Down / Page Up, the
 // arrows, Space, from anywhere on the page while it is on) step one sample through the head: extract CLS, mean, variance, normalize, one dot product, all logits,
 // prediction. Every number, equation and outlined cell comes from Python (the answer's "walk",
-// pycore/explorer/walkthrough.py); this file only places them and asks for another step.
+// pycore/explorer/panels/walkthrough.py); this file only places them and asks for another step.
 // Its position is the state's options walk / sample / walk_class, so the link carries it.
 
 import { component } from "./components.js";

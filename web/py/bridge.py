@@ -10,8 +10,8 @@ import os
 import time
 import traceback
 
-from pycore.explorer import class_names
-from pycore.explorer.presets import WORKED_CLS, WORKED_W_HEAD
+from pycore.explorer.model import class_names
+from pycore.explorer.state.presets import WORKED_CLS, WORKED_W_HEAD
 from pycore.explorer.protocol import matrix_names
 from pycore.explorer.session import Session, answer_json
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from buildtools.serve import SiteHandler, SiteServer, site_policy
-from pycore.explorer.comparisons import of_kind
+from pycore.explorer.comparisons.registry import of_kind
 from reference import WORKED_CLS, WORKED_W_HEAD
 
 from . import axe

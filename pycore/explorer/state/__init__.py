@@ -1,0 +1,1 @@
+"""The explorer's state: what a person edits, its checks, and every way to make, change, save and load it."""
