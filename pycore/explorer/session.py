@@ -30,26 +30,24 @@ import numpy as np
 
 from . import protocol
 from .comparisons import registry as comparisons
-from .digits import mode as digits
-from .state import editing
-from .export import files as export
-from .export import memory as export_memory
-from .finetune import digits as finetune_digits
-from .panels import readouts
-from .panels import sections
-from .model.class_names import class_names
-from .finetune.panel import FineTune
-from .state.cells import could_become_number, format_number
 from .computed import Computed
-from .state.editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
-from .model import file as model_file
-from .model import transfer as model_transfer  # a lecturer's own model (docs/own-model.md)
+from .digits import mode as digits
 from .errors import StateError
+from .export import files as export, memory as export_memory
+from .finetune import digits as finetune_digits
+from .finetune.panel import FineTune
+from .model import file as model_file, transfer as model_transfer  # docs/own-model.md
+from .model.class_names import class_names
+from .panels import readouts, sections
+from .state import editing
+from .state.cells import could_become_number, format_number
+from .state.editing import cell_index, check_mode, paste_block, resize, resized_shapes, set_mode
+from .state.explorer_state import check_option, shown, whole_number
 from .state.link import decode_fragment
 from .state.link_answer import state_link
 from .state.presets import default_state, preset
-from .state.explorer_state import check_option, shown, whole_number
-from .wire import answer_json, error_info, parse_request, refuse_long_numbers, refused
+from .wire import (answer_json, error_info, fragment_of, parse_request, refuse_long_numbers,
+                   refused, steps_wanted)
 
 __all__ = ["Session", "answer_json", "parse_request"]
 
@@ -137,7 +135,7 @@ class Session(object):
         return self.handle(request)
 
     def op_load(self, request):
-        fragment = _fragment(request)
+        fragment = fragment_of(request)
         error = None
         computed = None
         if fragment.lstrip("#"):
@@ -160,7 +158,7 @@ class Session(object):
         the top-k table's k, the fine-tuning panel and its runs, the cell being typed in, a
         model file being read), then the fragment loaded as by "load": the answer is a new
         session's (a test reuses one page for many cases); a refused one resets nothing."""
-        _fragment(request)
+        fragment_of(request)
         self._start()
         return self.op_load(request)
 
@@ -197,7 +195,7 @@ class Session(object):
             self._typing = None
         if value == old:  # nothing to redraw: the page only learns the value in effect
             return {"ok": True, "unchanged": True, "value": old, "error": error}
-        answer = self._answer(_edited(key), steps=_steps_wanted(request), grids=False,
+        answer = self._answer(_edited(key), steps=steps_wanted(request), grids=False,
                               link_later=request.get("link") == "later", later=later)
         answer["value"] = float(self.state.matrix(key)[index])
         answer["patched"] = editing.patches(self.state, key, index, answer["value"])
@@ -214,7 +212,7 @@ class Session(object):
             undo[0]()
             raise StateError("%s: the pasted block makes the logits overflow float64; nothing was "
                              "pasted" % key, key=key) from None
-        return self._answer(_edited(key), steps=_steps_wanted(request))
+        return self._answer(_edited(key), steps=steps_wanted(request))
 
     def op_resize(self, request):
         sizes = {}
@@ -248,7 +246,7 @@ class Session(object):
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
-        steps = _steps_wanted(request)
+        steps = steps_wanted(request)
         if name == "top_k":  # how many classes the top-k table lists: the page's view only
             self.k = readouts.check_k(value)
             return self._answer({name})
@@ -291,7 +289,7 @@ class Session(object):
         texts = digits.check_images(request.get("images"))
         later = sections.check_later(request.get("later"))
         return self._replace(digits.digit_state(self.state, texts, request.get("head")),
-                             _steps_wanted(request), request.get("link") == "later", later)
+                             steps_wanted(request), request.get("link") == "later", later)
 
     def op_digit_preview(self, request):
         """The tiny ViT's reading of a drawing in progress (digits.preview): the state stays."""
@@ -385,7 +383,7 @@ class Session(object):
         self.finetune.train(self.computed, request.get("n", 1), request.get("run"), undo=undo)
         try:
             return self._answer({sections.TRAINED, sections.FINETUNE},
-                                steps=_steps_wanted(request), live=True,
+                                steps=steps_wanted(request), live=True,
                                 link_later=request.get("link") == "later", later=later)
         except Exception:
             undo[0]()   # the steps are taken back: a request that fails changes nothing
@@ -489,16 +487,3 @@ def _edited(key):
     """What an edit or a paste of the matrix ``key`` changed."""
     return {sections.W_HEAD if key == "W_head" else sections.INPUT}
 
-
-def _fragment(request):
-    """A load's or reset's link fragment, checked before anything is changed."""
-    fragment = request.get("fragment") or ""
-    if not isinstance(fragment, str):
-        raise StateError("The link's fragment must be text; got %s." % shown(fragment))
-    return fragment
-
-
-def _steps_wanted(request):
-    """A request's "steps" (an edit's, a paste's, an option's, a digit's, a train's): "later"
-    (the page's equations are out of view) or its equations now."""
-    return "later" if request.get("steps") == "later" else True

@@ -123,3 +123,17 @@ def _finite(value):
 def refused(err):
     """The answer to a refused request: nothing changed."""
     return {"ok": False, "error": error_info(err)}
+
+
+def fragment_of(request):
+    """A load's or reset's link fragment, checked before anything is changed."""
+    fragment = request.get("fragment") or ""
+    if not isinstance(fragment, str):
+        raise StateError("The link's fragment must be text; got %s." % shown(fragment))
+    return fragment
+
+
+def steps_wanted(request):
+    """A request's "steps" (an edit's, a paste's, an option's, a digit's, a train's): "later"
+    (the page's equations are out of view) or its equations now."""
+    return "later" if request.get("steps") == "later" else True
