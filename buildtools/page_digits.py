@@ -26,7 +26,7 @@ PER_CLASS = 3
 FINETUNE_PER_CLASS = 6
 FINETUNE_SEED = 0
 PIXEL_CHARS = "0123456789abcdefg"   # pycore.explorer.digits.images.PIXEL_CHARS: pixel v is char v
-WEIGHTS = os.path.join("pycore", "vit", "tiny_vit_weights.npz")
+WEIGHTS = os.path.join("pycore", "vit", "tiny", "weights.npz")
 DATA_SET = {
     "name": "Optical Recognition of Handwritten Digits",
     "authors": "E. Alpaydin and C. Kaynak",
@@ -44,7 +44,7 @@ def held_out_digits(root, manifest, cache, log=print):
     Parameters
     ----------
     root : str
-        The checkout (its pycore/vit/tiny_vit_weights.npz names the held-out images).
+        The checkout (its pycore/vit/tiny/weights.npz names the held-out images).
     manifest : buildtools.manifest.Manifest
         Its "pypi" section pins the scikit-learn wheel the digits are read from.
     cache : buildtools.cache.Cache

@@ -19,7 +19,7 @@ pycore.vit, loads nothing of pycore.explorer.
 from .vit.backward import head_backward
 from .vit.head import classification_head, extract_cls, head_from_cls, layer_norm
 from .vit.loss import cross_entropy
-from .vit.tiny_vit import load_tiny_vit
+from .vit.tiny.model import load_tiny_vit
 from .vit.trace import HeadTrace, trace_head
 
 __all__ = ["classification_head", "layer_norm", "extract_cls", "head_from_cls",

@@ -1,6 +1,6 @@
 """The tiny ViT's encoder written out loop by loop, one sample, token and head at a time, from
 the ViT paper's equations (reference_encode), and the same equations for a batch with einsum
-(forward, ShippedViT): references for pycore/vit/tiny_vit.py, written without its code. The
+(forward, ShippedViT): references for pycore/vit/tiny/model.py, written without its code. The
 browser tests expect what ShippedViT computes; tests/test_reference_vit.py checks the two
 references and pycore agree. Test modules import it as ``reference_vit``.
 """
@@ -23,7 +23,7 @@ def _ln_token(x, gamma=None, beta=None, eps=1e-6):
 
 def reference_encode(params, images, patch_size, heads):
     """z_L, the last block's attention and the CLS token at every depth (L+1, B, D), one
-    sample, token and head at a time (the tiny ViT's encoder, pycore/vit/tiny_vit.py, written
+    sample, token and head at a time (the tiny ViT's encoder, pycore/vit/tiny/model.py, written
     out from the ViT paper's equations)."""
     P = patch_size
     grid = 8 // P
@@ -76,7 +76,7 @@ def reference_encode(params, images, patch_size, heads):
 # ---- the same equations for a batch, with einsum: fast enough for every held-out digit -------
 
 WEIGHTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                       "pycore", "vit", "tiny_vit_weights.npz")
+                       "pycore", "vit", "tiny", "weights.npz")
 
 
 def _ln_rows(x, gamma, beta, eps=1e-6):

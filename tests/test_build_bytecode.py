@@ -5,7 +5,7 @@ import shutil
 from buildtools import bytecode
 
 FILES = [{"url": "pycore/__init__.py", "path": "pycore/__init__.py"},
-         {"url": "pycore/vit/tiny_vit_weights.npz", "path": "pycore/vit/tiny_vit_weights.npz",
+         {"url": "pycore/vit/tiny/weights.npz", "path": "pycore/vit/tiny/weights.npz",
           "binary": True}]
 
 

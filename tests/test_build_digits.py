@@ -31,8 +31,8 @@ def with_digits(tmp, wheel=True, weights=True):
     pin_pypi_wheel(tmp, "scikit-learn", "scikit_learn-9.9-py3-none-any.whl", fake_wheel(ROWS),
                    in_cache=wheel)
     if weights:
-        (tmp / "repo" / "pycore" / "vit").mkdir(parents=True)
-        np.savez(str(tmp / "repo" / "pycore" / "vit" / "tiny_vit_weights.npz"),
+        (tmp / "repo" / "pycore" / "vit" / "tiny").mkdir(parents=True)
+        np.savez(str(tmp / "repo" / "pycore" / "vit" / "tiny" / "weights.npz"),
                  test_indices=np.array(HELD_OUT))
 
 
@@ -71,18 +71,18 @@ def test_the_weights_and_the_data_ship_as_binary_files_next_to_the_model(checkou
     run_build(checkout)
     files = json.loads(read(checkout, "py-files.json"))["files"]
     weights = [f for f in files if f["path"].endswith(".npz")]
-    assert weights == [{"url": "pycore/vit/tiny_vit_weights.npz",
-                        "path": "pycore/vit/tiny_vit_weights.npz", "binary": True}]
+    assert weights == [{"url": "pycore/vit/tiny/weights.npz",
+                        "path": "pycore/vit/tiny/weights.npz", "binary": True}]
     assert all("binary" not in f for f in files if f["path"].endswith(".py"))
-    with open(str(checkout / "dist" / "pycore" / "vit" / "tiny_vit_weights.npz"), "rb") as f:
+    with open(str(checkout / "dist" / "pycore" / "vit" / "tiny" / "weights.npz"), "rb") as f:
         shipped = f.read()
-    with open(str(checkout / "repo" / "pycore" / "vit" / "tiny_vit_weights.npz"), "rb") as f:
+    with open(str(checkout / "repo" / "pycore" / "vit" / "tiny" / "weights.npz"), "rb") as f:
         assert shipped == f.read()
 
 
 @pytest.mark.parametrize("missing, words", [
     ("wheel", "scikit_learn-9.9-py3-none-any.whl is not in the cache"),
-    ("weights", "pycore/vit/tiny_vit_weights.npz is missing"),
+    ("weights", "pycore/vit/tiny/weights.npz is missing"),
 ])
 def test_without_the_wheel_the_site_offers_drawing_only_and_says_why(checkout, missing, words):
     with_digits(checkout, wheel=missing != "wheel", weights=missing != "weights")

@@ -12,7 +12,7 @@ from buildtools.page_digits import FINETUNE_PER_CLASS, finetune_digits
 from finetune_reference import layer_norm as ref_layer_norm, train as ref_train
 from protocol_check import check_answer
 from pycore.explorer.session import Session
-from pycore.vit.tiny_vit import load_tiny_vit
+from pycore.vit.tiny.model import load_tiny_vit
 
 
 @pytest.fixture(scope="module")

@@ -1,10 +1,11 @@
 """The browser tests' tiny-ViT reference (tests/reference_vit.py) and pycore's encoder agree: the
-loop-by-loop forward, the batched one and pycore/vit/tiny_vit.py on the shipped weights and on
+loop-by-loop forward, the batched one and pycore/vit/tiny/model.py on the shipped weights and on
 random ones, so that a page showing what the reference computes shows what pycore computes."""
 import numpy as np
 
 from pycore import classification_head, load_tiny_vit
-from pycore.vit import tiny_vit, tiny_vit_params
+from pycore.vit.tiny import model as tiny_vit
+from pycore.vit.tiny import params as tiny_vit_params
 from reference_vit import ShippedViT, forward, head, reference_encode
 
 TOL = dict(rtol=1e-10, atol=1e-10)

@@ -14,7 +14,9 @@ import pytest
 
 from buildtools import digits
 from pycore import classification_head, load_tiny_vit
-from pycore.vit import tiny_vit, tiny_vit_layers, tiny_vit_params
+from pycore.vit.tiny import model as tiny_vit
+from pycore.vit.tiny import layers as tiny_vit_layers
+from pycore.vit.tiny import params as tiny_vit_params
 from pycore.vit.readout import logit_lens
 from reference import reference_head
 from reference_vit import reference_encode

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train the tiny ViT on the 8x8 digits and write pycore/vit/tiny_vit_weights.npz.
+"""Train the tiny ViT on the 8x8 digits and write pycore/vit/tiny/weights.npz.
 
     python3 training/train_tiny_vit.py               # from the repository root
     python3 training/train_tiny_vit.py --epochs 5 --out /tmp/w.npz    # a quick try
@@ -36,9 +36,9 @@ import numpy as np  # noqa: E402
 
 from buildtools.digits import load_digits  # noqa: E402
 from pycore import classification_head  # noqa: E402
-from pycore.vit.tiny_vit import TinyViT  # noqa: E402
-from pycore.vit.tiny_vit_layers import LN_EPS, PIXEL_MAX, erf, patchify  # noqa: E402
-from pycore.vit.tiny_vit_params import WEIGHTS_PATH, parameter_shapes  # noqa: E402
+from pycore.vit.tiny.model import TinyViT  # noqa: E402
+from pycore.vit.tiny.layers import LN_EPS, PIXEL_MAX, erf, patchify  # noqa: E402
+from pycore.vit.tiny.params import WEIGHTS_PATH, parameter_shapes  # noqa: E402
 from training.pen_digits import pen_digits  # noqa: E402
 
 CONFIG = {
@@ -416,7 +416,7 @@ def main(argv=None):
     write_weights(args.out, stored, test_idx, meta)
 
     # The file, read back by pycore, must predict what training measured.
-    from pycore.vit.tiny_vit import load_tiny_vit
+    from pycore.vit.tiny.model import load_tiny_vit
     model = load_tiny_vit(args.out)
     again = classification_head(model.encode(images[test_idx]), model.W_head).argmax(axis=1)
     if not np.array_equal(again, test_pred):

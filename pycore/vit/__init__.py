@@ -14,9 +14,8 @@ mistakes and the other heads worth comparing with it, and a tiny trained ViT, in
     optimizers SGD, momentum, Adam
     training   full-batch training of a head, step by step or a whole run, and seeded data
                (docs/training.md)
-    tiny_vit_layers  the tiny ViT's blocks: GELU, LayerNorm with gamma/beta, softmax, patches
-    tiny_vit_params  the tiny ViT's weights: their names and shapes, their checks
-    tiny_vit   a small ViT for 8x8 digits whose z_L feeds exactly this head (docs/tiny-vit.md)
+    tiny/      the tiny ViT: a small ViT for 8x8 digits whose z_L feeds exactly this head (its
+               layers, its params and their checks, the model; docs/tiny-vit.md)
 
 Rule: this package imports NumPy and the standard library only, never pycore.explorer (the
 page's state and answers), so the math can be read, tested and reused alone. A test enforces it.
@@ -26,7 +25,7 @@ from .backward import HEADS, HeadGradients, head_backward
 from .head import EPS, classification_head, extract_cls, head_from_cls, layer_norm
 from .loss import check_labels, cross_entropy
 from .optimizers import OPTIMIZERS, SGD, Adam, Momentum
-from .tiny_vit import TinyViT, load_tiny_vit
+from .tiny.model import TinyViT, load_tiny_vit
 from .trace import HeadTrace, trace_head
 from .training import HeadTrainer, TrainingRun, class_means_dataset, train_head
 

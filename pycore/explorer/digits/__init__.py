@@ -1,1 +1,3 @@
-"""Drawn digits read by the tiny trained ViT: their link form, their checks, and the mode they feed."""
+"""Drawn digits read by the tiny trained ViT: their link form, their checks, and the mode they
+feed.
+"""

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from ...vit.tiny_vit import IMAGE_SIDE, PIXEL_MAX, load_tiny_vit
+from ...vit.tiny.model import IMAGE_SIDE, PIXEL_MAX, load_tiny_vit
 from ..errors import StateError, shown
 
 PIXEL_CHARS = "0123456789abcdefg"
@@ -44,7 +44,7 @@ def model():
             _model.append(load_tiny_vit())
         except (OSError, ValueError, KeyError) as exc:
             raise StateError("The tiny ViT's weights could not be loaded (%s); the real-ViT "
-                             "mode needs pycore/vit/tiny_vit_weights.npz." % exc) from None
+                             "mode needs pycore/vit/tiny/weights.npz." % exc) from None
     return _model[0]
 
 

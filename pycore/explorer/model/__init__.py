@@ -1,1 +1,3 @@
-"""A lecturer's own model from a file: its formats, its checks, its crossing from the page, its class names."""
+"""A lecturer's own model from a file: its formats, its checks, its crossing from the page, its
+class names.
+"""

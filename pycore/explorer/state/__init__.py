@@ -1,1 +1,3 @@
-"""The explorer's state: what a person edits, its checks, and every way to make, change, save and load it."""
+"""The explorer's state: what a person edits, its checks, and every way to make, change, save and
+load it.
+"""

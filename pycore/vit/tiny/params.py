@@ -1,18 +1,18 @@
 """The tiny ViT's weights: the name and shape of each (:func:`parameter_shapes`), and the check
 a set of them passes before a model is made of it (:func:`check_params`).
 
-The shipped weights are in ``tiny_vit_weights.npz`` (:data:`WEIGHTS_PATH`), which
-training/train_tiny_vit.py writes and :func:`pycore.vit.tiny_vit.load_tiny_vit` reads.
+The shipped weights are in ``weights.npz`` (:data:`WEIGHTS_PATH`), which
+training/train_tiny_vit.py writes and :func:`pycore.vit.tiny.model.load_tiny_vit` reads.
 """
 
 import os
 
 import numpy as np
 
-from .tiny_vit_layers import IMAGE_SIDE, shape_text
+from .layers import IMAGE_SIDE, shape_text
 
 CLASSES = 10
-WEIGHTS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_vit_weights.npz")
+WEIGHTS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights.npz")
 
 
 def parameter_shapes(patch_size, D, depth, mlp_dim, classes=CLASSES):

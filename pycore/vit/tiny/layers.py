@@ -2,7 +2,7 @@
 erf it needs), the encoder's LayerNorm with gamma and beta, softmax, and cutting images into
 patches, plus the check every image batch passes before the encoder reads it.
 
-:class:`pycore.vit.tiny_vit.TinyViT` composes them into the encoder; the training script
+:class:`pycore.vit.tiny.model.TinyViT` composes them into the encoder; the training script
 (training/train_tiny_vit.py) uses the same functions for its forward pass.
 """
 

@@ -26,10 +26,9 @@ import math
 
 import numpy as np
 
-from .head import classification_head
-from .tiny_vit_layers import (IMAGE_SIDE, PIXEL_MAX, check_images, gelu, layer_norm_affine,
-                              patchify, softmax)
-from .tiny_vit_params import WEIGHTS_PATH, check_params
+from ..head import classification_head
+from .layers import IMAGE_SIDE, PIXEL_MAX, check_images, gelu, layer_norm_affine, patchify, softmax
+from .params import WEIGHTS_PATH, check_params
 
 
 class TinyViT(object):
@@ -38,7 +37,7 @@ class TinyViT(object):
     Parameters
     ----------
     params : dict of str to array_like
-        Every weight named by :func:`pycore.vit.tiny_vit_params.parameter_shapes` (extra keys are an error);
+        Every weight named by :func:`pycore.vit.tiny.params.parameter_shapes` (extra keys are an error);
         stored as float64 copies.
     heads : int
         Number of attention heads; must divide D.
@@ -64,7 +63,7 @@ class TinyViT(object):
 
     Examples
     --------
-    >>> from pycore.vit.tiny_vit_params import parameter_shapes
+    >>> from pycore.vit.tiny.params import parameter_shapes
     >>> rng = np.random.RandomState(0)
     >>> shapes = parameter_shapes(4, D=8, depth=1, mlp_dim=16)
     >>> model = TinyViT({k: rng.randn(*s) for k, s in shapes}, heads=2, patch_size=4)
@@ -298,7 +297,7 @@ class TinyViT(object):
 
 
 def load_tiny_vit(path=None):
-    """The trained tiny ViT that ships with pycore (``tiny_vit_weights.npz``).
+    """The trained tiny ViT that ships with pycore (``weights.npz``).
 
     Parameters
     ----------
