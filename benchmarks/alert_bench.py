@@ -8,7 +8,7 @@ whose loss stops the boot, the seconds from the server's HTTP 404 for it to the 
 Each case is a new browser context (a cold boot) whose one missing file is answered 404 by a
 route; the clock starts when the route answers and stops at <html data-boot-failed>. Target:
 within 2 s, far short of any timeout the page keeps (js/host.js's STALL_MS, 60 s), so an alert
-that had waited for one shows here. tests/browser/test_hosts.py checks what each alert says.
+that had waited for one shows here. tests/browser/test_host_failures.py checks what each alert says.
 
 Exit status: 0 when every case met the target, 1 otherwise.
 """
@@ -26,7 +26,7 @@ from buildtools.serve import serve_in_thread  # noqa: E402
 
 TARGET_S = 2.0
 
-# Files whose 404 stops each host's boot (the URL's last part), as test_hosts.py lists them.
+# Files whose 404 stops each host's boot (the URL's last part), as test_host_failures.py lists them.
 CASES = {
     "pyscript": ["pyodide.asm.wasm.gz", "python_stdlib.zip.gz", "pyscript.json",
                  "pyscript/core.js", "py/explorer.zip", "{wheel}"],

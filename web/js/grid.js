@@ -1,5 +1,6 @@
 import { shortNumber } from "./numbers.js";
 import { Scrubber } from "./scrub.js";
+import { CellEntry } from "./grid-entry.js";
 
 // A spreadsheet-like editor for one matrix, virtualized: only the cells in view are <input>s,
 // so a 768 x 1000 W_head costs a few hundred elements, not 768,000.
@@ -8,8 +9,9 @@ import { Scrubber } from "./scrub.js";
 // (onEdit, for every keystroke, and once more with commit = true when they leave the cell) and
 // pastes (onPaste), and shows what it is told is invalid. The cell being typed in keeps its text;
 // every other cell shows the value in use. Keyboard: arrows, Enter / Shift+Enter, PageUp /
-// PageDown, Ctrl+Home / Ctrl+End, Escape to take the entry back; Alt+ArrowUp / Alt+ArrowDown and
-// a drag sideways scrub the number (js/scrub.js). Tab enters and leaves the grid
+// PageDown, Ctrl+Home / Ctrl+End, Escape to take the entry back (js/grid-entry.js hears the
+// cells); Alt+ArrowUp / Alt+ArrowDown and a drag sideways scrub the number (js/scrub.js). This
+// module lays the cells out and draws them. Tab enters and leaves the grid
 // as one stop (a roving tabindex, as WAI-ARIA recommends for grids), so a keyboard user never has
 // to tab through 768,000 cells to reach the next control.
 
@@ -55,8 +57,6 @@ export class MatrixGrid {
     // entry's value. Escape therefore commits `before`'s text (String of a float64: it reads
     // back as the same number), not a "put it back" request.
     this.entry = null;
-    this.pressed = null; // a cell that a pointer press is focusing (see onRelease)
-    this.held = null; // a cell entered by a press, whose text stays selected (see onRelease)
     this.cells = new Map(); // "i,j" -> rendered <input>
     this.frame = 0;
     this.readOnly = false;
@@ -86,25 +86,7 @@ export class MatrixGrid {
     this.body.addEventListener("scroll", () => {
       if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.render(); });
     });
-    this.spacer.addEventListener("input", (e) => this.onInput(e));
-    this.spacer.addEventListener("keydown", (e) => this.onKey(e));
-    this.spacer.addEventListener("paste", (e) => this.onPasteEvent(e));
-    this.spacer.addEventListener("focusin", (e) => this.onFocus(e));
-    this.spacer.addEventListener("focusout", (e) => this.onLeave(e));
-    this.spacer.addEventListener("pointerdown", (e) => {
-      this.pressed = e.target !== document.activeElement ? e.target : null;
-      this.held = null;
-      const p = this.position(this.pressed);
-      if (p) this.scrubber.pressed(e, p[0], p[1]);
-    });
-    this.spacer.addEventListener("keyup", (e) => this.scrubber.keyUp(e));
-    this.spacer.addEventListener("mousedown", (e) => this.onPress(e));
-    this.spacer.addEventListener("mouseup", (e) => this.onRelease(e));
-    this.spacer.addEventListener("click", (e) => this.onRelease(e));
-    // Where a text field's selection changes is told at the field (and bubbles) or at the
-    // document, depending on the engine: both are heard.
-    document.addEventListener("selectionchange", () => this.keepSelected());
-    this.spacer.addEventListener("selectionchange", () => this.keepSelected(), true);
+    this.entries = new CellEntry(this); // focus, typing, paste, keys, presses: js/grid-entry.js
   }
 
   // The cell size the stylesheet gives now.
@@ -350,169 +332,6 @@ export class MatrixGrid {
   position(target) {
     if (!target || !target.classList || !target.classList.contains("cell")) return null;
     return [Number(target.dataset.i), Number(target.dataset.j)];
-  }
-
-  onFocus(e) {
-    const p = this.position(e.target);
-    if (!p) return;
-    const previous = this.cells.get(`${this.active[0]},${this.active[1]}`);
-    if (previous) previous.tabIndex = -1;
-    e.target.tabIndex = 0;
-    this.active = p;
-    this.root.dataset.active = `${p[0]},${p[1]}`;
-    if (!e.target.classList.contains("pending") && e.target.getAttribute("aria-invalid") !== "true") {
-      this.fill(e.target, p[0], p[1]); // the full value
-    }
-    this.entry = { i: p[0], j: p[1], before: e.target.value, dirty: false };
-    // Like a spreadsheet: entering a cell selects its text, so typing replaces it.
-    e.target.select();
-    this.scrubber.place();
-  }
-
-  // A press of a mouse, a finger or a pen that focuses a cell must leave its text selected, as
-  // Tab does. Each engine places the caret where the cell was pressed, after focus selected the
-  // text: Firefox as the press ends, WebKit as the button is released (typing "4.5" into "-1"
-  // then gave "4.5-1"), and at times once more after the click. So the press's default (focus
-  // and caret) is cancelled and the grid focuses the cell itself; the release's default is
-  // cancelled too, and from the click on the cell is held (keepSelected) until a key or another
-  // press. A second press in a focused cell places the caret as usual, to change part of the
-  // number.
-  onPress(e) {
-    const input = e.target;
-    if (input !== this.pressed || !this.position(input) || e.button !== 0) return;
-    e.preventDefault();
-    input.focus({ preventScroll: true });
-  }
-
-  onRelease(e) {
-    const input = e.target;
-    if (input !== this.pressed || !this.position(input)) return;
-    if (this.entry && this.entry.dirty) {
-      this.pressed = null;
-      return;
-    }
-    if (e.type === "mouseup") {
-      e.preventDefault();
-      return;
-    }
-    this.pressed = null;
-    this.held = input;
-    this.keepSelected();
-  }
-
-  // The held cell's text is selected again if the browser collapsed it on its own.
-  keepSelected() {
-    const input = this.held;
-    if (!input || document.activeElement !== input || (this.entry && this.entry.dirty)) return;
-    if (input.selectionStart === input.selectionEnd) input.select();
-  }
-
-  onInput(e) {
-    const p = this.position(e.target);
-    if (!p) return;
-    if (!this.entry || this.entry.i !== p[0] || this.entry.j !== p[1]) {
-      this.entry = { i: p[0], j: p[1], before: String(this.value(p[0], p[1])), dirty: false };
-    }
-    if (this.entry.before === null) this.entry.before = String(this.value(p[0], p[1]));
-    this.entry.dirty = true;
-    this.pressed = null;
-    this.scrubber.forget();
-    this.scrubber.leave();
-    this.opts.onEdit(p[0], p[1], e.target.value, performance.now(), false);
-  }
-
-  // Leaving a cell (Tab, Enter, an arrow, a click elsewhere) ends its entry: the page is told,
-  // and what is in effect from then on is what the answer says.
-  onLeave(e) {
-    const p = this.position(e.target);
-    if (this.held === e.target) this.held = null;
-    this.scrubber.leave();
-    this.scrubber.place();
-    const entry = this.entry;
-    if (!p || !entry || entry.i !== p[0] || entry.j !== p[1]) return;
-    this.entry = null;
-    this.endEntry(e.target, p[0], p[1], entry);
-  }
-
-  // An entry ends: what was typed is committed (the answer then shows what is in effect, the
-  // typed number or, if it was refused, the value in use), or the cell shows its value again.
-  endEntry(input, i, j, entry) {
-    if (entry.dirty) this.opts.onEdit(i, j, input.value, performance.now(), true);
-    else this.fill(input, i, j);
-  }
-
-  onPasteEvent(e) {
-    this.scrubber.flush();
-    const p = this.position(e.target);
-    const text = e.clipboardData.getData("text");
-    // A single number is an ordinary edit; anything with separators is a block.
-    if (!p || !/[\t\n,;[\s]/.test(text.trim())) return;
-    e.preventDefault();
-    this.opts.onPaste(p[0], p[1], text, performance.now());
-  }
-
-  onKey(e) {
-    const p = this.position(e.target);
-    if (!p) return;
-    this.held = null; // from the first key on, the selection is the person's
-    const [i, j] = p;
-    const input = e.target;
-    // Typing before Python is ready: the cell cannot take it yet, and the page says why.
-    if (this.readOnly && (e.key.length === 1 || e.key === "Backspace" || e.key === "Delete")) {
-      if (this.opts.onReadOnly) this.opts.onReadOnly();
-      return;
-    }
-    if (this.scrubber.key(e, i, j, input)) return;
-    this.scrubber.flush(); // the key acts on the number the cell shows
-    const atStart = input.selectionStart === 0 && input.selectionEnd === 0;
-    const atEnd = input.selectionStart === input.value.length && input.selectionEnd === input.value.length;
-    const all = input.selectionStart === 0 && input.selectionEnd === input.value.length;
-    const page = Math.max(1, Math.floor(this.body.clientHeight / this.ch) - 1);
-    let target = null;
-    switch (e.key) {
-      case "ArrowUp": target = [i - 1, j]; break;
-      case "ArrowDown": target = [i + 1, j]; break;
-      case "ArrowLeft": if (atStart || all) target = [i, j - 1]; break;
-      case "ArrowRight": if (atEnd || all) target = [i, j + 1]; break;
-      case "Enter": target = [i + (e.shiftKey ? -1 : 1), j]; break;
-      case "PageUp": target = [i - page, j]; break;
-      case "PageDown": target = [i + page, j]; break;
-      case "Home": if (e.ctrlKey) target = [0, 0]; break;
-      case "End": if (e.ctrlKey) target = [this.rows - 1, this.cols - 1]; break;
-      case "Escape": {
-        // Take the entry back: the text the cell had when it was entered, and its value,
-        // committed as typed text (why the grid, not Python, holds it: see this.entry).
-        e.preventDefault();
-        if (this.scrubber.escape(i, j, input)) return;
-        const entry = this.entry;
-        if (!entry || !entry.dirty || entry.i !== i || entry.j !== j) return;
-        input.value = entry.before === null ? String(this.value(i, j)) : entry.before;
-        this.entry = { i, j, before: input.value, dirty: false };
-        input.removeAttribute("aria-invalid");
-        input.removeAttribute("aria-describedby");
-        input.classList.remove("pending");
-        input.select();
-        this.opts.onEdit(i, j, input.value, performance.now(), true);
-        return;
-      }
-      default: return;
-    }
-    if (!target) return;
-    e.preventDefault();
-    const ti = Math.max(0, Math.min(this.rows - 1, target[0]));
-    const tj = Math.max(0, Math.min(this.cols - 1, target[1]));
-    if (ti === i && tj === j) {
-      // At the grid's edge (Enter in the bottom row): the entry ends here, as if the cell had
-      // been left and entered again, so an invalid text never stays in the cell.
-      const entry = this.entry;
-      if (entry && entry.i === i && entry.j === j) {
-        this.entry = { i, j, before: null, dirty: false };
-        this.endEntry(input, i, j, entry);
-      }
-      input.select();
-      return;
-    }
-    this.focusCell(ti, tj);
   }
 }
 
