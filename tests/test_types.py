@@ -27,6 +27,7 @@ import tempfile
 from html.parser import HTMLParser
 
 import pytest
+import pinned
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PROJECTS = ("typecheck/tsconfig.json", "typecheck/tsconfig.worker.json")
@@ -38,11 +39,7 @@ def tsc():
     mirror; the cache checks the tarball against its integrity and the files against
     files_sha256."""
     sys.path.insert(0, ROOT)
-    from buildtools import manifest
-    from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
-    art = manifest.load(os.path.join(ROOT, "artifacts.json")).artifact("typescript")
-    folder, _ = Cache(default_cache_dir(), log=lambda m: None,
-                      mirror=os.environ.get(MIRROR_ENV) or None).unpacked(art)
+    folder = pinned.unpacked("typescript")
     return os.path.join(folder, "lib", "tsc.js")
 
 

@@ -11,6 +11,7 @@ import base64
 import functools
 import os
 import re
+import pinned
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ORIGIN = "http://pdf.test/"
@@ -66,11 +67,7 @@ READ = """async ([b64, scale, band, images]) => {
 @functools.lru_cache(maxsize=1)
 def pdfjs_files():
     """{name: bytes} of pdf.js's two modules, from the build's cache (or VIT_HEAD_MIRROR)."""
-    from buildtools import manifest
-    from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
-    art = manifest.load(os.path.join(ROOT, "artifacts.json")).artifact("pdfjs-dist")
-    folder, _ = Cache(default_cache_dir(), log=lambda m: None,
-                      mirror=os.environ.get(MIRROR_ENV) or None).unpacked(art)
+    folder = pinned.unpacked("pdfjs-dist")
     files = {}
     for name in ("pdf.min.mjs", "pdf.worker.min.mjs"):
         with open(os.path.join(folder, name), "rb") as f:

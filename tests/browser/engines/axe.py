@@ -13,6 +13,7 @@ import os
 import time
 
 from .base import EngineError
+import pinned
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -45,11 +46,7 @@ RUN = """async (tags) => {
 @functools.lru_cache(maxsize=1)
 def source():
     """axe-core's script (axe.min.js), from the build's cache (or the VIT_HEAD_MIRROR mirror)."""
-    from buildtools import manifest
-    from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
-    art = manifest.load(os.path.join(ROOT, "artifacts.json")).artifact("axe-core")
-    folder, _ = Cache(default_cache_dir(), log=lambda m: None,
-                      mirror=os.environ.get(MIRROR_ENV) or None).unpacked(art)
+    folder = pinned.unpacked("axe-core")
     with open(os.path.join(folder, "axe.min.js"), encoding="utf-8") as f:
         return f.read()
 
