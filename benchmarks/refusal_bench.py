@@ -30,7 +30,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path[:0] = [ROOT, os.path.join(ROOT, "tests")]
 
 from model_files import npz_bytes, open_file, session_with_a_model  # noqa: E402
-from pycore.explorer import encode_fragment, protocol  # noqa: E402
+from pycore.explorer import encode_fragment  # noqa: E402
 from pycore.explorer.session import Session  # noqa: E402
 import test_explorer_bounds as bounds  # noqa: E402
 import test_input_fuzz as fuzz  # noqa: E402
@@ -66,14 +66,8 @@ def main():
     fields = []
     for huge in bounds.HUGE:
         t0 = clock()
-        full = {"key": "cls", "index": [0, 0], "text": "1", "B": 2, "D": 4, "C": 3, "N1": 2,
-                "name": "sample", "value": 0}
-        for op, names in protocol.REQUESTS.items():
-            for field in names:
-                for value in (huge, [huge, 0], [[[huge] * 8] * 8], {"a": huge}):
-                    request = dict({k: v for k, v in full.items() if k in names}, op=op)
-                    request[field] = value
-                    Session().handle(request)
+        for request in bounds.huge_int_requests(huge):
+            Session().handle(request)
         fields.append(clock() - t0)
     worst("a huge int in every field of every request (all)", fields, 10.0, missed)
     pastes = ["\n" * 1000000 + "1\t2", "\r\n" * 300000 + "1 2\r\n3 4" + "\r\n" * 300000,
