@@ -24,7 +24,7 @@ a frame; a held key's is a few milliseconds.
 Targets: median edit-to-frame at most 16 ms at the worked example's size and 33 ms at ViT-B/16
 size, and at most 1.5x the floor.
 
-Also, at the worked example: switching the mistake and the head compared (the pitfalls' and
+Also, at the worked example: switching the mistake and the head compared (the mistakes' and
 variants' menus, each choice in turn, and back to none), each switch timed the same way, from
 the menu's change to the next frame (target: at most 50 ms each).
 """
@@ -197,11 +197,11 @@ def bench_scrubs(browser, errors, base, host, runs, new_page, explorer):
 
 
 def bench_switches(explorer, runs):
-    """Each pitfall and each variant chosen in turn from its menu, then none, `runs` times, on
+    """Each mistake and each variant chosen in turn from its menu, then none, `runs` times, on
     the worked example; returns {menu id: [ms per switch drawn]}."""
     page = explorer.page
     out = {}
-    for menu in ("pitfall", "variant"):
+    for menu in ("mistake", "variant"):
         page.locator("#" + menu).scroll_into_view_if_needed()
         values = page.evaluate("id => Array.from(document.getElementById(id).options, o => o.value)", menu)
         times = []

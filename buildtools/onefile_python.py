@@ -20,10 +20,10 @@ NODE_TIMEOUT_S = 300
 
 
 def _comparisons(root):
-    """The keys of pycore's pitfalls and variants ((key, kind), ...), read from its source."""
+    """The keys of pycore's mistakes and variants ((key, kind), ...), read from its source."""
     registry = os.path.join(root, "pycore", "explorer", "comparisons", "registry.py")
     with open(registry, encoding="utf-8") as f:
-        return re.findall(r'Comparison\(\s*"(\w+)", "(pitfall|variant)"', f.read())
+        return re.findall(r'Comparison\(\s*"(\w+)", "(mistake|variant)"', f.read())
 
 
 def requests(root, digits_page):

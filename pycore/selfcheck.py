@@ -1,7 +1,7 @@
 """pycore checks itself in the interpreter it runs in.
 
 The examples in pycore's docstrings are its core cases: the worked example's logits, LayerNorm's
-edge rows, the link format, the pitfalls, the gradients. CPython runs them in the tests; the page
+edge rows, the link format, the mistakes, the gradients. CPython runs them in the tests; the page
 runs them where it computes (Pyodide 0.17 with NumPy 1.17 on the fallback host, Pyodide 314 with
 NumPy 2.4 on the PyScript host) when asked (the ``selfcheck`` request), so the branches written for
 old and new NumPy are tested where they run (tests/browser/test_hosts.py asks both hosts).

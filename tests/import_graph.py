@@ -28,7 +28,7 @@ LAYERS = (
     ("math", "the head, its loss, gradients and training, the tiny ViT; NumPy and the standard "
              "library only (import pycore loads this layer alone)",
      ("", "vit", "vit.checks", "vit.scalars", "vit.softmax", "vit.head", "vit.trace",
-      "vit.readout", "vit.pitfalls", "vit.variants", "vit.loss", "vit.backward",
+      "vit.readout", "vit.mistakes", "vit.variants", "vit.loss", "vit.backward",
       "vit.optimizers", "vit.training", "vit.tiny", "vit.tiny.layers", "vit.tiny.params",
       "vit.tiny.model")),
     ("state", "the explorer's state and every check on the way into it",

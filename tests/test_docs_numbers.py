@@ -57,7 +57,7 @@ class _Ahead(HTMLParser):
 
 
 def figures_ahead():
-    parser = _Ahead({shared.PANEL_IDS["pitfall"], shared.PANEL_IDS["variant"]})
+    parser = _Ahead({shared.PANEL_IDS["mistake"], shared.PANEL_IDS["variant"]})
     with open(os.path.join(ROOT, "web", "index.html"), encoding="utf-8") as f:
         parser.feed(f.read())
     assert parser.plots, "no comparison figures found in web/index.html"

@@ -50,7 +50,7 @@ REQUESTS = st.one_of(
                            "name": st.sampled_from(["worked", "encoder", "random", "nope"]),
                            "seed": st.integers(-1, 5)}),
     st.fixed_dictionaries({"op": st.just("option"),
-                           "name": st.sampled_from(["sample", "logit_class", "pitfall", "variant",
+                           "name": st.sampled_from(["sample", "logit_class", "mistake", "variant",
                                                     "walk", "walk_class"]),
                            "value": st.none() | st.integers(-1, 6) | st.sampled_from(
                                ["no_layernorm", "softmax_inside", "bias", "gap", "mlp_gelu",
@@ -59,7 +59,7 @@ REQUESTS = st.one_of(
         "", "#state=%7Bbroken", "#" + encode_fragment(Session().state),
         # finite inputs whose mistaken head (no LayerNorm) overflows
         "#state=" + json.dumps({"W_head": [[1e200, 1], [0, 1]], "cls": [[1e200, 0], [1, 2]],
-                                "options": {"pitfall": "no_layernorm"}}),
+                                "options": {"mistake": "no_layernorm"}}),
         "#state=" + json.dumps({"W_head": [[1.7e308, 1], [1.7e308, 1]], "cls": [[5, -5], [1, 2]]})])}),
     # the real-ViT mode: drawn digits, good and bad (a pixel of 17, a row too short, 17 images)
     st.fixed_dictionaries({"op": st.just("digit"), "images": st.sampled_from([
@@ -187,12 +187,12 @@ def test_the_bridge_answers_the_overflowing_comparison_of_issue_14():
     it, and a note says so; the next edits are answered and shown."""
     bridge = load_bridge()
     state = {"W_head": [[1e200, 1], [0, 1]], "cls": [[1e200, 0], [1, 2]],
-             "options": {"pitfall": "no_layernorm"}}
+             "options": {"mistake": "no_layernorm"}}
     text, arrays = bridge.answer(json.dumps({"op": "load", "fragment": "#state=" + json.dumps(state)}))
     answer = json.loads(text)
     assert answer["ok"] and answer["error"] is None
-    assert "not finite" in answer["pitfall"]["note"]
-    assert np.isinf(arrays["pitfall"]).any()
+    assert "not finite" in answer["mistake"]["note"]
+    assert np.isinf(arrays["mistake"]).any()
     text, _ = bridge.answer(json.dumps({"op": "edit", "key": "cls", "index": [1, 0], "text": "3"}))
     assert json.loads(text)["ok"] and json.loads(text)["value"] == 3.0
 

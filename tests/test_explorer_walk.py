@@ -1,4 +1,4 @@
-"""The lecture walk-through and the pitfall panels that say what changed, checked
+"""The lecture walk-through and the mistake panels that say what changed, checked
 against NumPy computations written here, not against the code under test."""
 import json
 
@@ -141,10 +141,10 @@ def test_the_prediction_step_explains_ties_and_flat_rows():
 def test_both_outputs_share_one_colour_scale_and_mark_their_predictions():
     s = Session()
     s.handle({"op": "preset", "name": "encoder", "seed": 0})
-    answer = s.handle({"op": "option", "name": "pitfall", "value": "last_position"})
-    correct = answer["heatmaps"]["heatmap-pitfall-correct"]
-    mistaken = answer["heatmaps"]["heatmap-pitfall"]
-    logits, output = s.matrix("logits"), s.matrix("pitfall")
+    answer = s.handle({"op": "option", "name": "mistake", "value": "last_position"})
+    correct = answer["heatmaps"]["heatmap-mistake-correct"]
+    mistaken = answer["heatmaps"]["heatmap-mistake"]
+    logits, output = s.matrix("logits"), s.matrix("mistake")
     top = max(np.abs(logits).max(), np.abs(output).max())
     assert correct["zmin"] == mistaken["zmin"] == -top and correct["zmax"] == mistaken["zmax"] == top
     assert correct["marks"] == [[b, int(c)] for b, c in enumerate(np.argmax(logits, axis=1))]
@@ -154,35 +154,35 @@ def test_both_outputs_share_one_colour_scale_and_mark_their_predictions():
 def test_the_changes_line_names_each_changed_prediction():
     s = Session()
     s.handle({"op": "preset", "name": "encoder", "seed": 0})
-    answer = s.handle({"op": "option", "name": "pitfall", "value": "last_position"})
+    answer = s.handle({"op": "option", "name": "mistake", "value": "last_position"})
     z = s.state.encoder_output
     _, _, _, right = head(z[:, 0, :], s.state.W_head)
     _, _, _, wrong = head(z[:, -1, :], s.state.W_head)
     changed = [(b, r, w) for b, (r, w) in enumerate(zip(right.argmax(1), wrong.argmax(1))) if r != w]
-    line = answer["pitfall"]["changes"]
+    line = answer["mistake"]["changes"]
     assert changed, "the encoder example must show a change"
     for b, r, w in changed:
         assert "sample %d: class %d \u2192 class %d" % (b, r, w) in line
-    answer = s.handle({"op": "option", "name": "pitfall", "value": "softmax_inside"})
-    assert answer["pitfall"]["changes"].startswith("No prediction changed")
+    answer = s.handle({"op": "option", "name": "mistake", "value": "softmax_inside"})
+    assert answer["mistake"]["changes"].startswith("No prediction changed")
 
 
 def test_a_mistake_that_needs_patch_tokens_switches_to_the_encoder_output():
     s = Session()
     s.handle({"op": "load", "fragment": ""})
-    answer = s.handle({"op": "option", "name": "pitfall", "value": "last_position"})
+    answer = s.handle({"op": "option", "name": "mistake", "value": "last_position"})
     assert answer["ok"] and answer["shape"]["mode"] == "encoder" and answer["shape"]["N1"] == 5
     np.testing.assert_array_equal(s.state.encoder_output[:, 0, :], CLS)  # the CLS rows kept
-    assert "full encoder output" in answer["pitfall"]["notice"]
-    assert s.matrix("pitfall_diff").any()  # not a difference of zeros
-    answer = s.handle({"op": "option", "name": "pitfall", "value": "no_layernorm"})
-    assert answer["pitfall"]["notice"] is None
+    assert "full encoder output" in answer["mistake"]["notice"]
+    assert s.matrix("mistake_diff").any()  # not a difference of zeros
+    answer = s.handle({"op": "option", "name": "mistake", "value": "no_layernorm"})
+    assert answer["mistake"]["notice"] is None
 
 
 def test_the_panels_say_what_they_offer_and_name_sources_a_student_has():
     s = Session()
     answer = s.handle({"op": "load", "fragment": ""})
-    for kind in ("pitfall", "variant"):
+    for kind in ("mistake", "variant"):
         offer = answer[kind]["explanation"]
         assert offer.startswith("Choose one of")
         assert all(c.title in offer for c in comparisons.of_kind(kind))
@@ -221,7 +221,7 @@ def test_walk_answers_keep_to_the_protocol():
                     {"op": "option", "name": "walk", "value": 4},
                     {"op": "option", "name": "walk_class", "value": 1},
                     {"op": "edit", "key": "W_head", "index": [0, 1], "text": "2"},
-                    {"op": "option", "name": "pitfall", "value": "last_position"}):
+                    {"op": "option", "name": "mistake", "value": "last_position"}):
         answer = s.handle(request)
         check_answer(answer)
         json.dumps(answer)

@@ -40,8 +40,8 @@ CASES = {
     "selected, then resized away": [
         LOAD, {"op": "contributions", "b": 1, "c": 2, "select": True},
         {"op": "resize", "B": 1}],
-    "a pitfall and a variant": [
-        LOAD, {"op": "option", "name": "pitfall", "value": "last_position"},
+    "a mistake and a variant": [
+        LOAD, {"op": "option", "name": "mistake", "value": "last_position"},
         {"op": "option", "name": "variant", "value": "mlp_tanh"}],
     "walk-through": [LOAD, {"op": "option", "name": "walk", "value": 6}],
     "top-k": [{"op": "preset", "name": "random", "seed": 2}, {"op": "resize", "C": 30},

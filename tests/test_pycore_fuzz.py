@@ -22,7 +22,7 @@ json_like = st.recursive(
     scalars, lambda inner: st.lists(inner, max_size=5)
     | st.dictionaries(st.text(max_size=6) | st.sampled_from(
         ["W_head", "cls", "encoder_output", "options", "preset", "seed", "shape", "scale",
-         "edits", "keep", "size", "decimals", "sample", "pitfall"]), inner, max_size=5),
+         "edits", "keep", "size", "decimals", "sample", "mistake"]), inner, max_size=5),
     max_leaves=30)
 
 
@@ -51,7 +51,7 @@ near_states = st.fixed_dictionaries(
     optional={"cls": matrix(2) | compact | json_like,
               "encoder_output": matrix(3) | compact | json_like,
               "options": st.dictionaries(
-                  st.sampled_from(["sample", "logit_class", "pitfall", "variant", "activation",
+                  st.sampled_from(["sample", "logit_class", "mistake", "variant", "activation",
                                    "seed", "other"]), scalars, max_size=4) | json_like})
 
 

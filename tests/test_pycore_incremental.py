@@ -18,7 +18,7 @@ from pycore.explorer.session import Session
 from pycore.explorer import encode_fragment
 
 TOL = dict(rtol=1e-12, atol=1e-12)
-SECTIONS = ("shape", "stats", "logits_table", "top_classes", "steps", "pitfall", "variant")
+SECTIONS = ("shape", "stats", "logits_table", "top_classes", "steps", "mistake", "variant")
 
 
 class FullSession(Session):
@@ -144,8 +144,8 @@ START = st.fixed_dictionaries({
     "seed": st.integers(0, 1000),
     # a resize pads with zeros: all-zero columns give exactly tied logits
     "resize": st.none() | st.tuples(st.integers(1, 4), st.integers(1, 7), st.integers(1, 6)),
-    # with a pitfall shown every edit recomputes everything (see Computed.after_cell)
-    "pitfall": st.sampled_from([None, None, None, "last_position", "no_layernorm", "bias"]),
+    # with a mistake shown every edit recomputes everything (see Computed.after_cell)
+    "mistake": st.sampled_from([None, None, None, "last_position", "no_layernorm", "bias"]),
     "variant": st.sampled_from([None, "gap", "mlp_tanh", "bert_pooler"]),
 })
 # Inputs of any size: LayerNorm scales them away (1e150 and up take its rescaled path). W_head
@@ -167,7 +167,7 @@ def start(spec):
         if spec["resize"]:
             B, D, C = spec["resize"]
             session.handle({"op": "resize", "B": B, "D": D, "C": C})
-        for name in ("pitfall", "variant"):
+        for name in ("mistake", "variant"):
             session.handle({"op": "option", "name": name, "value": spec[name]})
     return sessions
 
@@ -285,11 +285,11 @@ def test_a_mistake_chosen_after_edits_differs_from_exact_logits():
     s.handle({"op": "resize", "N1": 1})
     s.handle({"op": "edit", "key": "encoder_output", "index": [1, 0, 5], "text": "2.5"})
     s.handle({"op": "edit", "key": "W_head", "index": [5, 9], "text": "-0.75"})
-    answer = s.handle({"op": "option", "name": "pitfall", "value": "last_position"})
-    assert not s.matrix("pitfall_diff").any()
-    assert answer["heatmaps"]["heatmap-pitfall-diff"]["key"] == ["-1.000", "0", "1.000"]
+    answer = s.handle({"op": "option", "name": "mistake", "value": "last_position"})
+    assert not s.matrix("mistake_diff").any()
+    assert answer["heatmaps"]["heatmap-mistake-diff"]["key"] == ["-1.000", "0", "1.000"]
     answer = s.handle({"op": "edit", "key": "W_head", "index": [5, 9], "text": "0.5"})
-    assert not s.matrix("pitfall_diff").any()
+    assert not s.matrix("mistake_diff").any()
 
 
 @pytest.mark.parametrize("key", ["W_head", "cls"])

@@ -14,7 +14,7 @@ MATH_IMPORTS = [
     "import pycore",
     "import pycore.vit",
     "from pycore import classification_head, cross_entropy, head_backward",
-    "import pycore.vit.training, pycore.vit.tiny.model, pycore.vit.pitfalls, pycore.vit.variants",
+    "import pycore.vit.training, pycore.vit.tiny.model, pycore.vit.mistakes, pycore.vit.variants",
 ]
 
 

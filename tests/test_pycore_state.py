@@ -62,10 +62,10 @@ def test_state_to_json_small_states_are_nested_lists():
                               [0.7, -0.3, 0.8]],
                    "cls": [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]}
     s = default_state()
-    s.options["pitfall"] = "no_layernorm"
+    s.options["mistake"] = "no_layernorm"
     s.options["seed"] = 7
     s.options["unknown"] = 1                          # not written: the page owns no such key
-    assert state_to_json(s)["options"] == {"pitfall": "no_layernorm", "seed": 7}
+    assert state_to_json(s)["options"] == {"mistake": "no_layernorm", "seed": 7}
 
 
 @pytest.mark.parametrize("key", ["affine", "bias"])
@@ -73,7 +73,20 @@ def test_a_link_naming_real_vits_gamma_beta_or_bias_as_a_mistake_shows_it_as_ano
     """Links written while real ViTs' gamma/beta and bias were listed among the mistakes."""
     s = decode_fragment("#state=" + quote(json.dumps({"W_head": [[1.0, 2.0]], "cls": [[1.0]],
                                                       "options": {"pitfall": key}})))
-    assert s.options["pitfall"] is None and s.options["variant"] == key
+    assert s.options["mistake"] is None and s.options["variant"] == key
+
+
+def test_a_link_with_the_old_option_name_pitfall_shows_that_mistake():
+    """Links written while the option was named "pitfall" (docs/glossary.md, "Old names still
+    read"): the link as the page wrote it, by hand: {"W_head":[[1,2]],"cls":[[1]],"options":
+    {"pitfall":"no_layernorm"}} through encodeURIComponent. The new name wins over the old."""
+    s = decode_fragment("#state=%7B%22W_head%22%3A%5B%5B1%2C2%5D%5D%2C%22cls%22%3A%5B%5B1%5D%5D"
+                        "%2C%22options%22%3A%7B%22pitfall%22%3A%22no_layernorm%22%7D%7D")
+    assert s.options["mistake"] == "no_layernorm" and s.options["variant"] is None
+    assert "pitfall" not in s.options and "pitfall" not in encode_fragment(s)
+    both = state_from_json({"W_head": [[1.0, 2.0]], "cls": [[1.0]],
+                            "options": {"pitfall": "no_layernorm", "mistake": "softmax_inside"}})
+    assert both.options["mistake"] == "softmax_inside"
 
 
 def test_fragment_bytes_match_encodeURIComponent_of_JSON_stringify():
@@ -83,9 +96,9 @@ def test_fragment_bytes_match_encodeURIComponent_of_JSON_stringify():
     s = ExplorerState([[0.5], [-1.0]], cls=[[2.0, 0.0]])
     assert encode_fragment(s) == ("state=%7B%22W_head%22%3A%5B%5B0.5%5D%2C%5B-1%5D%5D%2C"
                                   "%22cls%22%3A%5B%5B2%2C0%5D%5D%7D")
-    s.options["pitfall"] = "softmax_inside"
+    s.options["mistake"] = "softmax_inside"
     assert encode_fragment(s).endswith(
-        "%2C%22options%22%3A%7B%22pitfall%22%3A%22softmax_inside%22%7D%7D")
+        "%2C%22options%22%3A%7B%22mistake%22%3A%22softmax_inside%22%7D%7D")
 
 
 @pytest.mark.parametrize("text, encoded", [
@@ -157,7 +170,7 @@ def test_fragment_round_trip_is_exact(B, D, C, N, mode, data):
                                     max_size=int(np.prod(shape))))).reshape(shape)
     options = {"sample": data.draw(st.integers(0, B - 1)),
                "logit_class": data.draw(st.integers(0, C - 1)),
-               "pitfall": data.draw(st.sampled_from([None, "no_layernorm", "transposed"])),
+               "mistake": data.draw(st.sampled_from([None, "no_layernorm", "transposed"])),
                "activation": data.draw(st.sampled_from(["tanh", "gelu"])),
                "seed": data.draw(st.integers(0, 2 ** 32 - 1))}
     s = ExplorerState(W, **{"cls" if mode == "cls" else "encoder_output": X}, options=options)
@@ -279,8 +292,8 @@ GOOD_W = [[0.5, -0.2], [0.3, 0.4]]
       "cls": [[1, 2]]}, "W_head", (1, 1), "W_head[1,1] is inf: every number must be finite"),
     ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"sample": 1}}, "options", None,
      "options.sample must be a whole number from 0 to 0; got 1"),
-    ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"pitfall": "typo"}}, "options", None,
-     "options.pitfall must be null or one of last_position, softmax_inside"),
+    ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"mistake": "typo"}}, "options", None,
+     "options.mistake must be null or one of last_position, softmax_inside"),
     ({"W_head": GOOD_W, "cls": [[1, 2]], "options": {"activation": "relu"}}, "options", None,
      "options.activation must be \"tanh\" or \"gelu\""),
     ({"W_head": GOOD_W, "cls": [[1, 2]], "options": []}, "options", None,

@@ -1,4 +1,4 @@
-"""Variants (pycore.vit.variants) and pitfalls (pycore.vit.pitfalls), each against its formula
+"""Variants (pycore.vit.variants) and mistakes (pycore.vit.mistakes), each against its formula
 written out independently here."""
 
 import math
@@ -12,9 +12,9 @@ from hypothesis import given, settings, strategies as st
 from pycore import classification_head  # noqa: E402
 from reference import layer_norm_rows  # noqa: E402
 from pycore.explorer.comparisons.registry import COMPARISONS, of_kind  # noqa: E402
-from pycore.vit import pitfalls, variants  # noqa: E402
+from pycore.vit import mistakes, variants  # noqa: E402
 
-PITFALLS = [getattr(pitfalls, c.key) for c in of_kind("pitfall")]
+MISTAKES = [getattr(mistakes, c.key) for c in of_kind("mistake")]
 from pycore.vit.variants import (bert_pooler, gap_head, gelu, head_with_bias, layer_norm_affine,  # noqa: E402
                                  mlp_pretraining_head, variant_params)
 
@@ -108,14 +108,14 @@ def test_variant_params_shapes_scale_and_determinism():
         (0.5488135039273248 * 2 - 1) * 0.5, 6)
 
 
-# ---- pitfalls ------------------------------------------------------------------------
+# ---- mistakes ------------------------------------------------------------------------
 
 def by_key(key):
-    return getattr(pitfalls, key)
+    return getattr(mistakes, key)
 
 
 def test_registry_order_and_texts():
-    assert [c.key for c in of_kind("pitfall")] == ["last_position", "softmax_inside",
+    assert [c.key for c in of_kind("mistake")] == ["last_position", "softmax_inside",
                                                    "no_layernorm", "transposed"]
     # real ViTs' gamma/beta and bias: other heads, right in their setting, never mistakes
     assert [c.key for c in of_kind("variant")] == ["affine", "bias", "mlp_tanh", "mlp_gelu", "gap",
@@ -170,7 +170,7 @@ def test_transposed_fails_unless_square_then_silently_wrong():
     got = by_key("transposed")(W_sq, cls=CLS)
     np.testing.assert_allclose(got, ln(CLS) @ W_sq.T, rtol=1e-12, atol=1e-12)
     assert not np.allclose(got, ln(CLS) @ W_sq)
-    doc = sys.modules["pycore.vit.pitfalls"].transposed.__doc__
+    doc = sys.modules["pycore.vit.mistakes"].transposed.__doc__
     assert "C == D" in doc and "silent" in doc
 
 
@@ -187,7 +187,7 @@ def test_mistakes_need_exactly_one_input_and_check_like_the_head():
 def test_mistakes_shapes_on_random_inputs(B, N, D, C, seed):
     rs = np.random.RandomState(seed)
     z, W_head = rs.randn(B, N + 1, D), rs.randn(D, C)
-    for p in PITFALLS:
+    for p in MISTAKES:
         try:
             out = p(W_head, encoder_output=z, seed=seed)
         except ValueError as exc:
@@ -231,7 +231,7 @@ def test_the_bias_head_at_the_largest_size_makes_no_big_matrix():
     W = np.zeros((1024, 1000))
     tracemalloc.start()
     try:
-        pitfalls.bias(W, cls=h)
+        mistakes.bias(W, cls=h)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()

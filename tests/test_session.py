@@ -214,12 +214,12 @@ def test_the_figures_said_ahead_are_the_ones_the_first_choices_show(preset):
     s = Session()
     answer = s.handle({"op": "preset", "name": preset} if preset else {"op": "load", "fragment": ""})
     said = answer["ahead"]
-    mistake = ["heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff"]
+    mistake = ["heatmap-mistake-correct", "heatmap-mistake", "heatmap-mistake-diff"]
     other = ["heatmap-variant-correct", "heatmap-variant"]
     assert sorted(said) == sorted(["heatmap-encoder", "heatmap-dw"] + mistake + other)
     assert set(said) <= set(answer["hide"])
     assert "ahead" not in s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "1.5"})
-    for request, ids in [({"op": "option", "name": "pitfall", "value": "last_position"},
+    for request, ids in [({"op": "option", "name": "mistake", "value": "last_position"},
                           ["heatmap-encoder"] + mistake),
                          ({"op": "option", "name": "variant", "value": "affine"}, other),
                          ({"op": "train", "steps": 1}, ["heatmap-dw"])]:
@@ -242,25 +242,25 @@ def test_paste_block_fills_from_the_focused_cell():
     assert refused["ok"] is False
 
 
-def test_every_pitfall_shows_beside_the_correct_head():
+def test_every_mistake_shows_beside_the_correct_head():
     s = Session()
-    choices = s.handle({"op": "load", "fragment": ""})["pitfall"]["choices"]  # sent once
+    choices = s.handle({"op": "load", "fragment": ""})["mistake"]["choices"]  # sent once
     assert len(choices) == 4  # real ViTs' gamma/beta and bias are other heads, not mistakes
     for key, _title in choices:
-        answer = s.handle({"op": "option", "name": "pitfall", "value": key})
-        section = answer["pitfall"]
+        answer = s.handle({"op": "option", "name": "mistake", "value": key})
+        section = answer["mistake"]
         assert section["selected"] == key and section["explanation"]
         if key == "transposed":
             # W_head (4, 3) transposed is (3, 4): h_hat (2, 4) @ (3, 4) cannot multiply.
             assert section["error"] and "(3, 4)" in section["error"]
-            assert "heatmap-pitfall" in answer["hide"]
+            assert "heatmap-mistake" in answer["hide"]
         else:
             assert section["error"] is None
-            diff = s.matrix("pitfall_diff")
-            np.testing.assert_allclose(diff, s.matrix("pitfall") - s.matrix("logits"))
-    s.handle({"op": "option", "name": "pitfall", "value": "softmax_inside"})
-    np.testing.assert_allclose(s.matrix("pitfall").sum(axis=1), [1.0, 1.0])
-    assert s.handle({"op": "option", "name": "pitfall", "value": "nope"})["ok"] is False
+            diff = s.matrix("mistake_diff")
+            np.testing.assert_allclose(diff, s.matrix("mistake") - s.matrix("logits"))
+    s.handle({"op": "option", "name": "mistake", "value": "softmax_inside"})
+    np.testing.assert_allclose(s.matrix("mistake").sum(axis=1), [1.0, 1.0])
+    assert s.handle({"op": "option", "name": "mistake", "value": "nope"})["ok"] is False
 
 
 def test_variants_compare_on_the_same_inputs():
@@ -378,7 +378,7 @@ def _series():
         {"op": "edit", "key": "cls", "index": [0, 1], "text": "2"},
         {"op": "edit", "key": "cls", "index": [0, 1], "text": "2x"},
         {"op": "contributions", "b": 1, "c": 2, "select": True},
-        {"op": "option", "name": "pitfall", "value": "bias"},
+        {"op": "option", "name": "mistake", "value": "bias"},
         {"op": "option", "name": "walk", "value": 3},
         {"op": "resize", "B": 3, "D": 4, "C": 25},
         {"op": "option", "name": "top_k", "value": 4},

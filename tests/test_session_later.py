@@ -47,7 +47,7 @@ def test_one_edit_is_one_answer_with_its_link_and_only_the_cells_that_changed():
     size = len(json.dumps(answer)) + sum(s.matrix(k).nbytes for k in matrix_names(answer))
     assert size <= 64000, size
     # labels and the comparisons' choices were sent with the preset, not again
-    assert "labels" not in answer and "choices" not in answer["pitfall"]
+    assert "labels" not in answer and "choices" not in answer["mistake"]
     answer = s.handle({"op": "edit", "key": "cls", "index": [1, 5], "text": "3"})
     assert answer["patched"] == {"input": [[1, 5, 3.0]], "h_cls": [[1, 5, 3.0]]}
 
@@ -78,15 +78,15 @@ def test_an_edit_can_leave_its_equations_for_later():
     s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "5", "steps": "later"})
     now = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "4"})
     assert later["ok"] and later["steps"] == now["steps"] and "steps_follow" not in now
-    # choosing a pitfall changes no equation, and says nothing about them
-    assert "steps_follow" not in s.handle({"op": "option", "name": "pitfall", "value": "no_layernorm"})
+    # choosing a mistake changes no equation, and says nothing about them
+    assert "steps_follow" not in s.handle({"op": "option", "name": "mistake", "value": "no_layernorm"})
 
 
 def test_an_option_can_leave_its_equations_for_later():
     """A sample chosen, or a mistake that switches the input to the encoder output, while the
     equations are out of view: the answer says they changed, and a "steps" request brings the
     equations an answer with them would have held."""
-    for name, value in (("sample", 1), ("pitfall", "last_position")):
+    for name, value in (("sample", 1), ("mistake", "last_position")):
         s, t = Session(), Session()
         for session in (s, t):
             session.handle({"op": "load", "fragment": ""})
@@ -128,21 +128,21 @@ def test_a_comparison_at_1000_classes_lists_each_samples_top_classes():
     s = Session()
     s.handle({"op": "load", "fragment": ""})
     s.handle({"op": "preset", "name": "vit-b16"})
-    answer = s.handle({"op": "option", "name": "pitfall", "value": "softmax_inside"})
+    answer = s.handle({"op": "option", "name": "mistake", "value": "softmax_inside"})
     cls, W = s.state.cls, s.state.W_head  # the inputs, as the preset made them
     h_hat = (cls - cls.mean(1, keepdims=True)) / np.sqrt(cls.var(1, keepdims=True) + 1e-6)
     logits = h_hat @ W
     p = np.exp(logits - logits.max(1, keepdims=True))
     p /= p.sum(1, keepdims=True)
-    table = answer["pitfall"]["top_k"]
+    table = answer["mistake"]["top_k"]
     for b, row in enumerate(table["rows"]):
         want = sorted(range(1000), key=lambda c: (-p[b, c], c))[:5]
         assert row["classes"] == want
         assert row["cells"][0].endswith("%.4f" % p[b, want[0]])
-    assert s.handle({"op": "option", "name": "top_k", "value": 3})["pitfall"]["top_k"]["k"] == 3
+    assert s.handle({"op": "option", "name": "top_k", "value": 3})["mistake"]["top_k"]["k"] == 3
     # below 21 classes there is no table
     s.handle({"op": "preset", "name": "worked"})
-    assert s.handle({"op": "option", "name": "pitfall", "value": "softmax_inside"})["pitfall"]["top_k"] is None
+    assert s.handle({"op": "option", "name": "mistake", "value": "softmax_inside"})["mistake"]["top_k"] is None
 
 
 def test_a_scrubbed_edit_leaves_the_link_pending_until_asked_and_the_last_value_is_in_it():
@@ -167,7 +167,7 @@ def test_a_scrub_leaves_the_sections_out_of_view_for_later_and_catch_up_brings_t
     s.handle({"op": "load", "fragment": ""})
     fresh.handle({"op": "load", "fragment": ""})
     want = fresh.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": "0.3"})
-    out = ["finetune", "pitfall", "variant", "stats", "prediction"]
+    out = ["finetune", "mistake", "variant", "stats", "prediction"]
     for text in ("-0.5", "0.1", "0.3"):
         answer = s.handle({"op": "edit", "key": "cls", "index": [0, 1], "text": text,
                            "link": "later", "later": out})
@@ -199,7 +199,7 @@ def test_plays_train_requests_leave_panels_out_of_view_for_later_and_catch_up_br
     s, fresh = Session(), Session()
     for session in (s, fresh):
         session.handle({"op": "preset", "name": FINETUNE_PRESET, "seed": 0})
-    out = ["stats", "logits_table", "top_classes", "prediction", "pitfall"]
+    out = ["stats", "logits_table", "top_classes", "prediction", "mistake"]
     for _ in range(3):
         answer = s.handle({"op": "train", "n": 2, "link": "later", "later": out})
         want = fresh.handle({"op": "train", "n": 2})
@@ -239,9 +239,9 @@ def test_a_request_may_leave_for_later_only_panels_the_page_can_tell_are_out_of_
      {"heatmap-logits", "steps", "finetune"}),
     ({"op": "option", "name": "sample", "value": 1}, {"sample"}, {"walk", "steps", "heatmap-lens"},
      {"heatmap-logits", "stats", "finetune"}),
-    ({"op": "option", "name": "pitfall", "value": "no_layernorm"}, {"pitfall"},
-     {"pitfall", "walk"}, {"variant", "steps", "heatmap-logits"}),
-    ({"op": "option", "name": "top_k", "value": 3}, {"top_k"}, {"top_k", "pitfall", "variant"},
+    ({"op": "option", "name": "mistake", "value": "no_layernorm"}, {"mistake"},
+     {"mistake", "walk"}, {"variant", "steps", "heatmap-logits"}),
+    ({"op": "option", "name": "top_k", "value": 3}, {"top_k"}, {"top_k", "mistake", "variant"},
      {"steps", "heatmap-logits"}),
     ({"op": "train_set", "name": "lr", "value": "0.5"}, {"finetune"}, {"finetune"},
      {"heatmap-w", "steps"}),

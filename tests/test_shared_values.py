@@ -28,7 +28,7 @@ PANEL_LOOKUP = re.compile(r'(?:\$|getElementById)\(\s*["\'`](%s)["\'`]\s*\)'
 # A selector that starts at a panel: "#real-vit .pad", `#top-k-table` is another element's id
 PANEL_SELECTOR = re.compile(r'["\'`]#(%s)(?![\w-])' % "|".join(
     re.escape(i) for i in shared.PANEL_IDS.values()))
-# A string that is a panel's id and no section's or request's name: "pitfalls", 'top-k'
+# A string that is a panel's id and no section's or request's name: "mistakes", 'top-k'
 _NAMES = {s.name for s in sections.SECTIONS} | set(__import__(
     "pycore.explorer.protocol", fromlist=["REQUESTS"]).REQUESTS)
 PANEL_STRING = re.compile(r'["\'`](%s)["\'`]' % "|".join(
@@ -209,7 +209,7 @@ def test_the_page_names_presets_by_the_shared_constants():
 def test_panel_ids_are_not_written_out_in_page_scripts():
     """A panel's element id reaches the page's scripts only through shared.js's PANEL_IDS:
     no element lookup names one, no selector starts with one ("#top-k ..."), and no string
-    is one, where the id is not also the name of a request or a section ("pitfalls" passed
+    is one, where the id is not also the name of a request or a section ("mistakes" passed
     on to a lookup; "stats", "walk" and "finetune" are also names of requests and sections)."""
     for path in PAGE_SCRIPTS:
         code = without_comments(open(path, encoding="utf-8").read())
@@ -234,11 +234,11 @@ def test_the_panel_id_check_catches_a_literal():
         assert PANEL_SELECTOR.search(text), text
     for text in ('"#top-k-table"', '"#walkthrough"'):
         assert not PANEL_SELECTOR.search(text), text
-    for text in ('comparison("pitfall", "pitfalls")', "el.id === 'logits-table'"):
+    for text in ('comparison("mistake", "mistakes")', "el.id === 'logits-table'"):
         assert PANEL_STRING.search(text), text
-    for text in ('{ op: "stats" }', 'component("prediction", x)', '"pitfalls-note"'):
+    for text in ('{ op: "stats" }', 'component("prediction", x)', '"mistakes-note"'):
         assert not PANEL_STRING.search(text), text
-    assert without_comments('a = 1; // the "pitfalls" panel\nb = "x"; /* #walk */') == \
+    assert without_comments('a = 1; // the "mistakes" panel\nb = "x"; /* #walk */') == \
         'a = 1; \nb = "x"; '
 
 

@@ -71,7 +71,7 @@ class Computed(object):
         invisible, except in three places, where the full recompute is kept: near ties among
         the classes the page ranks (which one is predicted, marked and listed first would
         depend on the last bits, where a fresh load takes the first of equal logits), and
-        beside a pitfall, whose head shares the batched product's rounding: a difference that
+        beside a mistake, whose head shares the batched product's rounding: a difference that
         is exactly zero (position -1 with CLS rows alone) would turn into noise, which the
         difference heatmap stretches over its whole colour range; and logits within 1e-12 of
         zero, where the batched product may give exact zeros (a constant CLS row) and the row
@@ -105,7 +105,7 @@ class Computed(object):
         """``trace`` after the one-cell edit, its changed row or column alone, or None where
         the whole head must be traced again (see :meth:`after_cell`)."""
         s = self.state
-        if s.options.get("pitfall") is not None or s.B * s.D * s.C < self.INCREMENTAL_FROM:
+        if s.options.get("mistake") is not None or s.B * s.D * s.C < self.INCREMENTAL_FROM:
             return None
         if key == "W_head":
             trace, changed = retrace_column(trace, s.W_head, index[1]), slice(None)

@@ -41,7 +41,7 @@ REQUESTS = {
                "digits": "for 'finetune-digits' (and only it): {train: [[pixels, label], ...], "
                          "held_out: [...]} from digits.json, pixels in the link form (64 "
                          "characters 0-9a-g)"},
-    "option": {"name": "'sample', 'logit_class', 'pitfall', 'variant', 'walk' (the walk-through's "
+    "option": {"name": "'sample', 'logit_class', 'mistake', 'variant', 'walk' (the walk-through's "
                        "step, 0 to 6), 'walk_class' (the class of its dot product) or 'top_k' "
                        "(how many classes the top-k table lists, 1 to 20; not part of the link)",
                "value": "the new value (null: no comparison; the walk-through off; the "

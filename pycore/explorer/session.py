@@ -250,7 +250,7 @@ class Session(object):
         if name == "top_k":  # how many classes the top-k table lists: the page's view only
             self.k = readouts.check_k(value)
             return self._answer({name})
-        if name not in ("sample", "logit_class", "pitfall", "variant", "walk", "walk_class",
+        if name not in ("sample", "logit_class", "mistake", "variant", "walk", "walk_class",
                         "head"):
             raise StateError("Unknown option %s." % shown(name))
         value = check_option(name, value, self.state.B, self.state.C)
@@ -258,11 +258,11 @@ class Session(object):
             state = self.state.copy()
             state.options["head"] = value
             return self._replace(state, steps)
-        if name in ("pitfall", "variant") and value is not None and self.state.mode == "cls" \
+        if name in ("mistake", "variant") and value is not None and self.state.mode == "cls" \
                 and comparisons.find(value).needs == "encoder":
             return self._to_encoder_for(name, value, steps)
         self.state.options[name] = value
-        if name == "pitfall" and value is not None and not self.computed.exact \
+        if name == "mistake" and value is not None and not self.computed.exact \
                 and self.computed.current():
             self.computed.recompute()  # see Computed.after_cell: the difference needs exact logits
         return self._answer({name}, steps=steps)

@@ -7,7 +7,7 @@ mistakes and the other heads worth comparing with it, and a tiny trained ViT, in
     trace      every intermediate of one head computation (what the page draws)
     softmax    a stable softmax and log-softmax (display, the "softmax inside" mistake, the loss)
     readout    a logit's terms, the top-k classes
-    pitfalls   what the mistaken heads compute
+    mistakes   what the mistaken heads compute
     variants   the pre-training MLP head, global average pooling, BERT's pooler
     loss       the cross-entropy of raw logits, and the one check of class labels
     backward   the exact gradients of the head (and of the mistaken heads) through the loss

@@ -1,4 +1,4 @@
-"""Input checks shared by the head, the trace, the variants and the pitfalls.
+"""Input checks shared by the head, the trace, the variants and the mistakes.
 
 They turn array-likes into float64 arrays, or say exactly what is wrong:
 

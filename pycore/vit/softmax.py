@@ -1,4 +1,4 @@
-"""A numerically stable softmax, used for display and by the "softmax inside" pitfall."""
+"""A numerically stable softmax, used for display and by the "softmax inside" mistake."""
 
 import numpy as np
 

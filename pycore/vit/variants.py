@@ -276,7 +276,7 @@ def _uniform(rs, k, shape, keep):
 
 
 def variant_params(D, C, seed=0, H=None, names=None):
-    """Seeded parameters for the variants and pitfalls, at a sensible scale.
+    """Seeded parameters for the variants and mistakes, at a sensible scale.
 
     Weights and biases follow the common default of a linear layer: uniform on
     ``[-1/sqrt(fan_in), 1/sqrt(fan_in)]``. gamma is ``1 + 0.25 * N(0, 1)`` and beta
@@ -295,7 +295,7 @@ def variant_params(D, C, seed=0, H=None, names=None):
         Hidden width of the pre-training MLP; D by default.
     names : iterable of str, optional
         Only these arrays (all by default): the others before them are drawn a block at a
-        time and dropped, so each holds the same numbers either way, and a pitfall that needs
+        time and dropped, so each holds the same numbers either way, and a mistake that needs
         only the bias does not make the D × D and D × C matrices.
 
     Returns

@@ -25,43 +25,43 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
     engine = app.start()
     engine.wait_for("() => document.documentElement.dataset.ahead === 'done'", timeout=90)
     ahead = engine.evaluate("async () => (await import('./js/app.js')).figuresAhead().map(([id]) => id)")
-    assert "heatmap-pitfall" in ahead and "heatmap-encoder" in ahead, ahead
+    assert "heatmap-mistake" in ahead and "heatmap-encoder" in ahead, ahead
     made = engine.evaluate("""(ids) => ids.map((id) => { const el = document.getElementById(id);
         return Boolean(el._fullLayout) && !el.data; })""", ahead)
     assert made == [True] * len(ahead)
     assert engine.evaluate(UNSEEN, ahead) == [True] * len(ahead)
     _, logits = head(CLS, W)
     skipped = CLS @ W
-    expected = {"heatmap-pitfall-correct": logits, "heatmap-pitfall": skipped,
-                "heatmap-pitfall-diff": skipped - logits}
+    expected = {"heatmap-mistake-correct": logits, "heatmap-mistake": skipped,
+                "heatmap-mistake-diff": skipped - logits}
     for turn in ("made ahead", "hidden and chosen again"):
-        choose(engine, "pitfall", "no_layernorm")
+        choose(engine, "mistake", "no_layernorm")
         for figure, z in expected.items():
             np.testing.assert_allclose(heatmap_z(engine, figure), z, rtol=0, atol=1e-12)
             got = engine.evaluate(SHOWN, figure)
             assert got["key"] and got["painted"] and got["numberInCell"], (turn, figure, got)
             np.testing.assert_allclose(shown_numbers(got["table"]), z, rtol=0, atol=5.01e-5)
             assert got["hover"] and any(abs(v - z[-1, -1]) <= 5e-3 for v in numbers_in(got["hover"])), got["hover"]
-        got = engine.evaluate(SHOWN, "heatmap-pitfall")
+        got = engine.evaluate(SHOWN, "heatmap-mistake")
         assert got["title"] == TITLES["no_layernorm"]
         normal = got["titleSize"]
         assert engine.evaluate(UNSEEN, list(expected)) == [False] * 3
         off = engine.evaluate(FITS, list(expected))
         assert all(0 <= d <= 1 for d in off), (turn, off)
         assert layout_settled(engine) == [], (turn, engine.evaluate(AXES, list(expected)))
-        choose(engine, "pitfall", "")
+        choose(engine, "mistake", "")
     text_size(engine, large=True)
     try:
-        choose(engine, "pitfall", "no_layernorm")
-        got = engine.evaluate(SHOWN, "heatmap-pitfall")
+        choose(engine, "mistake", "no_layernorm")
+        got = engine.evaluate(SHOWN, "heatmap-mistake")
         assert got["titleSize"] > normal and got["key"] and got["painted"], got
-        np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
-        choose(engine, "pitfall", "")
+        np.testing.assert_allclose(heatmap_z(engine, "heatmap-mistake"), skipped, rtol=0, atol=1e-12)
+        choose(engine, "mistake", "")
     finally:
         text_size(engine, large=False)
     # the encoder output, made ahead as Python described it (the answer's "ahead"), shown by the
     # mistake that needs it: the CLS vectors at position 0 of seeded tokens
-    choose(engine, "pitfall", "last_position")
+    choose(engine, "mistake", "last_position")
     z = heatmap_z(engine, "heatmap-encoder")
     np.testing.assert_array_equal(z.reshape(2, 5, 4)[:, 0, :], CLS)
     got = engine.evaluate(SHOWN, "heatmap-encoder")
@@ -81,34 +81,34 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     engine = app.start()
     h_hat, logits = head(CLS, W)
     skipped = CLS @ W  # LayerNorm skipped: the CLS vectors straight into W_head
-    figures = ("heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff")
-    choose(engine, "pitfall", "no_layernorm")
-    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
-    choose(engine, "pitfall", "")
+    figures = ("heatmap-mistake-correct", "heatmap-mistake", "heatmap-mistake-diff")
+    choose(engine, "mistake", "no_layernorm")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-mistake"), skipped, rtol=0, atol=1e-12)
+    choose(engine, "mistake", "")
     assert [heatmap_z(engine, f) for f in figures] == [None] * 3
     assert engine.evaluate(UNSEEN, list(figures)) == [True] * 3
     engine.set_viewport(900, 720)
     engine.evaluate("() => new Promise((r) => setTimeout(r, 400))")  # Plotly follows resizes later
-    choose(engine, "pitfall", "no_layernorm")
-    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-correct"), logits, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), skipped, rtol=0, atol=1e-12)
-    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall-diff"), skipped - logits,
+    choose(engine, "mistake", "no_layernorm")
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-mistake-correct"), logits, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-mistake"), skipped, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-mistake-diff"), skipped - logits,
                                rtol=0, atol=1e-12)
     off = engine.evaluate(FITS, list(figures))
     assert all(0 <= d <= 1 for d in off), off
     assert layout_problems(engine) == []
     # another mistake: the same figures, recoloured and retitled in place (js/heatmaps.js)
-    choose(engine, "pitfall", "softmax_inside")
+    choose(engine, "mistake", "softmax_inside")
     exp = np.exp(logits - logits.max(axis=1, keepdims=True))
-    np.testing.assert_allclose(heatmap_z(engine, "heatmap-pitfall"), exp / exp.sum(axis=1, keepdims=True),
+    np.testing.assert_allclose(heatmap_z(engine, "heatmap-mistake"), exp / exp.sum(axis=1, keepdims=True),
                                rtol=0, atol=1e-12)
     title = "(id) => document.querySelector('#' + id + ' .gtitle').textContent"
-    assert engine.evaluate(title, "heatmap-pitfall") == TITLES["softmax_inside"]
+    assert engine.evaluate(title, "heatmap-mistake") == TITLES["softmax_inside"]
     assert layout_problems(engine) == []
     choose(engine, "variant", "affine")  # and another head beside it
     app.assert_axe_clean("a mistake and another head chosen (900 x 720)")
     choose(engine, "variant", "")
-    choose(engine, "pitfall", "")
+    choose(engine, "mistake", "")
     app.assert_clean()
 
 

@@ -65,11 +65,11 @@ def test_a_comparison_that_overflows_is_shown_and_editing_goes_on(page, site_url
     edit is computed and drawn (the bridge never throws)."""
     from .pagekit import edit, state_fragment
     state = {"W_head": [[1e200, 1], [0, 1]], "cls": [[1e200, 0], [1, 2]],
-             "options": {"pitfall": "no_layernorm"}}
+             "options": {"mistake": "no_layernorm"}}
     open_explorer(page, site_url, fragment=state_fragment(state))
-    shown = heatmap_z(page, "heatmap-pitfall")
+    shown = heatmap_z(page, "heatmap-mistake")
     assert shown is not None and not np.isfinite(shown).all()  # 1e200 * 1e200 overflows
-    words = page.locator("#pitfalls").inner_text().lower()
+    words = page.locator("#mistakes").inner_text().lower()
     assert "inf" in words or "overflow" in words
     edit(page, "cls[1,1]", "5")
     # the correct head, independently and in 50-digit decimals (1e200 squared is past float64)

@@ -44,7 +44,7 @@ def test_each_figure_has_a_menu_named_after_it_worked_by_keys(page, site_url):
         title = page.locator("#%s .gtitle" % figure).bounding_box()
         assert box["x"] >= title["x"] + title["width"] or box["y"] >= title["y"] + title["height"], (box, title)
     # nothing to save: a comparison not chosen, the loss curves before a step
-    for figure in ["heatmap-pitfall", "heatmap-variant", "loss-curve", "compare-curves"]:
+    for figure in ["heatmap-mistake", "heatmap-variant", "loss-curve", "compare-curves"]:
         assert page.locator("#%s-download" % figure).is_hidden(), figure
 
     # Tab reaches it (before its figure); Enter opens the menu on its first item; the arrows

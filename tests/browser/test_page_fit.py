@@ -40,7 +40,7 @@ def test_nothing_is_cut_off_or_overlapping(site_url, context):
                 open_explorer(shown, site_url)
             else:
                 act(shown, lambda: shown.click("#reset"))
-                assert shown.evaluate("() => document.getElementById('pitfall').value") == "", name
+                assert shown.evaluate("() => document.getElementById('mistake').value") == "", name
             for details in shown.locator("details.numbers-toggle").all()[:2]:
                 if not details.evaluate("(d) => d.open"):
                     details.locator("summary").click()  # open tables are checked too
@@ -51,16 +51,16 @@ def test_nothing_is_cut_off_or_overlapping(site_url, context):
             assert shown.evaluate("() => { const s = document.getElementById('top-k-table')"
                                   ".parentElement; return s.scrollWidth <= s.clientWidth + 1; }"), name
             # so do the comparisons' top-k tables (one column per rank), on a phone as lists
-            act(shown, lambda: shown.select_option("#pitfall", "softmax_inside"))
+            act(shown, lambda: shown.select_option("#mistake", "softmax_inside"))
             act(shown, lambda: shown.select_option("#variant", "gap"))
             assert layout_problems(shown) == [], name
-            for table in ("pitfall-top-k", "variant-top-k"):
+            for table in ("mistake-top-k", "variant-top-k"):
                 box = shown.locator("#%s" % table).locator("xpath=..")
                 assert box.is_visible(), (name, table)
                 if width <= 600:
                     assert box.evaluate("s => s.scrollWidth <= s.clientWidth + 1"), \
                         "%s scrolls sideways at %d px" % (table, width)
-            check_ranked_table_semantics(shown, "pitfall-top-k")
+            check_ranked_table_semantics(shown, "mistake-top-k")
         log.close()
         log.assert_clean(site_url)
     finally:
@@ -187,7 +187,7 @@ def test_nothing_is_cut_off_at_150_percent_zoom(browser, site_url):
 def embed_shows_what_fits(page):
     """The embed view booted at 800 x 600: what it shows and hides to fit."""
     assert page.locator(".lede").is_hidden()
-    assert page.locator("#pitfalls").is_hidden()
+    assert page.locator("#mistakes").is_hidden()
     # The inputs show as their editable grids (the numbers, and where to change them); their
     # heatmaps would repeat them in a frame that has no room to spare (the whole
     # embed fits 800 x 600 without a scroll bar). The computed stages show as heatmaps.

@@ -152,7 +152,7 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
         reset_page()
         set_viewport(page, {"width": width, "height": height})
         open_explorer(page, site_url)
-        below = """() => ['logits-table', 'pitfalls'].map(id =>
+        below = """() => ['logits-table', 'mistakes'].map(id =>
             document.getElementById(id).getBoundingClientRect().top + scrollY)"""
         before = page.evaluate(below)
         area, point = cell_point(page, "heatmap-logits", 1, 2)

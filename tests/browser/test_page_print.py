@@ -23,7 +23,7 @@ def reader(browser):
 def test_handouts_on_a4_and_letter_with_the_drawing_comparisons_and_walk_through(page, site_url, reader):
     open_explorer(page, site_url)
     act(page, lambda: page.click("#digit-gallery button >> nth=0"))
-    act(page, lambda: page.select_option("#pitfall", "no_layernorm"))
+    act(page, lambda: page.select_option("#mistake", "no_layernorm"))
     act(page, lambda: page.select_option("#variant", index=1))
     # the equations are typeset once they have been in view (js/panels.js)
     page.locator("#steps").scroll_into_view_if_needed()
@@ -34,7 +34,7 @@ def test_handouts_on_a4_and_letter_with_the_drawing_comparisons_and_walk_through
     step = page.locator("#walk-title").inner_text()
     assert step.startswith("Step 3 of "), step
     titles = PIPELINE_TITLES + ["Draw a digit: a real ViT's CLS token, classified", "The head at every depth (a logit lens)",
-                         "Walk through the head", step, "Pitfalls: what a wrong head would output",
+                         "Walk through the head", step, "Mistakes: what a wrong head would output",
                          "Other heads, on the same inputs",
                          "Step by step, with the numbers of one sample", "Softmax probabilities", "Fine-tune the head"]
     title_px = float(page.evaluate("getComputedStyle(document.querySelector('h1')).fontSize")[:-2])

@@ -259,7 +259,7 @@ def test_the_fine_tuning_settings_scrub_too(page, site_url):
 # the scrub's final link (every section built from scratch).
 PANELS = "ids => ids.map((id) => document.getElementById(id).textContent)"
 PANEL_IDS = ["stats", "logits-table", "prediction", "top-classes", "ft-labels", "ft-status",
-             "ft-reading", "pitfall-explanation", "variant-explanation"]
+             "ft-reading", "mistake-explanation", "variant-explanation"]
 
 WATCH_DEFERRED = """() => {
     const root = document.documentElement;

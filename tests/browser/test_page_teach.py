@@ -79,10 +79,10 @@ def test_steps_follow_a_mistake_chosen_while_they_were_out_of_view(page, site_ur
     open_explorer(page, site_url)
     steps = page.locator("#step-list")
     expect(steps).to_contain_text("0.8854")
-    page.locator("#pitfall").scroll_into_view_if_needed()
+    page.locator("#mistake").scroll_into_view_if_needed()
     assert not page.evaluate("""() => { const r = document.getElementById('step-list')
         .getBoundingClientRect(); return r.top < innerHeight && r.bottom > 0; }""")
-    act(page, lambda: page.select_option("#pitfall", "last_position"))
+    act(page, lambda: page.select_option("#mistake", "last_position"))
     steps.scroll_into_view_if_needed()
     expect(steps).to_contain_text("z_L[0, 0, :]")  # the TeX KaTeX keeps beside what it shows
     expect(steps).to_contain_text("0.8854")  # position 0 holds the CLS vectors: the same logit
@@ -99,30 +99,30 @@ def test_softmax_panel_says_it_is_not_the_head(page, site_url):
 def test_each_mistake_beside_the_correct_head(page, site_url):
     state = preset("encoder")  # with patch tokens, position -1 differs from position 0
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
-    keys = [c.key for c in of_kind("pitfall")]
+    keys = [c.key for c in of_kind("mistake")]
     assert len(keys) == 4  # real ViTs' gamma/beta and bias are among the other heads
     for key in keys:  # one after the other, on the same inputs
-        act(page, lambda: page.select_option("#pitfall", key))
-        explanation = page.locator("#pitfall-explanation").inner_text()
+        act(page, lambda: page.select_option("#mistake", key))
+        explanation = page.locator("#mistake-explanation").inner_text()
         assert len(explanation) > 40, key
         output = mistake_output(state, key)
         if output is None:  # W_head transposed, (C, D): refused, saying both shapes
-            error = page.locator("#pitfall-error").inner_text()
+            error = page.locator("#mistake-error").inner_text()
             assert "(%d, %d)" % state.W_head.shape[::-1] in error, (key, error)
-            assert heatmap_z(page, "heatmap-pitfall") is None, key
+            assert heatmap_z(page, "heatmap-mistake") is None, key
         else:
-            np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall"), output, atol=1e-12,
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-mistake"), output, atol=1e-12,
                                        err_msg=key)
-            correct = heatmap_z(page, "heatmap-pitfall-correct")
-            np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall-diff"), output - correct,
+            correct = heatmap_z(page, "heatmap-mistake-correct")
+            np.testing.assert_allclose(heatmap_z(page, "heatmap-mistake-diff"), output - correct,
                                        atol=1e-12, err_msg=key)
 
 
 def test_transposed_w_head_shows_the_error_message(page, site_url):
     open_explorer(page, site_url)
-    act(page, lambda: page.select_option("#pitfall", "transposed"))
-    message = page.locator("#pitfall-error").inner_text()
-    assert "(3, 4)" in message and page.locator("#pitfall-error").is_visible()
+    act(page, lambda: page.select_option("#mistake", "transposed"))
+    message = page.locator("#mistake-error").inner_text()
+    assert "(3, 4)" in message and page.locator("#mistake-error").is_visible()
 
 
 def test_each_variant_on_the_same_inputs(page, site_url):
@@ -135,7 +135,7 @@ def test_each_variant_on_the_same_inputs(page, site_url):
     offered = page.eval_on_selector_all("#variant option", "os => os.map(o => o.textContent)")
     assert "Real ViTs: LayerNorm with \u03b3 and \u03b2" in offered
     assert "Real ViTs: a bias in the head" in offered
-    mistakes = page.eval_on_selector_all("#pitfall option", "os => os.map(o => o.textContent)")
+    mistakes = page.eval_on_selector_all("#mistake option", "os => os.map(o => o.textContent)")
     assert not any("\u03b3" in m or "bias" in m or "gamma" in m for m in mistakes), mistakes
     for key in keys:
         act(page, lambda: page.select_option("#variant", key))
@@ -161,9 +161,9 @@ def test_gap_switches_to_the_encoder_output(page, site_url):
 def test_comparison_plots_sit_side_by_side(page, site_url):
     set_viewport(page, {"width": 1280, "height": 900})
     open_explorer(page, site_url)
-    act(page, lambda: page.select_option("#pitfall", "no_layernorm"))
+    act(page, lambda: page.select_option("#mistake", "no_layernorm"))
     boxes = [page.locator("#%s .main-svg" % element_id).first.bounding_box()
-             for element_id in ("heatmap-pitfall-correct", "heatmap-pitfall", "heatmap-pitfall-diff")]
+             for element_id in ("heatmap-mistake-correct", "heatmap-mistake", "heatmap-mistake-diff")]
     for left, right in zip(boxes, boxes[1:]):
         assert left["x"] + left["width"] <= right["x"] + 1, "comparison plots overlap: %r" % boxes
 
@@ -175,11 +175,11 @@ def test_a_comparison_at_1000_classes_reads_as_top_classes(page, site_url):
     open_explorer(page, site_url)
     page.select_option("#preset", "vit-b16")
     act(page, lambda: page.click("#load-preset"))
-    act(page, lambda: page.select_option("#pitfall", "softmax_inside"))
-    shown = heatmap_z(page, "heatmap-pitfall")
-    rows = page.evaluate("""() => [...document.querySelectorAll('#pitfall-top-k tbody tr')].map(
+    act(page, lambda: page.select_option("#mistake", "softmax_inside"))
+    shown = heatmap_z(page, "heatmap-mistake")
+    rows = page.evaluate("""() => [...document.querySelectorAll('#mistake-top-k tbody tr')].map(
         tr => [...tr.querySelectorAll('td')].map(td => td.textContent))""")
-    assert page.locator("#pitfall-top-k").is_visible() and len(rows) == shown.shape[0]
+    assert page.locator("#mistake-top-k").is_visible() and len(rows) == shown.shape[0]
     for b, cells in enumerate(rows):
         want = sorted(range(shown.shape[1]), key=lambda c: (-shown[b, c], c))[:5]
         assert [int(text.split(":")[0].split()[1]) for text in cells] == want

@@ -1,4 +1,4 @@
-"""The lecture walk-through and the pitfall panels that say what changed: what the
+"""The lecture walk-through and the mistake panels that say what changed: what the
 page SHOWS (the equation's text, the outlined cells, data[0].z, the URL) against NumPy
 computations written here."""
 import numpy as np
@@ -213,23 +213,23 @@ def walk_at_width(page, site_url, width, height):
 def test_comparisons_share_one_colour_scale_and_say_what_changed(page, site_url):
     state = preset("encoder")
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
-    act(page, lambda: page.select_option("#pitfall", "last_position"))
-    ranges = page.evaluate("""() => ['heatmap-pitfall-correct', 'heatmap-pitfall'].map(id => {
+    act(page, lambda: page.select_option("#mistake", "last_position"))
+    ranges = page.evaluate("""() => ['heatmap-mistake-correct', 'heatmap-mistake'].map(id => {
         const t = document.getElementById(id).data[0]; return [t.zmin, t.zmax]; })""")
     z = state.encoder_output
     _, _, _, right = head(z[:, 0, :], state.W_head)
     _, _, _, wrong = head(z[:, -1, :], state.W_head)
-    np.testing.assert_allclose(heatmap_z(page, "heatmap-pitfall"), wrong, atol=1e-12)
+    np.testing.assert_allclose(heatmap_z(page, "heatmap-mistake"), wrong, atol=1e-12)
     top = max(np.abs(right).max(), np.abs(wrong).max())
     assert ranges[0] == ranges[1]
     np.testing.assert_allclose(ranges[0], [-top, top], rtol=1e-12)
     changed = [(b, r, w) for b, (r, w) in enumerate(zip(right.argmax(1), wrong.argmax(1))) if r != w]
     assert changed
-    line = page.locator("#pitfall-changes").inner_text()
+    line = page.locator("#mistake-changes").inner_text()
     for b, r, w in changed:
         assert "sample %d: class %d \u2192 class %d" % (b, r, w) in line
     assert line.startswith("Prediction changed for %d of %d" % (len(changed), len(right)))
-    marks = page.evaluate("""() => ['heatmap-pitfall-correct', 'heatmap-pitfall'].map(id =>
+    marks = page.evaluate("""() => ['heatmap-mistake-correct', 'heatmap-mistake'].map(id =>
         document.getElementById(id).layout.shapes.filter(s => s.name === 'mark')
             .map(s => [s.y0 + 0.5, s.x0 + 0.5]))""")
     assert marks == [[[b, int(c)] for b, c in enumerate(right.argmax(1))],
@@ -238,20 +238,20 @@ def test_comparisons_share_one_colour_scale_and_say_what_changed(page, site_url)
 
 def test_a_mistake_that_needs_patch_tokens_switches_to_the_encoder_output(page, site_url):
     open_explorer(page, site_url)
-    offer = page.locator("#pitfall-explanation").inner_text()
+    offer = page.locator("#mistake-explanation").inner_text()
     assert offer.startswith("Choose one of 4 classic mistakes") and "Position -1" in offer
     page.click("#compare-mistake")  # next to the logits: one click to the select
-    assert page.evaluate("document.activeElement.id") == "pitfall"
-    act(page, lambda: page.select_option("#pitfall", "last_position"))
+    assert page.evaluate("document.activeElement.id") == "mistake"
+    act(page, lambda: page.select_option("#mistake", "last_position"))
     assert page.locator("#mode").input_value() == "encoder"
-    notice = page.locator("#pitfall-notice")
+    notice = page.locator("#mistake-notice")
     expect(notice).to_be_visible()
     assert "full encoder output" in notice.inner_text()
     z = heatmap_z(page, "heatmap-encoder").reshape(2, 5, 4)
     np.testing.assert_array_equal(z[:, 0, :], CLS)  # the CLS vectors kept at position 0
     _, _, _, right = head(z[:, 0, :], W)
     _, _, _, wrong = head(z[:, -1, :], W)
-    diff = heatmap_z(page, "heatmap-pitfall-diff")
+    diff = heatmap_z(page, "heatmap-mistake-diff")
     np.testing.assert_allclose(diff, wrong - right, atol=1e-12)
     assert np.abs(diff).max() > 0.1  # not a difference of zeros
 

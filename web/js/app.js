@@ -68,6 +68,7 @@ component("shape", { before: (s) => { applyShape(s); } });
 bindPageControls();
 bindDocs(() => share.lastFragment()); // the one file's docs, in a dialog (js/docs-view.js)
 keepFocusClear();
+followFormerAnchor();
 preview();
 
 // Plotly.js downloads with the page (index.html preloads it) and is evaluated once the runtime
@@ -160,12 +161,25 @@ async function start(hostBridge) {
 // last said it will be]: the answer's "ahead", {spec, rows, cols}, read when it is made.
 /** @returns {Array<[string, () => ({spec: HeatmapSpec, rows: number, cols: number} | undefined)]>} */
 export function figuresAhead() {
-  const compared = [PANEL_IDS.pitfall, PANEL_IDS.variant].flatMap((panel) => Array.from(
+  const compared = [PANEL_IDS.mistake, PANEL_IDS.variant].flatMap((panel) => Array.from(
     document.querySelectorAll(`#${panel} .compare .plot`), (el) => el.id));
   return [HEATMAP_IDS.encoder, ...compared, HEATMAP_IDS.dw].map((id) => [id, () => later.get(id)]);
 }
 const later = new Map(); // id -> {spec, rows, cols}: the latest "ahead" that named it
 component("ahead", { draw: (figures) => { for (const [id, f] of Object.entries(figures)) later.set(id, f); } });
+
+// If the fragment names an element renamed since links to it were shared (docs/glossary.md, "Old
+// names still read"; "index.html#pitfalls"): the address shows its new id, and the page scrolls to
+// it, as the browser would have.
+function followFormerAnchor() {
+  /** @type {Record<string, string>} old id: new id */
+  const renamed = { pitfalls: PANEL_IDS.mistake, pitfall: "mistake" };
+  const id = renamed[location.hash.slice(1)];
+  const target = id ? document.getElementById(id) : null;
+  if (!target) return;
+  history.replaceState(history.state, "", `${location.pathname}${location.search}#${id}`);
+  target.scrollIntoView();
+}
 
 // The URL's fragment if it holds a state (a link: "#state=..."), else "": a fragment that names
 // an element of the page ("#pipeline") is an anchor, not a link.
@@ -373,13 +387,13 @@ function bindControls(page) {
   const compare = (name, value) => send({ op: "option", name, value, steps: panels.stepsLater() }, now());
   $("step-sample").addEventListener("change", (e) => option("sample", Number(/** @type {HTMLSelectElement} */ (e.target).value)));
   $("step-class").addEventListener("change", (e) => option("logit_class", Number(/** @type {HTMLSelectElement} */ (e.target).value)));
-  $("pitfall").addEventListener("change", (e) => compare("pitfall", /** @type {HTMLSelectElement} */ (e.target).value || null));
+  $("mistake").addEventListener("change", (e) => compare("mistake", /** @type {HTMLSelectElement} */ (e.target).value || null));
   $("variant").addEventListener("change", (e) => compare("variant", /** @type {HTMLSelectElement} */ (e.target).value || null));
   $("head-shown").addEventListener("change", (e) => option("head", /** @type {HTMLSelectElement} */ (e.target).value === "page" ? "page" : null));
   // next to the logits: one click to the mistakes, their select focused
   $("compare-mistake").addEventListener("click", () => {
-    $(PANEL_IDS.pitfall).scrollIntoView({ block: "start" });
-    $("pitfall").focus({ preventScroll: true });
+    $(PANEL_IDS.mistake).scrollIntoView({ block: "start" });
+    $("mistake").focus({ preventScroll: true });
   });
 
   for (const module of [digits, walkthrough, finetune, modelfile]) module.connect(page); // their own controls
@@ -398,6 +412,7 @@ function bindControls(page) {
   // the address bar shows the link again (a reload then reopens the state, not the worked example).
   window.addEventListener("hashchange", () => {
     if (location.hash.length > 1 && !stateHash()) {
+      followFormerAnchor();
       openDoc(location.hash); // the one file's "#doc=math" shows the doc, over the state
       const fragment = share.lastFragment();
       history.replaceState(history.state, "", `${location.pathname}${location.search}${fragment ? `#${fragment}` : ""}`);

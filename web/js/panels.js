@@ -1,5 +1,5 @@
 // The text panels: statistics, the logits table, the step-by-step equations, the softmax
-// summary, and the pitfall and variant explanations. Everything shown was computed and
+// summary, and the mistake and variant explanations. Everything shown was computed and
 // formatted in Python (js/protocol.js: the answer's sections); this file only places it, always
 // as text (never as HTML).
 
@@ -124,7 +124,7 @@ const comparison = (name, section) => ({
   before: (c) => { setData($(section), "active", c.selected && !c.error ? "true" : "false"); },
   draw: (c) => { choice(name, c); },
 });
-component("pitfall", comparison("pitfall", PANEL_IDS.pitfall));
+component("mistake", comparison("mistake", PANEL_IDS.mistake));
 component("variant", comparison("variant", PANEL_IDS.variant));
 
 // `titles`: the whole names where the labels cut some short (each option's title).
@@ -214,7 +214,7 @@ function steps(s) {
 
 // What a comparison's select says while nothing is chosen (its explanation then lists the
 // choices, as Python wrote them).
-const PROMPT = { pitfall: "Choose a mistake…", variant: "Choose another head…" };
+const PROMPT = { mistake: "Choose a mistake…", variant: "Choose another head…" };
 
 // c: {choices (sent once): [[key, title]], selected: key|null, explanation, source, error, note,
 //     changes, notice}

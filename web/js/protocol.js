@@ -14,7 +14,7 @@
  * @property {boolean} [commit] edit, label
  * @property {"later"} [steps] edit, paste, option, digit, train
  * @property {"later"} [link] edit, digit, train
- * @property {Array<"stats"|"top_k"|"contributions"|"logits_table"|"top_classes"|"prediction"|"softmax_bars"|"digit"|"pitfall"|"variant"|"walk"|"finetune">} [later] edit, digit, train
+ * @property {Array<"stats"|"top_k"|"contributions"|"logits_table"|"top_classes"|"prediction"|"softmax_bars"|"digit"|"mistake"|"variant"|"walk"|"finetune">} [later] edit, digit, train
  * @property {number} [B] resize
  * @property {number} [D] resize
  * @property {number} [C] resize
@@ -69,7 +69,7 @@
  * @property {{text: string, notes: string[]}} [prediction]
  * @property {{b: number, title: string, bars: {label: string, value: number, text: string, mark: boolean, rest: boolean}[], note: string}} [softmax_bars]
  * @property {?{images: ?number[][], attention: ?number[][], prediction: ?string, top: ?Array<[string, number]>, edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number, lens: boolean}} [digit]
- * @property {Comparison} [pitfall]
+ * @property {Comparison} [mistake]
  * @property {Comparison} [variant]
  * @property {?Walk} [walk]
  * @property {FineTune} [finetune]

@@ -76,7 +76,7 @@ def answer(request_json, practice=False):
 # enough for WebKit, whose first real "last position" after one drill still took Python 39-87 ms
 # (18-25 ms after three; later ones 3-9 ms).
 MENU_DRILL = [
-    {"op": "option", "name": "pitfall", "value": "last_position"},
+    {"op": "option", "name": "mistake", "value": "last_position"},
     {"op": "option", "name": "variant", "value": "mlp_tanh"},
     {"op": "option", "name": "variant", "value": "gap"},
     {"op": "load", "fragment": ""},  # the worked example again, for the edits that follow

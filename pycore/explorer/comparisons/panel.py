@@ -11,9 +11,9 @@ from ..panels.heatmap import AHEAD_LIMIT, VALUE, heatmap, shape_only
 from ..panels.readouts import TOP_K_DEFAULT, top_k_table
 
 def comparison_ids(kind):
-    """The heatmaps of one comparison panel ("pitfall" or "variant")."""
+    """The heatmaps of one comparison panel ("mistake" or "variant")."""
     ids = ["heatmap-%s-correct" % kind, "heatmap-%s" % kind]
-    return ids + ["heatmap-pitfall-diff"] if kind == "pitfall" else ids
+    return ids + ["heatmap-mistake-diff"] if kind == "mistake" else ids
 
 
 class _Outputs(object):
@@ -55,9 +55,9 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT, page=None):
     arrays = {kind: output}
     correct, correct_title = "logits", "Correct head: logits"
     if trace.real is not None:  # the pipeline shows a model file's own head
-        if kind == "pitfall":  # the mistakes are the problem's head's: beside that head
+        if kind == "mistake":  # the mistakes are the problem's head's: beside that head
             trace = page() if page is not None else comparisons.page_trace(state)
-            correct, correct_title = "pitfall_correct", "The problem's head: logits"
+            correct, correct_title = "mistake_correct", "The problem's head: logits"
             arrays[correct] = np.ascontiguousarray(trace.logits)
             section["note"] = ((section["note"] + " ") if section["note"] else "") + (
                 "Mistakes are made with the problem's head (no \u03b3/\u03b2, no bias), so "
@@ -77,10 +77,10 @@ def comparison(state, trace, kind, key, k=TOP_K_DEFAULT, page=None):
             section["top_k"]["caption"] = ("The %d largest outputs of each sample under %s "
                                            "(rank 1 is its prediction; ties to the lower class)"
                                            % (section["top_k"]["k"], item.title))
-    if kind == "pitfall" and output.shape == trace.logits.shape:
+    if kind == "mistake" and output.shape == trace.logits.shape:
         with np.errstate(all="ignore"):
-            arrays["pitfall_diff"] = np.ascontiguousarray(output - trace.logits)
-    specs = comparison_heatmaps(kind, item.title, trace.logits, output, arrays.get("pitfall_diff"),
+            arrays["mistake_diff"] = np.ascontiguousarray(output - trace.logits)
+    specs = comparison_heatmaps(kind, item.title, trace.logits, output, arrays.get("mistake_diff"),
                                 limit, correct_marks=list(enumerate(trace.predicted)),
                                 marks=marks if changes else None)
     first = comparison_ids(kind)[0]
@@ -104,7 +104,7 @@ def comparison_heatmaps(kind, title, logits, output, diff, limit, diff_limit=Non
                         "sample %{y}, class %{x}<br>output = " + VALUE, limit=limit, marks=marks),
     }
     if diff is not None:
-        specs[ids[2]] = heatmap("pitfall_diff", diff, "Difference: mistaken − correct", "class c",
+        specs[ids[2]] = heatmap("mistake_diff", diff, "Difference: mistaken − correct", "class c",
                                 "sample b", "sample %{y}, class %{x}<br>difference = " + VALUE,
                                 limit=diff_limit)
     return specs
@@ -120,17 +120,17 @@ def comparisons_ahead(state):
     --------
     >>> from pycore.explorer.state.presets import default_state
     >>> ahead = comparisons_ahead(default_state())
-    >>> sorted(ahead)[:2], ahead["heatmap-pitfall"]["spec"]["title"]
-    (['heatmap-pitfall', 'heatmap-pitfall-correct'], 'Position -1 instead of 0')
+    >>> sorted(ahead)[:2], ahead["heatmap-mistake"]["spec"]["title"]
+    (['heatmap-mistake', 'heatmap-mistake-correct'], 'Position -1 instead of 0')
     """
     B, C = state.B, state.C
     zeros = shape_only(B, C)
     out = {}
-    for kind in ("pitfall", "variant"):
+    for kind in ("mistake", "variant"):
         if state.options.get(kind) is not None:
             continue
         first = comparisons.choices(kind, state)[0][1]
-        specs = comparison_heatmaps(kind, first, zeros, zeros, zeros if kind == "pitfall" else None,
+        specs = comparison_heatmaps(kind, first, zeros, zeros, zeros if kind == "mistake" else None,
                                     AHEAD_LIMIT, diff_limit=AHEAD_LIMIT)
         out.update({i: {"spec": spec, "rows": B, "cols": C} for i, spec in specs.items()})
     return out

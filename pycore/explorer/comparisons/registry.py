@@ -1,18 +1,18 @@
 """The heads the page shows beside the real one: the classic mistakes and the variants worth
 knowing, in one registry with one convention.
 
-Each :class:`Comparison` has a ``key``, a ``kind`` ("pitfall": a mistake; "variant": another
+Each :class:`Comparison` has a ``key``, a ``kind`` ("mistake": a wrong head; "variant": another
 head that is right in its own setting), a short ``title``, an ``explanation`` for a student, the
 ``source`` it rests on (in words a student has: the ViT paper, BERT), whether it ``needs`` the
 full encoder output, and ``compute(state)``, which returns its (B, C) output on the state's own
-inputs or raises ``ValueError`` with the message to show. The math is in pycore.vit.pitfalls
+inputs or raises ``ValueError`` with the message to show. The math is in pycore.vit.mistakes
 and pycore.vit.variants; this module only says what each one is and feeds it the state.
 """
 import collections
 
 import numpy as np
 
-from ...vit import pitfalls, variants
+from ...vit import mistakes, variants
 from ...vit.head import layer_norm
 from ...vit.trace import real_head_of, trace_head
 
@@ -101,7 +101,7 @@ def _page_head(state):
 
 COMPARISONS = (
     Comparison(
-        "last_position", "pitfall", "Position -1 instead of 0", (
+        "last_position", "mistake", "Position -1 instead of 0", (
             "The head must read the CLS token, which ViT puts at position 0 of the sequence: "
             "h_cls = z_L[:, 0, :]. Taking position -1 reads the last patch token instead. After "
             "L attention blocks that token has mixed in the whole image as the CLS token has, "
@@ -111,30 +111,30 @@ COMPARISONS = (
             "position, where -1 and 0 coincide, so choosing this mistake switches the input to "
             "the full encoder output."),
         PAPER + ", Eq. 1 and 4: the class token is prepended at position 0, and the head "
-                "reads its output.", "encoder", _mistake(pitfalls.last_position)),
+                "reads its output.", "encoder", _mistake(mistakes.last_position)),
     Comparison(
-        "softmax_inside", "pitfall", "Softmax inside the head", (
+        "softmax_inside", "mistake", "Softmax inside the head", (
             "The head returns raw logits: it ends at h_hat @ W_head, with no softmax. The "
             "softmax belongs to the cross-entropy loss, which applies it itself; applying it "
             "inside the head as well squashes the outputs into probabilities, and the loss then "
             "applies a softmax a second time."),
         PAPER + ", Sec. 3.1: at fine-tuning the head is a single linear layer.", None,
-        _mistake(pitfalls.softmax_inside)),
+        _mistake(mistakes.softmax_inside)),
     Comparison(
-        "no_layernorm", "pitfall", "LayerNorm skipped", (
+        "no_layernorm", "mistake", "LayerNorm skipped", (
             "The head normalizes the CLS vector before the linear map: (h - mean) / "
             "sqrt(var + 1e-6), per sample. Skipping it feeds W_head vectors with arbitrary "
             "offset and scale, so the logits change when a sample's features are all shifted "
             "or scaled, which the real head ignores."),
         PAPER + ", Eq. 4: y = LN(z_L⁰), the class token's output after LayerNorm.", None,
-        _mistake(pitfalls.no_layernorm)),
+        _mistake(mistakes.no_layernorm)),
     Comparison(
-        "transposed", "pitfall", "W_head transposed to (C, D)", (
+        "transposed", "mistake", "W_head transposed to (C, D)", (
             "W_head must be (D, C): one row per feature, one column per class, so that h_hat "
             "(B, D) @ W_head gives (B, C). Using it as (C, D) cannot multiply unless C equals "
             "D; and when it does, the mistake is silent and every logit uses the wrong weights."),
         PAPER + ", Sec. 3.1: the head is a D × K layer (D features in, K classes out); "
-                "matrix shapes: (B, D) @ (D, K) = (B, K).", None, _mistake(pitfalls.transposed)),
+                "matrix shapes: (B, D) @ (D, K) = (B, K).", None, _mistake(mistakes.transposed)),
     Comparison(
         "affine", "variant", "Real ViTs: LayerNorm with \u03b3 and \u03b2", (
             "The problem this page teaches specifies the head without them: LayerNorm is just "
@@ -145,7 +145,7 @@ COMPARISONS = (
             "with gamma and beta give other logits without them. Here gamma and beta are "
             "seeded random values; a model file's own are used by its own head."),
         "Ba et al. (2016), \u201cLayer Normalization\u201d: gamma and beta are the gain and "
-        "bias; " + PAPER + ", Eq. 4.", None, _mistake(pitfalls.affine)),
+        "bias; " + PAPER + ", Eq. 4.", None, _mistake(mistakes.affine)),
     Comparison(
         "bias", "variant", "Real ViTs: a bias in the head", (
             "The problem this page teaches specifies the head without a bias, so that every "
@@ -156,7 +156,7 @@ COMPARISONS = (
             "head."),
         PAPER + ", Sec. 3.1: at fine-tuning the head is one D \u00d7 K layer (K classes); the "
                 "problem this page teaches writes it without its bias.", None,
-        _mistake(pitfalls.bias)),
+        _mistake(mistakes.bias)),
     Comparison(
         "mlp_tanh", "variant", "Pre-training head: MLP, tanh", (
             "During pre-training ViT classifies with an MLP of one hidden layer; the authors' "
@@ -240,11 +240,11 @@ def offer(kind):
 
     Examples
     --------
-    >>> offer("pitfall").split(":")[0]
+    >>> offer("mistake").split(":")[0]
     'Choose one of 4 classic mistakes'
     """
     titles = [c.title for c in of_kind(kind) if c.key not in MODEL_ONLY + PAGE_ONLY]
-    if kind == "pitfall":
+    if kind == "mistake":
         return ("Choose one of %d classic mistakes: %s. Its output appears beside the correct "
                 "logits, on the same colour scale, with a line saying which predictions it "
                 "changes." % (len(titles), "; ".join(titles)))

@@ -44,7 +44,7 @@ INPUT = "input"        # cells of cls or encoder_output (typed, scrubbed or past
 W_HEAD = "W_head"      # cells of W_head
 TRAINED = "trained"    # W_head set by training (its numbers, and no longer a preset's recipe)
 FINETUNE = "finetune"  # an action of the fine-tuning panel (a label, a setting, a reset)
-OPTIONS = ("sample", "logit_class", "pitfall", "variant", "walk", "walk_class", "top_k")
+OPTIONS = ("sample", "logit_class", "mistake", "variant", "walk", "walk_class", "top_k")
 """The options and view settings (protocol.REQUESTS["option"]), each its own change."""
 
 HEAD = frozenset((STATE, INPUT, W_HEAD, TRAINED))
@@ -129,8 +129,8 @@ def check_later(names):
 
     Examples
     --------
-    >>> sorted(check_later(["finetune", "pitfall"]))
-    ['finetune', 'pitfall']
+    >>> sorted(check_later(["finetune", "mistake"]))
+    ['finetune', 'mistake']
     >>> check_later(["heatmap-logits"])
     Traceback (most recent call last):
     ...
@@ -280,7 +280,7 @@ def _lens(snap):
 
 def _comparison(kind):
     def build(snap):
-        """The correct logits beside a pitfall's or variant's output (and, for a pitfall,
+        """The correct logits beside a mistake's or variant's output (and, for a mistake,
         the difference)."""
         s = snap.state
         key = s.options.get(kind)
@@ -424,8 +424,8 @@ SECTIONS = (
                   "(the drawn images', or a model file's hidden_cls)")},
         panel="real-vit", waits=True),
     Section(HEATMAP_IDS["lens"], HEAD | {"sample"}, _lens, {}),
-    Section("pitfall", HEAD | {"pitfall", "top_k"}, _comparison("pitfall"), {
-        "pitfall": ("Comparison",
+    Section("mistake", HEAD | {"mistake", "top_k"}, _comparison("mistake"), {
+        "mistake": ("Comparison",
                     COMPARISON + "the mistake shown (with none chosen, the explanation says what "
                     "is offered); changes: which samples' predictions it changes, in one line; "
                     "notice: the input switched to the full encoder output, for a head that "
@@ -433,10 +433,10 @@ SECTIONS = (
                     "CLS vectors were edited; top_k: from "
                     "21 classes on, each sample's k largest outputs as a table (as the answer's "
                     "top_k)")},
-        panel="pitfalls", waits=True),
+        panel="mistakes", waits=True),
     Section("variant", HEAD | {"variant", "top_k"}, _comparison("variant"), {
         "variant": ("Comparison",
-                    COMPARISON + "the other head shown, as for pitfall")},
+                    COMPARISON + "the other head shown, as for mistake")},
         panel="variants", waits=True),
     Section("walk", EVERY, _walk, {
         "walk": ("?Walk",

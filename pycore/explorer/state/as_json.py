@@ -20,9 +20,9 @@ from ...vit.checks import describe_nonfinite
 from ..digits.images import check_texts
 from ..errors import StateError
 from .recipes import Recipe, sparse_recipe
-from .explorer_state import (_DIMS, DEFAULT_OPTIONS, FORMER_PITFALLS, PATTERN, ExplorerState,
-                             check_fit, check_limits, check_option, check_seed, check_size,
-                             dims_text, quoted, shown)
+from .explorer_state import (_DIMS, DEFAULT_OPTIONS, FORMER_MISTAKES, FORMER_OPTIONS, PATTERN,
+                             ExplorerState, check_fit, check_limits, check_option, check_seed,
+                             check_size, dims_text, quoted, shown)
 from .finetuning import check_labels, labels_to_json, train_from_json, train_to_json
 
 COMPACT_MIN = 1024
@@ -244,8 +244,11 @@ def _options_from_json(value, B, C):
     if not isinstance(value, dict):
         raise StateError("options must be an object; got {}".format(shown(value)),
                          key="options")
-    if value.get("pitfall") in FORMER_PITFALLS and value.get("variant") is None:
-        value = dict(value, pitfall=None, variant=value["pitfall"])
+    for old, new in FORMER_OPTIONS.items():
+        if old in value and new not in value:
+            value = dict(value, **{new: value[old]})
+    if value.get("mistake") in FORMER_MISTAKES and value.get("variant") is None:
+        value = dict(value, mistake=None, variant=value["mistake"])
     return dict((name, check_option(name, value[name], B, C))
                 for name in DEFAULT_OPTIONS if name in value)
 

@@ -41,7 +41,7 @@ WALK_STEPS = (
 # the sample's predicted class). Links made before they existed hold neither: both stay off.
 # head: which head the pipeline shows when a model file brought a real ViT's LayerNorm gamma/beta
 # or bias: None, the model's own; "page", the head the page teaches (no gamma/beta, no bias).
-DEFAULT_OPTIONS = {"sample": 0, "logit_class": 0, "pitfall": None, "variant": None,
+DEFAULT_OPTIONS = {"sample": 0, "logit_class": 0, "mistake": None, "variant": None,
                    "activation": "tanh", "seed": 0, "walk": None, "walk_class": None,
                    "head": None}
 
@@ -238,13 +238,17 @@ def check_size(key, shape):
                          key=key)
 
 
-FORMER_PITFALLS = ("affine", "bias")
+FORMER_MISTAKES = ("affine", "bias")
 """Comparisons that links once named as mistakes (``options.pitfall``): real ViTs' LayerNorm
 gamma/beta and bias are other heads now (``options.variant``); such a link shows them there."""
 
+FORMER_OPTIONS = {"pitfall": "mistake"}
+"""Options renamed since links were first shared (docs/glossary.md), old name: new name. A
+link or a saved state's JSON with the old name reads it as the new one, unless it has both."""
+
 
 def comparison_keys(kind):
-    """The keys of the comparisons of one kind ("pitfall" or "variant")."""
+    """The keys of the comparisons of one kind ("mistake" or "variant")."""
     from ..comparisons.registry import COMPARISONS  # the registry is data about the math: no cycle
     return [c.key for c in COMPARISONS if c.kind == kind]
 
@@ -272,7 +276,7 @@ def check_option(name, value, B, C):
 
     Examples
     --------
-    >>> check_option("sample", 1, B=2, C=3), check_option("pitfall", None, B=2, C=3)
+    >>> check_option("sample", 1, B=2, C=3), check_option("mistake", None, B=2, C=3)
     (1, None)
     """
     where = "options." + str(name)
@@ -298,7 +302,7 @@ def check_option(name, value, B, C):
             raise StateError("{} must be null (the model's own head) or \"page\" (the head the "
                              "page teaches); got {}".format(where, shown(value)), key="options")
         return value
-    if name in ("pitfall", "variant"):
+    if name in ("mistake", "variant"):
         allowed = comparison_keys(name)
         if value is not None and value not in allowed:
             raise StateError("{} must be null or one of {}; got {}".format(
@@ -355,7 +359,7 @@ class ExplorerState(object):
     cls : array_like, optional
     encoder_output : array_like, optional
     options : dict, optional
-        Merged over :data:`DEFAULT_OPTIONS` (``sample``, ``logit_class``, ``pitfall``,
+        Merged over :data:`DEFAULT_OPTIONS` (``sample``, ``logit_class``, ``mistake``,
         ``variant``, ``activation``, ``seed``). A plain dict the page may update.
     generated : dict, optional
     copy : bool, optional

@@ -153,8 +153,8 @@ def js_json(value):
 
     Examples
     --------
-    >>> js_json({"W_head": [[0.5, 2.0]], "options": {"pitfall": None}})
-    '{"W_head":[[0.5,2]],"options":{"pitfall":null}}'
+    >>> js_json({"W_head": [[0.5, 2.0]], "options": {"mistake": None}})
+    '{"W_head":[[0.5,2]],"options":{"mistake":null}}'
     """
     out = []
     _dump(value, out)

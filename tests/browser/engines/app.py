@@ -140,7 +140,7 @@ def choose(engine, menu, value):
     wait_render_after(engine, before)
 
 
-TITLES = {c.key: c.title for c in of_kind("pitfall")}
+TITLES = {c.key: c.title for c in of_kind("mistake")}
 
 
 # Whether each figure is out of sight and takes no room: hidden with nothing chosen (explorer.css),
