@@ -97,7 +97,7 @@ def _ends_paragraph(lines, j):
 
 def _cells(row):
     """A table row's cells: split at each "|" that is not escaped nor inside code (GitHub splits
-    there too, and cuts "`{input | w}`" in two)."""
+    there too, and cuts "`{input | W_head}`" in two)."""
     row = re.sub(r"^\||(?<!\\)\|$", "", row.strip())
     cells = [""]
     for part in re.split(r"(`+[^`]*?`+|\\\||\|)", row):

@@ -101,7 +101,7 @@ ENVELOPE = {
              "be used), or null",
     "heatmaps": "{element id: heatmap spec}: the heatmaps to redraw",
     "hide": "[element id]: heatmaps to clear",
-    "grids": "{'input' | 'w': {matrix}}: editors to refill from a matrix",
+    "grids": "{'input' | 'W_head': {matrix}}: editors to refill from a matrix",
     "patched": "{matrix name: [[row, col, value], ...]}: cells that changed in matrices the page "
                "already holds (they are not attached again)",
     "value": "the number an edited cell now holds",

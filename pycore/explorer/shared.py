@@ -32,7 +32,7 @@ HEATMAP_IDS = {
     "encoder": "heatmap-encoder",      # encoder_output, samples stacked: (B*(N+1), D)
     "cls": "heatmap-cls",              # h_cls (B, D)
     "normalized": "heatmap-normalized",  # h_hat (B, D)
-    "w": "heatmap-w",                  # W_head (D, C)
+    "W_head": "heatmap-w",             # W_head (D, C)
     "logits": "heatmap-logits",        # logits (B, C)
     "probs": "heatmap-probs",          # softmax(logits), for display only (B, C)
     "dw": "heatmap-dw",                # dW_head (D, C), the fine-tuning panel's gradient

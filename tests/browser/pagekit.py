@@ -203,7 +203,7 @@ FINGERPRINT = """() => {
     digit: [$('real-vit').dataset.active || null,
             Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'),
                        (c) => Number(c.dataset.value) || 0).reduce((a, b) => a + b, 0)],
-    logits: z('heatmap-logits'), w: z('heatmap-w'), cls: z('heatmap-cls'),
+    logits: z('heatmap-logits'), W_head: z('heatmap-w'), cls: z('heatmap-cls'),
     zoomed: Array.from(document.querySelectorAll('.js-plotly-plot'), (e) => e.layout || {})
         .some((l) => (l.xaxis || {}).autorange === false || (l.yaxis || {}).autorange === false),
     scrolled: [scrollX, scrollY].concat(Array.from(document.querySelectorAll('.table-scroll'),

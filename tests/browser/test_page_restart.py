@@ -51,7 +51,7 @@ def shown_state(page):
             for (const el of cells) { const [i, j] = at(el); m[i][j] = Number(el.value); }
             return m;
         };
-        return { cls: grid('cls'), w: grid('W_head') };
+        return { cls: grid('cls'), W_head: grid('W_head') };
     }""")
 
 
@@ -78,7 +78,7 @@ def stop_and_recover(page, kill, again):
     page.wait_for_function("() => /Python had stopped working, and was started again with the last "
                            "valid state/.test(document.body.textContent)")
     shown = shown_state(page)
-    cls, w = np.array(shown["cls"]), np.array(shown["w"])
+    cls, w = np.array(shown["cls"]), np.array(shown["W_head"])
     assert cls[0, 0] == 2.5 and not np.isnan(cls).any() and not np.isnan(w).any()
     np.testing.assert_allclose(heatmap_z(page, "heatmap-logits"), reference_head(cls, w),
                                atol=1e-9)

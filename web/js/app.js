@@ -50,18 +50,18 @@ grids.input = new MatrixGrid($("grid-input"), {
   onScrub: (i, j, value, t0, final) => scrubCell(grids.input, i, j, value, t0, final),
   onReadOnly: notStartedYet,
 });
-grids.w = new MatrixGrid($("grid-w"), {
+grids.W_head = new MatrixGrid($("grid-w"), {
   name: "W_head",
   label: (i, j) => `W_head[${i},${j}]`,
   rowHeader: (i) => `d=${i}`,
   colHeader: (j) => `c=${j}`,
-  onEdit: (i, j, text, t0, commit) => editCell(grids.w, i, j, text, t0, commit),
-  onPaste: (i, j, text, t0) => pasteBlock(grids.w, i, j, text, t0),
-  onScrub: (i, j, value, t0, final) => scrubCell(grids.w, i, j, value, t0, final),
+  onEdit: (i, j, text, t0, commit) => editCell(grids.W_head, i, j, text, t0, commit),
+  onPaste: (i, j, text, t0) => pasteBlock(grids.W_head, i, j, text, t0),
+  onScrub: (i, j, value, t0, final) => scrubCell(grids.W_head, i, j, value, t0, final),
   onReadOnly: notStartedYet,
 });
 grids.input.setReadOnly(true);
-grids.w.setReadOnly(true);
+grids.W_head.setReadOnly(true);
 const renderer = new Renderer({ grids });
 // The answer's section drawn by what this file holds (js/components.js): the editors' sizes.
 component("shape", { before: (s) => { applyShape(s); } });
@@ -148,7 +148,7 @@ async function start(hostBridge) {
   await send({ op: "load", fragment: opened }, performance.now());
   if (opened.length > 1) $("preset").value = "link";
   grids.input.setReadOnly(false);
-  grids.w.setReadOnly(false);
+  grids.W_head.setReadOnly(false);
   bootDone();
   root.dataset.ready = "true";
   restarted(share.notify);
@@ -240,7 +240,7 @@ function previewLink() {
   const N1 = encoder ? state.encoder_output[0].length : null;
   applyShape({ mode: encoder ? "encoder" : "cls", B: encoder ? X.rows / N1 : X.rows, D: W.rows, C: W.cols, N1 });
   grids.input.setMatrix(X);
-  grids.w.setMatrix(W);
+  grids.W_head.setMatrix(W);
   $("preset").value = "link";
 }
 
@@ -263,7 +263,7 @@ function inputRowHeader(i) {
 }
 
 function inputIndex(grid, i, j) {
-  if (grid === grids.w) return { key: "W_head", index: [i, j] };
+  if (grid === grids.W_head) return { key: "W_head", index: [i, j] };
   if (shape.mode === "encoder") return { key: "encoder_output", index: [...encoderPosition(i, shape.N1), j] };
   return { key: "cls", index: [i, j] };
 }
@@ -452,7 +452,7 @@ function bindPageControls() {
     else url.searchParams.delete("text");
     history.replaceState(history.state, "", url.href);
     grids.input.relayout();
-    grids.w.relayout();
+    grids.W_head.relayout();
     redrawAll();
   });
   // Large text is larger still on a wide screen (css/explorer.css, js/heatmaps.js): crossing
@@ -461,7 +461,7 @@ function bindPageControls() {
   wide.addEventListener("change", () => {
     if (!root.classList.contains("large")) return;
     grids.input.relayout();
-    grids.w.relayout();
+    grids.W_head.relayout();
     redrawAll();
   });
   const full = $("full-page");

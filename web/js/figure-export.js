@@ -30,7 +30,7 @@ const PROJECTOR_FONTS = { size: 12, title: 15, cellText: 12 };
 
 /** What each figure is called in its file's name (vit-head-<name>.png). */
 const FILE_NAMES = {
-  [HEATMAP_IDS.w]: "w-head", [HEATMAP_IDS.dw]: "dw-head", [HEATMAP_IDS.encoder]: "encoder-output",
+  [HEATMAP_IDS.W_head]: "w-head", [HEATMAP_IDS.dw]: "dw-head", [HEATMAP_IDS.encoder]: "encoder-output",
   [HEATMAP_IDS.probs]: "softmax", [HEATMAP_IDS.lens]: "logit-lens", "heatmap-mistake-diff": "mistake-difference",
   "contributions-bars": "logit-terms", "digit-top": "digit-top3", "ft-probe-bars": "probe-accuracy",
 };

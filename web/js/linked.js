@@ -24,7 +24,7 @@ const CELL = 3;
 
 let client = null;
 let shape = null; // {mode, B, D, C, N1}: the state's sizes (answers' "shape")
-let grids = null; // {input, w}: the editors (js/grid.js)
+let grids = null; // {input, W_head}: the editors (js/grid.js)
 let selected = null; // [b, c], chosen by click or keyboard
 let hovered = null; // [b, c] under the pointer
 let selectedChart = null; // the selected logit's, to go back to when the pointer leaves
@@ -34,7 +34,7 @@ let queued = null;
 /**
  * Bind the linked views and the top-k table's k, once Python is ready (js/app.js: connect).
  * @param {{call: function(Object): Promise<Object>, send: function(Object, number): Promise<Object>,
- *          render: function(Object, number): Promise<void>, editors: {input: Object, w: Object}}} page
+ *          render: function(Object, number): Promise<void>, editors: {input: Object, W_head: Object}}} page
  */
 export function connect(page) {
   client = page;
@@ -49,7 +49,7 @@ export function connect(page) {
   logits.addEventListener("keydown", (e) => keyboard(e, show));
   onTap($(HEATMAP_IDS.cls), (cell) => focusInput(shape.mode === "encoder" ? encoderRow(cell[0], 0, shape.N1) : cell[0], cell[1]));
   onTap($(HEATMAP_IDS.encoder), (cell) => focusInput(cell[0], cell[1]));
-  onTap($(HEATMAP_IDS.w), (cell) => grids.w.focusCell(cell[0], cell[1]));
+  onTap($(HEATMAP_IDS.W_head), (cell) => grids.W_head.focusCell(cell[0], cell[1]));
   $("grid-input").addEventListener("focusin", () => highlight());
   $("grid-w").addEventListener("focusin", () => highlight());
   $("top-k-table").addEventListener("click", (e) => {
@@ -267,14 +267,14 @@ function highlight() {
   setOverlay(HEATMAP_IDS.cls, cls);
   setOverlay(HEATMAP_IDS.encoder, encoder);
   setOverlay(HEATMAP_IDS.normalized, rows(logit && logit[0]));
-  setOverlay(HEATMAP_IDS.w, w);
+  setOverlay(HEATMAP_IDS.W_head, w);
   setOverlay(HEATMAP_IDS.logits, logit ? [rowBox(logit[0], shape.C), cellBox(logit[0], logit[1])] : []);
 }
 
-// The editor cell that has the focus: {grid: "input" | "w", i, j}, or null.
+// The editor cell that has the focus: {grid: "input" | "W_head", i, j}, or null.
 function editedCell() {
-  for (const name of ["input", "w"]) {
-    const host = $(name === "w" ? "grid-w" : "grid-input");
+  for (const name of ["input", "W_head"]) {
+    const host = $(name === "W_head" ? "grid-w" : "grid-input");
     const active = /** @type {HTMLElement} */ (document.activeElement);
     if (host.contains(active) && active.classList.contains("cell")) {
       return { grid: name, i: Number(active.dataset.i), j: Number(active.dataset.j) };

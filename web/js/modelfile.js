@@ -66,10 +66,10 @@ async function readModelFile(file, call, target) {
 export function connect(page) {
   let grid = "input";
   $("grid-input").addEventListener("focusin", () => { grid = "input"; });
-  $("grid-w").addEventListener("focusin", () => { grid = "w"; });
+  $("grid-w").addEventListener("focusin", () => { grid = "W_head"; });
   const opts = {
     call: page.call,
-    target: () => (grid === "w" ? "W_head" : page.mode() === "encoder" ? "encoder_output" : "cls"),
+    target: () => (grid === "W_head" ? "W_head" : page.mode() === "encoder" ? "encoder_output" : "cls"),
     done: (res, t0) => {
       page.clear();
       $("preset").value = "file";

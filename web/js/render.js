@@ -137,7 +137,7 @@ export class Renderer {
       if (m) this.grids[name].setMatrix(m);
     }
     for (const [name, grid] of Object.entries(this.grids)) {
-      const matrix = name === "w" ? "W_head" : "input";
+      const matrix = name; // the grids are named as their matrices: "input", "W_head"
       const cells = job.patched[matrix];
       if (cells && !(name in job.grids)) grid.patch(this.store.get(matrix), cells);
     }

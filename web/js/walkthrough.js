@@ -11,7 +11,7 @@ import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS, PANEL_IDS } from "./shared.js";
 
 // The heatmaps a step may outline: every one of them is cleared or outlined at each step.
-const FIGURES = ["encoder", "cls", "normalized", "y", "w", "bias", "logits"].map((name) => HEATMAP_IDS[name]);
+const FIGURES = ["encoder", "cls", "normalized", "y", "W_head", "bias", "logits"].map((name) => HEATMAP_IDS[name]);
 // Keys that move the walk while it is on, wherever the focus is, except where the key already
 // means something: typing in a cell or a field, a select, the drawing pad, the logits heatmap's
 // arrows (js/linked.js), a button's or a summary's Space. PageUp/PageDown are what presentation

@@ -96,7 +96,7 @@ def real_heatmaps(trace):
 def w_heatmap(state, limit=None):
     """``limit``: W_head's colour range when already known (the session keeps it edit by edit,
     pycore/explorer/computed.py), else found here."""
-    return {HEATMAP_IDS["w"]: heatmap(
+    return {HEATMAP_IDS["W_head"]: heatmap(
         "W_head", state.W_head, "W_head  (D × C)", "class c", "feature d",
         "d = %{y}, class %{x}<br>W = " + VALUE, limit=limit)}
 

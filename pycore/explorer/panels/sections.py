@@ -208,7 +208,7 @@ def _stats(snap):
 
 def _w(snap):
     return Part(heatmaps=panels.w_heatmap(snap.state, snap.w_limit()),
-                grids={"w": {"matrix": "W_head"}} if snap.grids else None)
+                grids={"W_head": {"matrix": "W_head"}} if snap.grids else None)
 
 
 def _logits(snap):
@@ -368,7 +368,7 @@ SECTIONS = (
         "stats": ("Table",
                   "the per-sample statistics table: {caption, header, rows}")},
         panel="stats", waits=True),
-    Section(HEATMAP_IDS["w"], frozenset((STATE, W_HEAD, TRAINED)), _w, {}),
+    Section(HEATMAP_IDS["W_head"], frozenset((STATE, W_HEAD, TRAINED)), _w, {}),
     Section(HEATMAP_IDS["logits"], HEAD, _logits, {}),
     Section("top_k", HEAD | {"top_k"}, _top_k, {
         "top_k": ("?TopK",

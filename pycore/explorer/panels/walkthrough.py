@@ -136,7 +136,7 @@ def section(state, trace, prediction_notes=(), classes=None):
                     sum_of(lambda d: r"%s \cdot %s" % (term(y[d]), term(w[d])), D)
                     + " + " + term(bias), number(trace.logits[b, c]))
         title = "one dot product: sample %d, %s" % (b, name(c))
-        highlights = {HEATMAP_IDS["y"]: [_row(b, D)], HEATMAP_IDS["w"]: [_col(c, D)],
+        highlights = {HEATMAP_IDS["y"]: [_row(b, D)], HEATMAP_IDS["W_head"]: [_col(c, D)],
                       HEATMAP_IDS["bias"]: [[0, c, 0, c]], HEATMAP_IDS["logits"]: [[b, c, b, c]]}
         note = ("Row %d of y times column %d of W_head, term by term, summed, plus the model's "
                 "bias: one logit." % (b, c)) + (" This is the predicted class." if c == predicted
@@ -146,7 +146,7 @@ def section(state, trace, prediction_notes=(), classes=None):
                     sum_of(lambda d: r"%s \cdot %s" % (term(h_hat[d]), term(w[d])), D),
                     number(trace.logits[b, c]))
         title = "one dot product: sample %d, %s" % (b, name(c))
-        highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)], HEATMAP_IDS["w"]: [_col(c, D)],
+        highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)], HEATMAP_IDS["W_head"]: [_col(c, D)],
                       HEATMAP_IDS["logits"]: [[b, c, b, c]]}
         note = ("Row %d of h_hat times column %d of W_head, term by term, summed: one logit. "
                 "No bias, no activation." % (b, c)) + (
@@ -157,7 +157,7 @@ def section(state, trace, prediction_notes=(), classes=None):
             else r"y\, W_{\mathrm{head}} + b_{\mathrm{head}}", vector(trace.logits[b])))
         title = "all %d logits of sample %d" % (C, b)
         highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)],
-                      HEATMAP_IDS["w"]: [[0, 0, D - 1, C - 1]], HEATMAP_IDS["logits"]: [_row(b, C)]}
+                      HEATMAP_IDS["W_head"]: [[0, 0, D - 1, C - 1]], HEATMAP_IDS["logits"]: [_row(b, C)]}
         note = ("The same dot product for every column of W_head: one logit per class. These "
                 "raw logits are what the head returns: no softmax.")
     else:
