@@ -30,7 +30,7 @@ def requests(root, digits_page):
     """What the replay asks of the explorer: JSON texts, each one request (docs/protocol.md)."""
     def r(op, **fields):
         return json.dumps(dict(op=op, **fields))
-    out = [r("load", fragment=""), '{"op": "selfcheck"}', r("steps"), r("link"),
+    out = [r("load", fragment=""), '{"op": "selfcheck"}', r("equations"), r("link"),
            r("contributions", b=0, c=0, select=True)]
     out += [r("export", format=f) for f in ("json", "numpy", "csv")]
     for key, kind in _comparisons(root):

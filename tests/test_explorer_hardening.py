@@ -167,7 +167,7 @@ BIG_LIST = list(range(1000000))
     {"op": "paste", "key": "W_head", "index": BIG_LIST, "text": "1"},
     {"op": "paste", "key": "cls", "index": [0, 0], "text": BIG_TEXT},
     {"op": BIG_TEXT},
-    {"op": "steps", BIG_TEXT: 1},
+    {"op": "equations", BIG_TEXT: 1},
     {"op": "preset", "name": BIG_TEXT},
     {"op": "mode", "mode": BIG_TEXT},
     {"op": "mode", "mode": BIG_LIST},
@@ -204,23 +204,23 @@ def test_a_link_with_a_long_unknown_key_is_refused_briefly():
 
 @pytest.mark.parametrize("text, says", [
     ("not json", "The request is not JSON: Expecting value: line 1 column 1 (char 0)."),
-    ('{"op": "steps"', "The request is not JSON: Expecting ',' delimiter"),
-    ('{"op": "steps"} {}', "The request is not JSON: Extra data"),
+    ('{"op": "equations"', "The request is not JSON: Expecting ',' delimiter"),
+    ('{"op": "equations"} {}', "The request is not JSON: Extra data"),
     ('{"op": "resize", "B": %s}' % ("7" * 5000), "The request holds a number 5,000 characters long"),
     ('{"op": "edit", "key": "cls", "index": [%s, 0], "text": "1"}' % ("1" * 4301),
      "The request holds a number 4,301 characters long"),
     ('{"op": "option", "name": "sample", "value": %s}' % ("9" * 100000), "100,000 characters long"),
     ("[" * 100000 + "]" * 100000, "nests arrays or objects 100,000 deep"),
     # a few thousand levels overflow the browser's WebAssembly stack: refused before parsing
-    ('{"op": "steps", "x": %s}' % ("[" * 1900 + "]" * 1900),
+    ('{"op": "equations", "x": %s}' % ("[" * 1900 + "]" * 1900),
      "The request nests arrays or objects 1,901 deep; the page reads JSON at most 32 deep"),
     # a million numbers cost Python a million objects: refused from their commas, before parsing
-    ('{"op": "steps", "x": [%s]}' % ",".join(["1"] * 1000000),
+    ('{"op": "equations", "x": [%s]}' % ",".join(["1"] * 1000000),
      "The request holds about 1,000,001 values; the page reads JSON of at most 65,536"),
     ('{"op": "digit_preview", "images": %s}' % json.dumps([[[0] * 8] * 8] * 100000),
      "The request holds about 6,400,001 values"),
     # commas inside strings are not values
-    ('{"op": "steps", "x": "%s"}' % ("," * 100000), "The request steps has no field text 'x'."),
+    ('{"op": "equations", "x": "%s"}' % ("," * 100000), "The request equations has no field text 'x'."),
 ])
 def test_request_text_that_is_not_usable_json_is_refused_in_words(text, says):
     bridge = load_bridge()

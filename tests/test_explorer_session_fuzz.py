@@ -40,7 +40,7 @@ STARTS = [None, {"op": "preset", "name": "finetune", "seed": 0},
 
 REQUESTS = st.one_of(
     st.fixed_dictionaries({"op": st.just("edit"), "key": KEYS, "index": INDEX, "text": TEXTS},
-                          optional={"commit": st.booleans(), "steps": st.just("later")}),
+                          optional={"commit": st.booleans(), "equations": st.just("later")}),
     st.fixed_dictionaries({"op": st.just("paste"), "key": KEYS, "index": INDEX, "text": BLOCKS}),
     st.fixed_dictionaries({"op": st.just("resize")}, optional={
         "B": st.integers(0, 5), "D": st.integers(0, 7) | st.just(2.5), "C": st.integers(0, 5),
@@ -66,7 +66,7 @@ REQUESTS = st.one_of(
         [[[0] * 8] * 8], [[[16] * 8] * 8], [[[(r * c) % 17 for c in range(8)] for r in range(8)]],
         [[[0] * 8] * 7 + [[0] * 7 + [17]]], [[[0] * 7] * 8], [[[0] * 8] * 8] * 17, [], "x"])},
         optional={"head": st.sampled_from(["keep", "trained", "new"])}),
-    st.fixed_dictionaries({"op": st.sampled_from(["export", "steps", "link", "fly"])},
+    st.fixed_dictionaries({"op": st.sampled_from(["export", "equations", "link", "fly"])},
                           optional={"format": st.sampled_from(["json", "numpy", "csv", "pdf",
                                                                "training"])}),
     # training at scales that overflow, charts beyond float64, huge keys and indexes,
@@ -96,9 +96,9 @@ REQUESTS = st.one_of(
                            "name": st.just(LONG_TEXT), "mode": st.just(LONG_TEXT),
                            "format": st.just(LONG_TEXT)}),
     # text sent as the request itself: not JSON, numbers no float64 needs, nesting too deep
-    st.sampled_from(["not json", '{"op": "steps"', '{"op": "resize", "B": %s}' % ("9" * 5000),
+    st.sampled_from(["not json", '{"op": "equations"', '{"op": "resize", "B": %s}' % ("9" * 5000),
                      '{"op": "edit", "key": "cls", "index": [%s, 0], "text": "1"}' % ("1" * 4301),
-                     "[" * 5000 + "]" * 5000, '{"op": "steps"}', "", "null"]),
+                     "[" * 5000 + "]" * 5000, '{"op": "equations"}', "", "null"]),
 )
 
 
@@ -209,7 +209,7 @@ def test_the_bridge_never_raises_even_on_a_bug():
 
     bridge._session.handle = bug
     try:
-        text = bridge.answer(json.dumps({"op": "steps"}))[0]
+        text = bridge.answer(json.dumps({"op": "equations"}))[0]
     finally:
         del bridge._session.handle
     answer = json.loads(text)
@@ -225,7 +225,7 @@ def test_an_answer_is_strict_json_even_when_a_section_slips(capsys):
     bridge._session.handle = lambda request: {"ok": True, "value": float("nan"),
                                               "contributions": {"bars": [{"value": float("-inf")}]}}
     try:
-        text = bridge.answer(json.dumps({"op": "steps"}))[0]
+        text = bridge.answer(json.dumps({"op": "equations"}))[0]
     finally:
         del bridge._session.handle
     assert json.loads(text) == {"ok": True, "value": None, "contributions": {"bars": [{"value": None}]}}
@@ -327,7 +327,7 @@ def test_keystrokes_after_a_big_paste_at_vit_b16_size_are_answered_without_the_l
         if kind < 3:
             request.update(text=typed[rs.randint(len(typed))], commit=bool(rs.randint(2)))
             if kind < 2 and rs.randint(2):
-                request["steps"] = "later"
+                request["equations"] = "later"
         before = light_snapshot(session)
         answer = session.handle(request)
         check_answer(answer)

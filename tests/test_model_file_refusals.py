@@ -317,7 +317,7 @@ def test_a_reading_is_let_go_by_any_other_action_and_by_another_file():
     s = Session()
     first = open_file(s, "m.npz", data, rounds=1)
     assert first[0]["ok"] and first[0]["file"]["need"]  # still reading
-    s.handle({"op": "steps"})
+    s.handle({"op": "equations"})
     offset, length = first[0]["file"]["need"][0]
     more = {"op": "open_file", "name": "m.npz", "size": len(data),
             "parts": [[offset, __import__("base64").b64encode(data[offset:offset + length]).decode()]]}

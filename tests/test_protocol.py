@@ -291,7 +291,7 @@ def test_answers_to_each_op_keep_to_the_protocol():
                     {"op": "option", "name": "variant", "value": "gap"},
                     {"op": "option", "name": "sample", "value": 1},
                     {"op": "preset", "name": "random", "seed": 2},
-                    {"op": "export", "format": "csv"}, {"op": "steps"}, {"op": "link"},
+                    {"op": "export", "format": "csv"}, {"op": "equations"}, {"op": "link"},
                     {"op": "fly"},
                     # the sections the requests above leave out
                     {"op": "option", "name": "walk", "value": 3},

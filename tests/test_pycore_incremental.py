@@ -18,7 +18,7 @@ from pycore.explorer.session import Session
 from pycore.explorer import encode_fragment
 
 TOL = dict(rtol=1e-12, atol=1e-12)
-SECTIONS = ("shape", "stats", "logits_table", "top_classes", "steps", "mistake", "variant")
+SECTIONS = ("shape", "stats", "logits_table", "top_classes", "equations", "mistake", "variant")
 
 
 class FullSession(Session):
@@ -177,7 +177,7 @@ def request_for(state, key, where, value, later):
     shape = state.matrix(key).shape
     index = [w % n for w, n in zip(where, shape)]
     return {"op": "edit", "key": key, "index": index, "text": repr(value),
-            "steps": "later" if later else None, "commit": later}
+            "equations": "later" if later else None, "commit": later}
 
 
 @settings(max_examples=120, deadline=None)
@@ -203,7 +203,7 @@ def test_vit_b16_edits_answer_as_a_full_recompute_does():
             key, index = "cls", [int(rng.randint(2)), int(rng.randint(768))]
         value = rng.uniform(-3, 3) if i % 2 else rng.uniform(-40, 40)
         request = {"op": "edit", "key": key, "index": index, "text": repr(value),
-                   "steps": "later" if i % 3 else None}
+                   "equations": "later" if i % 3 else None}
         answer = edit(s, full, request)
         predicted.add(tuple(s.trace.predicted))
     assert len(predicted) > 1 and not s.computed.exact  # predictions changed, on the incremental path

@@ -222,7 +222,7 @@ def test_the_figures_said_ahead_are_the_ones_the_first_choices_show(preset):
     for request, ids in [({"op": "option", "name": "mistake", "value": "last_position"},
                           ["heatmap-encoder"] + mistake),
                          ({"op": "option", "name": "variant", "value": "affine"}, other),
-                         ({"op": "train", "steps": 1}, ["heatmap-dw"])]:
+                         ({"op": "train", "n": 1}, ["heatmap-dw"])]:
         shown = s.handle(request)
         assert not set(ids) & set(shown.get("ahead", {}))  # shown now: not said again
         for id_ in ids:
@@ -285,10 +285,10 @@ def test_variants_compare_on_the_same_inputs():
 def test_steps_write_one_logit_as_a_sum_of_products():
     s = Session()
     s.handle({"op": "load", "fragment": ""})
-    steps = s.handle({"op": "option", "name": "logit_class", "value": 0})["steps"]
+    steps = s.handle({"op": "option", "name": "logit_class", "value": 0})["equations"]
     tex = steps["items"][2]["tex"]
     assert tex.count("(") >= 4 and tex.endswith("0.8854")
-    steps = s.handle({"op": "option", "name": "sample", "value": 1})["steps"]
+    steps = s.handle({"op": "option", "name": "sample", "value": 1})["equations"]
     assert steps["sample"] == 1 and steps["items"][2]["tex"].endswith("0.2000")
     assert s.handle({"op": "option", "name": "sample", "value": 2})["ok"] is False
 

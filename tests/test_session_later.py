@@ -69,32 +69,32 @@ def test_the_build_time_first_view_is_the_load_answer_without_link_and_runtime()
 
 
 def test_an_edit_can_leave_its_equations_for_later():
-    """Off-screen equations: the answer says they changed, a "steps" request fetches them."""
+    """Off-screen equations: the answer says they changed, an "equations" request fetches them."""
     s = Session()
     s.handle({"op": "load", "fragment": ""})
-    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "4", "steps": "later"})
-    assert "steps" not in answer and answer["steps_follow"] is True
-    later = s.handle({"op": "steps"})
-    s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "5", "steps": "later"})
+    answer = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "4", "equations": "later"})
+    assert "equations" not in answer and answer["equations_follow"] is True
+    later = s.handle({"op": "equations"})
+    s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "5", "equations": "later"})
     now = s.handle({"op": "edit", "key": "cls", "index": [0, 0], "text": "4"})
-    assert later["ok"] and later["steps"] == now["steps"] and "steps_follow" not in now
+    assert later["ok"] and later["equations"] == now["equations"] and "equations_follow" not in now
     # choosing a mistake changes no equation, and says nothing about them
-    assert "steps_follow" not in s.handle({"op": "option", "name": "mistake", "value": "no_layernorm"})
+    assert "equations_follow" not in s.handle({"op": "option", "name": "mistake", "value": "no_layernorm"})
 
 
 def test_an_option_can_leave_its_equations_for_later():
     """A sample chosen, or a mistake that switches the input to the encoder output, while the
-    equations are out of view: the answer says they changed, and a "steps" request brings the
+    equations are out of view: the answer says they changed, and an "equations" request brings the
     equations an answer with them would have held."""
     for name, value in (("sample", 1), ("mistake", "last_position")):
         s, t = Session(), Session()
         for session in (s, t):
             session.handle({"op": "load", "fragment": ""})
-        answer = s.handle({"op": "option", "name": name, "value": value, "steps": "later"})
+        answer = s.handle({"op": "option", "name": name, "value": value, "equations": "later"})
         now = t.handle({"op": "option", "name": name, "value": value})
-        assert answer["ok"] and "steps" not in answer and answer["steps_follow"] is True
-        assert "steps" in now and "steps_follow" not in now
-        assert s.handle({"op": "steps"})["steps"] == now["steps"]
+        assert answer["ok"] and "equations" not in answer and answer["equations_follow"] is True
+        assert "equations" in now and "equations_follow" not in now
+        assert s.handle({"op": "equations"})["equations"] == now["equations"]
         assert s.handle({"op": "link"}) == t.handle({"op": "link"})
 
 
@@ -110,7 +110,7 @@ def test_a_drawing_in_progress_leaves_its_link_and_the_panels_out_of_view_for_la
         session.handle({"op": "load", "fragment": ""})
     later = ["stats", "logits_table", "top_classes"]
     answer = s.handle({"op": "digit", "images": [image], "link": "later", "later": later,
-                       "steps": "later"})
+                       "equations": "later"})
     whole = t.handle({"op": "digit", "images": [image]})
     assert answer["ok"] and answer["link"]["pending"] and not whole["link"]["pending"]
     assert sorted(answer["deferred"]) == sorted(later) and not any(name in answer for name in later)
@@ -229,24 +229,24 @@ def test_a_request_may_leave_for_later_only_panels_the_page_can_tell_are_out_of_
 @pytest.mark.parametrize("request_, changed, built, not_built", [
     # a CLS cell: everything downstream of the input, nothing of W_head's
     ({"op": "edit", "key": "cls", "index": [0, 1], "text": "2"}, {"input"},
-     {"heatmap-input", "heatmap-normalized", "stats", "heatmap-logits", "prediction", "steps"},
+     {"heatmap-input", "heatmap-normalized", "stats", "heatmap-logits", "prediction", "equations"},
      {"heatmap-w", "labels", "ahead"}),
     # a W_head cell: nothing of the input's (its heatmap, h_hat, the statistics)
     ({"op": "edit", "key": "W_head", "index": [0, 1], "text": "2"}, {"W_head"},
-     {"heatmap-w", "heatmap-logits", "prediction", "finetune", "steps"},
+     {"heatmap-w", "heatmap-logits", "prediction", "finetune", "equations"},
      {"heatmap-input", "heatmap-normalized", "stats", "labels", "ahead"}),
     ({"op": "option", "name": "walk", "value": 2}, {"walk"}, {"shape", "link", "walk"},
-     {"heatmap-logits", "steps", "finetune"}),
-    ({"op": "option", "name": "sample", "value": 1}, {"sample"}, {"walk", "steps", "heatmap-lens"},
+     {"heatmap-logits", "equations", "finetune"}),
+    ({"op": "option", "name": "sample", "value": 1}, {"sample"}, {"walk", "equations", "heatmap-lens"},
      {"heatmap-logits", "stats", "finetune"}),
     ({"op": "option", "name": "mistake", "value": "no_layernorm"}, {"mistake"},
-     {"mistake", "walk"}, {"variant", "steps", "heatmap-logits"}),
+     {"mistake", "walk"}, {"variant", "equations", "heatmap-logits"}),
     ({"op": "option", "name": "top_k", "value": 3}, {"top_k"}, {"top_k", "mistake", "variant"},
-     {"steps", "heatmap-logits"}),
+     {"equations", "heatmap-logits"}),
     ({"op": "train_set", "name": "lr", "value": "0.5"}, {"finetune"}, {"finetune"},
-     {"heatmap-w", "steps"}),
+     {"heatmap-w", "equations"}),
     ({"op": "label", "index": [0], "text": "1"}, {"finetune"}, {"finetune"},
-     {"heatmap-w", "steps"}),
+     {"heatmap-w", "equations"}),
 ], ids=lambda v: v["op"] + ("-" + v.get("key", v.get("name", ""))) if isinstance(v, dict) and "op" in v else None)
 def test_a_request_builds_only_the_sections_that_follow_what_it_changed(request_, changed, built,
                                                                         not_built, monkeypatch):
@@ -271,7 +271,7 @@ def test_a_request_builds_only_the_sections_that_follow_what_it_changed(request_
     assert set(names) == everything
 
 
-@pytest.mark.parametrize("asked", [{"op": "link"}, {"op": "steps"}, {"op": "catch_up"}],
+@pytest.mark.parametrize("asked", [{"op": "link"}, {"op": "equations"}, {"op": "catch_up"}],
                          ids=lambda r: r["op"])
 def test_what_the_page_asks_while_typing_keeps_the_value_before_typing(asked):
     """A pending link asked for when typing pauses (a large state), or the equations and panels

@@ -22,7 +22,7 @@ REQUESTS = {
              "text": "what the cell holds now",
              "commit": "true once the person has finished with the cell (Enter, Tab, leaving it): "
                        "a refusal then leaves the state as it was before the cell was entered",
-             "steps": "'later' when the equations are out of view (the answer then only says "
+             "equations": "'later' when the equations are out of view (the answer then only says "
                       "that they changed)",
              "link": "'later' while the number is being scrubbed: the answer's link is pending "
                      "(the page asks for it with a link request once the changes pause)",
@@ -31,7 +31,7 @@ REQUESTS = {
                       "'deferred' until an answer brings them"},
     "paste": {"key": "as for edit", "index": "the block's top-left cell",
               "text": "the pasted text: a spreadsheet's cells, CSV, or a NumPy literal",
-              "steps": "as for edit"},
+              "equations": "as for edit"},
     "resize": {"B": "samples", "D": "features", "C": "classes",
                "N1": "tokens per sample, N+1 (encoder mode only)"},
     "mode": {"mode": "'cls' or 'encoder'"},
@@ -46,7 +46,7 @@ REQUESTS = {
                        "(how many classes the top-k table lists, 1 to 20; not part of the link)",
                "value": "the new value (null: no comparison; the walk-through off; the "
                         "predicted class)",
-               "steps": "as for edit (a mistake that needs the patch tokens switches the input "
+               "equations": "as for edit (a mistake that needs the patch tokens switches the input "
                         "to the encoder output, and so changes the equations)"},
     "contributions": {"b": "the logit's sample (null with c null: nothing selected)",
                       "c": "the logit's class",
@@ -56,7 +56,7 @@ REQUESTS = {
                         "of 8 whole numbers from 0 (paper) to 16 (ink)",
               "head": "'keep' (the default: the model's W_head stays, with its edits) or "
                       "'trained' (the model's W_head as trained)",
-              "steps": "as for edit",
+              "equations": "as for edit",
               "link": "'later' while the pen is down: as for edit, the link is asked for once "
                       "the drawing pauses",
               "later": "as for edit: while the pen is down, the panels out of view (never "
@@ -71,7 +71,7 @@ REQUESTS = {
                   "parts": "[[offset, base64 text], ...]: byte ranges of it, at most 4 MB each: "
                            "the first and last 64 kB with the first request, then one range "
                            "the last answer's file.need asked for per request"},
-    "steps": {},
+    "equations": {},
     "link": {},
     "catch_up": {},
     "selfcheck": {},
@@ -80,7 +80,7 @@ REQUESTS = {
                    "as many as fit in about 0.2 s of work, at least 1 (finetune.trained)",
               "run": "the id of the run the page is playing: refused (error key 'run') once "
                      "it is no longer the current run",
-              "steps": "as for edit",
+              "equations": "as for edit",
               "link": "'later' while Play runs: as for edit, the link is asked for once it "
                       "pauses",
               "later": "as for edit: while Play runs, the panels out of view (never 'finetune', "

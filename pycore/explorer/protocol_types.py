@@ -20,7 +20,7 @@ REQUEST_TYPES = {
     "index": "number[]",
     "text": "string",
     "commit": "boolean",
-    "steps": "\"later\"",
+    "equations": "\"later\"",
     "link": "\"later\"",
     "later": "Array<%s>" % "|".join('"%s"' % name for name in DEFERRABLE),
     "B": "number", "D": "number", "C": "number", "N1": "number",

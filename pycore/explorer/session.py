@@ -47,7 +47,7 @@ from .state.link import decode_fragment
 from .state.link_answer import state_link
 from .state.presets import default_state, preset
 from .wire import (answer_json, error_info, fragment_of, parse_request, refuse_long_numbers,
-                   refused, steps_wanted)
+                   refused, equations_wanted)
 
 __all__ = ["Session", "answer_json", "parse_request"]
 
@@ -105,7 +105,7 @@ class Session(object):
             refuse_long_numbers(request)
             if op != "open_file":
                 self._reading = None  # a file being read is let go by any other action
-            if op not in ("edit", "contributions", "link", "steps", "catch_up"):
+            if op not in ("edit", "contributions", "link", "equations", "catch_up"):
                 self._typing = None  # any other action ends the typing in a cell (pointing at a
                 #  logit, and what the page asks while a person types, a pending link or panels
                 #  scrolled into view, change nothing: a refused text still puts back the value
@@ -195,7 +195,7 @@ class Session(object):
             self._typing = None
         if value == old:  # nothing to redraw: the page only learns the value in effect
             return {"ok": True, "unchanged": True, "value": old, "error": error}
-        answer = self._answer(_edited(key), steps=steps_wanted(request), grids=False,
+        answer = self._answer(_edited(key), equations=equations_wanted(request), grids=False,
                               link_later=request.get("link") == "later", later=later)
         answer["value"] = float(self.state.matrix(key)[index])
         answer["patched"] = editing.patches(self.state, key, index, answer["value"])
@@ -212,7 +212,7 @@ class Session(object):
             undo[0]()
             raise StateError("%s: the pasted block makes the logits overflow float64; nothing was "
                              "pasted" % key, key=key) from None
-        return self._answer(_edited(key), steps=steps_wanted(request))
+        return self._answer(_edited(key), equations=equations_wanted(request))
 
     def op_resize(self, request):
         sizes = {}
@@ -246,7 +246,7 @@ class Session(object):
 
     def op_option(self, request):
         name, value = request.get("name"), request.get("value")
-        steps = steps_wanted(request)
+        equations = equations_wanted(request)
         if name == "top_k":  # how many classes the top-k table lists: the page's view only
             self.k = readouts.check_k(value)
             return self._answer({name})
@@ -257,24 +257,24 @@ class Session(object):
         if name == "head":  # another head in the pipeline: every stage is new
             state = self.state.copy()
             state.options["head"] = value
-            return self._replace(state, steps)
+            return self._replace(state, equations)
         if name in ("mistake", "variant") and value is not None and self.state.mode == "cls" \
                 and comparisons.find(value).needs == "encoder":
-            return self._to_encoder_for(name, value, steps)
+            return self._to_encoder_for(name, value, equations)
         self.state.options[name] = value
         if name == "mistake" and value is not None and not self.computed.exact \
                 and self.computed.current():
             self.computed.recompute()  # see Computed.after_cell: the difference needs exact logits
-        return self._answer({name}, steps=steps)
+        return self._answer({name}, equations=equations)
 
-    def _to_encoder_for(self, kind, key, steps=True):
+    def _to_encoder_for(self, kind, key, equations=True):
         """Choose a comparison that needs the patch tokens while only the CLS rows are edited:
         switch to the full encoder output (the CLS rows at position 0, seeded patch tokens
         after them; pycore.explorer.state.editing.set_mode), rather than show a difference of zeros,
-        and say so in the panel's notice. ``steps``: as for ``_answer``."""
+        and say so in the panel's notice. ``equations``: as for ``_answer``."""
         state = set_mode(self.state.copy(), "encoder")
         state.options[kind] = key
-        answer = self._replace(state, steps)
+        answer = self._replace(state, equations)
         B, N1, D = state.encoder_output.shape
         answer[kind]["notice"] = (
             "\u201c%s\u201d needs the patch tokens, which the CLS vectors alone do not have, so "
@@ -289,7 +289,7 @@ class Session(object):
         texts = digits.check_images(request.get("images"))
         later = sections.check_later(request.get("later"))
         return self._replace(digits.digit_state(self.state, texts, request.get("head")),
-                             steps_wanted(request), request.get("link") == "later", later)
+                             equations_wanted(request), request.get("link") == "later", later)
 
     def op_digit_preview(self, request):
         """The tiny ViT's reading of a drawing in progress (digits.preview): the state stays."""
@@ -383,7 +383,7 @@ class Session(object):
         self.finetune.train(self.computed, request.get("n", 1), request.get("run"), undo=undo)
         try:
             return self._answer({sections.TRAINED, sections.FINETUNE},
-                                steps=steps_wanted(request), live=True,
+                                equations=equations_wanted(request), live=True,
                                 link_later=request.get("link") == "later", later=later)
         except Exception:
             undo[0]()   # the steps are taken back: a request that fails changes nothing
@@ -408,9 +408,9 @@ class Session(object):
         answer["value"], answer["error"] = value, error
         return answer
 
-    def op_steps(self, request):
-        """The equations of the current state (after edits that said "steps": "later")."""
-        return {"ok": True, "steps": sections.steps(self.state, self.trace)}
+    def op_equations(self, request):
+        """The equations of the current state (after edits that said "equations": "later")."""
+        return {"ok": True, "equations": sections.equations(self.state, self.trace)}
 
     def op_catch_up(self, request):
         """Every section that answers left for later (their requests' ``later``), now."""
@@ -427,9 +427,9 @@ class Session(object):
 
     # ---- internals -------------------------------------------------------------------
 
-    def _replace(self, state, steps=True, link_later=False, later=frozenset()):
+    def _replace(self, state, equations=True, link_later=False, later=frozenset()):
         """Make `state` the session's, once its head has been computed (nothing changes if it
-        cannot be). ``steps``, ``link_later``, ``later``: as for ``_answer``."""
+        cannot be). ``equations``, ``link_later``, ``later``: as for ``_answer``."""
         options = state.options
         options["sample"] = min(options.get("sample", 0) or 0, state.B - 1)
         options["logit_class"] = min(options.get("logit_class", 0) or 0, state.C - 1)
@@ -440,37 +440,37 @@ class Session(object):
         except ValueError as exc:
             raise StateError("This cannot be computed: %s; nothing was changed." % exc) from None
         self.computed = computed
-        return self._answer({sections.STATE}, steps=steps, link_later=link_later, later=later)
+        return self._answer({sections.STATE}, equations=equations, link_later=link_later, later=later)
 
     def link(self, pending_allowed=True):
         """The answer's ``link`` for the state (link_answer.state_link)."""
         return state_link(self.state, pending_allowed)
 
-    def _answer(self, changed, steps=True, grids=True, link_later=False, live=False,
+    def _answer(self, changed, equations=True, grids=True, link_later=False, live=False,
                 later=frozenset()):
         """The answer to a request that changed ``changed`` (names from sections.py): every
         section that follows one of them, built in the order of ``sections.SECTIONS``.
-        ``steps`` "later": only a note that the equations changed (the page's are out of view,
+        ``equations`` "later": only a note that the equations changed (the page's are out of view,
         so Python spares them). ``grids``: whether the editors are refilled. ``link_later``: the
         link is left pending (a number being scrubbed, or Play, changes the state many times a
         second; spelling it out each time would be most of the answer's cost, and writing each
         into the address bar a few ms of the page's). ``live``: the answer to one of
         the fine-tuning panel's own actions. ``later``: sections the page does not show now,
         left for a later answer (sections.build_answer)."""
-        snap = self.snapshot(grids=grids, steps=steps, link_later=link_later, live=live,
+        snap = self.snapshot(grids=grids, equations=equations, link_later=link_later, live=live,
                              later=later)
         answer, changes = sections.build_answer(snap, changed)
         self._apply(changes)
         return answer
 
-    def snapshot(self, grids=True, steps=True, link_later=False, live=False, later=frozenset()):
+    def snapshot(self, grids=True, equations=True, link_later=False, live=False, later=frozenset()):
         """What the answer's sections read (sections.Snapshot): the session as it is now, and
         how the request wants its answer (as for ``_answer``)."""
         return sections.Snapshot(
             state=self.state, trace=self.trace, sent=MappingProxyType(dict(self.sent)),
             selected_logit=self.selected_logit, k=self.k, finetune=self.finetune,
             deferred=frozenset(self.deferred), w_limit=self.computed.w_limit,
-            page_trace=self.computed.page_trace, grids=grids, steps=steps,
+            page_trace=self.computed.page_trace, grids=grids, equations=equations,
             link_later=link_later, live=live, later=later)
 
     def _apply(self, changes):

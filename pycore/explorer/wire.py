@@ -72,12 +72,12 @@ def parse_request(text):
 
     Examples
     --------
-    >>> parse_request('{"op": "steps"}')
-    {'op': 'steps'}
-    >>> parse_request('{"op": "steps"')
+    >>> parse_request('{"op": "equations"}')
+    {'op': 'equations'}
+    >>> parse_request('{"op": "equations"')
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: The request is not JSON: Expecting ',' delimiter: line 1 column 15 (char 14).
+    pycore.explorer.errors.StateError: The request is not JSON: Expecting ',' delimiter: line 1 column 19 (char 18).
     """
     if not isinstance(text, str):
         raise StateError("A request must be JSON text; got %s." % shown(text))
@@ -133,7 +133,7 @@ def fragment_of(request):
     return fragment
 
 
-def steps_wanted(request):
-    """A request's "steps" (an edit's, a paste's, an option's, a digit's, a train's): "later"
+def equations_wanted(request):
+    """A request's "equations" (an edit's, a paste's, an option's, a digit's, a train's): "later"
     (the page's equations are out of view) or its equations now."""
-    return "later" if request.get("steps") == "later" else True
+    return "later" if request.get("equations") == "later" else True

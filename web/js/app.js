@@ -133,7 +133,7 @@ async function start(hostBridge) {
     render: (res, t0) => renderer.schedule(res, t0),
     alert: showAlert,
     clear: clearAlert,
-    stepsLater: () => panels.stepsLater(),
+    equationsLater: () => panels.equationsLater(),
     laterSections: () => offscreen.laterSections(),
     editors: grids,
     mode: () => shape.mode,
@@ -277,7 +277,7 @@ function inputIndex(grid, i, j) {
 // answered, not drawn: the renderer merges answers that come while it draws).
 async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
   const where = inputIndex(grid, i, j);
-  const request = { op: "edit", key: where.key, index: where.index, text, steps: panels.stepsLater() };
+  const request = { op: "edit", key: where.key, index: where.index, text, equations: panels.equationsLater() };
   if (commit) request.commit = true;
   if (linkLater) {
     request.link = "later";
@@ -312,7 +312,7 @@ function scrubCell(grid, i, j, value, t0, final) {
 
 function pasteBlock(grid, i, j, text, t0) {
   const where = inputIndex(grid, i, j);
-  send({ op: "paste", key: where.key, index: where.index, text, steps: panels.stepsLater() }, t0);
+  send({ op: "paste", key: where.key, index: where.index, text, equations: panels.equationsLater() }, t0);
 }
 
 // One request whose answer replaces what it changes; refusals leave everything as it was.
@@ -384,7 +384,7 @@ function bindControls(page) {
   // A menu away from the equations leaves them for later while they are out of view (the first
   // "last position" changes them: the input becomes the encoder output); the equations' own
   // selects always bring them.
-  const compare = (name, value) => send({ op: "option", name, value, steps: panels.stepsLater() }, now());
+  const compare = (name, value) => send({ op: "option", name, value, equations: panels.equationsLater() }, now());
   $("step-sample").addEventListener("change", (e) => option("sample", Number(/** @type {HTMLSelectElement} */ (e.target).value)));
   $("step-class").addEventListener("change", (e) => option("logit_class", Number(/** @type {HTMLSelectElement} */ (e.target).value)));
   $("mistake").addEventListener("change", (e) => compare("mistake", /** @type {HTMLSelectElement} */ (e.target).value || null));

@@ -107,7 +107,7 @@ let send = null; // (request, t0) -> promise: the page's, once Python is ready (
 let call = null; // request -> promise of the answer, drawing nothing (connect)
 // What a request says of the equations (js/panels.js), and the panels out of view
 // (js/offscreen.js).
-let stepsLater = () => undefined;
+let equationsLater = () => undefined;
 let laterSections = () => [];
 // While the pen is down each change asks only for the tiny ViT's reading (digit_preview: the
 // top 3 and the attention; the newest drawing, at most one request a frame). While the pipeline
@@ -136,7 +136,7 @@ const imageRows = (pixels) => Array.from({ length: SIDE }, (_, r) => pixels.slic
 
 async function sendDigit(pixels, t0, head) {
   if (!send) return; // before Python is ready the pad only draws
-  const request = { op: "digit", images: [imageRows(pixels)], steps: stepsLater() };
+  const request = { op: "digit", images: [imageRows(pixels)], equations: equationsLater() };
   if (head) request.head = head;
   if (pad.last) { // the pen is down: the link, and the panels out of view, once it lifts
     request.link = "later";
@@ -211,10 +211,10 @@ function showModelView(pixels) {
 }
 
 // The panel's controls, once Python is ready (js/app.js: connect): page.send(request, t0)
-// draws the answer, page.call(request) asks without drawing; page.stepsLater() is a request's
-// "steps" and page.laterSections() the sections whose panels are out of view.
+// draws the answer, page.call(request) asks without drawing; page.equationsLater() is a request's
+// "equations" and page.laterSections() the sections whose panels are out of view.
 export function connect(page) {
-  ({ send, call, stepsLater, laterSections } = page);
+  ({ send, call, equationsLater, laterSections } = page);
   $("digit-erase").addEventListener("click", (e) => {
     pad.erasing = !pad.erasing;
     e.target.setAttribute("aria-pressed", String(pad.erasing));

@@ -34,7 +34,7 @@ const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 
 class FineTunePanel {
   // io: the page {call(request) -> answer, render(answer, t0) -> promise, alert(text), clear(),
-  // stepsLater()} (connect, once Python is ready)
+  // equationsLater()} (connect, once Python is ready)
   constructor() {
     this.io = null;
     this.section = null; // the last FineTune section (js/protocol.js)
@@ -146,7 +146,7 @@ class FineTunePanel {
   }
 
   async train(n) {
-    const request = { op: "train", n, steps: this.io.stepsLater() };
+    const request = { op: "train", n, equations: this.io.equationsLater() };
     const run = this.section && this.section.run;
     if (this.playing && run) request.run = run.id;
     if (this.playing) {

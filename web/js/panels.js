@@ -13,19 +13,19 @@ import { calmly } from "./announce.js";
 const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 
 // The step-by-step equations sit below the fold; typesetting them costs a few milliseconds per
-// edit, so while they are out of view edits do not even ask Python for them ("steps": "later",
-// see stepsLater): they are fetched when they scroll into view, so that a keystroke stays one
+// edit, so while they are out of view edits do not even ask Python for them ("equations": "later",
+// see equationsLater): they are fetched when they scroll into view, so that a keystroke stays one
 // request and one answer.
-let stepsInView = true;
-let pendingSteps = null;
-let stepsStale = false; // an answer said they changed without sending them
+let equationsInView = true;
+let pendingEquations = null;
+let equationsStale = false; // an answer said they changed without sending them
 let client = null;
 let labels = { samples: [], classes: [] }; // the answers' names of samples and classes
-const stepsObserver = new IntersectionObserver((entries) => {
-  stepsInView = entries[entries.length - 1].isIntersecting;
-  if (stepsInView) flushSteps();
+const equationsObserver = new IntersectionObserver((entries) => {
+  equationsInView = entries[entries.length - 1].isIntersecting;
+  if (equationsInView) flushEquations();
 });
-stepsObserver.observe($("step-list"));
+equationsObserver.observe($("step-list"));
 
 // The page, once Python is ready (js/app.js: connect): its call, for fetching the equations
 // that edits left for later.
@@ -41,18 +41,18 @@ export function setLabels(l) {
 }
 
 // What an edit request says about the equations: wanted in the answer, or "later".
-export function stepsLater() { return stepsInView ? undefined : "later"; }
+export function equationsLater() { return equationsInView ? undefined : "later"; }
 
-function flushSteps() {
-  if (pendingSteps) {
-    const s = pendingSteps;
-    pendingSteps = null;
-    steps(s);
-  } else if (stepsStale && client) {
-    stepsStale = false;
-    client.call({ op: "steps" }).then((res) => {
+function flushEquations() {
+  if (pendingEquations) {
+    const s = pendingEquations;
+    pendingEquations = null;
+    equations(s);
+  } else if (equationsStale && client) {
+    equationsStale = false;
+    client.call({ op: "equations" }).then((res) => {
       // an answer with equations that came meanwhile is newer: keep it
-      if (res.ok && !pendingSteps) steps(res.steps);
+      if (res.ok && !pendingEquations) equations(res.equations);
     });
   }
 }
@@ -61,34 +61,34 @@ function flushSteps() {
 // browser is idle (no request: only the ones an answer brought). While Python boots (the
 // build-time first view), not even then: Python's start is the page's critical path.
 export function afterRender() {
-  if (!pendingSteps || !client) return;
+  if (!pendingEquations || !client) return;
   if (window.requestIdleCallback) requestIdleCallback(typesetPending, { timeout: 300 });
   else setTimeout(typesetPending, 0);
 }
 
 function typesetPending() {
-  if (!pendingSteps) return;
-  const s = pendingSteps;
-  pendingSteps = null;
-  steps(s);
+  if (!pendingEquations) return;
+  const s = pendingEquations;
+  pendingEquations = null;
+  equations(s);
 }
 
-function queueSteps(s) {
-  pendingSteps = s;
-  stepsStale = false;
-  if (stepsInView) flushSteps();
+function queueEquations(s) {
+  pendingEquations = s;
+  equationsStale = false;
+  if (equationsInView) flushEquations();
 }
 
 // The answer's sections this file draws (js/components.js).
 component("labels", { before: (l) => { setLabels(l); } });
 component("stats", { draw: (t) => { table($(PANEL_IDS.stats), t); } });
 component("logits_table", { draw: (t) => { table($(PANEL_IDS.logits_table), t); } });
-component("steps", { draw: (s) => { queueSteps(s); } });
-component("steps_follow", {
+component("equations", { draw: (s) => { queueEquations(s); } });
+component("equations_follow", {
   draw: (follow, res) => {
-    if (!follow || res.steps) return; // the equations themselves came too
-    stepsStale = true;
-    if (stepsInView) flushSteps();
+    if (!follow || res.equations) return; // the equations themselves came too
+    equationsStale = true;
+    if (equationsInView) flushEquations();
   },
 });
 component("softmax_bars", { draw: (c) => {
@@ -178,12 +178,12 @@ export function typeset(el, tex) {
 }
 
 // s: {sample, class, items: [{title, tex, note}]}
-function steps(s) {
+function equations(s) {
   options($("step-sample"), labels.samples, s.sample);
   options($("step-class"), labels.classes, s.class, labels.class_titles);
   if (!window.katex) {
     waitingForKatex = s;
-    loadKatex().then(() => { if (waitingForKatex === s) steps(s); }, (err) => console.error(err));
+    loadKatex().then(() => { if (waitingForKatex === s) equations(s); }, (err) => console.error(err));
     return;
   }
   waitingForKatex = null;

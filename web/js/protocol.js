@@ -6,13 +6,13 @@
 /**
  * One request: an op and its fields (pycore.explorer.protocol.REQUESTS says what each holds).
  * @typedef {Object} Request
- * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"digit_preview"|"export"|"open_file"|"steps"|"link"|"catch_up"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
+ * @property {"load"|"reset"|"edit"|"paste"|"resize"|"mode"|"preset"|"option"|"contributions"|"digit"|"digit_preview"|"export"|"open_file"|"equations"|"link"|"catch_up"|"selfcheck"|"train"|"train_reset"|"train_set"|"label"} op
  * @property {string} [fragment] load, reset
  * @property {string} [key] edit, paste
  * @property {number[]} [index] edit, paste, label
  * @property {string} [text] edit, paste, label
  * @property {boolean} [commit] edit, label
- * @property {"later"} [steps] edit, paste, option, digit, train
+ * @property {"later"} [equations] edit, paste, option, digit, train
  * @property {"later"} [link] edit, digit, train
  * @property {Array<"stats"|"top_k"|"contributions"|"logits_table"|"top_classes"|"prediction"|"softmax_bars"|"digit"|"mistake"|"variant"|"walk"|"finetune">} [later] edit, digit, train
  * @property {number} [B] resize
@@ -73,8 +73,8 @@
  * @property {Comparison} [variant]
  * @property {?Walk} [walk]
  * @property {FineTune} [finetune]
- * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [steps]
- * @property {boolean} [steps_follow]
+ * @property {{sample: number, class: number, items: {title: string, tex: string, note: ?string}[]}} [equations]
+ * @property {boolean} [equations_follow]
  * @property {Object<string, {spec: HeatmapSpec, rows: number, cols: number}>} [ahead]
  */
 

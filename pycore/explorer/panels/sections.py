@@ -16,7 +16,7 @@ page registered under the same key (web/js/components.js: ``component``) and its
 Examples
 --------
 >>> sorted(s.name for s in SECTIONS if INPUT in s.after)[:4]
-['contributions', 'digit', 'finetune', 'heatmap-input']
+['contributions', 'digit', 'equations', 'finetune']
 >>> [s.name for s in SECTIONS if s.after == EVERY]
 ['shape', 'link', 'walk']
 """
@@ -324,17 +324,17 @@ def _finetune(snap):
                 matrices=panel.matrices, session={"finetune": panel.notice_done})
 
 
-def steps(state, trace):
-    """The answer's ``steps``: the equations for the chosen sample and class."""
+def equations(state, trace):
+    """The answer's ``equations``: the equations for the chosen sample and class."""
     o = state.options
     return tex.steps(state, trace, o.get("sample", 0), o.get("logit_class", 0))
 
 
-def _steps(snap):
-    if snap.steps == "later":  # the page asks with a "steps" request once they are in view
-        return Part(answer={"steps_follow": True})
-    if snap.steps:
-        return Part(answer={"steps": steps(snap.state, snap.trace)})
+def _equations(snap):
+    if snap.equations == "later":  # the page asks with an "equations" request once in view
+        return Part(answer={"equations_follow": True})
+    if snap.equations:
+        return Part(answer={"equations": equations(snap.state, snap.trace)})
     return Part()
 
 
@@ -456,14 +456,14 @@ SECTIONS = (
                      "compare: [{head, name, loss, own, stopped}]}, each curve step 0 first "
                      "(each field: protocol.FINETUNE)")},
         panel="finetune", waits=True),
-    Section("steps", HEAD | {"sample", "logit_class"}, _steps, {
-        "steps": ("{sample: number, class: number, "
+    Section("equations", HEAD | {"sample", "logit_class"}, _equations, {
+        "equations": ("{sample: number, class: number, "
                   "items: {title: string, tex: string, note: ?string}[]}",
                   "{sample, class, items: [{title, tex, note}]}: the equations with one sample's "
                   "numbers"),
-        "steps_follow": ("boolean",
-                         "true when the equations changed but were left out (see the edit's "
-                         "'steps')")}),
+        "equations_follow": ("boolean",
+                             "true when the equations changed but were left out (see the "
+                             "edit's 'equations')")}),
     Section("ahead", frozenset((STATE,)), _ahead, {
         "ahead": ("Object<string, {spec: HeatmapSpec, rows: number, cols: number}>",
                   "{element id: {spec, rows, cols}}: with a new state, the heatmaps hidden now "
@@ -478,7 +478,7 @@ logits, whose notes it reads)."""
 DEFERRABLE = tuple(section.name for section in SECTIONS if section.waits)
 """The sections a request may leave for later (its ``later``): each is a panel of its own on
 the page, which the page can tell is out of view (its Section says ``waits``). The heatmaps of
-the pipeline, the editors, the link (``link: "later"``) and the equations (``steps:
+the pipeline, the editors, the link (``link: "later"``) and the equations (``equations:
 "later"``) are not among them."""
 
 PANEL_IDS = {section.name: section.panel for section in SECTIONS if section.panel}

@@ -15,7 +15,7 @@ from collections import namedtuple
 
 
 class Snapshot(namedtuple("Snapshot", "state trace sent selected_logit k finetune deferred "
-                                      "w_limit page_trace grids steps link_later live later")):
+                                      "w_limit page_trace grids equations link_later live later")):
     """What a section builder reads: the session as it is, and how the request wants its answer.
 
     A builder reads it and returns a :class:`Part`; the session applies what the parts say
@@ -41,7 +41,7 @@ class Snapshot(namedtuple("Snapshot", "state trace sent selected_logit k finetun
         :class:`~pycore.explorer.computed.Computed` (computed once and kept there).
     grids : bool
         Whether the editors are refilled (not for an edit: the page shows what was typed).
-    steps : bool or "later"
+    equations : bool or "later"
         "later": the page's equations are out of view; the answer only says they changed.
     link_later : bool
         The link is left pending (a number being scrubbed).
