@@ -13,7 +13,7 @@ in one run (docs/performance.md, "The model's own head and the lens"; lens_bench
    number key by key (each key's render awaited), Enter. Each key's data-last-render-ms (and
    of it Python's time in the worker), (a)/(c), (b)/(c), and the page's budget for a CLS edit
    at ViT-B/16 size (page_bench_common.py, scenario "c": median <= 150 ms).
-2. The tiny ViT's drawing panel (#real-vit, its lens #heatmap-lens), after Clear (the pipeline
+2. The tiny ViT's drawing panel (#digit, its lens #heatmap-lens), after Clear (the pipeline
    then follows the pen): handwriting.py's digits drawn with the mouse, 60 moves a second. The
    readings while the pen is down (data-preview-ms), the pipeline's renders while it is down
    (data-last-render-ms, and to the next frame: the measure docs/performance.md recorded before
@@ -57,7 +57,7 @@ RESET = "() => { const b = window.__bench; b.pythonMs = 0; b.workerMs = 0; b.res
 SPENT = """() => { const b = window.__bench, t = b.traffic;
                    return [b.workerMs, b.pythonMs, (t.jsonBytes + t.matrixBytes) / 1e6]; }"""
 OBSERVE = """() => {
-  const root = document.documentElement, panel = document.getElementById('real-vit');
+  const root = document.documentElement, panel = document.getElementById('digit');
   const b = window.__lens = { readings: [], renders: [], down: false, liftAt: 0 };
   new MutationObserver(() => b.readings.push(Number(panel.dataset.previewMs)))
     .observe(panel, { attributes: true, attributeFilter: ['data-previews'] });
@@ -173,7 +173,7 @@ def site_without_lens(out):
 
 
 def settled(page):
-    page.wait_for_function("() => document.getElementById('real-vit').dataset.drawing === 'done'"
+    page.wait_for_function("() => document.getElementById('digit').dataset.drawing === 'done'"
                            " && document.documentElement.dataset.linkPending !== 'true'", timeout=60000)
 
 

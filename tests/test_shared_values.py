@@ -25,7 +25,7 @@ PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "*.js")) +
 # A panel's id written out in an element lookup: $("stats"), getElementById('walk')
 PANEL_LOOKUP = re.compile(r'(?:\$|getElementById)\(\s*["\'`](%s)["\'`]\s*\)'
                           % "|".join(re.escape(i) for i in shared.PANEL_IDS.values()))
-# A selector that starts at a panel: "#real-vit .pad", `#top-k-table` is another element's id
+# A selector that starts at a panel: "#digit .pad", `#top-k-table` is another element's id
 PANEL_SELECTOR = re.compile(r'["\'`]#(%s)(?![\w-])' % "|".join(
     re.escape(i) for i in shared.PANEL_IDS.values()))
 # A string that is a panel's id and no section's or request's name: "mistakes", 'top-k'
@@ -226,11 +226,11 @@ def without_comments(code):
 
 def test_the_panel_id_check_catches_a_literal():
     """The pattern above is not vacuous: it sees each form it promises to refuse."""
-    for text in ('$("real-vit")', "document.getElementById('stats')", '$(`top-k`)'):
+    for text in ('$("digit")', "document.getElementById('stats')", '$(`top-k`)'):
         assert PANEL_LOOKUP.search(text), text
-    for text in ('$("real-vit-pad")', '{ op: "stats" }', '$(PANEL_IDS.walk)'):
+    for text in ('$("digit-pad")', '{ op: "stats" }', '$(PANEL_IDS.walk)'):
         assert not PANEL_LOOKUP.search(text), text
-    for text in ('querySelector("#real-vit .pad")', "'#walk'"):
+    for text in ('querySelector("#digit .pad")', "'#walk'"):
         assert PANEL_SELECTOR.search(text), text
     for text in ('"#top-k-table"', '"#walkthrough"'):
         assert not PANEL_SELECTOR.search(text), text

@@ -52,7 +52,7 @@ PANEL_IDS = {
     "top_classes": "top-classes",
     "prediction": "prediction",
     "softmax_bars": "softmax-bars",
-    "digit": "real-vit",
+    "digit": "digit",
     "mistake": "mistakes",
     "variant": "variants",
     "walk": "walk",

@@ -200,7 +200,7 @@ FINGERPRINT = """() => {
     finetune: [ft.busy || null, ft.playing || null, ft.runSteps || '0', $('ft-error').hidden],
     topK: $('top-k-k').dataset.k || $('top-k-k').value,
     contributions: $('contributions').hidden,
-    digit: [$('real-vit').dataset.active || null,
+    digit: [$('digit').dataset.active || null,
             Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'),
                        (c) => Number(c.dataset.value) || 0).reduce((a, b) => a + b, 0)],
     logits: z('heatmap-logits'), W_head: z('heatmap-w'), cls: z('heatmap-cls'),

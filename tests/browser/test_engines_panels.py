@@ -54,7 +54,7 @@ def test_a_finger_taps_a_pixel_on_a_phone(app, model):
     settle_layout(engine)
     engine.evaluate(PAD_IN_VIEW)
     engine.tap("#digit-pad", at=(2.5 / 8, 5.5 / 8))  # (x, y): column 2, row 5
-    engine.wait_for("""() => document.getElementById('real-vit').dataset.drawing === 'done'
+    engine.wait_for("""() => document.getElementById('digit').dataset.drawing === 'done'
         && document.documentElement.dataset.mode === 'encoder'""")
     pixels = pad_pixels(engine)
     assert pixels[5, 2] == 16 and pixels.sum() == 16  # a dot in a pixel's middle inks it alone
@@ -70,12 +70,12 @@ def test_a_drawn_digit_is_read(app, model):
     # output), so the pad moves down until that answer is drawn.
     engine.wait_for("""() => Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'))
         .every((c) => Number(c.dataset.value) === 0)
-        && document.getElementById('real-vit').dataset.drawing === 'done'
+        && document.getElementById('digit').dataset.drawing === 'done'
         && document.documentElement.dataset.mode === 'encoder'""")
     engine.evaluate(PAD_IN_VIEW)  # again: WebKit's WebDriver scrolls the button it clicks
     rows = [0.5, 2.5, 4.5, 7.5]  # a vertical stroke down column 4 through cell centres: a "1"
     engine.drag("#digit-pad", [(4.5 / 8, r / 8) for r in rows])
-    engine.wait_for("""() => document.getElementById('real-vit').dataset.drawing === 'done'
+    engine.wait_for("""() => document.getElementById('digit').dataset.drawing === 'done'
         && document.documentElement.dataset.mode === 'encoder'
         && Number(document.querySelectorAll('#digit-pad [role=gridcell]')[60].dataset.value) === 16""")
     pixels = pad_pixels(engine)

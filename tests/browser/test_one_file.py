@@ -219,7 +219,7 @@ def test_served_alone_under_a_learning_platforms_policy_it_asks_for_nothing_else
         w = W.copy()
         w[0, 0] = 2
         np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(CLS, w), atol=1e-12)
-        engine.click("#real-vit .digit-gallery button")  # the tiny ViT, KaTeX-free path
+        engine.click("#digit .digit-gallery button")  # the tiny ViT, KaTeX-free path
         engine.wait_for("() => /\\d/.test(document.getElementById('digit-prediction').textContent)")
     finally:
         server.shutdown()

@@ -39,7 +39,7 @@ def pad_pixels(page):
 
 
 def settled(page):
-    page.wait_for_function("() => document.getElementById('real-vit').dataset.drawing === 'done'",
+    page.wait_for_function("() => document.getElementById('digit').dataset.drawing === 'done'",
                            timeout=30000)
 
 
@@ -83,7 +83,7 @@ def test_mouse_drawn_digits_are_read_right_most_of_the_time(page, site_url, mode
 def watch_readings(page):
     """Collect every reading's latency (data-preview-ms) in the page, as it is shown."""
     page.evaluate("""() => {
-        const panel = document.getElementById('real-vit');
+        const panel = document.getElementById('digit');
         window.readingMs = [];
         new MutationObserver(() => window.readingMs.push(Number(panel.dataset.previewMs)))
             .observe(panel, { attributes: true, attributeFilter: ['data-previews'] });
@@ -148,7 +148,7 @@ def stroke_with_checks(page, model, points, follows):
         assert seen["prediction"].startswith("%s (softmax " % seen["top"][0][0])
         if not follows:
             assert renders(page) == before       # the pipeline waits for the pen to lift
-            assert page.evaluate("() => document.getElementById('real-vit').dataset.drawing") == "pending"
+            assert page.evaluate("() => document.getElementById('digit').dataset.drawing") == "pending"
             continue
         # every stage follows the pen too: the logits of the image shown, as the model gives them
         until(page, lambda seen: logits_agree(seen["z"],

@@ -74,16 +74,16 @@ def test_the_first_screen_shows_the_heads_pipeline(page, site_url):
     set_viewport(page, {"width": 1280, "height": 800})
     open_explorer(page, site_url)
     page.evaluate("() => window.scrollTo(0, 0)")
-    tops = page.evaluate("""() => Object.fromEntries(['overview', 'stage-input', 'stage-norm', 'real-vit']
+    tops = page.evaluate("""() => Object.fromEntries(['overview', 'stage-input', 'stage-norm', 'digit']
         .map((id) => [id, document.getElementById(id).getBoundingClientRect().top]))""")
     assert tops["stage-input"] < 400 and tops["stage-norm"] < 400, tops
-    assert tops["real-vit"] > 800, tops
+    assert tops["digit"] > 800, tops
     for heatmap in ("heatmap-cls", "heatmap-normalized"):  # the cells' area, whole
         box = page.locator("#%s .nsewdrag" % heatmap).first.bounding_box()
         assert box["height"] > 30 and box["y"] + box["height"] <= 800, (heatmap, box)
     overview = page.locator("#overview")
     assert overview.is_visible() and "logits" in overview.inner_text()
-    assert page.locator("#overview a").get_attribute("href") == "#real-vit"
+    assert page.locator("#overview a").get_attribute("href") == "#digit"
 
 
 # WCAG 1.4.12's text spacing, as a reader's own style sheet sets it.

@@ -41,9 +41,14 @@ def test_a_link_with_the_old_option_pitfall_shows_that_mistake(page, site_url):
 
 
 @pytest.mark.fresh_page  # a boot of its own: what opening such a link does
-def test_a_link_to_an_old_section_id_shows_that_section(page, site_url):
+def test_links_to_old_section_ids_show_those_sections(page, site_url):
     page.set_viewport_size({"width": 1280, "height": 720})
     page.goto(site_url + "index.html#pitfalls")
     wait_ready(page)
     assert alert_text(page) == ""
     assert page.evaluate("scrollY") > 0 and _in_view(page, "mistakes")
+    # followed from the page (hashchange), the drawing panel's old id
+    page.evaluate("() => { scrollTo(0, 0); location.hash = '#real-vit'; }")
+    page.wait_for_function("() => scrollY > 0")
+    assert _in_view(page, "digit") and not _in_view(page, "mistakes")
+    assert alert_text(page) == ""

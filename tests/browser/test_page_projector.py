@@ -155,11 +155,11 @@ def test_paper_and_the_example_menu_say_only_what_is_there(page, site_url, reset
     drawn digit's model rather than the worked example."""
     open_explorer(page, site_url)
     page.emulate_media(media="print")
-    shown = page.evaluate("""() => Object.fromEntries(['real-vit', 'ft-step', 'loss-curve', 'walk',
+    shown = page.evaluate("""() => Object.fromEntries(['digit', 'ft-step', 'loss-curve', 'walk',
         'heatmap-cls', 'heatmap-logits', 'contributions'].map((id) =>
         [id, document.getElementById(id).getClientRects().length > 0
              && getComputedStyle(document.getElementById(id)).visibility !== 'hidden']))""")
-    assert shown == {"real-vit": False, "ft-step": False, "loss-curve": False, "walk": False,
+    assert shown == {"digit": False, "ft-step": False, "loss-curve": False, "walk": False,
                      "heatmap-cls": True, "heatmap-logits": True, "contributions": False}, shown
     page.emulate_media(media="screen")
     assert page.locator("#preset").input_value() == "worked"
@@ -167,7 +167,7 @@ def test_paper_and_the_example_menu_say_only_what_is_there(page, site_url, reset
     assert page.locator("#preset").input_value() == "digit"
     assert "Drawn digit" in page.locator("#preset option:checked").inner_text()
     page.emulate_media(media="print")
-    assert page.evaluate("document.getElementById('real-vit').getClientRects().length") > 0
+    assert page.evaluate("document.getElementById('digit').getClientRects().length") > 0
     page.emulate_media(media="null")
 
 

@@ -33,7 +33,7 @@ def pad_pixels(page):
 def settled(page):
     """Wait until the newest drawing is on screen (docs/interface.md: data-drawing)."""
     page.wait_for_function(
-        "() => document.getElementById('real-vit').dataset.drawing === 'done'", timeout=30000)
+        "() => document.getElementById('digit').dataset.drawing === 'done'", timeout=30000)
 
 
 def attention_shown(page):
@@ -99,8 +99,8 @@ def test_a_vertical_stroke_is_read_as_a_one(page, site_url, model):
     assert header == [""] + [str(d) for d in range(10)]
     # the encoder's time in this browser's Python is measured and said (its speed is a
     # benchmark's business: a wall-clock bound here fails on a loaded machine)
-    ms = float(page.evaluate("document.getElementById('real-vit').dataset.encodeMs"))
-    assert ms > 0 and ("Encoded in %.1f ms per image" % ms) in page.inner_text("#real-vit")
+    ms = float(page.evaluate("document.getElementById('digit').dataset.encodeMs"))
+    assert ms > 0 and ("Encoded in %.1f ms per image" % ms) in page.inner_text("#digit")
 
 
 @pytest.mark.hosts("pyscript", "fallback")
@@ -129,7 +129,7 @@ def test_picking_a_held_out_digit_shows_its_logits(page, site_url, model):
     np.testing.assert_allclose(
         logits, model.logits(images[index][None]), atol=1e-12)
     check_shown(page, model)
-    assert "Alpaydin" in page.inner_text("#real-vit .source")
+    assert "Alpaydin" in page.inner_text("#digit .source")
 
 
 def test_drawing_with_the_keyboard(page, site_url, model):

@@ -173,7 +173,7 @@ component("ahead", { draw: (figures) => { for (const [id, f] of Object.entries(f
 // it, as the browser would have.
 function followFormerAnchor() {
   /** @type {Record<string, string>} old id: new id */
-  const renamed = { pitfalls: PANEL_IDS.mistake, pitfall: "mistake" };
+  const renamed = { pitfalls: PANEL_IDS.mistake, pitfall: "mistake", "real-vit": PANEL_IDS.digit };
   const id = renamed[location.hash.slice(1)];
   const target = id ? document.getElementById(id) : null;
   if (!target) return;

@@ -116,7 +116,7 @@ let laterSections = () => [];
 // number's). From any other state it waits for the lift: the new state's sizes would move the
 // page, and the pad under the pen. Once the pen lifts (or a key, a pick, Clear changes the
 // pixels) one "digit" request draws the drawing and writes the link.
-// <section id="real-vit" data-drawing>: "pending" while the pipeline is behind the drawing,
+// <section id="digit" data-drawing>: "pending" while the pipeline is behind the drawing,
 // "done" once the newest drawing is drawn.
 const reading = new Debounced((pixels, t0) => previewDigit(pixels, t0));
 const drawing = new Debounced((pixels, t0) => sendDigit(pixels, t0),
@@ -158,7 +158,7 @@ function behindThePen(d) {
 }
 
 // The reading of a drawing in progress, at once (the pipeline follows as fast as it is redrawn).
-// <section id="real-vit" data-preview-ms data-previews>: the milliseconds from the change to
+// <section id="digit" data-preview-ms data-previews>: the milliseconds from the change to
 // its reading on screen, and how many readings were shown.
 async function previewDigit(pixels, t0) {
   if (!call) return;

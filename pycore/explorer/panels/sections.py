@@ -422,7 +422,7 @@ SECTIONS = (
                   "and the encoder's milliseconds per image; images null when the state is not "
                   "the tiny ViT's encoder output; lens: whether the head at every depth is shown "
                   "(the drawn images', or a model file's hidden_cls)")},
-        panel="real-vit", waits=True),
+        panel="digit", waits=True),
     Section(HEATMAP_IDS["lens"], HEAD | {"sample"}, _lens, {}),
     Section("mistake", HEAD | {"mistake", "top_k"}, _comparison("mistake"), {
         "mistake": ("Comparison",
