@@ -28,7 +28,7 @@ def reference_encode(params, images, patch_size, heads):
     P = patch_size
     grid = 8 // P
     D = params["E"].shape[1]
-    depth = sum(1 for name in params if name.endswith(".W_qkv"))
+    L = sum(1 for name in params if name.endswith(".W_qkv"))
     d_head = D // heads
     z_all, attn_all, cls_all = [], [], []
     for image in images:
@@ -41,7 +41,7 @@ def reference_encode(params, images, patch_size, heads):
         z = [tokens[t] + params["E_pos"][t] for t in range(len(tokens))]
         T = len(z)
         cls_rows = [z[0]]
-        for l in range(depth):
+        for l in range(L):
             w = lambda n: params["block%d.%s" % (l, n)]  # noqa: E731
             y = [_ln_token(z[t], w("ln1_gamma"), w("ln1_beta")) for t in range(T)]
             qkv = [y[t] @ w("W_qkv") + w("b_qkv") for t in range(T)]
@@ -101,7 +101,7 @@ def forward(params, images, patch_size, heads):
     B, P = x.shape[0], patch_size
     grid = 8 // P
     D = params["E"].shape[1]
-    depth = sum(1 for name in params if name.endswith(".W_qkv"))
+    L = sum(1 for name in params if name.endswith(".W_qkv"))
     d = D // heads
     patches = np.stack([x[:, r * P:(r + 1) * P, c * P:(c + 1) * P].reshape(B, P * P)
                         for r in range(grid) for c in range(grid)], axis=1)
@@ -110,7 +110,7 @@ def forward(params, images, patch_size, heads):
     z = np.concatenate([cls, embedded], axis=1) + params["E_pos"]
     T = z.shape[1]
     hidden, attn = [z[:, 0, :]], None
-    for l in range(depth):
+    for l in range(L):
         p = {name.split(".", 1)[1]: value for name, value in params.items()
              if name.startswith("block%d." % l)}
         qkv = np.einsum("btd,de->bte", _ln_rows(z, p["ln1_gamma"], p["ln1_beta"]),
@@ -146,7 +146,7 @@ class ShippedViT(object):
             self.params = {name: np.array(data[name], dtype=float) for name in data.files
                            if name not in ("meta", "test_indices")}
         self.patch_size, self.heads = int(meta["patch_size"]), int(meta["heads"])
-        self.depth = sum(1 for name in self.params if name.endswith(".W_qkv"))
+        self.L = sum(1 for name in self.params if name.endswith(".W_qkv"))
         self.W_head = self.params["W_head"]
 
     def run(self, images):

@@ -283,10 +283,10 @@ def test_the_logit_lens_is_the_head_on_each_depths_cls_row_of_an_independent_for
     assert spec["matrix"] == "lens" and "image 0" in spec["title"]
 
     def expected(b, W):
-        rows = [reference_head(hidden[l, b:b + 1], W)[0] for l in range(model.depth)]
+        rows = [reference_head(hidden[l, b:b + 1], W)[0] for l in range(model.L)]
         return np.array(rows + [s.matrix("logits")[b]])          # row L: the pipeline's
     lens = s.matrix("lens")
-    assert lens.shape == (model.depth + 1, 10)
+    assert lens.shape == (model.L + 1, 10)
     np.testing.assert_allclose(lens, expected(0, model.W_head), rtol=1e-10, atol=1e-10)
     np.testing.assert_allclose(lens[-1], reference_head(hidden[-1, :1], model.W_head)[0],
                                rtol=1e-10, atol=1e-10)            # z_L's CLS row, unedited

@@ -110,7 +110,7 @@ def test_a_probe_at_every_depth_reads_the_digit_from_where_it_becomes_readable(d
     answer = s.handle({"op": "preset", "name": "finetune-digits",
                        "digits": {"train": ft["train"], "held_out": ft["held_out"][:60]}})
     probes = answer["finetune"]["held_out"]["probes"]
-    assert probes["depths"] == list(range(model.depth + 1)) and probes["steps"] == 200
+    assert probes["depths"] == list(range(model.L + 1)) and probes["steps"] == 200
     train_idx, held_idx = ft["train_indices"], np.array(model.test_indices)[:60]
     _, _, hidden = reference_encode(model.params, images[train_idx].astype(float),
                                     model.patch_size, model.heads)

@@ -20,8 +20,8 @@ def test_the_shipped_model_read_by_numpy_alone_is_pycores():
     assert set(ours.params) == set(theirs.params)
     for name, value in theirs.params.items():
         np.testing.assert_array_equal(ours.params[name], value)
-    assert (ours.patch_size, ours.heads, ours.depth) == (
-        theirs.patch_size, theirs.heads, theirs.depth)
+    assert (ours.patch_size, ours.heads, ours.L) == (
+        theirs.patch_size, theirs.heads, theirs.L)
     np.testing.assert_array_equal(ours.test_indices, theirs.test_indices)
 
 
@@ -48,9 +48,9 @@ def test_the_references_and_pycore_agree_on_the_shipped_model():
 
 def test_the_references_and_pycore_agree_on_random_weights():
     rs = np.random.RandomState(7)
-    for P, D, depth, heads, mlp in ((4, 8, 1, 2, 16), (2, 12, 2, 3, 20), (8, 6, 3, 1, 6)):
+    for P, D, L, heads, mlp in ((4, 8, 1, 2, 16), (2, 12, 2, 3, 20), (8, 6, 3, 1, 6)):
         params = {name: rs.randn(*shape)
-                  for name, shape in tiny_vit_params.parameter_shapes(P, D, depth, mlp)}
+                  for name, shape in tiny_vit_params.parameter_shapes(P, D, L, mlp)}
         images = digits(rs, 3)
         z, attn, hidden = forward(params, images, P, heads)
         slow_z, slow_attn, slow_hidden = reference_encode(params, images, P, heads)

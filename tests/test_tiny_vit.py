@@ -44,18 +44,18 @@ def data():
 
 # ---- (a) the encoder against a straightforward re-implementation ----------------------------
 
-def random_params(rs, patch_size, D, depth, mlp_dim):
+def random_params(rs, patch_size, D, L, mlp_dim):
     return {name: rs.randn(*shape) * (0.4 if len(shape) == 2 else 0.5)
-            for name, shape in tiny_vit_params.parameter_shapes(patch_size, D, depth, mlp_dim)}
+            for name, shape in tiny_vit_params.parameter_shapes(patch_size, D, L, mlp_dim)}
 
 
 @pytest.mark.parametrize("sizes", ["committed", (4, 12, 1, 3, 24)])
 def test_encoder_matches_a_loop_by_loop_reimplementation(model, sizes):
     if sizes == "committed":
-        sizes = (model.patch_size, model.D, model.depth, model.heads, model.mlp_dim)
-    P, D, depth, heads, mlp_dim = sizes
+        sizes = (model.patch_size, model.D, model.L, model.heads, model.mlp_dim)
+    P, D, L, heads, mlp_dim = sizes
     rs = np.random.RandomState(7)
-    params = random_params(rs, P, D, depth, mlp_dim)
+    params = random_params(rs, P, D, L, mlp_dim)
     vit = tiny_vit.TinyViT(params, heads=heads, patch_size=P)
     images = rs.randint(0, 17, size=(2, 8, 8)).astype(float)
     want_z, want_attn, want_cls = reference_encode(params, images, P, heads)
@@ -67,11 +67,11 @@ def test_encoder_matches_a_loop_by_loop_reimplementation(model, sizes):
                        rtol=1e-12, atol=1e-13)
     # the CLS row at every depth, the logit lens's input: z_0's, then each block's output's
     hidden = vit.hidden_cls(images)
-    assert hidden.shape == (depth + 1, 2, D)
+    assert hidden.shape == (L + 1, 2, D)
     assert np.allclose(hidden, want_cls, rtol=1e-12, atol=1e-12)
     W = rs.randn(D, 5)
     lens = logit_lens(hidden, W)
-    for l in range(depth + 1):
+    for l in range(L + 1):
         np.testing.assert_allclose(lens[l], reference_head(want_cls[l], W), rtol=1e-11, atol=1e-11)
 
 
@@ -175,8 +175,9 @@ def test_the_weights_file_is_small_and_describes_its_training(model):
     for key in ("seed", "split_seed", "epochs", "train_accuracy", "test_accuracy", "n_params"):
         assert key in meta
     assert meta["n_params"] == sum(v.size for v in model.params.values())
-    assert (meta["D"], meta["depth"], meta["heads"]) == (model.D, model.depth, model.heads)
-    assert 32 <= model.D <= 64 and 2 <= model.depth <= 4
+    # the training script's config (training/train_tiny_vit.py) names L "depth", as timm does
+    assert (meta["D"], meta["depth"], meta["heads"]) == (model.D, model.L, model.heads)
+    assert 32 <= model.D <= 64 and 2 <= model.L <= 4
 
 
 # Python 3.8 / NumPy 1.17, the import rule and the docstring examples of tiny_vit*.py are checked

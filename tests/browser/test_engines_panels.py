@@ -89,7 +89,7 @@ def test_a_drawn_digit_is_read(app, model):
     image = model_pixels(engine)[None]
     _, _, hidden = reference_encode(model.params, image, model.patch_size, model.heads)
     lens = heatmap_z(engine, "heatmap-lens")
-    want = [reference_head(hidden[l], model.W_head)[0] for l in range(model.depth + 1)]
+    want = [reference_head(hidden[l], model.W_head)[0] for l in range(model.L + 1)]
     np.testing.assert_allclose(lens, want, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(lens[-1], logits[0], atol=1e-12)
     app.assert_clean()

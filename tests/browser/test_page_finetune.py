@@ -255,7 +255,7 @@ def test_the_real_vit_features_preset_reports_held_out_accuracy(page, site_url):
     bars = page.eval_on_selector_all("#ft-probe-bars li", """items => items.map(li => [
         li.querySelector('.top-name').textContent, li.querySelector('.top-p').textContent,
         parseFloat(li.querySelector('.top-bar > span').style.width)])""")
-    assert [b[0] for b in bars] == ["\u2113 = %d" % d for d in range(model.depth + 1)]
+    assert [b[0] for b in bars] == ["\u2113 = %d" % d for d in range(model.L + 1)]
     shares = [float(p.rstrip(" %")) for _, p, _ in bars]
     assert shares[0] <= 25 and shares[-1] >= 90 and [w for *_, w in bars] == pytest.approx(
         shares, abs=0.51)

@@ -50,7 +50,7 @@ class TinyViT(object):
 
     Attributes
     ----------
-    D, depth, heads, mlp_dim, patch_size, N : int
+    D, L, heads, mlp_dim, patch_size, N : int
         Sizes; N = (8 / P)**2 patches, so z_L has N+1 tokens.
     W_head : numpy.ndarray
         (D, 10) float64, the page's head weights.
@@ -65,17 +65,17 @@ class TinyViT(object):
     --------
     >>> from pycore.vit.tiny.params import parameter_shapes
     >>> rng = np.random.RandomState(0)
-    >>> shapes = parameter_shapes(4, D=8, depth=1, mlp_dim=16)
+    >>> shapes = parameter_shapes(4, D=8, L=1, mlp_dim=16)
     >>> model = TinyViT({k: rng.randn(*s) for k, s in shapes}, heads=2, patch_size=4)
     >>> model.encode(np.zeros((3, 8, 8))).shape
     (3, 5, 8)
     """
 
     def __init__(self, params, heads, patch_size, test_indices=None, meta=None):
-        self.params, (D, depth, mlp_dim) = check_params(params, patch_size)
+        self.params, (D, L, mlp_dim) = check_params(params, patch_size)
         if int(heads) != heads or heads < 1 or D % heads:
             raise ValueError("heads must divide D = {}; got {!r}".format(D, heads))
-        self.D, self.depth, self.heads, self.mlp_dim = D, depth, int(heads), mlp_dim
+        self.D, self.L, self.heads, self.mlp_dim = D, L, int(heads), mlp_dim
         self.patch_size = int(patch_size)
         self.N = (IMAGE_SIDE // self.patch_size) ** 2
         self.W_head = self.params["W_head"]
@@ -84,8 +84,8 @@ class TinyViT(object):
         self.meta = dict(meta or {})
 
     def __repr__(self):
-        return "TinyViT(patch_size={}, N={}, D={}, depth={}, heads={}, mlp_dim={})".format(
-            self.patch_size, self.N, self.D, self.depth, self.heads, self.mlp_dim)
+        return "TinyViT(patch_size={}, N={}, D={}, L={}, heads={}, mlp_dim={})".format(
+            self.patch_size, self.N, self.D, self.L, self.heads, self.mlp_dim)
 
     def _embed(self, x):
         p = self.params
@@ -116,7 +116,7 @@ class TinyViT(object):
         p = self.params
         z = self._embed(check_images(images))
         attn, cls_rows = None, [z[:, 0, :]]
-        for l in range(self.depth):
+        for l in range(self.L):
             pre = "block{}.".format(l)
             msa, attn = self._msa(
                 layer_norm_affine(z, p[pre + "ln1_gamma"], p[pre + "ln1_beta"]), l)
@@ -229,7 +229,7 @@ class TinyViT(object):
         --------
         >>> model = load_tiny_vit()
         >>> h = model.hidden_cls(np.zeros((2, 8, 8)))
-        >>> h.shape == (model.depth + 1, 2, model.D)
+        >>> h.shape == (model.L + 1, 2, model.D)
         True
         >>> bool((h[-1] == model.encode(np.zeros((2, 8, 8)))[:, 0, :]).all())
         True
@@ -309,7 +309,7 @@ def load_tiny_vit(path=None):
     TinyViT
         With ``encode``, ``cls_attention``, ``W_head`` (D, 10) float64,
         ``test_indices`` (the held-out images' indices in ``load_digits()`` order),
-        ``patch_size``, ``D``, ``depth``, ``heads`` and ``meta`` (how it was trained).
+        ``patch_size``, ``D``, ``L``, ``heads`` and ``meta`` (how it was trained).
 
     Raises
     ------

@@ -15,7 +15,7 @@ CLASSES = 10
 WEIGHTS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "weights.npz")
 
 
-def parameter_shapes(patch_size, D, depth, mlp_dim, classes=CLASSES):
+def parameter_shapes(patch_size, D, L, mlp_dim, classes=CLASSES):
     """The name and shape of every weight of a tiny ViT, in a fixed order.
 
     Parameters
@@ -24,8 +24,8 @@ def parameter_shapes(patch_size, D, depth, mlp_dim, classes=CLASSES):
         P, a divisor of 8: the image is cut into N = (8 / P)**2 patches.
     D : int
         Width of every token.
-    depth : int
-        L, the number of encoder blocks.
+    L : int
+        The number of encoder blocks (the paper's L).
     mlp_dim : int
         Hidden width of each block's MLP.
     classes : int, optional
@@ -45,11 +45,11 @@ def parameter_shapes(patch_size, D, depth, mlp_dim, classes=CLASSES):
 
     Examples
     --------
-    >>> shapes = dict(parameter_shapes(4, D=8, depth=1, mlp_dim=16))
+    >>> shapes = dict(parameter_shapes(4, D=8, L=1, mlp_dim=16))
     >>> shapes["E"], shapes["E_pos"], shapes["block0.W_qkv"], shapes["W_head"]
     ((16, 8), (5, 8), (8, 24), (8, 10))
     """
-    for name, value in (("patch_size", patch_size), ("D", D), ("depth", depth),
+    for name, value in (("patch_size", patch_size), ("D", D), ("L", L),
                         ("mlp_dim", mlp_dim), ("classes", classes)):
         if int(value) != value or value < 1:
             raise ValueError("{} must be a positive integer; got {!r}".format(name, value))
@@ -58,7 +58,7 @@ def parameter_shapes(patch_size, D, depth, mlp_dim, classes=CLASSES):
     N = (IMAGE_SIDE // patch_size) ** 2
     shapes = [("E", (patch_size * patch_size, D)), ("b_E", (D,)), ("x_class", (D,)),
               ("E_pos", (N + 1, D))]
-    for l in range(depth):
+    for l in range(L):
         p = "block{}.".format(l)
         shapes += [(p + "ln1_gamma", (D,)), (p + "ln1_beta", (D,)),
                    (p + "W_qkv", (D, 3 * D)), (p + "b_qkv", (3 * D,)),
@@ -72,7 +72,7 @@ def parameter_shapes(patch_size, D, depth, mlp_dim, classes=CLASSES):
 
 def check_params(params, patch_size):
     """The weights of a tiny ViT, checked against :func:`parameter_shapes` for the sizes they
-    imply (D from ``E``, the depth from the blocks present, mlp_dim from ``block0.W_1``).
+    imply (D from ``E``, L from the blocks present, mlp_dim from ``block0.W_1``).
 
     Parameters
     ----------
@@ -84,7 +84,7 @@ def check_params(params, patch_size):
     Returns
     -------
     (dict of str to numpy.ndarray, (int, int, int))
-        float64 copies of the weights, and (D, depth, mlp_dim).
+        float64 copies of the weights, and (D, L, mlp_dim).
 
     Raises
     ------
@@ -94,7 +94,7 @@ def check_params(params, patch_size):
 
     Examples
     --------
-    >>> params = {k: np.zeros(s) for k, s in parameter_shapes(4, D=8, depth=2, mlp_dim=16)}
+    >>> params = {k: np.zeros(s) for k, s in parameter_shapes(4, D=8, L=2, mlp_dim=16)}
     >>> check_params(params, 4)[1]
     (8, 2, 16)
     >>> check_params(dict(params, E=np.zeros((16, 9))), 4)
@@ -107,14 +107,14 @@ def check_params(params, patch_size):
     if E is None or E.ndim != 2 or E_pos is None or E_pos.ndim != 2:
         raise ValueError("params needs E (P*P, D) and E_pos (N+1, D)")
     D = E.shape[1]
-    depth = 0
-    while "block{}.W_qkv".format(depth) in params:
-        depth += 1
+    L = 0
+    while "block{}.W_qkv".format(L) in params:
+        L += 1
     W_1 = params.get("block0.W_1")
-    if depth < 1 or W_1 is None:
+    if L < 1 or W_1 is None:
         raise ValueError("params needs at least one block (block0.W_qkv, block0.W_1, ...)")
     mlp_dim = np.asarray(W_1).shape[-1]
-    expected = parameter_shapes(patch_size, D, depth, mlp_dim)
+    expected = parameter_shapes(patch_size, D, L, mlp_dim)
     unknown = sorted(set(params) - set(name for name, _ in expected))
     if unknown:
         raise ValueError("unknown weights: {}".format(", ".join(unknown)))
@@ -129,4 +129,4 @@ def check_params(params, patch_size):
         if not np.isfinite(value).all():
             raise ValueError("{} holds NaN or infinity".format(name))
         checked[name] = value
-    return checked, (D, depth, mlp_dim)
+    return checked, (D, L, mlp_dim)
