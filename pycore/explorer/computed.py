@@ -4,7 +4,7 @@ import numpy as np
 
 from ..vit.trace import retrace_column, retrace_row, trace_head
 from .panels.colour_range import RunningColourLimit
-from .panels.readouts import TABLE_TOP_K
+from .panels.readouts import LOGITS_TABLE_TOP_K
 from .comparisons import registry as comparisons
 from .state.explorer_state import real_head
 
@@ -153,9 +153,9 @@ class Computed(object):
         return traced is not None and all(a is b for a, b in zip(traced, (s, s.W_head, s.inputs)))
 
 
-# The logits table lists each sample's TABLE_TOP_K largest logits in order; one more rank
+# The logits table lists each sample's LOGITS_TABLE_TOP_K largest logits in order; one more rank
 # decides which comes last.
-RANKED = TABLE_TOP_K + 1
+RANKED = LOGITS_TABLE_TOP_K + 1
 
 
 def _near_tie(logits, ranks):

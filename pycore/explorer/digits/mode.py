@@ -17,7 +17,7 @@ from ..errors import StateError, shown
 from ..state.recipes import Recipe
 from ..state.explorer_state import ExplorerState, hidden_cls_of
 
-TOP = 3
+DIGIT_TOP = 3
 """The panel lists this many of the most likely classes of the drawing."""
 CLASS_NAMES = [str(d) for d in range(10)]
 
@@ -120,7 +120,7 @@ def section(state, trace):
 
 
 def top_classes(probs, names):
-    """The :data:`TOP` most likely classes: ``[[name, probability], ...]``, most likely first
+    """The :data:`DIGIT_TOP` most likely classes: ``[[name, probability], ...]``, most likely first
     (the first of equal ones first, as the head's prediction).
 
     Examples
@@ -128,7 +128,7 @@ def top_classes(probs, names):
     >>> top_classes(np.array([0.1, 0.6, 0.1, 0.2]), ["a", "b", "c", "d"])
     [['b', 0.6], ['d', 0.2], ['a', 0.1]]
     """
-    order = top_k(np.asarray(probs)[None, :], TOP)[0]  # ranked by the probabilities shown
+    order = top_k(np.asarray(probs)[None, :], DIGIT_TOP)[0]  # ranked by the probabilities shown
     return [[names[int(c)], float(probs[c])] for c in order]
 
 

@@ -19,7 +19,7 @@ from ..digits.images import hidden_cls
 from ..state.editing import DEFAULT_N
 from ..state.explorer_state import hidden_cls_of, real_head
 from .heatmap import AHEAD_LIMIT, VALUE, heatmap, shape_only
-from .readouts import TABLE_CLASSES_MAX, TABLE_TOP_K, class_label
+from .readouts import LOGITS_TABLE_CLASSES_MAX, LOGITS_TABLE_TOP_K, class_label
 from ..shared import HEATMAP_IDS
 
 
@@ -139,13 +139,13 @@ def stats_table(trace, decimals=4):
 def logits_table(trace, decimals=4, classes=None):
     """The logits as numbers, with each sample's predicted class marked.
 
-    With more than TABLE_CLASSES_MAX classes the table lists each sample's TABLE_TOP_K largest
-    logits instead (the CSV export has them all). ``classes``: the classes' names, when the
-    state has them (:func:`labels`); else they are numbered.
+    With more than LOGITS_TABLE_CLASSES_MAX classes the table lists each sample's
+    LOGITS_TABLE_TOP_K largest logits instead (the CSV export has them all). ``classes``: the
+    classes' names, when the state has them (:func:`labels`); else they are numbered.
     """
     B, C = trace.logits.shape
     rows = []
-    if C <= TABLE_CLASSES_MAX:
+    if C <= LOGITS_TABLE_CLASSES_MAX:
         for b in range(B):
             rows.append({"label": "sample %d" % b,
                          "cells": [format_number(v, decimals) for v in trace.logits[b]],
@@ -153,14 +153,15 @@ def logits_table(trace, decimals=4, classes=None):
         return {"caption": "Logits (rows: samples; columns: classes; predicted class marked)",
                 "header": [""] + (list(classes) if classes else
                                   ["class %d" % c for c in range(C)]), "rows": rows}
-    for b, order in enumerate(top_k(trace.logits, TABLE_TOP_K)):
+    for b, order in enumerate(top_k(trace.logits, LOGITS_TABLE_TOP_K)):
         rows.append({"label": "sample %d" % b,
                      "cells": ["class %d: %s" % (c, format_number(trace.logits[b, c], decimals))
                                for c in order],
                      "mark": 0})
     return {"caption": "The %d largest logits of each sample, of C = %d (the CSV export has "
-                       "them all); the first is the predicted class" % (TABLE_TOP_K, C),
-            "header": [""] + ["#%d" % (k + 1) for k in range(min(TABLE_TOP_K, C))], "rows": rows}
+                       "them all); the first is the predicted class" % (LOGITS_TABLE_TOP_K, C),
+            "header": [""] + ["#%d" % (k + 1) for k in range(min(LOGITS_TABLE_TOP_K, C))],
+            "rows": rows}
 
 
 def prediction(trace, decimals=4, classes=None):

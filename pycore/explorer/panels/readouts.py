@@ -12,16 +12,21 @@ from ..state.explorer_state import whole_number
 
 TERMS_NAMED = 10
 """The contribution chart names this many features; the rest are summed into one bar."""
+# The top-k table (docs/glossary.md, "Top-k"): TOP_K_*.
 TOP_K_FROM = 21
 """From this many classes on, the logits panel leads with the top-k table (the heatmap of a
 1000-class head is a barcode)."""
 TOP_K_DEFAULT = 5
 TOP_K_MAX = 20
-TABLE_CLASSES_MAX = 24
+"""The top-k table's k when the page opens, and the largest k the reader may choose."""
+
+# The logits table's top classes: LOGITS_TABLE_*. (The digit panel's top 3: digits.mode.DIGIT_TOP.)
+LOGITS_TABLE_CLASSES_MAX = 24
 """Past this many classes a full row of logits is unreadable, on screen and read aloud alike:
-the logits table lists each sample's TABLE_TOP_K largest instead (pycore/explorer/panels/head.py),
-and the trace keeps that ranking exact (pycore/explorer/computed.py)."""
-TABLE_TOP_K = 10
+the logits table lists each sample's LOGITS_TABLE_TOP_K largest instead
+(pycore/explorer/panels/head.py), and the trace keeps that ranking exact
+(pycore/explorer/computed.py)."""
+LOGITS_TABLE_TOP_K = 10
 
 
 def class_label(c, classes=None):
