@@ -77,8 +77,8 @@ def _per_call(func, rounds, clock):
 MEMORY_SIZES = (
     ("ViT-B/16, B = 2, D = 768, C = 1000", dict(B=2, D=768)),
     ("B = 64, D = 1024, C = 1000", dict()),
-    ("the same with the largest inputs, 64 × 32 × 1024", dict(N1=32)),
-    ("the same, input scale 2 (five heads)", dict(N1=32, input_scale=2.0)),
+    ("the same with the largest inputs, 64 × 32 × 1024", dict(tokens=32)),
+    ("the same, input scale 2 (five heads)", dict(tokens=32, input_scale=2.0)),
 )
 """The rows of the memory table: a name, and :func:`training_link`'s sizes."""
 
@@ -127,7 +127,7 @@ def memory_table():
 REQUEST_SIZES = (
     ("ViT-B/16, B = 2, D = 768, C = 1000", dict(B=2, D=768)),
     ("B = 64, D = 1024, C = 1000", dict()),
-    ("the largest inputs, 64 × 32 × 1024, input scale 2", dict(N1=32, input_scale=2.0)),
+    ("the largest inputs, 64 × 32 × 1024, input scale 2", dict(tokens=32, input_scale=2.0)),
 )
 """The rows of the request table: a name, and :func:`training_link`'s sizes."""
 

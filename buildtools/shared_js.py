@@ -8,9 +8,9 @@ which may use names, numbers, ``+ - * // %`` and a tuple (an array in JavaScript
 
 Examples
 --------
->>> print(to_js_function("def row(b, t, N1):\\n    return b * N1 + t\\n"))
-export function row(b, t, N1) {
-  return b * N1 + t;
+>>> print(to_js_function("def row(b, t, tokens):\\n    return b * tokens + t\\n"))
+export function row(b, t, tokens) {
+  return b * tokens + t;
 }
 >>> print(to_js_function("def pos(row, n):\\n    return row // n, row % n\\n"))
 export function pos(row, n) {

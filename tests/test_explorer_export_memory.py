@@ -49,7 +49,7 @@ def test_every_export_beside_an_adam_run_at_the_largest_state_peaks_under_150_mb
     try:
         s = Session()
         assert s.handle({"op": "load", "fragment": training_link(
-            "adam", N1=32, input_scale=2.0, variant="mlp_gelu")})["ok"]
+            "adam", tokens=32, input_scale=2.0, variant="mlp_gelu")})["ok"]
         for _ in range(2):
             assert s.handle({"op": "train", "n": 500})["ok"]
         answers, peaks = {}, {}

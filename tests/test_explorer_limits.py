@@ -147,17 +147,17 @@ W_LARGEST = 1024 * 1000 * 8 / MB   # the largest W_head: 8.2 MB
 SLOTS = {"sgd": 0, "momentum": 1, "adam": 2}   # W_head-sized buffers each optimizer keeps
 
 
-def training_link(optimizer, B=64, D=1024, C=1000, N1=None, input_scale=1.0, variant=None):
-    """A link of seeded random inputs (B x D CLS rows, or a B x N1 x D encoder output), a
+def training_link(optimizer, B=64, D=1024, C=1000, tokens=None, input_scale=1.0, variant=None):
+    """A link of seeded random inputs (B x D CLS rows, or a B x tokens x D encoder output), a
     D x C W_head, B labels spread over the classes, the training settings, and the head
     compared in "Other heads" (``variant``)."""
-    inputs = {"preset": "random", "seed": 2, "shape": [B, N1, D] if N1 else [B, D],
+    inputs = {"preset": "random", "seed": 2, "shape": [B, tokens, D] if tokens else [B, D],
               "scale": 1.0}
     train = {"optimizer": optimizer}
     if input_scale != 1.0:
         train["input_scale"] = input_scale
     state = {"W_head": {"preset": "random", "seed": 1, "shape": [D, C], "scale": 0.02},
-             "encoder_output" if N1 else "cls": inputs, "labels": [b % C for b in range(B)],
+             "encoder_output" if tokens else "cls": inputs, "labels": [b % C for b in range(B)],
              "train": train}
     if variant:
         state["options"] = {"variant": variant}
@@ -200,7 +200,7 @@ def test_training_at_the_largest_state_with_every_head_peaks_under_150_mb(optimi
     # pre-training MLP in "Other heads": its W1 and W2). Adam's five heads peaked at 188 MB
     # (each request also copied the correct head's m and v): the last two compared heads are
     # left out, saying why, and no copy is taken; momentum's five train without the copy.
-    link = training_link(optimizer, N1=32, input_scale=2.0, variant="mlp_gelu")
+    link = training_link(optimizer, tokens=32, input_scale=2.0, variant="mlp_gelu")
     state, peaks, held, s = training_memory(link)
     assert max(peaks) < 150, "peaks %s MB" % ["%.0f" % p for p in peaks]
     answer = s.handle({"op": "label", "index": [0], "text": "0"})   # the panel as it is now
@@ -216,29 +216,29 @@ def test_training_at_the_largest_state_with_every_head_peaks_under_150_mb(optimi
     assert s.finetune.run.copy_fits is (optimizer == "sgd")
 
 
-@pytest.mark.parametrize("optimizer, B, D, N1, scale", [
+@pytest.mark.parametrize("optimizer, B, D, tokens, scale", [
     ("adam", 2, 768, None, 1.0),   # ViT-B/16's head and a batch of 2: 105 MB (215 MB)
     ("sgd", 64, 1024, None, 1.0), ("momentum", 64, 1024, None, 1.0),
     ("adam", 64, 1024, None, 1.0)])
-def test_a_training_request_at_large_sizes_peaks_under_150_mb(optimizer, B, D, N1, scale):
+def test_a_training_request_at_large_sizes_peaks_under_150_mb(optimizer, B, D, tokens, scale):
     # C = 1000: every head's W_head and optimizer buffers, the run's start, the state and its
     # gradient held, and what a request adds (one gradient, and the correct head's optimizer
     # buffers copied until its steps are kept, where that fits); each of the four heads trains
-    link = training_link(optimizer, B=B, D=D, N1=N1, input_scale=scale)
+    link = training_link(optimizer, B=B, D=D, tokens=tokens, input_scale=scale)
     state, peaks, held, _ = training_memory(link)
     assert max(peaks) < 150, "peaks %s MB" % ["%.0f" % p for p in peaks]
     # each head copied once per request, with scratch buffers: 161-285 MB at B = 64, D = 1024
 
 
-@pytest.mark.parametrize("optimizer, N1, scale", [
+@pytest.mark.parametrize("optimizer, tokens, scale", [
     ("sgd", None, 1.0), ("adam", None, 1.0), ("adam", 32, 1.0), ("momentum", 32, 2.0)])
-def test_what_a_run_keeps_and_a_request_adds_is_within_the_estimate(optimizer, N1, scale):
+def test_what_a_run_keeps_and_a_request_adds_is_within_the_estimate(optimizer, tokens, scale):
     # The run keeps each trained head's W_head and optimizer buffers, its start and the
     # gradient shown; a request adds one gradient, the correct head's buffers copied when the
     # budget has room for them, and the answer the pre-training MLP's W1 and W2 (open here).
     # pycore.explorer.finetune.memory.need_mb counts the same and decides which heads train:
     # it must not count less than is measured.
-    link = training_link(optimizer, N1=N1, input_scale=scale, variant="mlp_gelu")
+    link = training_link(optimizer, tokens=tokens, input_scale=scale, variant="mlp_gelu")
     state, peaks, held, s = training_memory(link)
     heads, copy = len(trained_heads(s)[0]), s.finetune.run.copy_fits
     slots = SLOTS[optimizer]
@@ -246,7 +246,7 @@ def test_what_a_run_keeps_and_a_request_adds_is_within_the_estimate(optimizer, N
     assert held - state < kept + 5, (held, state, kept)
     mlp = (1024 * 1024 + 1024 * 1000) * 8 / MB   # the MLP's W1 and W2, while it is computed
     assert max(peaks) - held < (slots if copy else 0) * W_LARGEST + mlp + 3, (peaks, held)
-    inputs = 64 * (N1 or 1) * 1024
+    inputs = 64 * (tokens or 1) * 1024
     need = training_memory_module.need_mb(inputs, 64, 1024, 1000, optimizer, heads, copy)
     assert max(peaks) <= need < max(peaks) + 5, (peaks, need)
 

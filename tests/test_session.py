@@ -186,9 +186,9 @@ def test_encoder_mode_extracts_position_zero():
     s = Session()
     answer = s.handle({"op": "mode", "mode": "encoder"})
     assert answer["ok"] and answer["shape"]["mode"] == "encoder"
-    N1 = answer["shape"]["N1"]
+    tokens = answer["shape"]["N1"]
     stacked = s.matrix("input")
-    assert stacked.shape == (2 * N1, 4)
+    assert stacked.shape == (2 * tokens, 4)
     np.testing.assert_array_equal(stacked[0], [2, -1, 0, 3])
     np.testing.assert_allclose(s.matrix("logits"), WORKED_LOGITS, atol=5e-5)
     # Editing a patch token changes nothing downstream; editing position 0 does.

@@ -75,7 +75,7 @@ def test_the_generated_helpers_compute_what_python_does(tmp_path):
                                '[encoderRow(b, t, n), encoderPosition(encoderRow(b, t, n), n)])));\n'
                                % json.dumps(cases))
     for (b, t, n1), (row, position) in zip(cases, got):
-        assert row == shared.encoder_row(b, t, n1) == b * n1 + t  # z_L.reshape(B * N1, D)
+        assert row == shared.encoder_row(b, t, n1) == b * n1 + t  # z_L.reshape(B * (N+1), D)
         assert tuple(position) == shared.encoder_position(row, n1) == (b, t)
 
 

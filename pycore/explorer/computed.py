@@ -132,8 +132,8 @@ class Computed(object):
         """Point self.matrices at the current state's and trace's arrays (C-contiguous float64)."""
         s, t = self.state, self.trace
         if s.mode == "encoder":
-            B, N1, D = s.encoder_output.shape
-            inputs = s.encoder_output.reshape(B * N1, D)
+            B, tokens, D = s.encoder_output.shape
+            inputs = s.encoder_output.reshape(B * tokens, D)
         else:
             inputs = s.cls
         for key, value in (("input", inputs), ("h_cls", t.h_cls), ("h_hat", t.h_hat),

@@ -275,12 +275,13 @@ class Session(object):
         state = set_mode(self.state.copy(), "encoder")
         state.options[kind] = key
         answer = self._replace(state, equations)
-        B, N1, D = state.encoder_output.shape
+        B, tokens, D = state.encoder_output.shape
         answer[kind]["notice"] = (
             "\u201c%s\u201d needs the patch tokens, which the CLS vectors alone do not have, so "
             "the input is now the full encoder output (B \u00d7 (N+1) \u00d7 D = %d \u00d7 %d "
             "\u00d7 %d): your CLS vectors are position 0 and %d seeded random patch tokens follow "
-            "them. The mode menu switches back." % (comparisons.find(key).title, B, N1, D, N1 - 1))
+            "them. The mode menu switches back."
+            % (comparisons.find(key).title, B, tokens, D, tokens - 1))
         return answer
 
     def op_digit(self, request):

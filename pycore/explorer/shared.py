@@ -94,12 +94,12 @@ DEFAULT_PRESET = PRESETS[0]
 """The state a page opens with, without a link, and the one its Reset loads."""
 
 
-def encoder_row(b, t, N1):
+def encoder_row(b, t, tokens):
     """The row of token ``t`` of sample ``b`` in the encoder output stacked by sample,
-    ``z_L.reshape(B * N1, D)`` (N1 = N+1 tokens per sample, t = 0 the CLS token)."""
-    return b * N1 + t
+    ``z_L.reshape(B * tokens, D)`` (``tokens``: N+1 per sample, t = 0 the CLS token)."""
+    return b * tokens + t
 
 
-def encoder_position(row, N1):
+def encoder_position(row, tokens):
     """``(b, t)`` of a row of the stacked encoder output: the inverse of :func:`encoder_row`."""
-    return row // N1, row % N1
+    return row // tokens, row % tokens

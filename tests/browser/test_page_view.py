@@ -83,8 +83,8 @@ def test_state_in_the_url_with_encoder_output(page, site_url):
     open_explorer(page, site_url, state_fragment(state_to_json(state)))
     assert_stages(page, state)
     z = heatmap_z(page, "heatmap-encoder")
-    B, N1, D = state.encoder_output.shape
-    np.testing.assert_array_equal(z, state.encoder_output.reshape(B * N1, D))
+    B, tokens, D = state.encoder_output.shape
+    np.testing.assert_array_equal(z, state.encoder_output.reshape(B * tokens, D))
     # Position 0 of every sample is highlighted as the CLS token.
     cls_rows = page.locator("#grid-input .cell.is-cls")
     assert cls_rows.count() > 0

@@ -237,8 +237,8 @@ function previewLink() {
   const encoder = Array.isArray(state.encoder_output);
   const X = encoder ? matrix(state.encoder_output, 3) : matrix(state.cls, 2);
   if (!W || !X || W.rows !== X.cols) return;
-  const N1 = encoder ? state.encoder_output[0].length : null;
-  applyShape({ mode: encoder ? "encoder" : "cls", B: encoder ? X.rows / N1 : X.rows, D: W.rows, C: W.cols, N1 });
+  const tokens = encoder ? state.encoder_output[0].length : null;
+  applyShape({ mode: encoder ? "encoder" : "cls", B: encoder ? X.rows / tokens : X.rows, D: W.rows, C: W.cols, N1: tokens });
   grids.input.setMatrix(X);
   grids.W_head.setMatrix(W);
   $("preset").value = "link";

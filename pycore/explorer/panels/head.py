@@ -31,8 +31,8 @@ def input_heatmaps(state, trace):
             "sample %{y}, d = %{x}<br>h_cls = " + VALUE),
     }
     if state.mode == "encoder":
-        B, N1, D = state.encoder_output.shape
-        out[HEATMAP_IDS["encoder"]] = encoder_heatmap(state.encoder_output.reshape(B * N1, D))
+        B, tokens, D = state.encoder_output.shape
+        out[HEATMAP_IDS["encoder"]] = encoder_heatmap(state.encoder_output.reshape(B * tokens, D))
     return out
 
 

@@ -88,12 +88,12 @@ def section(state, trace, prediction_notes=(), classes=None):
     notes = []
     if key == "extract":
         if state.mode == "encoder":
-            N1 = state.encoder_output.shape[1]
+            tokens = state.encoder_output.shape[1]
             source = "z_L[%d, 0, :]" % b
-            row = encoder_row(b, 0, N1)
+            row = encoder_row(b, 0, tokens)
             highlights = {HEATMAP_IDS["encoder"]: [_row(row, D)], HEATMAP_IDS["cls"]: [_row(b, D)]}
             note = ("Sample %d has N+1 = %d tokens; the head reads only position 0, the CLS "
-                    "token (row %d of the stacked encoder output)." % (b, N1, row))
+                    "token (row %d of the stacked encoder output)." % (b, tokens, row))
         else:
             source = r"\text{cls}[%d]" % b
             highlights = cls_rect

@@ -324,13 +324,13 @@ def resized_shapes(state, B=None, N=None, D=None, C=None):
     B = state.B if B is None else B
     D = state.D if D is None else D
     C = state.C if C is None else C
-    N1 = None if state.mode == "cls" else (state.N if N is None else N) + 1
-    check_limits(B=B, N1=N1, D=D, C=C)
+    tokens = None if state.mode == "cls" else (state.N if N is None else N) + 1
+    check_limits(B=B, N1=tokens, D=D, C=C)
     shapes = {"W_head": (D, C)}
     if state.mode == "cls":
         shapes["cls"] = (B, D)
     else:
-        shapes["encoder_output"] = (B, N1, D)
+        shapes["encoder_output"] = (B, tokens, D)
     for key, shape in shapes.items():
         check_size(key, shape)
     return shapes
