@@ -1,7 +1,7 @@
 """The held-out digits the page offers to pick (digits.json), read out of the pinned wheel at build
 time: nothing of the data set is committed to the repository.
 
-The real-ViT panel lets a person draw a digit, or pick one the tiny ViT never saw in training:
+The digit panel lets a person draw a digit, or pick one the tiny ViT never saw in training:
 the first PER_CLASS images of each digit among the model's held-out images (its
 ``test_indices``, in that order). digits.json holds their pixels and labels and the data set's
 attribution; build-info.json records the same attribution and how many were written.

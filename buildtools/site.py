@@ -206,7 +206,7 @@ def _vendor_plotly(b, html):
 def _write_data(b, files):
     """The data files the page reads: the ImageNet-1k names of the ViT-B/16 preset's classes
     out of the pinned wheel (for the page, and beside bridge.py for its Python: added to
-    `files`), py-files.json, the first view, the real-ViT panel's held-out digits. Returns
+    `files`), py-files.json, the first view, the digit panel's held-out digits. Returns
     build-info's records of the names and digits (or why there are none)."""
     names_page, names_info = class_names.imagenet_names(b.manifest, b.cache, b.log)
     write_json(b.site, class_names.FILE_NAME, names_page)

@@ -1,4 +1,4 @@
-"""build.py writes the real-ViT panel's held-out digits (digits.json) out of the pinned wheel, and
+"""build.py writes the digit panel's held-out digits (digits.json) out of the pinned wheel, and
 builds on, saying why in one line, when the wheel cannot be had.
 
 No network: the fake checkout of test_build_site.py, built --offline, with a fake wheel (as in

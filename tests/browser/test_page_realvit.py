@@ -1,4 +1,4 @@
-"""The real-ViT panel: draw a digit with the mouse, a finger or the keyboard, or pick a held-out
+"""The digit panel: draw a digit with the mouse, a finger or the keyboard, or pick a held-out
 one, and the stages show the tiny ViT's encoder output, trained head and logits.
 
 What the page shows (the pad's pixels, heatmap z, the attention overlay, the URL) is checked

@@ -1,4 +1,4 @@
-// The real-ViT panel's 8 x 8 drawing pad (js/digits.js shows what Python reads of it).
+// The digit panel's 8 x 8 drawing pad (js/digits.js shows what Python reads of it).
 //
 // Pixels are whole numbers from 0 (paper) to 16 (ink), the data set's scale. The pad is a
 // WAI-ARIA grid of 64 cells with one tab stop: arrows move, Space or Enter paints the cell with

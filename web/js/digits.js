@@ -1,4 +1,4 @@
-// The real-ViT panel: an 8 x 8 drawing pad, the held-out digits to pick from, the prediction and
+// The digit panel: an 8 x 8 drawing pad, the held-out digits to pick from, the prediction and
 // the CLS token's attention over the drawing. Python does the work (pycore/explorer/digits/mode.py):
 // this file only collects pixels and shows what the answers say (js/protocol.js: Answer, its "digit").
 

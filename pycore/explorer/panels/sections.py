@@ -413,9 +413,8 @@ SECTIONS = (
                   "top: ?Array<[string, number]>, "
                   "edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number, "
                   "lens: boolean}",
-                  "{images, attention, prediction, top, edits, encode_ms, lens}: the real-ViT "
-                  "panel, "
-                  "when it changed: the drawn images (B lists of 64 pixels 0..16, row-major), the "
+                  "{images, attention, prediction, top, edits, encode_ms, lens}: the digit "
+                  "panel, when it changed: the drawn images (B lists of 64 pixels 0..16, row-major), the "
                   "CLS token's attention to each of the 16 patches in the last block, the "
                   "prediction in words, image 0's three most likely classes [[name, "
                   "probability], ...], how many cells of encoder_output and W_head differ from the model's, "
