@@ -52,8 +52,8 @@ def compile_site(site, files, pyodide_dir, numpy_wheel=None, numpy_zip=None, std
     -------
     Bytecode
         `files`: {"url", "path"} of each .pyc written (url in the site, path as Python imports
-        it); `numpy`: {"url", "modules", "site_packages"} of the zip, or None. NOTHING, with the reason logged,
-        when they could not be made.
+        it); `numpy`: {"url", "modules", "site_packages"} of the zip, or None. NOTHING, with the
+        reason logged, when they could not be made.
 
     Examples
     --------
@@ -79,7 +79,8 @@ def compile_site(site, files, pyodide_dir, numpy_wheel=None, numpy_zip=None, std
         return NOTHING
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines()
-        why = next((line.strip() for line in lines if "Error" in line), "exit status %d" % done.returncode)
+        why = next((line.strip() for line in lines if "Error" in line),
+                   "exit status %d" % done.returncode)
         log("bytecode: not compiled (%s); the page's Python compiles its modules as it boots" % why)
         return NOTHING
     out = json.loads(done.stdout)

@@ -171,7 +171,8 @@ class Cache:
                                  "check the network connection to the npm registry and retry")
             packed = [f for f in os.listdir(tmp) if f.endswith(".tgz")]
             if done.returncode != 0 or len(packed) != 1:
-                raise BuildError("could not download %s: %s" % (art.spec, done.stderr.strip()[-400:]),
+                raise BuildError("could not download %s: %s"
+                                 % (art.spec, done.stderr.strip()[-400:]),
                                  "check the network connection to the npm registry and retry")
             shutil.move(os.path.join(tmp, packed[0]), dest)
 

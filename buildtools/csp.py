@@ -70,8 +70,9 @@ def directives(host, manifest, inline_scripts=()):
     cdn = [pyscript_dir, pyodide_dir] if host.name == "cdn" else []
     cdn_pyodide = [pyodide_dir] if host.name == "cdn" else []
     worker = (["blob:", "'self'"], "PyScript starts its worker from a blob: URL, which imports "
-              "the site's boot/pyodide-worker.mjs and the modules it imports: Firefox checks a module "
-              "worker's imports against worker-src, Chromium and WebKit against script-src") \
+              "the site's boot/pyodide-worker.mjs and the modules it imports: Firefox checks a "
+              "module worker's imports against worker-src, Chromium and WebKit against "
+              "script-src") \
         if host.uses_pyscript else (["'self'"], "boot/fallback.js starts boot/fallback-worker.js")
     return [
         ("default-src", ["'none'"], "anything not named below is refused"),

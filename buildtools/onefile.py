@@ -149,7 +149,8 @@ def classic_script(text, name):
     text, count = pattern.subn(replacement, text)
     text = text.replace("import.meta.url", "self.location.href")
     text = re.sub(r"\n//# sourceMappingURL=\S*\s*$", "\n", text)  # no map is shipped
-    if count != 1 or re.search(r"\bimport\.meta\b|\bexport\s*(\{|\*|default\b)|\bimport\s*[{*]", text):
+    if count != 1 or re.search(
+            r"\bimport\.meta\b|\bexport\s*(\{|\*|default\b)|\bimport\s*[{*]", text):
         raise BuildError("Pyodide's %s is not shaped as the one file expects (one export "
                          "statement at its end)" % name,
                          "check buildtools/onefile.py's CLASSIC_EXPORTS against the pinned Pyodide")

@@ -57,7 +57,8 @@ def build(pyodide_dir, site, wheel, stdlib_zip, sources, reqs, work, log=print):
     onefile_python.mjs printed. Raises BuildError when Node.js is missing or the check fails."""
     node = shutil.which("node")
     if not node:
-        raise BuildError("Node.js is needed to compile the one file's Python", "install Node.js 18+")
+        raise BuildError("Node.js is needed to compile the one file's Python",
+                         "install Node.js 18+")
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onefile_python.mjs")
     request = {"wheel": wheel, "stdlib": stdlib_zip, "sources": sources, "requests": reqs,
                "python_dir": hosts.PYTHON_DIR}

@@ -57,7 +57,8 @@ def held_out_digits(root, manifest, cache, log=print):
     (dict, dict)
         ``{"available": true, "data_set", "source", "digits": [{"index", "label",
         "pixels": 64 ints}], "finetune": {"seed", "per_class", "train": [[pixels, label]],
-        "train_indices", "held_out": [[pixels, label]]}}`` or ``{"available": false, "reason", "data_set"}``; and
+        "train_indices", "held_out": [[pixels, label]]}}`` or ``{"available": false, "reason",
+        "data_set"}``; and
         ``{"file", "available", "count", "reason", "data_set", "source"}``.
     """
     try:

@@ -105,7 +105,8 @@ def absolute_urls(site, allowed=()):
                 urls = [f["url"] for f in json.loads(text)["files"]]
             elif name == "pyscript.json":
                 config = json.loads(text)
-                urls = [config.get("interpreter", ""), config.get("vit", {}).get("pyodide_index", "")]
+                urls = [config.get("interpreter", ""),
+                        config.get("vit", {}).get("pyodide_index", "")]
                 urls += list(config.get("files", {}))
             elif name.endswith((".js", ".mjs")):
                 # our boot/app scripts: flag fetch("/...") and import("http...") literals

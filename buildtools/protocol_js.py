@@ -23,7 +23,8 @@ DOCS = os.path.join("docs", "protocol.md")
 DOCS_BEGIN = "<!-- answer sections: written by python3 -m buildtools.protocol_js -->"
 DOCS_END = "<!-- /answer sections -->"
 SHARED = os.path.join("pycore", "explorer", "shared.py")
-SHARED_BEGIN = "# ---- written by python3 -m buildtools.protocol_js from pycore/explorer/panels/sections.py ----"
+SHARED_BEGIN = ("# ---- written by python3 -m buildtools.protocol_js from "
+                "pycore/explorer/panels/sections.py ----")
 SHARED_END = "# ---- end of what buildtools/protocol_js.py writes ----"
 PANELS_DOC = os.path.join("docs", "interface.md")
 PANELS_BEGIN = "<!-- panels: written by python3 -m buildtools.protocol_js -->"
@@ -54,8 +55,8 @@ def module_text():
 
 def answer_keys_table():
     """The rows of docs/protocol.md's table of the answer sections' keys: one per key, in the
-    order the sections are built, each with what its Section (pycore/explorer/panels/sections.py) says
-    it holds."""
+    order the sections are built, each with what its Section (pycore/explorer/panels/sections.py)
+    says it holds."""
     from pycore.explorer.panels import sections
     rows = ["| key | holds |", "|---|---|"]
     for section in sections.SECTIONS:
@@ -70,8 +71,10 @@ def shared_block():
     from pycore.explorer.panels import sections
     lines = ["PANEL_IDS = {"]
     lines += ['    "%s": "%s",' % (name, panel) for name, panel in sections.PANEL_IDS.items()]
-    lines += ["}", '"""Each answer section that is a panel of its own, and that panel\'s element id\n'
-              "(web/index.html), as its Section in pycore/explorer/panels/sections.py declares it.\"\"\"",
+    lines += ["}", '"""Each answer section that is a panel of its own, and that panel\'s '
+              'element id\n'
+              "(web/index.html), as its Section in pycore/explorer/panels/sections.py declares "
+              "it.\"\"\"",
               "", "DEFERRABLE = ("]
     lines += ['    "%s",' % name for name in sections.DEFERRABLE]
     lines += [")", '"""The sections a request may leave for later while their panels are out of '
@@ -84,7 +87,8 @@ def panels_table():
     """docs/interface.md's table of the panels: each section's element id, whether it may wait,
     and what its answer key holds (from sections.SECTIONS)."""
     from pycore.explorer.panels import sections
-    rows = ["| element id | answer section | waits while out of view | holds |", "|---|---|---|---|"]
+    rows = ["| element id | answer section | waits while out of view | holds |",
+            "|---|---|---|---|"]
     for section in sections.SECTIONS:
         if section.panel:
             held = "; ".join(h for _t, h in section.keys.values())

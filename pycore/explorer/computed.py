@@ -137,7 +137,8 @@ class Computed(object):
         else:
             inputs = s.cls
         for key, value in (("input", inputs), ("h_cls", t.h_cls), ("h_hat", t.h_hat),
-                           ("W_head", s.W_head), ("logits", t.logits), ("probs", t.display_softmax)):
+                           ("W_head", s.W_head), ("logits", t.logits),
+                           ("probs", t.display_softmax)):
             self.matrices[key] = np.ascontiguousarray(value, dtype=np.float64)
         if t.real is not None:  # a real ViT's head: its LayerNorm's output y, and its bias
             self.matrices["y"] = np.ascontiguousarray(t.y, dtype=np.float64)

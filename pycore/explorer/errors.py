@@ -1,8 +1,8 @@
 """The one error type of the explorer-state layer, and how its messages quote what they refuse.
 
 Everything that turns user input (typed cells, pasted blocks, JSON, URL fragments,
-resizes) into an :class:`~pycore.explorer.state.explorer_state.ExplorerState` raises :class:`StateError` and
-nothing else, so the page needs a single ``except`` to show a message.
+resizes) into an :class:`~pycore.explorer.state.explorer_state.ExplorerState` raises
+:class:`StateError` and nothing else, so the page needs a single ``except`` to show a message.
 """
 
 import numpy as np

@@ -246,7 +246,8 @@ TYPEDEFS = [
          "from 21 classes on: each sample's k largest outputs"),
     ]),
     ("Walk",
-     "The walk-through's step (pycore.explorer.panels.walkthrough.section); null while it is off.", [
+     "The walk-through's step (pycore.explorer.panels.walkthrough.section); null while it is "
+     "off.", [
         ("step", False, "number",
          "0 to count - 1"),
         ("count", False, "number",

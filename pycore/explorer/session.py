@@ -66,7 +66,8 @@ class Session(object):
         self.sent = {}    # sections sent only when they change, as last sent (sections.py)
         self.selected_logit = None  # (b, c) the person selected: its terms follow every edit
         self.k = readouts.TOP_K_DEFAULT  # the top-k table's k (a view setting, not in the link)
-        self.finetune = FineTune()  # the "Fine-tune the head" panel (pycore/explorer/finetune/panel.py)
+        # the "Fine-tune the head" panel (pycore/explorer/finetune/panel.py)
+        self.finetune = FineTune()
         self._reading = None  # a model file being read, between requests (model_transfer)
         self.deferred = set()  # sections the page holds out of date (a request's "later")
 
@@ -150,7 +151,8 @@ class Session(object):
         answer = self._answer({sections.STATE})
         answer["contributions"] = None  # no logit selected in a new state: the page's ends too
         answer["error"] = error
-        answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3] + (np.__version__,))
+        answer["host"] = "Python %d.%d.%d with NumPy %s" % (sys.version_info[:3]
+                                                           + (np.__version__,))
         return answer
 
     def op_reset(self, request):
@@ -441,7 +443,8 @@ class Session(object):
         except ValueError as exc:
             raise StateError("This cannot be computed: %s; nothing was changed." % exc) from None
         self.computed = computed
-        return self._answer({sections.STATE}, equations=equations, link_later=link_later, later=later)
+        return self._answer({sections.STATE}, equations=equations, link_later=link_later,
+                            later=later)
 
     def link(self, pending_allowed=True):
         """The answer's ``link`` for the state (link_answer.state_link)."""

@@ -123,7 +123,7 @@ def expect_ndim(arr, name, ndim, pattern, hint=""):
     >>> expect_ndim(np.zeros((2, 4)), "encoder_output", 3, "(B, N+1, D)")
     Traceback (most recent call last):
     ...
-    ValueError: encoder_output must be a 3-D array of shape (B, N+1, D); got a 2-D array of shape (2, 4)
+    ValueError: encoder_output must be a 3-D array of shape (B, N+1, D); got a 2-D array of ...
     """
     if arr.ndim != ndim:
         message = "{} must be a {}-D array of shape {}; got a {}-D array of shape {}".format(

@@ -138,7 +138,7 @@ def transposed(W_head, cls=None, encoder_output=None, seed=0):
     >>> transposed([[1.0], [0.0]], cls=[[1.0, 0.0]])
     Traceback (most recent call last):
     ...
-    ValueError: h_hat has shape (1, 2) = (B, D) but W_head.T has shape (1, 2) = (C, D): h_hat @ W_head.T needs D = C, and here D = 2, C = 1, so the transposed head cannot even run
+    ValueError: h_hat has shape (1, 2) = (B, D) but W_head.T has shape (1, 2) = (C, D): h_hat @ ...
     """
     h, W, _, _ = _rows(W_head, cls, encoder_output)
     B, D = h.shape

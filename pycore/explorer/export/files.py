@@ -215,7 +215,7 @@ def about(state, fmt, run=None):
     --------
     >>> from pycore.explorer.state.presets import default_state
     >>> about(default_state(), "csv")
-    'the 2 \u00d7 3 logits, a header and then one row per sample, one column per class, every number in full'
+    'the 2 \u00d7 3 logits, a header and then one row per sample, one column per class, every ...'
     >>> about(default_state(), "numpy").endswith("prints these 2 \u00d7 3 logits")
     True
     """

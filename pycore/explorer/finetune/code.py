@@ -39,7 +39,8 @@ _UPDATES = {
     "adam": ("m = np.zeros_like(W_head)\nv = np.zeros_like(W_head)\n",
              "    m = 0.9 * m + (1 - 0.9) * dW_head\n"
              "    v = 0.999 * v + (1 - 0.999) * dW_head ** 2\n"
-             "    W_head = W_head - lr * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)\n"),
+             "    W_head = W_head - lr * (m / (1 - 0.9 ** t))"
+             " / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)\n"),
 }
 
 
@@ -59,7 +60,8 @@ def training_code(run):
     """
     t = run.train
     B, D = run.h_cls.shape
-    start = "W_head = 0, the paper's start" if t["start"] == "zero" else "the W_head it started from"
+    start = ("W_head = 0, the paper's start" if t["start"] == "zero"
+             else "the W_head it started from")
     parts = ["# Fine-tuning the ViT head, exported from the explorer: %d full-batch %s steps at "
              "lr %s from %s.\n" % (run.steps, OPTIMIZER_NAMES[t["optimizer"]],
                                    format_number(t["lr"], 8, trim=True), start),

@@ -46,7 +46,8 @@ while it steps)."""
 
 ANSWER_NUMBERS = {"D*D": 1, "D*C": 1}
 """What the largest comparison an answer computes draws for a moment, beside the run: the
-pre-training MLP's W1 (D × D) and W2 (D × C) (pycore.explorer.comparisons.registry, "mlp_gelu")."""
+pre-training MLP's W1 (D × D) and W2 (D × C) (pycore.explorer.comparisons.registry,
+"mlp_gelu")."""
 
 OTHER_MB = 2.0
 """Everything else a session holds (its Python objects, the answer being made)."""
@@ -124,7 +125,7 @@ def left_out_text(names, optimizer, heads, B, D, C, inputs):
     --------
     >>> names = {"sgd": "SGD", "momentum": "momentum", "adam": "Adam"}
     >>> print(left_out_text(names, "adam", 5, 64, 1024, 1000, 2097152))
-    left out at this size: Adam keeps 3 arrays of 1024 × 1000 numbers for each head, and 5 heads would need about 190 MB of Python memory, over the 150 MB a run may use (fewer compared heads, or momentum or SGD, train them all)
+    left out at this size: Adam keeps 3 arrays of 1024 × 1000 numbers for each head, ...
     """
     others = [o for o in ("momentum", "sgd") if o != optimizer
               and plan(inputs, B, D, C, o, heads)[0] == heads]

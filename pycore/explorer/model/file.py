@@ -86,7 +86,8 @@ def file_kind(name, size):
         raise StateError("%s: the page reads .npz, .safetensors or .npy files" % named(name),
                          key="file")
     if size == 0:
-        raise StateError("%s: the file is empty (0 bytes): nothing to read" % named(name), key="file")
+        raise StateError("%s: the file is empty (0 bytes): nothing to read" % named(name),
+                         key="file")
     if size > FILE_MAX:
         raise StateError("%s is %s MB, over the limit of %d MB: nothing was read (the page needs "
                          "only the head; docs/own-model.md writes it alone)"
@@ -319,8 +320,8 @@ def model_state(state, arrays, lib, name):
     if labels is None and inputs.shape[0] == state.B and W.shape[1] == state.C:
         labels = state.labels
     if has_real_head(model) and "W_head" in arrays:
-        notes.append("The pipeline shows its own head (LayerNorm with its \u03b3/\u03b2, its bias); "
-                     "the problem's head, without them, is one click away.")
+        notes.append("The pipeline shows its own head (LayerNorm with its \u03b3/\u03b2, its "
+                     "bias); the problem's head, without them, is one click away.")
     options = {"variant": state.options.get("variant") if model is state.model else None}
     new = ExplorerState(W, **{inputs_key: inputs}, options=options, copy=False,
                         labels=None if labels is None else [int(v) for v in labels],

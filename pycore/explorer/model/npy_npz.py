@@ -208,8 +208,8 @@ def npz_entries(source, wanted):
         if info.compress_type not in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             refuse(source, "%s is compressed with %s: the page reads members stored or deflated, "
                             "as np.savez and np.savez_compressed write them" % (
-                                info.filename, COMPRESSION_NAMES.get(info.compress_type,
-                                                                     "method %d" % info.compress_type)))
+                                info.filename, COMPRESSION_NAMES.get(
+                                    info.compress_type, "method %d" % info.compress_type)))
         if info.flag_bits & 1:
             refuse(source, "%s is encrypted: the page reads unencrypted archives" % info.filename)
         total += info.compress_size

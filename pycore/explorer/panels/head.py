@@ -191,7 +191,8 @@ def prediction(trace, decimals=4, classes=None):
     name = (lambda c: classes[c]) if classes else (lambda c: "class %d" % c)
     if B <= 6:
         text = "; ".join("%s %d predicts %s (logit %s)" % (
-            "Sample" if b == 0 else "sample", b, name(predicted[b]), format_number(logits[b, predicted[b]], decimals))
+            "Sample" if b == 0 else "sample", b, name(predicted[b]),
+            format_number(logits[b, predicted[b]], decimals))
             for b in range(B)) + "."
     else:
         counts = {}
@@ -203,11 +204,11 @@ def prediction(trace, decimals=4, classes=None):
             ", and others" if len(counts) > 3 else "")
     notes = []
     if D == 1:
-        notes.append("With D = 1 every row is constant: LayerNorm makes its one feature 0, so every "
-                     "logit is 0 and all classes tie.")
+        notes.append("With D = 1 every row is constant: LayerNorm makes its one feature 0, so "
+                     "every logit is 0 and all classes tie.")
     elif D == 2:
-        notes.append("With D = 2, LayerNorm maps every row to (-1, 1) or (1, -1), up to ε: only which "
-                     "of the two features is larger survives.")
+        notes.append("With D = 2, LayerNorm maps every row to (-1, 1) or (1, -1), up to ε: only "
+                     "which of the two features is larger survives.")
     for b in range(B):
         if D > 1 and trace.var[b] == 0.0:
             notes.append("Sample %d's features are all equal: LayerNorm makes them all 0, so every "

@@ -1,5 +1,6 @@
 """Two readings of the logits the page shows beside the heatmaps: where one logit comes from
-(its D terms, largest magnitude first) and, for heads with many classes, each sample's top k classes.
+(its D terms, largest magnitude first) and, for heads with many classes, each sample's top k
+classes.
 
 The numbers come from :mod:`pycore.vit.readout`; this module only decides what is shown and
 formats it, so the page's JavaScript places it as it is.
@@ -51,7 +52,8 @@ def check_logit(b, c, B, C):
     >>> check_logit(1, 2.0, 2, 3)
     (1, 2)
     """
-    return (whole_number(b, "b", 0, B - 1, floats=True), whole_number(c, "c", 0, C - 1, floats=True))
+    return (whole_number(b, "b", 0, B - 1, floats=True),
+            whole_number(c, "c", 0, C - 1, floats=True))
 
 
 def contribution_chart(trace, W_head, b, c, classes=None, decimals=4):

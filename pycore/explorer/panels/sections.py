@@ -134,7 +134,7 @@ def check_later(names):
     >>> check_later(["heatmap-logits"])
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: later: text 'heatmap-logits' is not a section that can wait (stats, ...).
+    pycore.explorer.errors.StateError: later: text 'heatmap-logits' is not a section that can ...
     """
     if names is None:
         return frozenset()
@@ -414,12 +414,13 @@ SECTIONS = (
                   "edits: ?{encoder_output: number, W_head: ?number}, encode_ms: ?number, "
                   "lens: boolean}",
                   "{images, attention, prediction, top, edits, encode_ms, lens}: the digit "
-                  "panel, when it changed: the drawn images (B lists of 64 pixels 0..16, row-major), the "
-                  "CLS token's attention to each of the 16 patches in the last block, the "
-                  "prediction in words, image 0's three most likely classes [[name, "
-                  "probability], ...], how many cells of encoder_output and W_head differ from the model's, "
-                  "and the encoder's milliseconds per image; images null when the state is not "
-                  "the tiny ViT's encoder output; lens: whether the head at every depth is shown "
+                  "panel, when it changed: the drawn images (B lists of 64 pixels 0..16, "
+                  "row-major), the CLS token's attention to each of the 16 patches in the last "
+                  "block, the prediction in words, image 0's three most likely classes [[name, "
+                  "probability], ...], how many cells of encoder_output and W_head differ from "
+                  "the model's, and the encoder's milliseconds per image; images null when the "
+                  "state is not the tiny ViT's encoder output; lens: whether the head at every "
+                  "depth is shown "
                   "(the drawn images', or a model file's hidden_cls)")},
         panel="digit", waits=True),
     Section(HEATMAP_IDS["lens"], HEAD | {"sample"}, _lens, {}),

@@ -1,4 +1,5 @@
-"""What an answer's section builders read and return (pycore/explorer/panels/sections.py builds them).
+"""What an answer's section builders read and return (pycore/explorer/panels/sections.py builds
+them).
 
 A builder reads a :class:`Snapshot` (the session as it is, and how the request wants its
 answer) and returns a :class:`Part` (its piece of the answer, and what the session should keep);

@@ -101,7 +101,8 @@ def steps(state, trace, sample, cls, decimals=4):
          "note": "Position 0 only: W_head was fitted to the CLS token's output, not to the "
                  "last token's or to a mean over tokens."},
         {"title": "2. LayerNorm over the D = %d features" % D,
-         "tex": (r"\mu = %s,\quad \sigma^2 = %s,\quad \hat h = \frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = %s"
+         "tex": (r"\mu = %s,\quad \sigma^2 = %s,\quad "
+                 r"\hat h = \frac{h - \mu}{\sqrt{\sigma^2 + 10^{-6}}} = %s"
                  % (fmt(trace.mean[b]), fmt(trace.var[b]), vector(h_hat, decimals, wrap=False))),
          "note": "Population variance (divide by D); no learnable γ or β in the head taught here "
                  "(real ViT checkpoints add them)."},
@@ -124,7 +125,8 @@ def steps(state, trace, sample, cls, decimals=4):
                               vector(y, decimals, wrap=False)))
         items[1]["note"] = ("The model's own LayerNorm: population variance, its ε, then its "
                             "learned scale γ and shift β.")
-        items[2]["tex"] = (r"\operatorname{logit}_{%d,%d} = \sum_{d} y_d\, W_{d,%d} + b_{%d} = %s + %s = %s"
+        items[2]["tex"] = (r"\operatorname{logit}_{%d,%d} = \sum_{d} y_d\, W_{d,%d} + b_{%d} "
+                           r"= %s + %s = %s"
                            % (b, c, c, c, " + ".join(terms), fmt(bias), fmt(trace.logits[b, c])))
         items[2]["note"] = "The model's own head: its bias added, no softmax, no activation."
     return {"sample": b, "class": c, "items": items}

@@ -59,8 +59,8 @@ def section(state, trace, prediction_notes=(), classes=None):
     dict or None
         ``{step, count, names, key, sample, class, predicted_class, class_chosen, title, tex,
         note, notes, highlights}`` (``class_chosen``: whether the class was chosen, rather than
-        the predicted one taken); ``highlights`` maps a heatmap's element id to the rectangles of cells
-        it uses, ``[row0, col0, row1, col1]`` (inclusive).
+        the predicted one taken); ``highlights`` maps a heatmap's element id to the rectangles of
+        cells it uses, ``[row0, col0, row1, col1]`` (inclusive).
 
     Examples
     --------
@@ -132,7 +132,8 @@ def section(state, trace, prediction_notes=(), classes=None):
     elif key == "dot" and trace.real is not None:  # the model file's own head
         y = trace.y[b]
         bias = 0.0 if trace.real.b_head is None else float(trace.real.b_head[c])
-        tex = lines(r"\operatorname{logit}_{%d,%d}" % (b, c), r"\sum_d y_d\, W_{d,%d} + b_{%d}" % (c, c),
+        tex = lines(r"\operatorname{logit}_{%d,%d}" % (b, c),
+                    r"\sum_d y_d\, W_{d,%d} + b_{%d}" % (c, c),
                     sum_of(lambda d: r"%s \cdot %s" % (term(y[d]), term(w[d])), D)
                     + " + " + term(bias), number(trace.logits[b, c]))
         title = "one dot product: sample %d, %s" % (b, name(c))
@@ -157,7 +158,8 @@ def section(state, trace, prediction_notes=(), classes=None):
             else r"y\, W_{\mathrm{head}} + b_{\mathrm{head}}", vector(trace.logits[b])))
         title = "all %d logits of sample %d" % (C, b)
         highlights = {HEATMAP_IDS["normalized"]: [_row(b, D)],
-                      HEATMAP_IDS["W_head"]: [[0, 0, D - 1, C - 1]], HEATMAP_IDS["logits"]: [_row(b, C)]}
+                      HEATMAP_IDS["W_head"]: [[0, 0, D - 1, C - 1]],
+                      HEATMAP_IDS["logits"]: [_row(b, C)]}
         note = ("The same dot product for every column of W_head: one logit per class. These "
                 "raw logits are what the head returns: no softmax.")
     else:
@@ -174,7 +176,8 @@ def section(state, trace, prediction_notes=(), classes=None):
             "class_chosen": state.options.get("walk_class") is not None,
             "title": "Step %d of %d: %s" % (step + 1, len(STEPS), title), "tex": tex,
             "note": note, "notes": notes,
-            "highlights": dict((k, [[int(x) for x in r] for r in v]) for k, v in highlights.items())}
+            "highlights": dict((k, [[int(x) for x in r] for r in v])
+                               for k, v in highlights.items())}
 
 
 def _notes_about(notes, b):

@@ -4,8 +4,8 @@ docs/interface.md) and of "State as JSON".
 ``{"W_head": M, "cls": M, "options": {...}}`` or the same with ``"encoder_output"``
 instead of ``"cls"``. A matrix ``M`` is a nested list of numbers or, for big matrices,
 the compact form of :mod:`pycore.explorer.state.recipes`. ``options`` holds only the options that
-differ from :data:`~pycore.explorer.state.explorer_state.DEFAULT_OPTIONS`; unknown top-level keys and
-unknown options are ignored (newer pages may add some), known ones are validated.
+differ from :data:`~pycore.explorer.state.explorer_state.DEFAULT_OPTIONS`; unknown top-level keys
+and unknown options are ignored (newer pages may add some), known ones are validated.
 
 Fine-tuning adds two top-level keys, each written only when it differs from its default
 (pycore/explorer/state/finetuning.py): ``labels`` (B class indices; absent: every sample 0) and
@@ -271,7 +271,8 @@ def state_from_json(obj):
         The only exception, whatever ``obj`` is: not an object, missing W_head, both or
         neither of cls and encoder_output, ragged or non-numeric lists, NaN/inf, sizes
         over :data:`~pycore.explorer.state.explorer_state.LIMITS` or
-        :data:`~pycore.explorer.state.explorer_state.ELEMENT_LIMITS`, shapes that do not fit, bad options.
+        :data:`~pycore.explorer.state.explorer_state.ELEMENT_LIMITS`, shapes that do not fit, bad
+        options.
 
     Examples
     --------

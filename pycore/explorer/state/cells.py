@@ -350,7 +350,7 @@ def parse_block(text, fit=None):
     >>> parse_block("1 2\\n3")
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: row 2 has 1 value but row 1 has 2: a pasted block must be rectangular
+    pycore.explorer.errors.StateError: row 2 has 1 value but row 1 has 2: a pasted block must be ...
     """
     if not isinstance(text, str):
         raise StateError("expected pasted text, got {}".format(type(text).__name__))

@@ -350,8 +350,9 @@ def resize(state, B=None, N=None, D=None, C=None):
     ----------
     state : ExplorerState
     B, N, D, C : int, optional
-        Checked by :func:`resized_shapes`: against :data:`~pycore.explorer.state.explorer_state.LIMITS`
-        (N+1 against ``N1``) and :data:`~pycore.explorer.state.explorer_state.ELEMENT_LIMITS`.
+        Checked by :func:`resized_shapes`: against
+        :data:`~pycore.explorer.state.explorer_state.LIMITS` (N+1 against ``N1``) and
+        :data:`~pycore.explorer.state.explorer_state.ELEMENT_LIMITS`.
 
     Returns
     -------

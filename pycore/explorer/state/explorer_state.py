@@ -221,7 +221,7 @@ def check_size(key, shape):
     >>> check_size("encoder_output", (64, 257, 1024))
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: encoder_output would hold 64 × 257 × 1024 = 16,842,752 numbers, over the limit of 2,097,152 (B × (N+1) × D): make B, N+1 or D smaller
+    pycore.explorer.errors.StateError: encoder_output would hold 64 × 257 × 1024 = 16,842,752 ...
     """
     dims = _DIMS[key]
     if len(shape) != len(dims):

@@ -140,7 +140,7 @@ def check_labels(value, B, C):
     >>> check_labels([0, 3], B=2, C=3)
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: labels[1] = 3 is out of range: a class index from 0 to 2 (C = 3 classes)
+    pycore.explorer.errors.StateError: labels[1] = 3 is out of range: a class index from 0 to 2 ...
     """
     if value is None:
         return (0,) * B
@@ -167,7 +167,7 @@ def parse_label(text, b, C):
     >>> parse_label("12", 3, 10)
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: labels[3] = 12 is out of range: a class index from 0 to 9 (C = 10 classes)
+    pycore.explorer.errors.StateError: labels[3] = 12 is out of range: a class index from 0 to ...
     """
     if not isinstance(text, str):
         raise StateError("labels[{}]: the text must be a string; got {}".format(

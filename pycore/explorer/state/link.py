@@ -187,7 +187,8 @@ def encode_uri_component(text):
         for ch in sorted(set(text) - _ASCII_SAFE, key=lambda c: c != "%"):   # "%" first
             text = text.replace(ch, "%{:02X}".format(ord(ch)))
         return text
-    return "".join(ch if ch in _ASCII_SAFE else "".join("%{:02X}".format(b) for b in ch.encode("utf-8"))
+    return "".join(ch if ch in _ASCII_SAFE
+                   else "".join("%{:02X}".format(b) for b in ch.encode("utf-8"))
                    for ch in text)
 
 
@@ -254,7 +255,8 @@ def decode_fragment(fragment):
 
     Examples
     --------
-    >>> decode_fragment("#state=%7B%22W_head%22%3A%5B%5B1%5D%5D%2C%22cls%22%3A%5B%5B2%5D%5D%7D").W_head
+    >>> decode_fragment("#state=%7B%22W_head%22%3A%5B%5B1%5D%5D%2C%22cls%22%3A"
+    ...                 "%5B%5B2%5D%5D%7D").W_head
     array([[1.]])
     """
     if not isinstance(fragment, str):
@@ -324,7 +326,7 @@ def check_nesting(text, what="the JSON text", limit=NESTING_MAX):
     >>> check_nesting('[' * 40 + ']' * 40, "the link's state")
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: the link's state nests arrays or objects 40 deep; the page reads JSON at most 32 deep
+    pycore.explorer.errors.StateError: the link's state nests arrays or objects 40 deep; the ...
     """
     if text.count("[") + text.count("{") <= limit:
         return
@@ -353,7 +355,7 @@ def check_values(text, what="the JSON text", limit=VALUES_MAX):
     >>> check_values('[' + '0,' * 9 + '0]', "The request", limit=3)
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: The request holds about 10 values; the page reads JSON of at most 3
+    pycore.explorer.errors.StateError: The request holds about 10 values; the page reads JSON ...
     """
     if text.count(",") < limit:
         return
@@ -399,9 +401,10 @@ def json_loads(text, what="the JSON text", values_max=VALUES_MAX):
     >>> json_loads('[' + '9' * 500 + ']', "the link's state")
     Traceback (most recent call last):
     ...
-    pycore.explorer.errors.StateError: the link's state holds a number 500 characters long (99999999999999999999...): no float64 needs more than about 30
+    pycore.explorer.errors.StateError: the link's state holds a number 500 characters long ...
     """
-    check_values(text, what, values_max)  # the cheaper scan first: a long flat text is refused by it
+    # the cheaper scan first: a long flat text is refused by it
+    check_values(text, what, values_max)
     check_nesting(text, what)
     return json.loads(text, parse_int=lambda t: _number(t, int, what),
                       parse_float=lambda t: _number(t, float, what))

@@ -37,8 +37,8 @@ class TinyViT(object):
     Parameters
     ----------
     params : dict of str to array_like
-        Every weight named by :func:`pycore.vit.tiny.params.parameter_shapes` (extra keys are an error);
-        stored as float64 copies.
+        Every weight named by :func:`pycore.vit.tiny.params.parameter_shapes` (extra keys are an
+        error); stored as float64 copies.
     heads : int
         Number of attention heads; must divide D.
     patch_size : int
