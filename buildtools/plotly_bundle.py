@@ -23,9 +23,9 @@ import tempfile
 
 from . import atomic
 from .checked import discard, remove_stale, sha256_hex
-from .unpacked import copy_files, extract_selection, read_stamp, write_stamp
 from .errors import BuildError
 from .manifest import NpmArtifact
+from .unpacked import copy_files, extract_selection, read_stamp, write_stamp
 
 FILE_NAME = "plotly-heatmap.min.js"
 LICENSES = "THIRD-PARTY-LICENSES.txt"

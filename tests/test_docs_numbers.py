@@ -8,8 +8,7 @@ from html.parser import HTMLParser
 import pytest
 
 from pycore.explorer import shared
-from pycore.explorer.finetune import panel as finetune
-from pycore.explorer.finetune import memory as training_memory
+from pycore.explorer.finetune import memory as training_memory, panel as finetune
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

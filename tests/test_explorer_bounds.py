@@ -9,11 +9,10 @@ from urllib.parse import quote
 import pytest
 
 from pycore.explorer import decode_fragment, encode_fragment, protocol
-from pycore.explorer.state import link
-from pycore.explorer.state import link_answer
 from pycore.explorer.errors import StateError
-from pycore.explorer.state.link import LINK_MAX, NUMBER_MAX_CHARS, json_loads
 from pycore.explorer.session import Session
+from pycore.explorer.state import link, link_answer
+from pycore.explorer.state.link import LINK_MAX, NUMBER_MAX_CHARS, json_loads
 
 def link_with(number_text):
     return "#state=" + quote('{"W_head":[[1],[2]],"cls":[[%s,0]]}' % number_text)

@@ -9,12 +9,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from pycore.explorer.finetune import panel as finetune
-from pycore.explorer.finetune import section as finetune_panel
-from pycore.explorer.state import explorer_state as state_module
-from pycore.explorer.finetune import memory as training_memory_module
-from pycore.explorer.state.presets import preset
+from pycore.explorer.finetune import (memory as training_memory_module, panel as finetune,
+                                      section as finetune_panel)
 from pycore.explorer.session import Session
+from pycore.explorer.state import explorer_state as state_module
+from pycore.explorer.state.presets import preset
 from pycore.explorer.state.explorer_state import (ELEMENT_LIMITS, INPUT_ELEMENTS_MAX, LIMITS,
                                                   ExplorerState)
 

@@ -10,8 +10,8 @@ from hypothesis import given, settings, strategies as st
 
 from pycore.explorer.errors import StateError
 from pycore.explorer.export.files import state_json_text
-from pycore.explorer.state.link import decode_uri_component, encode_uri_component
-from pycore.explorer.state.link import js_json, js_number
+from pycore.explorer.state.link import (decode_uri_component, encode_uri_component, js_json,
+                                       js_number)
 from pycore.explorer import (COMPACT_MIN, DEFAULT_OPTIONS, ExplorerState, decode_fragment,
                              default_state, encode_fragment, paste_block, preset, resize, set_cell,
                              state_from_json, state_to_json)

@@ -4,8 +4,7 @@ random ones, so that a page showing what the reference computes shows what pycor
 import numpy as np
 
 from pycore import classification_head, load_tiny_vit
-from pycore.vit.tiny import model as tiny_vit
-from pycore.vit.tiny import params as tiny_vit_params
+from pycore.vit.tiny import model as tiny_vit, params as tiny_vit_params
 from reference_vit import ShippedViT, forward, head, reference_encode
 
 TOL = dict(rtol=1e-10, atol=1e-10)

@@ -14,10 +14,8 @@ import pytest
 
 from buildtools import digits
 from pycore import classification_head, load_tiny_vit
-from pycore.vit.tiny import model as tiny_vit
-from pycore.vit.tiny import layers as tiny_vit_layers
-from pycore.vit.tiny import params as tiny_vit_params
 from pycore.vit.readout import logit_lens
+from pycore.vit.tiny import layers as tiny_vit_layers, model as tiny_vit, params as tiny_vit_params
 from reference import reference_head
 from reference_vit import reference_encode
 

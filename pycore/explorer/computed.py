@@ -3,9 +3,9 @@ page reads. pycore/explorer/session.py answers the requests and owns one of thes
 import numpy as np
 
 from ..vit.trace import retrace_column, retrace_row, trace_head
+from .comparisons import registry as comparisons
 from .panels.colour_range import RunningColourLimit
 from .panels.readouts import LOGITS_TABLE_TOP_K
-from .comparisons import registry as comparisons
 from .state.explorer_state import real_head
 
 

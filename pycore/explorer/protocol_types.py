@@ -11,8 +11,8 @@ Each typedef: (name, what it is, [(property, JSDoc type, optional, what it holds
 and :data:`REQUEST_TYPES` (each field's type): a field's meaning is written once, in REQUESTS.
 """
 
-from .protocol import REQUESTS
 from .panels.sections import DEFERRABLE, SECTIONS
+from .protocol import REQUESTS
 
 REQUEST_TYPES = {
     "fragment": "string",

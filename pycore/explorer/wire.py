@@ -9,8 +9,8 @@ import json
 import traceback
 
 from .errors import _LONG_INT_BITS, StateError
-from .state.link import json_loads
 from .state.explorer_state import shown
+from .state.link import json_loads
 
 
 MESSAGE_MAX = 1000

@@ -4,11 +4,11 @@ it changes, and from 21 classes on each sample's k largest outputs.
 """
 import numpy as np
 
-from . import registry as comparisons
 from ..model.class_names import class_names
 from ..panels.colour_range import colour_limit
 from ..panels.heatmap import AHEAD_LIMIT, VALUE, heatmap, shape_only
 from ..panels.readouts import TOP_K_DEFAULT, top_k_table
+from . import registry as comparisons
 
 def comparison_ids(kind):
     """The heatmaps of one comparison panel ("mistake" or "variant")."""

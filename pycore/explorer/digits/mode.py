@@ -12,10 +12,10 @@ import numpy as np
 from ...vit.head import classification_head
 from ...vit.readout import top_k
 from ...vit.softmax import softmax
-from .images import PIXEL_CHARS, PRESET, check_images, encoded, model
 from ..errors import StateError, shown
-from ..state.recipes import Recipe
 from ..state.explorer_state import ExplorerState, hidden_cls_of
+from ..state.recipes import Recipe
+from .images import PIXEL_CHARS, PRESET, check_images, encoded, model
 
 DIGIT_TOP = 3
 """The panel lists this many of the most likely classes of the drawing."""

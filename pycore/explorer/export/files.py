@@ -3,10 +3,10 @@ export's file holds, in words (:func:`about`)."""
 
 import numpy as np
 
+from ..state.as_json import COMPACT_MIN, state_to_json
+from ..state.explorer_state import dims_text, real_head
 from ..state.link import js_json
 from ..state.recipes import sparse_recipe
-from ..state.explorer_state import dims_text, real_head
-from ..state.as_json import COMPACT_MIN, state_to_json
 
 _HEAD_CODE = '''
 

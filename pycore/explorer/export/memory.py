@@ -22,10 +22,10 @@ Examples
 import numpy as np
 
 from ..errors import StateError
-from .files import code_recipe
-from ..state.as_json import COMPACT_MIN
 from ..finetune import memory as training_memory
 from ..finetune.memory import held_mb
+from ..state.as_json import COMPACT_MIN
+from .files import code_recipe
 
 CHARS_PER_NUMBER = 26
 """The most characters a number takes in an export's text: ``repr`` of a float64 is at most

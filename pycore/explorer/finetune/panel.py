@@ -23,15 +23,15 @@ Examples
 """
 import numpy as np
 
-from ..state.cells import format_number, parse_cell
 from ..errors import StateError
 from ..export.files import about
-from .code import training_code
-from .run import OPTIMIZER_NAMES, Run
 from ..shared import MAX_RUN_STEPS
+from ..state.cells import format_number, parse_cell
 from ..state.explorer_state import shown, whole_number
 from ..state.finetuning import LR_DEFAULTS, check_train_setting, parse_label
+from .code import training_code
 from .memory import OPTIMIZER_SLOTS
+from .run import OPTIMIZER_NAMES, Run
 
 MAX_STEPS_PER_REQUEST = 500
 """Steps one ``train`` request may ask for; it takes only as many as :func:`steps_that_fit`."""

@@ -29,8 +29,8 @@ import numpy as np
 from ...vit.loss import cross_entropy
 from ...vit.optimizers import make_optimizer
 from ...vit.training import HeadTrainer
-from . import memory as training_memory
 from ..state.cells import format_number
+from . import memory as training_memory
 
 HEAD_NAMES = {"correct": "correct head", "softmax_inside": "softmax inside the head",
               "no_layernorm": "no LayerNorm", "bias": "with bias"}

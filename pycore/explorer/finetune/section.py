@@ -23,12 +23,12 @@ from collections import namedtuple
 import numpy as np
 
 from ...vit.loss import cross_entropy
-from ..state.cells import format_number
 from ..comparisons.registry import page_trace
-from .run import converged, reading
 from ..panels.heatmap import AHEAD_LIMIT, VALUE, heatmap, shape_only
 from ..shared import HEATMAP_IDS
+from ..state.cells import format_number
 from ..state.finetuning import TRAIN_DEFAULTS
+from .run import converged, reading
 
 GRADIENT_LIVE_MAX = 20000
 """Up to this many weights (D * C), dW_head is redrawn with every edit once the panel is in

@@ -22,11 +22,11 @@ import numpy as np
 
 from ...vit.checks import describe_nonfinite
 from ..errors import StateError
+from ..state.explorer_state import (ExplorerState, check_size, dims_text, has_real_head,
+                                    hidden_cls_of)
 from .file_parts import FILE_MAX, READ_MAX, NeedBytes, Source
 from .npy_npz import npy_entries, npz_entries
 from .safetensors_file import safetensors_entries
-from ..state.explorer_state import (ExplorerState, check_size, dims_text, has_real_head,
-                                    hidden_cls_of)
 
 EXTENSIONS = (".npz", ".safetensors", ".npy")
 EPS = {"npz": 1e-6, "timm": 1e-6, "hf": 1e-12}  # each library's LayerNorm epsilon for ViT

@@ -5,8 +5,8 @@ the file before any data is read.
 import numpy as np
 
 from ..errors import StateError
-from .file_parts import LISTED_MAX, PROBE, Entry, checked_count, refuse
 from ..state.link import json_loads
+from .file_parts import LISTED_MAX, PROBE, Entry, checked_count, refuse
 
 HEADER_MAX = 16 * 2 ** 20
 """The largest safetensors header read (a whole ViT-L checkpoint's is under 100 kB)."""

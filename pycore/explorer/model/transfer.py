@@ -13,9 +13,9 @@ import zlib
 import numpy as np
 
 from ..errors import StateError
+from ..state.explorer_state import whole_number
 from .file import NeedBytes, named, read_model
 from .file_parts import PROBE, READ_MAX
-from ..state.explorer_state import whole_number
 
 CHUNK = 4 * 2 ** 20
 """The most bytes of a file one request carries."""

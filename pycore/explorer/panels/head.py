@@ -13,14 +13,14 @@ import numpy as np
 from ...vit.readout import logit_lens, top_k
 from ...vit.trace import trace_head
 from ..digits import mode as digits
-from ..state.cells import format_number
-from ..model.class_names import class_names, class_titles
 from ..digits.images import hidden_cls
+from ..model.class_names import class_names, class_titles
+from ..shared import HEATMAP_IDS
+from ..state.cells import format_number
 from ..state.editing import DEFAULT_N
 from ..state.explorer_state import hidden_cls_of, real_head
 from .heatmap import AHEAD_LIMIT, VALUE, heatmap, shape_only
 from .readouts import LOGITS_TABLE_CLASSES_MAX, LOGITS_TABLE_TOP_K, class_label
-from ..shared import HEATMAP_IDS
 
 
 def input_heatmaps(state, trace):

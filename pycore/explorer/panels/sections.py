@@ -22,20 +22,16 @@ Examples
 """
 from collections import namedtuple
 
-from ..comparisons import panel as comparison_panel
-from ..comparisons import registry as comparisons
+from ..comparisons import panel as comparison_panel, registry as comparisons
 from ..digits import mode as digits
-from ..finetune import section as finetune_panel
-from . import head as panels
-from . import readouts
-from . import tex
-from . import walkthrough
-from ..model.class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from ..errors import StateError, shown
-from ..state.link_answer import LINK_PENDING, state_link
-from .snapshot import Changes, Part, Snapshot  # noqa: F401 (the session builds a Snapshot)
-from ..state.explorer_state import has_real_head
+from ..finetune import section as finetune_panel
+from ..model.class_names import VIT_B16_NOTE, class_names, is_vit_b16_head
 from ..shared import HEATMAP_IDS
+from ..state.explorer_state import has_real_head
+from ..state.link_answer import LINK_PENDING, state_link
+from . import head as panels, readouts, tex, walkthrough
+from .snapshot import Changes, Part, Snapshot  # noqa: F401 (the session builds a Snapshot)
 
 # ---- what a request changed ------------------------------------------------------------------
 

@@ -7,9 +7,9 @@ this sample's numbers (TeX, like :func:`pycore.explorer.panels.tex.steps`) and t
 heatmaps it uses, which the page outlines. The position (step, sample, class) lives in the
 state's options (``walk``, ``sample``, ``walk_class``), so a link reopens the same step.
 """
-from .readouts import class_label
 from ..shared import HEATMAP_IDS, encoder_row
 from ..state.explorer_state import WALK_STEPS as STEPS
+from .readouts import class_label
 from .tex import lines, number, sum_of, term, vector
 
 

@@ -19,11 +19,11 @@ import numpy as np
 from ...vit.checks import describe_nonfinite
 from ..digits.images import check_texts
 from ..errors import StateError
-from .recipes import Recipe, sparse_recipe
 from .explorer_state import (_DIMS, DEFAULT_OPTIONS, FORMER_MISTAKES, FORMER_OPTIONS, PATTERN,
                              ExplorerState, check_fit, check_limits, check_option, check_seed,
                              check_size, dims_text, quoted, shown)
 from .finetuning import check_labels, labels_to_json, train_from_json, train_to_json
+from .recipes import Recipe, sparse_recipe
 
 COMPACT_MIN = 1024
 """Matrices with more elements than this are written in compact form when they came

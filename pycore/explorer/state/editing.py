@@ -14,9 +14,9 @@ from collections import namedtuple
 
 import numpy as np
 
-from .cells import BlockTooLarge, parse_block, parse_cell
 from ..errors import StateError
 from ..shared import encoder_row
+from .cells import BlockTooLarge, parse_block, parse_cell
 from .explorer_state import PATTERN, check_limits, check_size, dims_text, quoted, whole_number
 from .finetuning import resized_labels
 

@@ -19,10 +19,10 @@ import re
 
 import numpy as np
 
-from .cells import CELL_MAX_CHARS
 from ..errors import StateError
 from ..shared import LINK_MAX
 from .as_json import state_from_json, state_to_json
+from .cells import CELL_MAX_CHARS
 
 NUMBER_MAX_CHARS = CELL_MAX_CHARS
 """The longest number a link's JSON may spell: no float64 needs more than ~30 characters."""

@@ -5,9 +5,9 @@ import numpy as np
 
 from ...vit.training import class_means_dataset
 from ..errors import StateError
-from .recipes import Recipe
 from ..shared import FINETUNE_PRESET, PRESETS
 from .explorer_state import SEED_LIMIT, ExplorerState, check_seed, quoted
+from .recipes import Recipe
 
 WORKED_CLS = [[2.0, -1.0, 0.0, 3.0], [1.0, 1.0, -1.0, -1.0]]
 WORKED_W_HEAD = [[0.5, -0.2, 0.1], [0.3, 0.4, -0.5], [-0.1, 0.6, 0.2], [0.7, -0.3, 0.8]]
