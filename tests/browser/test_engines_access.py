@@ -28,9 +28,16 @@ WAIT = "(ms) => new Promise((r) => setTimeout(r, ms))"
 
 
 def quiet(engine, ms):
-    """Let `ms` pass in the page: what is said after an action is said within the page's 700 ms
-    of quiet (js/announce.js); waiting longer shows that nothing more comes."""
+    """Let `ms` pass in the page: what is said after an action is said once the page has been
+    quiet for 700 ms (js/announce.js); waiting past that shows that nothing more comes."""
     engine.evaluate(WAIT, ms)
+
+
+def said_settled(engine):
+    """Wait until the prediction shown is the one said (the link loaded said it, or had nothing
+    new to say)."""
+    engine.wait_for("() => document.getElementById('prediction-said').textContent"
+                    " === document.getElementById('prediction').innerText")
 
 
 # ---- the numbers painted on the cells, measured from the canvas ----------------------------
@@ -132,7 +139,7 @@ def test_each_action_is_said_once_and_play_at_a_calm_rate(app):
     where it pauses. Once: 2-4 announcements an edit, an alert a key, 22 messages in 2.5 s of
     Play. Then axe-core on the fine-tuning panel after Play."""
     engine = app.start()
-    quiet(engine, 900)
+    said_settled(engine)
     record(engine)
     engine.click(cell("cls[0,0]"))
     engine.type_keys("abc")
@@ -142,36 +149,37 @@ def test_each_action_is_said_once_and_play_at_a_calm_rate(app):
         raise EngineError("%s; focused %r holding %r" % (e, *engine.evaluate(
             "() => [document.activeElement.getAttribute('aria-label') || document.activeElement.id,"
             " document.activeElement.value]")))
-    quiet(engine, 900)
+    quiet(engine, 800)
     assert engine.evaluate(SAID) == []  # nothing while it is typed
     engine.press("Enter")
     engine.wait_for("() => window.__said.length > 0")
-    quiet(engine, 1000)
+    quiet(engine, 800)
     assert engine.evaluate(SAID) == [["alert-said", "cls[0,0]: 'abc' is not a number"]]
     assert engine.evaluate("() => document.getElementById('alert').textContent") == "cls[0,0]: 'abc' is not a number"
 
     load_state(engine, {"cls": CLS.tolist(), "W_head": W.tolist()})
-    quiet(engine, 900)  # what the link's state said is said
+    said_settled(engine)
     record(engine)
     edit(engine, "cls[0,1]", "-1.25", then="Enter")
     engine.wait_for("() => window.__said.length > 0")
-    quiet(engine, 1200)
+    quiet(engine, 800)
     said = engine.evaluate(SAID)
     assert [region for region, _ in said] == ["prediction-said"], said
     assert said[0][1] == engine.evaluate("() => document.getElementById('prediction').innerText")
 
     load_state(engine, {"cls": CLS.tolist(), "W_head": W.tolist()})
+    said_settled(engine)
     before = renders(engine)
     engine.click("#walk-start")
     wait_render_after(engine, before)
     engine.wait_for("() => document.activeElement.id === 'walk-next'")
-    quiet(engine, 900)
+    engine.wait_for("() => document.getElementById('walk-said').textContent.startsWith('Step 1 of 7')")
     record(engine)
     before = renders(engine)
     engine.press("ArrowRight")
     wait_render_after(engine, before)
     engine.wait_for("() => window.__said.length > 0")
-    quiet(engine, 1000)
+    quiet(engine, 800)
     title, note = engine.evaluate("() => ['walk-title', 'walk-note'].map((id) => document.getElementById(id).innerText)")
     assert title.startswith("Step 2 of 7: ")
     assert engine.evaluate(SAID) == [["walk-said", ("%s. %s" % (title, note)).strip()]]
@@ -179,7 +187,7 @@ def test_each_action_is_said_once_and_play_at_a_calm_rate(app):
     engine.click("#walk-start")  # ends it
     wait_render_after(engine, before)
 
-    quiet(engine, 900)
+    quiet(engine, 800)
     record(engine)
     start = engine.evaluate("() => performance.now()")
     engine.click("#ft-play")
@@ -190,7 +198,7 @@ def test_each_action_is_said_once_and_play_at_a_calm_rate(app):
         engine.click("#ft-play")  # Pause
     engine.wait_for(IDLE, timeout=60)
     end = engine.evaluate("() => performance.now()")
-    quiet(engine, 1000)
+    quiet(engine, 800)
     said = engine.evaluate("() => window.__said")
     panel = [s for s in said if s[0] == "ft-said"]
     others = [s[:2] for s in said if s[0] != "ft-said"]
