@@ -29,9 +29,9 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 BROWSER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
-WITH_THE_ENGINES = ("test_engines.py", "test_engines_figures.py", "test_engines_panels.py",
-                    "test_engines_then_own_pages.py", "test_one_file.py", "test_docs_pages.py",
-                    "test_page_drawing.py")
+WITH_THE_ENGINES = ("test_engines.py", "test_engines_access.py", "test_engines_figures.py",
+                    "test_engines_panels.py", "test_engines_then_own_pages.py", "test_one_file.py",
+                    "test_docs_pages.py", "test_page_drawing.py")
 
 
 def group_of(path):

@@ -59,6 +59,7 @@ def test_a_finger_taps_a_pixel_on_a_phone(app, model):
     pixels = pad_pixels(engine)
     assert pixels[5, 2] == 16 and pixels.sum() == 16  # a dot in a pixel's middle inks it alone
     check_digit_shown(engine, model)
+    app.assert_axe_clean("a digit drawn by a finger, on a phone (390 x 844; WebKit 460 x 844)")
     app.assert_clean()
 
 
@@ -161,6 +162,14 @@ def test_a_fine_tune_step_is_sgd_written_here(app):
     np.testing.assert_allclose(drawn[-2:, 1], losses, atol=2 * per_pixel)
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-w"), w1, rtol=1e-9, atol=1e-12)
     app.assert_axe_clean("the fine-tuning panel: 60 samples loaded, a step taken")
+    # Copy link: this state's link is too long to share, so the export dialog says so and
+    # offers the state as a file (js/share.js); axe with the dialog open, then Esc closes it
+    engine.click("#copy-link")
+    engine.wait_for("() => document.getElementById('export-dialog').open")
+    assert engine.evaluate("() => document.activeElement.id") == "export-as-npz"
+    app.assert_axe_clean("Copy link's export dialog open over the fine-tuning panel")
+    engine.press("Escape")
+    engine.wait_for("() => !document.getElementById('export-dialog').open")
     app.assert_clean()
 
 

@@ -208,7 +208,9 @@ class FineTunePanel {
     const was = this.playing;
     this.playing = false;
     this.setPlaying(false);
-    if (was) this.announce(true); // where Play stopped
+    // where Play stopped, said once: now, or, while a round of steps is still being answered,
+    // by that round once it is drawn (request: announce), with the step it really stopped at
+    if (was && !this.pending) this.announce(true);
   }
 
   setPlaying(on) {

@@ -8,16 +8,28 @@
 const LAYERS = ".walk[data-active=\"true\"], .notices > :not([hidden])";
 const GAP_PX = 8; // between the focused element and the layer's top
 
-// The top of the lowest-reaching layer that covers `box` (a DOMRect) horizontally and lies
-// over the window's bottom edge, or Infinity.
+// "sticky" or "fixed" if `layer` floats over the page, or is laid out in a box that does (a
+// notice, in the fixed .notices box of no height); else "".
+function floating(layer) {
+  for (let e = layer; e && e !== document.body; e = e.parentElement) {
+    const position = getComputedStyle(e).position;
+    if (position === "sticky" || position === "fixed") return position;
+  }
+  return "";
+}
+
+// The top of the lowest-reaching layer that covers `box` (a DOMRect) horizontally: a sticky
+// panel while it is pinned at the window's bottom edge, a notice (fixed, just above that edge)
+// while it is shown; or Infinity.
 function coveredFrom(el, box) {
   let top = Infinity;
   for (const layer of document.querySelectorAll(LAYERS)) {
     if (layer.contains(el)) continue;
-    const position = getComputedStyle(layer).position;
-    if (position !== "sticky" && position !== "fixed") continue;
+    const position = floating(layer);
+    if (!position) continue;
     const r = layer.getBoundingClientRect();
-    if (!r.height || r.bottom < window.innerHeight - 2) continue; // not at the bottom edge
+    if (!r.height) continue;
+    if (position === "sticky" && r.bottom < window.innerHeight - 2) continue; // not pinned there
     if (r.left >= box.right || r.right <= box.left) continue; // beside it (the docked panel)
     top = Math.min(top, r.top);
   }

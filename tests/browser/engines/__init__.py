@@ -2,6 +2,7 @@
 
     engine = launch("firefox")          # or "chromium" (needs a Playwright), "webkit"
     engine = launch("webkit", dark=True)  # the system in its dark colour scheme
+    engine = launch("firefox", forced_colours=True)  # forced colours (Firefox only)
     engine.goto(url); engine.click('[aria-label="cls[0,1]"]'); engine.type_keys("4.5")
 
 tests/browser/engines/kit.py has the page's own helpers (heatmap_z, edit, wait_ready, ...),
@@ -12,9 +13,13 @@ from .base import Engine, EngineError
 ENGINES = ("chromium", "firefox", "webkit")
 
 
-def launch(name, playwright=None, dark=False):
+def launch(name, playwright=None, dark=False, forced_colours=False):
     """Start engine `name`, its pages in the dark colour scheme if `dark` (as a system set to
-    dark mode makes them); EngineError (saying what to install) if it is missing."""
+    dark mode makes them), in forced colours if `forced_colours` (Firefox only: Chromium's are
+    emulated per page through Playwright, WebKitGTK has none); EngineError (saying what to
+    install) if it is missing."""
+    if forced_colours and name != "firefox":
+        raise EngineError("%s: no forced colours through this kit (Firefox only)" % name)
     if name == "chromium":
         from .chromium import Chromium
         if playwright is None:
@@ -22,7 +27,7 @@ def launch(name, playwright=None, dark=False):
         return Chromium(playwright, dark=dark)
     if name == "firefox":
         from .firefox import Firefox
-        return Firefox(dark=dark)
+        return Firefox(dark=dark, forced_colours=forced_colours)
     if name == "webkit":
         from .webkit import WebKit
         return WebKit(dark=dark)

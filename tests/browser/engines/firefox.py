@@ -51,11 +51,17 @@ def firefox_binary():
 class Firefox(Engine):
     name = "firefox"
 
-    def __init__(self, width=1280, height=720, dark=False):
+    def __init__(self, width=1280, height=720, dark=False, forced_colours=False):
         binary = firefox_binary()
         self.profile = tempfile.mkdtemp(prefix="engine-firefox-")
         # pages' prefers-color-scheme: 0 dark, 1 light (ESR 153's BiDi cannot emulate it)
         prefs = dict(USER_JS, **{"layout.css.prefers-color-scheme.content-override": 0 if dark else 1})
+        if forced_colours:
+            # "Override the colours specified by the page with your selections above: Always"
+            # (Settings, Colours): Firefox's forced colours mode, `forced-colors: active`, its
+            # colours the light defaults. ESR 153's BiDi has no
+            # emulation.setForcedColorsModeThemeOverride (it answers "unknown command").
+            prefs["browser.display.document_color_use"] = 2
         with open(os.path.join(self.profile, "user.js"), "w") as f:
             for key, value in prefs.items():
                 f.write("user_pref(%s, %s);\n" % (json.dumps(key), json.dumps(value)))
