@@ -310,7 +310,7 @@ def test_a_keyboard_only_tour_of_the_figures_and_their_names(app):
     for key in ("ArrowRight", "ArrowRight", "ArrowDown", "Space", "ArrowDown", "5", "ArrowRight",
                 "Enter", "Delete", "ArrowDown", "9"):
         engine.press(key)
-    engine.wait_for("""() => document.getElementById('real-vit').dataset.drawing === 'done'
+    engine.wait_for("""() => document.getElementById('digit').dataset.drawing === 'done'
         && document.documentElement.dataset.mode === 'encoder'
         && Number(document.querySelectorAll('#digit-pad [role=gridcell]')[27].dataset.value) === 16""")
     expected = np.zeros((8, 8))
@@ -325,7 +325,7 @@ def test_a_keyboard_only_tour_of_the_figures_and_their_names(app):
     engine.press("Enter")  # Clear: the next scenarios start from a blank pad
     wait_render_after(engine, before)
     engine.wait_for("""() => Array.from(document.querySelectorAll('#digit-pad [role=gridcell]'))
-        .every((c) => Number(c.dataset.value) === 0) && document.getElementById('real-vit').dataset.drawing === 'done'""")
+        .every((c) => Number(c.dataset.value) === 0) && document.getElementById('digit').dataset.drawing === 'done'""")
 
     # fine-tuning by keys: Step twice, then the loss chart's readout by End, arrows and Home
     load_state(engine, {"cls": CLS.tolist(), "W_head": W.tolist()})
@@ -474,7 +474,7 @@ def test_colour_that_is_content_survives_forced_colours_in_firefox(reporting_sit
         before = renders(engine)
         engine.click("#digit-gallery .digit-thumb")
         wait_render_after(engine, before)
-        engine.wait_for("() => document.getElementById('real-vit').dataset.drawing === 'done'")
+        engine.wait_for("() => document.getElementById('digit').dataset.drawing === 'done'")
         engine.evaluate("() => document.getElementById('ft-step').scrollIntoView({block: 'center'})")
         engine.click("#ft-step")
         engine.wait_for("() => Number(document.getElementById('finetune').dataset.runSteps) >= 1", timeout=60)
