@@ -105,7 +105,8 @@ function rewrap() {
 // Numbers in the cells only where a cell is wide enough to hold one (a phone's 10 logits ran
 // together); a resize that changes this draws the figure again (rewrap).
 function textInCells(el, spec, cols) {
-  return Boolean(spec.text) && (widthOf(el) || 600) / cols >= 40;
+  // the plot area is the figure's width less the rows' ticks and title (about 50 px)
+  return Boolean(spec.text) && ((widthOf(el) || 600) - 50) / cols >= 40;
 }
 function widthOf(el) {
   if (!widths.has(el)) {
@@ -145,6 +146,18 @@ function rowsOf(m) {
   const out = new Array(m.rows);
   for (let i = 0; i < m.rows; i++) out[i] = m.data.subarray(i * m.cols, (i + 1) * m.cols);
   return out;
+}
+
+// Compact figures (fewer pixels a row, no axis titles): in the embed, and while the walk-through
+// is docked in a short window (200 % or 300 % zoom: js/walkthrough.js draws them again as it
+// docks and undocks), where a step's figures and its equation must share 540 px or less.
+// On a phone, while it runs, the figures are two by two above its panel: compact too.
+const SHORT = window.matchMedia ? window.matchMedia("(max-height: 620px)") : { matches: false };
+const NARROW = window.matchMedia ? window.matchMedia("(max-width: 600px)") : { matches: false };
+export function compactFigures() {
+  const root = document.documentElement;
+  return root.classList.contains("embed") || (root.dataset.walkDock === "true" && SHORT.matches) ||
+    (root.dataset.walking === "true" && NARROW.matches);
 }
 
 // What a figure looks like apart from its values: while this stays, a change is a recolouring.
@@ -230,7 +243,7 @@ function bindFigure(el, spec, m) {
 // drawHeatmap), its layout, and the width the title was wrapped for.
 function figureParts(el, id, spec, m) {
   const { rows, cols } = m;
-  const compact = document.documentElement.classList.contains("embed");
+  const compact = compactFigures();
   // z is given to the trace once Plotly has taken it (drawHeatmap): Plotly's colour clean-up walks
   // every object in a trace, and would take each typed-array row of z for one (768 rows of
   // 1,000 keys made into strings at ViT-B/16 size, 80 ms a draw). Plotly draws nothing from it.
@@ -444,7 +457,7 @@ function sizeKept(el, held) {
   return Boolean(el.layout) && el.layout.height === held.height && el._fullLayout.height === held.height;
 }
 function lookText() {
-  return JSON.stringify(look()) + document.documentElement.classList.contains("embed");
+  return JSON.stringify(look()) + compactFigures();
 }
 // A figure Python has not shown yet (a comparison, before a mistake or another head is chosen;
 // the encoder output, in the CLS mode; dW_head, before the first Step), made ahead while the
