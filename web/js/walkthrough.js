@@ -6,7 +6,7 @@
 
 import { component } from "./components.js";
 import { highlight } from "./heatmap-shapes.js";
-import { compactFigures, redrawAll } from "./heatmaps.js";
+import { bareFigures, compactFigures, redrawAll } from "./heatmaps.js";
 import { labelsNow, typeset } from "./panels.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS, PANEL_IDS } from "./shared.js";
@@ -35,6 +35,7 @@ const SHORT = window.matchMedia("(orientation: landscape) and (max-height: 620px
 // compact figures (js/heatmaps.js) where the window is short or narrow
 const SHORTER = window.matchMedia("(max-height: 620px)");
 const NARROW = window.matchMedia("(max-width: 600px)");
+const SHORTEST = window.matchMedia("(max-height: 420px)"); // bare figures (js/heatmaps.js)
 
 class WalkThrough {
   /**
@@ -73,18 +74,27 @@ class WalkThrough {
     SHORT.addEventListener("change", place);
     SHORTER.addEventListener("change", place);
     NARROW.addEventListener("change", place);
-    new MutationObserver(place).observe(document.documentElement, { attributeFilter: ["class"] });
+    SHORTEST.addEventListener("change", place);
     // The page's layout changed under the walk (docked or undocked in projector mode, large
     // text, a resize): the figures follow the pipeline's new width (Plotly resizes its responsive
-    // figures on a window's resize only), then the step's cells come into view again.
+    // figures on a window's resize only), then the step's cells come into view again. Not when
+    // only the pipeline's height changes (a focused figure's terms shown below it): the page
+    // stays where the reader, or the Tab key, took it.
     let timer = 0;
     let width = 0;
-    new ResizeObserver(([entry]) => {
-      const now = Math.round(entry.contentRect.width);
-      if (width && now !== width) window.dispatchEvent(new Event("resize"));
-      width = now;
+    const again = () => {
       clearTimeout(timer);
       if (this.walk) timer = setTimeout(() => this.walk && this.reveal(this.walk), 300);
+    };
+    new MutationObserver(() => { place(); again(); })
+      .observe(document.documentElement, { attributeFilter: ["class"] });
+    new ResizeObserver(([entry]) => {
+      const now = Math.round(entry.contentRect.width);
+      const changed = Boolean(width) && now !== width;
+      width = now;
+      if (!changed) return;
+      window.dispatchEvent(new Event("resize"));
+      again();
     }).observe(document.getElementById("pipeline"));
   }
 
@@ -93,7 +103,7 @@ class WalkThrough {
     const root = document.documentElement;
     const dock = Boolean(this.walk) && (SHORT.matches || (WIDE.matches && root.classList.contains("large")));
     setData(root, "walkDock", dock ? "true" : "false");
-    const compact = compactFigures();
+    const compact = `${compactFigures()} ${bareFigures()}`;
     if (this.compact !== undefined && compact !== this.compact) redrawAll();
     this.compact = compact;
   }

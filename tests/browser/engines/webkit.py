@@ -53,10 +53,14 @@ def start_xvfb():
     raise EngineError("webkit: could not start Xvfb")
 
 
+# In view: inside the window, and not scrolled away inside a box that scrolls (a grid's column
+# past its editor's width: its centre inside the window, but the point shows another element).
 CENTRE_IN_VIEW_JS = """(selector) => {
     const el = document.querySelector(selector);
     let r = el.getBoundingClientRect();
-    if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
+    const hit = (b) => { const at = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+                         return at !== null && (at === el || el.contains(at)); };
+    if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth || !hit(r)) {
         el.scrollIntoView({block: "nearest", inline: "nearest"});
         r = el.getBoundingClientRect();
     }
