@@ -95,11 +95,12 @@ def check_essentials(seen, where):
 
 
 def test_every_step_and_its_figures_at_200_percent_zoom_and_on_a_phone(page, site_url, reset_page):
-    """1920 x 1080 at 200 % zoom (960 x 540 CSS px) with Large text, and a phone: each step's
-    equation and the cells it outlines on screen together (at 960 x 540 the panel was a bottom
-    sheet 253 px tall, its equation at y = 534, the outlined W_head column off screen); the step
-    buttons are there too."""
-    for width, height, large in [(960, 540, True), (390, 844, False)]:
+    """1920 x 1080 at 200 % and 300 % zoom (960 x 540 and 640 x 360 CSS px) with Large text, and
+    two phones: each step's equation and the cells it outlines on screen together (at 960 x 540
+    the panel was a bottom sheet 253 px tall, its equation at y = 534, the outlined W_head column
+    off screen; at 320 x 640 step 5's equation ended at y = 677, and at 640 x 360 the outlined
+    W_head column and logits were below the window); the step buttons are there too."""
+    for width, height, large in [(960, 540, True), (640, 360, True), (390, 844, False), (320, 640, False)]:
         reset_page()
         set_viewport(page, {"width": width, "height": height})
         open_explorer(page, site_url)

@@ -81,7 +81,8 @@ const widths = new WeakMap();
 // as its editor's grid, which a new mode had just changed; no resize of the box is reported
 // after, as it is back at the width last seen).
 const drawnNow = new Set();
-function fitNextFrame(el) {
+/** Resize the figure `el` in the next frame if its box is not the width Plotly drew it. */
+export function fitNextFrame(el) {
   if (!drawnNow.size) {
     requestAnimationFrame(() => {
       for (const fig of drawnNow) {
