@@ -45,14 +45,13 @@ function axis(title, n, colour) {
 }
 
 // Plotly never wraps a title: break a long one at spaces so that it fits the plot's width
-// (about 0.64 em per character: Firefox draws "LayerNorm(h_cls)" wider than 0.6 em a character
-// took it to be, past a quarter row's figure), clear of the "Download figure" button at its right
+// (about 0.6 em per character), clear of the "Download figure" button at its right
 // (js/figure-menu.js: 28 px and a margin, 44 px on a touch screen, whose figures have a title
 // band that much taller: MENU_BAND); a figure whose width changes is drawn again (see widths).
 const MENU_ROOM = COARSE.matches ? 50 : 34;
 const MENU_BAND = COARSE.matches ? 14 : 0;
 function wrapTitle(text, width, size) {
-  const perLine = Math.max(12, Math.floor((width - 12 - MENU_ROOM) / (size * 0.64)));
+  const perLine = Math.max(16, Math.floor((width - 12 - MENU_ROOM) / (size * 0.6)));
   const lines = [];
   let line = "";
   for (const word of text.split(/ +/)) {
