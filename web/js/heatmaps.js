@@ -294,7 +294,8 @@ function figureParts(el, id, spec, m) {
   };
   const style = look();
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
-  // a bare figure: its cells and their ticks only (the title's 22 px and the minimum gone)
+  // a bare figure: its cells and their ticks only (the title's 22 px and the minimum gone; its
+  // columns' numbers in its bottom margin, which Plotly's own 8 px cut off)
   const frame = bare ? 40 : compact ? 70 : 90;
   const height = cell ? Math.max(bare ? 60 : compact ? 96 : 150, frame + rows * cell) : (compact ? 200 : 340);
   const width = widthOf(el);
@@ -310,7 +311,7 @@ function figureParts(el, id, spec, m) {
     title: { text: title.text, font: { size: style.title, color: style.ink }, x: 0, xanchor: "left",
              y: 1, yref: "container", yanchor: "top", pad: { t: 4 + above + Math.ceil(extra / 2) } },
     height: Math.round(height * (style.size / 11)) + extra + above + (compact ? 0 : MENU_BAND),
-    margin: compact ? { l: 8, r: 6, t: (bare ? 4 : 22 + extra) + above, b: 8 }
+    margin: compact ? { l: 8, r: 6, t: (bare ? 4 : 22 + extra) + above, b: bare ? 20 : 8 }
       : { l: 10, r: 10, t: 30 + extra + above + MENU_BAND, b: 10 },
     // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
     // no room for both, and the plot's title and the hover say what rows and columns are.
