@@ -309,10 +309,10 @@ def test_vit_b16_classes_carry_the_packages_imagenet_names(page, site_url):
     for b in range(2):
         assert "class %d \u00b7 %s" % (predicted[b], names[predicted[b]]) in prediction
     # the hover names the column's class (a column is under a pixel wide, and the pointer's
-    # place whole pixels: the one pointed at may be a neighbour of the one aimed at); at 1920 px,
-    # as at 1280 px stage 4 is a quarter of the row (about 200 px of plot there: 5 columns a
-    # pixel, too many to aim at)
-    set_viewport(page, {"width": 1920, "height": 1080})
+    # place whole pixels: the one pointed at may be a neighbour of the one aimed at); at 2560 px:
+    # from 1200 px stage 4 shares the row with three others (about 200 px of plot at 1280 px,
+    # 5 columns a pixel, too many to aim at)
+    set_viewport(page, {"width": 2560, "height": 1440})
     page.locator("#logits-full > summary").click()
     page.wait_for_function("() => { const area = document.querySelector('#heatmap-logits .nsewdrag');"
                            " return area && area.getBoundingClientRect().width > 300; }")
