@@ -364,9 +364,9 @@ def test_a_keyboard_only_tour_of_the_figures_and_their_names(app):
 # ---- no Tab stop hidden behind a panel or a notice ------------------------------------------
 
 # The focused element, whether any of it is on screen: inside the window and not under a layer
-# over the window's bottom that it is not in: the walk-through's panel pinned at the bottom edge
-# (test_page_walk.py's rule), or a notice shown (fixed just above that edge); whether the focus
-# is in the page, and whether the page's document has the focus.
+# over the window's bottom that it is not in: the walk-through's panel pinned at the bottom edge,
+# or a notice shown (fixed just above that edge); whether the focus is in the page, and whether
+# the page's document has the focus. test_page_walk.py's Chromium tours read its first two.
 TAB_STOP = """() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => {
     const el = document.activeElement;
     const r = el.getBoundingClientRect();

@@ -9,6 +9,7 @@ from pycore.explorer import preset, state_to_json
 
 from .pagekit import (act, edit, heatmap_z, open_explorer, renders, set_viewport, state_fragment,
                       wait_render_after)
+from .test_engines_access import TAB_STOP
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -292,23 +293,6 @@ def test_a_constant_row_and_its_tie_are_explained(page, site_url):
     expect(notes).to_contain_text("lowest index")
 
 
-# The focused element, and whether any of it is on screen: inside the window and not under a
-# layer over the window's bottom edge (the walk-through's panel, a notice) that it is not in.
-FOCUS_SEEN = """() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(() => {
-    const el = document.activeElement;
-    const r = el.getBoundingClientRect();
-    let top = Math.max(r.top, 0), bottom = Math.min(r.bottom, innerHeight);
-    for (const layer of document.querySelectorAll('.walk[data-active="true"], .notices > :not([hidden])')) {
-        if (layer.contains(el)) continue;
-        const L = layer.getBoundingClientRect();
-        if (L.height && L.left < r.right && L.right > r.left && L.bottom >= innerHeight - 2)
-            bottom = Math.min(bottom, L.top);
-    }
-    done([el.getAttribute('aria-label') || el.id || el.textContent.trim().slice(0, 30) || el.tagName,
-          r.width > 0 && bottom - top > 0]);
-})))"""
-
-
 @pytest.mark.parametrize("size", [{"width": 1280, "height": 720}, {"width": 390, "height": 844}])
 def test_no_tab_stop_is_hidden_behind_the_walk_through(page, site_url, size):
     """WCAG 2.4.11: with the walk-through's panel pinned over the bottom of the window, every
@@ -321,7 +305,7 @@ def test_no_tab_stop_is_hidden_behind_the_walk_through(page, site_url, size):
     hidden, seen = [], set()
     for _ in range(90):
         page.keyboard.press("Tab")
-        name, visible = page.evaluate(FOCUS_SEEN)
+        name, visible = page.evaluate(TAB_STOP)[:2]
         seen.add(name)
         if not visible:
             hidden.append(name)
