@@ -245,8 +245,8 @@ def squeeze(text):
 def test_a_keyboard_only_tour_of_the_figures_and_their_names(app):
     """WCAG 2.1.1 and 4.1.2 in every engine (Chromium's own: test_page_linked.py,
     test_page_figures.py, test_page_realvit.py, test_page_finetune_play.py): the logits heatmap
-    by arrows, a figure's Download menu by keys, the drawing pad by keys (its strokes said once
-    it is still), Step and the loss chart's readout by keys; and each figure's role, accessible name and live readout against
+    by arrows, a figure's Download menu by keys, the drawing pad by keys, Step and the loss
+    chart's readout by keys; and each figure's role, accessible name and live readout against
     what the page shows and NumPy."""
     engine = app.start()
     _, logits = head(CLS, W)
@@ -307,20 +307,12 @@ def test_a_keyboard_only_tour_of_the_figures_and_their_names(app):
     assert (pad["role"], pad["name"]) == ("grid", "Drawing grid: 8 by 8 pixels, ink 0 to 16")
     engine.evaluate("() => document.querySelector('#digit-pad [role=gridcell]').focus()")
     assert engine.evaluate(FOCUSED) == "pixel 0,0: 0"
-    record(engine)
     for key in ("ArrowRight", "ArrowRight", "ArrowDown", "Space", "ArrowDown", "5", "ArrowRight",
                 "Enter", "Delete", "ArrowDown", "9"):
         engine.press(key)
     engine.wait_for("""() => document.getElementById('digit').dataset.drawing === 'done'
         && document.documentElement.dataset.mode === 'encoder'
         && Number(document.querySelectorAll('#digit-pad [role=gridcell]')[27].dataset.value) === 16""")
-    # five strokes, said once each where they changed something, once the pad is still: the
-    # pipeline's prediction (its input is the drawing now) and the tiny ViT's reading (once
-    # about 21 messages for 8 pixels)
-    quiet(engine, 800)
-    said = dict(engine.evaluate(SAID))
-    assert len(engine.evaluate(SAID)) == 2 and sorted(said) == ["digit-said", "prediction-said"], said
-    assert said["prediction-said"] == engine.evaluate("() => document.getElementById('prediction').innerText")
     expected = np.zeros((8, 8))
     expected[1, 2], expected[2, 2], expected[3, 3] = 16, 9, 16
     np.testing.assert_array_equal(pad_pixels(engine), expected)
