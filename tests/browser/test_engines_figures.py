@@ -8,7 +8,7 @@ import pytest
 
 from .engines.app import (AXES, CLS, FITS, SHOWN, TITLES, UNSEEN, W, choose, head, layout_settled,
                           numbers_in, settle_layout, shown_numbers, text_size)
-from .engines.kit import edit, heatmap_z, layout_problems
+from .engines.kit import edit, heatmap_z, layout_problems, renders, wait_render_after
 from .engines import EngineError
 from .figure_files import png_looks, png_size, svg_figure
 from .pdf_pages import BACK_ON_SCREEN, PIPELINE_TITLES, PRINT_LAYOUT, PdfReader, handout_problems
@@ -273,6 +273,56 @@ def test_large_text_on_a_projector_sized_window(app):
         cls = CLS.copy()
         cls[0, 1] = 2
         np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
+    finally:
+        text_size(engine, large=False)
+    app.assert_clean()
+
+
+# The walk-through's step 5 as a student sees it: each outlined cell range (shape "highlight") in
+# screen pixels, the equation's and Next's boxes, the panel's, the window's.
+STEP_IN_VIEW = """() => {
+  const boxes = [];
+  for (const id of ['heatmap-normalized', 'heatmap-w', 'heatmap-logits']) {
+    const el = document.getElementById(id), area = el.querySelector('.nsewdrag').getBoundingClientRect();
+    const { xaxis, yaxis } = el._fullLayout;
+    for (const s of (el.layout.shapes || []).filter((s) => s.name === 'highlight')) {
+      boxes.push([id, area.left + xaxis.l2p(s.x0), area.top + yaxis.l2p(s.y1), area.left + xaxis.l2p(s.x1),
+                  area.top + yaxis.l2p(s.y0)]);
+    }
+  }
+  const own = ['walk-math', 'walk-next'].map((id) => { const r = document.getElementById(id).getBoundingClientRect();
+    return [id, r.left, r.top, r.right, r.bottom]; });
+  const p = document.getElementById('walk').getBoundingClientRect();
+  return { boxes, own, panel: [p.left, p.top, p.right, p.bottom], view: [innerWidth, innerHeight] };
+}"""
+
+
+@pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)  # the page's own CSS and JS
+def test_the_walk_through_at_200_percent_zoom_with_large_text(app, engine_host):
+    """1920 x 1080 at 200 % zoom is a 960 x 540 window: with Large text, step 5 (one dot product)
+    shows its equation and the three figures' outlined cells together, none under the panel."""
+    engine = app.start(viewport=(960, 540))
+    text_size(engine, large=True)
+    try:
+        before = renders(engine)
+        engine.click("#walk-open")
+        wait_render_after(engine, before)
+        engine.wait_for("() => document.querySelectorAll('#walk-progress button').length === 7")
+        before = renders(engine)
+        engine.evaluate("() => document.querySelectorAll('#walk-progress button')[4].click()")
+        wait_render_after(engine, before)
+        engine.evaluate("() => new Promise((r) => setTimeout(r, 600))")  # revealed after the layout settles
+        seen = engine.evaluate(STEP_IN_VIEW)
+        width, height = seen["view"]
+        assert len(seen["boxes"]) == 3, seen
+        for name, x0, y0, x1, y1 in seen["boxes"] + seen["own"]:
+            assert x0 >= -1 and y0 >= -1 and x1 <= width + 1 and y1 <= height + 1, (name, seen)
+        px0, py0, px1, py1 = seen["panel"]
+        for name, x0, y0, x1, y1 in seen["boxes"]:
+            assert min(x1, px1) - max(x0, px0) <= 1 or min(y1, py1) - max(y0, py0) <= 1, (name, seen)
+        before = renders(engine)
+        engine.evaluate("() => document.getElementById('walk-start').click()")  # ends it
+        wait_render_after(engine, before)
     finally:
         text_size(engine, large=False)
     app.assert_clean()

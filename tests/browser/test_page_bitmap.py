@@ -155,9 +155,11 @@ def test_a_big_matrix_is_shown_cell_by_cell_through_zoom_edit_hover_and_resize(p
     page.locator("#heatmap-w").scroll_into_view_if_needed()
     assert_bitmap_over_plot_area(page, "heatmap-w")
 
-    # Zoom in twice, as a person does, to the top-left corner: cells become big squares.
-    drag_zoom(page, "heatmap-w", (0.002, 0.003), (0.03, 0.06))
-    drag_zoom(page, "heatmap-w", (0.01, 0.01), (0.3, 0.5))
+    # Zoom in twice, as a person does, to the top-left corner: cells become big squares. Each
+    # box at least 20 px each way, the least Plotly takes for a zoom of both axes (from 1200 px
+    # the figure has about a quarter of the row: its plot area about 220 px wide).
+    drag_zoom(page, "heatmap-w", (0.002, 0.003), (0.12, 0.12))
+    drag_zoom(page, "heatmap-w", (0.01, 0.01), (0.15, 0.3))
     area = assert_screen_shows(page, "heatmap-w", W)
     assert_bitmap_over_plot_area(page, "heatmap-w")
     assert abs(area["xr"][1] - area["xr"][0]) < 20  # zoomed: under 20 columns in view

@@ -68,19 +68,35 @@ def test_nothing_is_cut_off_or_overlapping(site_url, context):
 
 
 def test_the_first_screen_shows_the_heads_pipeline(page, site_url):
-    """At 1280 x 800, without scrolling: the overview from image to logits, and the head's
-    first two stages with their heatmaps' cells (the drawing panel comes after the pipeline;
-    the overview's "image" leads to it)."""
-    set_viewport(page, {"width": 1280, "height": 800})
-    open_explorer(page, site_url)
-    page.evaluate("() => window.scrollTo(0, 0)")
-    tops = page.evaluate("""() => Object.fromEntries(['overview', 'stage-input', 'stage-norm', 'digit']
-        .map((id) => [id, document.getElementById(id).getBoundingClientRect().top]))""")
-    assert tops["stage-input"] < 400 and tops["stage-norm"] < 400, tops
-    assert tops["digit"] > 800, tops
-    for heatmap in ("heatmap-cls", "heatmap-normalized"):  # the cells' area, whole
-        box = page.locator("#%s .nsewdrag" % heatmap).first.bounding_box()
-        assert box["height"] > 30 and box["y"] + box["height"] <= 800, (heatmap, box)
+    """Without scrolling, on a laptop (1280 x 800, 1366 x 768, 1280 x 720): the overview from
+    image to logits, the inputs' grid, the logits' cells (and LayerNorm's at 800 px) and the
+    prediction (at 1366 x 768 and
+    1280 x 720 the logits were below the fold); no stage stretched to another's height; the
+    comparisons directly under the pipeline (they were 3,000 px down, after the drawing panel,
+    which comes after them; the overview's "image" leads to it)."""
+    for width, height in [(1280, 800), (1366, 768), (1280, 720)]:
+        set_viewport(page, {"width": width, "height": height})
+        page.evaluate("() => window.scrollTo(0, 0)")
+        if width == 1280 and height == 800:
+            open_explorer(page, site_url)
+        boxes = page.evaluate("""() => Object.fromEntries(['overview', 'stage-input', 'stage-norm', 'stage-w',
+            'stage-logits', 'grid-input', 'prediction', 'mistakes', 'variants', 'digit'].map((id) => {
+            const r = document.getElementById(id).getBoundingClientRect();
+            return [id, [r.left, r.top, r.right, r.bottom]]; }))""")
+        where = "%d x %d: %r" % (width, height, boxes)
+        for shown in ("grid-input", "prediction"):
+            assert 0 <= boxes[shown][1] and boxes[shown][3] <= height, (shown, where)
+        for heatmap in ("heatmap-logits", "heatmap-normalized" if height >= 800 else "heatmap-logits"):
+            box = page.locator("#%s .nsewdrag" % heatmap).first.bounding_box()  # the cells' area, whole
+            assert box["height"] > 30 and box["y"] + box["height"] <= height, (heatmap, where)
+        # each stage ends where its content does: an empty band at a stage's foot is not kept
+        ends = page.evaluate("""() => Array.from(document.querySelectorAll('#pipeline > .stage'), (s) => {
+            const last = Array.from(s.children).filter((c) => c.getClientRects().length).pop();
+            return s.getBoundingClientRect().bottom - last.getBoundingClientRect().bottom; })""")
+        assert all(end < 40 for end in ends), (ends, where)
+        bottom = max(boxes[s][3] for s in ("stage-input", "stage-norm", "stage-w", "stage-logits"))
+        assert 0 < boxes["mistakes"][1] - bottom < 40 and boxes["variants"][1] == boxes["mistakes"][1], where
+        assert boxes["digit"][1] > boxes["mistakes"][3] and boxes["digit"][1] > height, where
     overview = page.locator("#overview")
     assert overview.is_visible() and "logits" in overview.inner_text()
     assert page.locator("#overview a").get_attribute("href") == "#digit"
@@ -140,9 +156,10 @@ def test_printed_equations_are_not_cut(page, site_url):
 
 def test_the_layernorm_statistics_fit_without_scrolling_sideways(page, site_url):
     """The per-sample statistics (mean, variance, sqrt(var + eps)) fit the width of a 320 px
-    phone; on a wider screen each header stays on one line."""
+    phone and of a quarter of a laptop's row (stage 2 from 1200 px); where the stage is wider
+    (a quarter of 1920 px), each header stays on one line."""
     open_explorer(page, site_url)
-    for name in ["narrow phone", "phone", "desktop"]:
+    for name in ["narrow phone", "phone", "desktop", "wide"]:
         width, height = VIEWPORTS[name]
         set_viewport(page, {"width": width, "height": height})
         table = page.locator("#stats")
@@ -156,7 +173,7 @@ def test_the_layernorm_statistics_fit_without_scrolling_sideways(page, site_url)
         for b in range(len(CLS)):
             cells = rows.nth(b).locator("td").all_inner_texts()
             assert cells == ["%.4f" % mu[b], "%.4f" % var[b], "%.4f" % np.sqrt(var[b] + 1e-6)], name
-        if width >= 760:
+        if width >= 1800:
             heights = table.evaluate("t => [t.tHead.rows[0], t.tBodies[0].rows[0]]"
                                      ".map(r => r.getBoundingClientRect().height)")
             assert heights[0] < 1.3 * heights[1], "a header wraps at %d px: %s" % (width, heights)

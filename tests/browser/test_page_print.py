@@ -33,10 +33,11 @@ def test_handouts_on_a4_and_letter_with_the_drawing_comparisons_and_walk_through
         act(page, lambda: page.click("#walk-next"))
     step = page.locator("#walk-title").inner_text()
     assert step.startswith("Step 3 of "), step
-    titles = PIPELINE_TITLES + ["Draw a digit: a real ViT's CLS token, classified", "The head at every depth (a logit lens)",
-                         "Walk through the head", step, "Mistakes: what a wrong head would output",
-                         "Other heads, on the same inputs",
-                         "Step by step, with the numbers of one sample", "Softmax probabilities", "Fine-tune the head"]
+    # in the page's order: the comparisons directly under the pipeline they compare
+    titles = PIPELINE_TITLES + ["Mistakes: what a wrong head would output", "Other heads, on the same inputs",
+                                "Draw a digit: a real ViT's CLS token, classified", "The head at every depth (a logit lens)",
+                                "Walk through the head", step,
+                                "Step by step, with the numbers of one sample", "Softmax probabilities", "Fine-tune the head"]
     title_px = float(page.evaluate("getComputedStyle(document.querySelector('h1')).fontSize")[:-2])
     # laid out for paper (the print rules made to apply on screen): every figure in its box
     assert page.evaluate(PRINT_LAYOUT) == []

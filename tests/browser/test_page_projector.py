@@ -78,6 +78,47 @@ def test_every_step_is_on_screen_at_once_on_a_small_projector(page, site_url, re
             check_step(settled(page), "%d x %d, step %d" % (width, height, step + 1))
 
 
+def check_essentials(seen, where):
+    """What a step needs at any zoom: its title, equation, Back and Next, and every outlined cell
+    range inside the window and not under the panel (the panel may scroll to its note)."""
+    width, height = seen["view"]
+    px0, py0, px1, py1 = seen["panel"]
+    assert seen["boxes"], "%s: nothing outlined" % where
+    own = [box for box in seen["own"] if box[0] != "walk-note"]
+    for name, x0, y0, x1, y1 in seen["boxes"] + own:
+        assert x0 >= -1 and y0 >= -1 and x1 <= width + 1 and y1 <= height + 1, (
+            "%s: %s at (%d, %d)-(%d, %d) is not inside the %d x %d window"
+            % (where, name, x0, y0, x1, y1, width, height))
+    for name, x0, y0, x1, y1 in seen["boxes"]:
+        covered = min(x1, px1) - max(x0, px0) > 1 and min(y1, py1) - max(y0, py0) > 1
+        assert not covered, "%s: the walk-through's panel covers %s" % (where, name)
+
+
+def test_every_step_and_its_figures_at_200_percent_zoom_and_on_a_phone(page, site_url, reset_page):
+    """1920 x 1080 at 200 % and 300 % zoom (960 x 540 and 640 x 360 CSS px) with Large text, and
+    two phones: each step's equation and the cells it outlines on screen together (at 960 x 540
+    the panel was a bottom sheet 253 px tall, its equation at y = 534, the outlined W_head column
+    off screen; at 320 x 640 step 5's equation ended at y = 677, and at 640 x 360 the outlined
+    W_head column and logits were below the window); the step buttons are there too."""
+    for width, height, large in [(960, 540, True), (640, 360, True), (390, 844, False), (320, 640, False)]:
+        reset_page()
+        set_viewport(page, {"width": width, "height": height})
+        open_explorer(page, site_url)
+        if large:
+            page.click("#text-size")
+        act(page, lambda: page.click("#walk-open"))
+        for step in range(7):
+            if step:
+                press(page, "PageDown")
+            expect(page.locator("#walk-position")).to_have_text("Step %d of 7" % (step + 1))
+            where = "%d x %d, step %d" % (width, height, step + 1)
+            check_essentials(settled(page), where)
+            buttons = page.locator("#walk-progress button")
+            assert buttons.count() == 7 and buttons.nth(step).is_visible(), where
+            assert buttons.nth(step).get_attribute("aria-current") == "step", where
+        act(page, lambda: page.click("#walk-open"))
+
+
 def test_a_clicker_drives_the_walk_from_anywhere_but_not_while_typing(page, site_url):
     open_explorer(page, site_url)
     act(page, lambda: page.click("#walk-open"))
@@ -182,12 +223,12 @@ def test_a_phones_logits_never_run_together(page, site_url):
     set_viewport(page, {"width": 390, "height": 844})
     open_explorer(page, site_url)
     act(page, lambda: page.click("#digit-gallery button >> nth=0"))
-    for width in (390, 1280):
+    for width in (390, 1100):  # at 1100 px stage 4 is half the row (from 1200 px, a quarter)
         set_viewport(page, {"width": width, "height": 844})
         page.wait_for_timeout(700)  # Plotly's resize, then the figures drawn again (250 ms)
         count, widest, cell = page.evaluate(CELL_TEXTS, "heatmap-logits")
         assert widest <= cell, (width, widest, cell)  # each painted number fits its cell
-        assert (count == 10) == (width == 1280), (width, count)
+        assert (count == 10) == (width == 1100), (width, count)
 
 
 MENU_TEXT_FITS = """() => {

@@ -214,3 +214,9 @@ def test_the_link_brings_the_drawing_back(page, site_url, context, model):
     np.testing.assert_allclose(heatmap_z(other, "heatmap-logits"),
                                head(z_L[:, 0, :], model.W_head), atol=1e-12)
     other.close()
+    # from 1200 px stage 1 is a third of the row: the edited cell scrolled its grid sideways,
+    # back to its first cells, which the page's own reset (a link) leaves alone
+    page.evaluate("""() => document.querySelectorAll('.grid-body')
+        .forEach((e) => { e.scrollTop = 0; e.scrollLeft = 0; })""")
+    page.wait_for_function("""() => Array.from(document.querySelectorAll('.grid-body'),
+        (e) => e.scrollTop + e.scrollLeft).every((v) => v === 0)""")

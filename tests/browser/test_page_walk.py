@@ -334,3 +334,51 @@ def test_a_step_is_said_whole_once(page, site_url):
     assert page.get_attribute("#walk-said", "aria-live") == "polite"
     assert page.get_attribute("#walk-position", "aria-live") is None
     act(page, lambda: page.click("#walk-start"))  # ends it
+
+
+# For `ms` after it is called, at every frame: each shown figure's "Show the numbers" and colour
+# key that something else covers (the element at a point inside it is not it, nor inside it),
+# and each figure drawn wider than its box by more than a pixel, as [what, where].
+COVERED_WHILE = """(ms) => new Promise((done) => {
+    const found = new Set(), end = performance.now() + ms;
+    const frame = () => {
+        for (const box of document.querySelectorAll('.comparisons .plot-box, .pipeline .plot-box')) {
+            const plot = box.querySelector('.js-plotly-plot');
+            if (!plot || !plot.data || !box.getClientRects().length) continue;
+            const svg = plot.querySelector('svg.main-svg');
+            const over = svg && svg.getBoundingClientRect().right - box.getBoundingClientRect().right;
+            for (const part of box.querySelectorAll('details.numbers-toggle > summary, .colour-key')) {
+                const r = part.getBoundingClientRect();
+                if (!r.width || r.bottom < 0 || r.top > innerHeight) continue;
+                const at = document.elementFromPoint(r.left + 4, r.top + r.height / 2);
+                if (at && at !== part && !part.contains(at)) found.add(plot.id + ' ' + part.className + ' under ' + (at.closest('[id]') || at).id);
+            }
+            // a drawing wider than its box is painted past it unless the box cuts it
+            const cut = ['clip', 'hidden'].includes(getComputedStyle(box).overflowX);
+            if (over > 1 && !cut) found.add(plot.id + ' painted past its box');
+        }
+        if (performance.now() < end) requestAnimationFrame(frame); else done([...found]);
+    };
+    requestAnimationFrame(frame);
+})"""
+
+
+def test_ending_the_walk_with_the_comparisons_in_view_covers_nothing(page, site_url):
+    """At 1280 x 720 with Large text, a mistake and another head chosen, the walk-through ended
+    with the comparisons in view: the page's width changes as its docked panel goes, and the
+    comparisons' figures kept their docked width until Plotly's resize of them a moment later
+    (up to seconds on a busy machine), the "Correct head" heatmap painting over the next
+    figure's "Show the numbers" and colour key. No figure covers another's, at any frame."""
+    set_viewport(page, {"width": 1280, "height": 720})
+    open_explorer(page, site_url)
+    page.click("#text-size")
+    act(page, lambda: page.select_option("#mistake", "no_layernorm"))
+    act(page, lambda: page.select_option("#variant", "affine"))
+    start_walk(page)
+    assert page.evaluate("document.documentElement.dataset.walkDock") == "true"
+    page.evaluate("() => document.getElementById('mistakes').scrollIntoView()")
+    page.wait_for_timeout(600)
+    assert page.evaluate(COVERED_WHILE, 300) == []  # docked, settled
+    page.evaluate("() => document.getElementById('walk-start').click()")  # ends it, width changes
+    assert page.evaluate(COVERED_WHILE, 1500) == []
+    assert page.evaluate("document.documentElement.dataset.walkDock") == "false"

@@ -27,6 +27,9 @@ function coveredFrom(el, box) {
     if (layer.contains(el)) continue;
     const position = floating(layer);
     if (!position) continue;
+    // a panel stuck to the bottom moves up from its place, never down: what follows it in the
+    // page is never under it (taken for covered, it was scrolled up, and the panel stuck over it)
+    if (position === "sticky" && (layer.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING)) continue;
     const r = layer.getBoundingClientRect();
     if (!r.height) continue;
     if (position === "sticky" && r.bottom < window.innerHeight - 2) continue; // not pinned there

@@ -74,8 +74,26 @@ onColourScheme(() => redrawAll());
 // browser lay the page out right there, in the middle of a redraw that has just changed it,
 // in every edit (docs/performance.md). Once widths have stopped changing for 250 ms
 // (a window resized, large text that moved the layout), the figures whose titles would now
-// wrap differently are drawn again.
+// wrap differently are drawn again, and those drawn at another width resized.
 const widths = new WeakMap();
+// Figures drawn since the last frame: each is resized in it if its box is not the width Plotly
+// drew it (it measured the box while the page's layout was changing under it: a stage as wide
+// as its editor's grid, which a new mode had just changed; no resize of the box is reported
+// after, as it is back at the width last seen).
+const drawnNow = new Set();
+/** Resize the figure `el` in the next frame if its box is not the width Plotly drew it. */
+export function fitNextFrame(el) {
+  if (!drawnNow.size) {
+    requestAnimationFrame(() => {
+      for (const fig of drawnNow) {
+        if (fig.isConnected && fig._fullLayout && fig.clientWidth &&
+            Math.abs(fig._fullLayout.width - fig.clientWidth) >= 1) window.Plotly.Plots.resize(fig);
+      }
+      drawnNow.clear();
+    });
+  }
+  drawnNow.add(el);
+}
 let rewrapTimer = 0;
 const sizes = new ResizeObserver((entries) => {
   let changed = false;
@@ -95,17 +113,20 @@ function rewrap() {
   for (const [id, { spec, m }] of [...shown.entries()]) {
     const el = /** @type {PlotElement} */ (document.getElementById(id));
     const drawn = (el.layout && el.layout.title && el.layout.title.text) || "";
-    if (drawn !== wrapTitle(spec.title, widthOf(el) || 600, look().title).text ||
+    if (drawn !== titleOf(spec.title, widthOf(el) || 600, look().title).text ||
         Boolean(el.vitText) !== textInCells(el, spec, m.cols)) {
       shown.delete(id);
       drawHeatmap(id, spec, m);
+    } else {
+      fitNextFrame(el); // its box another width, the window's not: Plotly resizes on the latter
     }
   }
 }
 // Numbers in the cells only where a cell is wide enough to hold one (a phone's 10 logits ran
 // together); a resize that changes this draws the figure again (rewrap).
 function textInCells(el, spec, cols) {
-  return Boolean(spec.text) && (widthOf(el) || 600) / cols >= 40;
+  // the plot area is the figure's width less the rows' ticks and title (about 50 px)
+  return Boolean(spec.text) && ((widthOf(el) || 600) - 50) / cols >= 40;
 }
 function widthOf(el) {
   if (!widths.has(el)) {
@@ -145,6 +166,32 @@ function rowsOf(m) {
   const out = new Array(m.rows);
   for (let i = 0; i < m.rows; i++) out[i] = m.data.subarray(i * m.cols, (i + 1) * m.cols);
   return out;
+}
+
+// Compact figures (fewer pixels a row, no axis titles): in the embed, and while the walk-through
+// is docked in a short window (200 % or 300 % zoom: js/walkthrough.js draws them again as it
+// docks and undocks), where a step's figures and its equation must share 540 px or less.
+// On a phone, while it runs, the figures are two by two above its panel: compact too.
+const SHORT = window.matchMedia ? window.matchMedia("(max-height: 620px)") : { matches: false };
+const NARROW = window.matchMedia ? window.matchMedia("(max-width: 600px)") : { matches: false };
+export function compactFigures() {
+  const root = document.documentElement;
+  return root.classList.contains("embed") || (root.dataset.walkDock === "true" && SHORT.matches) ||
+    (root.dataset.walking === "true" && NARROW.matches);
+}
+// Bare figures (compact, and no title nor colour key): while the walk-through runs on a phone,
+// or docked in a window 420 px tall or less (300 % zoom of a 1080p screen), where two rows of
+// figures and the step's equation share a window too small for more. The stages' headings name
+// the figures there; the equation gives the numbers. Never on paper.
+const SHORTEST = window.matchMedia ? window.matchMedia("(max-height: 420px)") : { matches: false };
+export function bareFigures() {
+  const root = document.documentElement;
+  if (root.dataset.walking !== "true" || root.classList.contains("printing")) return false;
+  return NARROW.matches || (root.dataset.walkDock === "true" && SHORTEST.matches);
+}
+// A figure's title wrapped for `width`, or none for a bare figure.
+function titleOf(text, width, size) {
+  return bareFigures() ? { text: "", lines: 1 } : wrapTitle(text, width, size);
 }
 
 // What a figure looks like apart from its values: while this stays, a change is a recolouring.
@@ -211,6 +258,7 @@ export function drawHeatmap(id, spec, m) {
     shown.set(id, { figure, specText, spec, m, version: m.version || 0 });
     colourKey(el, spec, keyShown(m));
     figureMenu(el); // "Download figure" (js/figure-menu.js), named with the title drawn
+    fitNextFrame(el);
     return drawn;
   });
 }
@@ -230,7 +278,8 @@ function bindFigure(el, spec, m) {
 // drawHeatmap), its layout, and the width the title was wrapped for.
 function figureParts(el, id, spec, m) {
   const { rows, cols } = m;
-  const compact = document.documentElement.classList.contains("embed");
+  const compact = compactFigures();
+  const bare = compact && bareFigures();
   // z is given to the trace once Plotly has taken it (drawHeatmap): Plotly's colour clean-up walks
   // every object in a trace, and would take each typed-array row of z for one (768 rows of
   // 1,000 keys made into strings at ViT-B/16 size, 80 ms a draw). Plotly draws nothing from it.
@@ -245,21 +294,24 @@ function figureParts(el, id, spec, m) {
   };
   const style = look();
   const cell = rows <= 8 ? (compact ? 19 : 34) : rows <= 32 ? (compact ? 8 : 16) : 0;
-  const height = cell ? Math.max(compact ? 96 : 150, (compact ? 70 : 90) + rows * cell) : (compact ? 200 : 340);
+  // a bare figure: its cells and their ticks only (the title's 22 px and the minimum gone; its
+  // columns' numbers in its bottom margin, which Plotly's own 8 px cut off)
+  const frame = bare ? 40 : compact ? 70 : 90;
+  const height = cell ? Math.max(bare ? 60 : compact ? 96 : 150, frame + rows * cell) : (compact ? 200 : 340);
   const width = widthOf(el);
-  const title = wrapTitle(spec.title, width || 600, style.title);
+  const title = titleOf(spec.title, width || 600, style.title);
   // Plotly sets lines 1.3 em apart and centres a multi-line title on its first line's place:
   // half of the extra lines go above it unless the pad makes room.
   const extra = (title.lines - 1) * Math.ceil(style.title * 1.3);
   // Plotly places the title by its own estimate of the text's height; Firefox's text box is
   // about 0.3 em taller, which large titles' 4 px pad does not cover (the box stood 1.4 px above
   // the figure at Large text): larger titles get more room above them, and the plot moves down.
-  const above = Math.ceil(Math.max(0, style.title - 13) / 2);
+  const above = bare ? 0 : Math.ceil(Math.max(0, style.title - 13) / 2);
   const layout = {
     title: { text: title.text, font: { size: style.title, color: style.ink }, x: 0, xanchor: "left",
              y: 1, yref: "container", yanchor: "top", pad: { t: 4 + above + Math.ceil(extra / 2) } },
     height: Math.round(height * (style.size / 11)) + extra + above + (compact ? 0 : MENU_BAND),
-    margin: compact ? { l: 8, r: 6, t: 22 + extra + above, b: 8 }
+    margin: compact ? { l: 8, r: 6, t: (bare ? 4 : 22 + extra) + above, b: bare ? 20 : 8 }
       : { l: 10, r: 10, t: 30 + extra + above + MENU_BAND, b: 10 },
     // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
     // no room for both, and the plot's title and the hover say what rows and columns are.
@@ -309,8 +361,9 @@ export function numbersAt(el, width) {
 }
 
 // In the compact embed view, small matrices print their values; a squeezed key would not help.
+// A bare figure has none.
 function keyShown(m) {
-  return !(document.documentElement.classList.contains("embed") && m.rows <= 8);
+  return !(document.documentElement.classList.contains("embed") && m.rows <= 8) && !bareFigures();
 }
 
 // A new title for a figure as it is: its wrapped text, or false if it wraps to another number of
@@ -318,8 +371,8 @@ function keyShown(m) {
 function titled(el, spec, before) {
   const size = look().title;
   const width = widthOf(el) || 600;
-  const text = wrapTitle(spec.title, width, size);
-  return text.lines === wrapTitle(before.spec.title, width, size).lines ? text.text : false;
+  const text = titleOf(spec.title, width, size);
+  return text.lines === titleOf(before.spec.title, width, size).lines ? text.text : false;
 }
 
 // The figure as it is, new values: its cells recoloured and painted, its z swapped in place (in
@@ -444,7 +497,7 @@ function sizeKept(el, held) {
   return Boolean(el.layout) && el.layout.height === held.height && el._fullLayout.height === held.height;
 }
 function lookText() {
-  return JSON.stringify(look()) + document.documentElement.classList.contains("embed");
+  return JSON.stringify(look()) + compactFigures() + bareFigures();
 }
 // A figure Python has not shown yet (a comparison, before a mistake or another head is chosen;
 // the encoder output, in the CLS mode; dW_head, before the first Step), made ahead while the

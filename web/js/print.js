@@ -10,7 +10,7 @@
 // prints a copy of the page made after beforeprint: the figures must be drawn by then, not when
 // the print media query starts matching.
 
-import { layoutAt, numbersAt } from "./heatmaps.js";
+import { fitNextFrame, layoutAt, numbersAt } from "./heatmaps.js";
 import { paintBitmap } from "./heatmap-bitmap.js";
 
 const ROOT = document.documentElement;
@@ -65,7 +65,9 @@ function drawForScreen() {
   for (const [el, before, height, text] of kept.splice(0)) {
     el.style.height = height;
     el.vitText = text;
-    window.Plotly.relayout(el, before);
+    // its width unset again, Plotly takes the one it measured when it first drew the figure,
+    // not its box's now (a stage's width follows its editor's grid): fitted to it after
+    window.Plotly.relayout(el, before).then(() => fitNextFrame(el));
     paintBitmap(el);
   }
 }

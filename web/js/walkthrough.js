@@ -6,6 +6,7 @@
 
 import { component } from "./components.js";
 import { highlight } from "./heatmap-shapes.js";
+import { bareFigures, compactFigures, redrawAll } from "./heatmaps.js";
 import { labelsNow, typeset } from "./panels.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { HEATMAP_IDS, PANEL_IDS } from "./shared.js";
@@ -24,6 +25,17 @@ const BACK = new Set(["ArrowLeft", "PageUp"]);
 const NEXT_INSIDE = new Set(["ArrowDown", " "]);
 const BACK_INSIDE = new Set(["ArrowUp"]);
 const OWN_KEYS = `input, select, textarea, [contenteditable], dialog, .digit-pad, #${HEATMAP_IDS.logits}`;
+// Where the panel goes while the walk is on (html[data-walk-dock], explorer.css): docked at the
+// window's right, full height, beside the pipeline's figures, on a projector with Large text and
+// in any short landscape window (a 1080p screen at 200 % or 300 % zoom, a phone held sideways),
+// where a panel pinned to the bottom would leave no room for the figures; pinned to the bottom
+// otherwise.
+const WIDE = window.matchMedia("(min-width: 1000px)");
+const SHORT = window.matchMedia("(orientation: landscape) and (max-height: 620px) and (min-width: 560px)");
+// compact figures (js/heatmaps.js) where the window is short or narrow
+const SHORTER = window.matchMedia("(max-height: 620px)");
+const NARROW = window.matchMedia("(max-width: 600px)");
+const SHORTEST = window.matchMedia("(max-height: 420px)"); // bare figures (js/heatmaps.js)
 
 class WalkThrough {
   /**
@@ -57,18 +69,43 @@ class WalkThrough {
     sample.addEventListener("change", () => this.request("sample", Number(sample.value)));
     cls.addEventListener("change", () => this.request("walk_class", cls.value === "" ? null : Number(cls.value)));
     document.addEventListener("keydown", (e) => this.key(e));
+    const place = () => this.place();
+    WIDE.addEventListener("change", place);
+    SHORT.addEventListener("change", place);
+    SHORTER.addEventListener("change", place);
+    NARROW.addEventListener("change", place);
+    SHORTEST.addEventListener("change", place);
     // The page's layout changed under the walk (docked or undocked in projector mode, large
     // text, a resize): the figures follow the pipeline's new width (Plotly resizes its responsive
-    // figures on a window's resize only), then the step's cells come into view again.
+    // figures on a window's resize only), then the step's cells come into view again. Not when
+    // only the pipeline's height changes (a focused figure's terms shown below it): the page
+    // stays where the reader, or the Tab key, took it.
     let timer = 0;
     let width = 0;
-    new ResizeObserver(([entry]) => {
-      const now = Math.round(entry.contentRect.width);
-      if (width && now !== width) window.dispatchEvent(new Event("resize"));
-      width = now;
+    const again = () => {
       clearTimeout(timer);
       if (this.walk) timer = setTimeout(() => this.walk && this.reveal(this.walk), 300);
+    };
+    new MutationObserver(() => { place(); again(); })
+      .observe(document.documentElement, { attributeFilter: ["class"] });
+    new ResizeObserver(([entry]) => {
+      const now = Math.round(entry.contentRect.width);
+      const changed = Boolean(width) && now !== width;
+      width = now;
+      if (!changed) return;
+      window.dispatchEvent(new Event("resize"));
+      again();
     }).observe(document.getElementById("pipeline"));
+  }
+
+  // Docked or pinned to the bottom, as the window and the text size are now.
+  place() {
+    const root = document.documentElement;
+    const dock = Boolean(this.walk) && (SHORT.matches || (WIDE.matches && root.classList.contains("large")));
+    setData(root, "walkDock", dock ? "true" : "false");
+    const compact = `${compactFigures()} ${bareFigures()}`;
+    if (this.compact !== undefined && compact !== this.compact) redrawAll();
+    this.compact = compact;
   }
 
   key(e) {
@@ -111,9 +148,14 @@ class WalkThrough {
     const active = Boolean(w);
     setData(this.root, "active", active ? "true" : "false");
     setData(document.documentElement, "walking", active ? "true" : "false");
+    this.place();
     this.el.start.setAttribute("aria-pressed", String(active));
     setText(this.el.start, active ? "End the walk-through" : "Start the walk-through");
     document.getElementById("walk-open").setAttribute("aria-pressed", String(active));
+    // Started or ended: the pipeline's columns change (a phone shows its figures two by two while
+    // it runs) though the window's width does not; Plotly sizes its figures to theirs on a
+    // window's resize only.
+    if (Boolean(was) !== active) requestAnimationFrame(() => window.dispatchEvent(new Event("resize")));
     const outlined = FIGURES.map((id) => highlight(id, (w && w.highlights[id]) || []));
     if (!w) {
       this.moved = false;
@@ -155,7 +197,15 @@ class WalkThrough {
         const li = document.createElement("li");
         const button = document.createElement("button");
         button.type = "button";
-        button.textContent = `${k + 1}. ${name}`;
+        // where the panel is short, only the number shows (explorer.css); the name is still
+        // the button's, for a screen reader and as its tooltip
+        const number = document.createElement("span");
+        number.textContent = String(k + 1);
+        const rest = document.createElement("span");
+        rest.className = "walk-step-name";
+        rest.textContent = `. ${name}`;
+        button.append(number, rest);
+        button.title = `${k + 1}. ${name}`;
         button.addEventListener("click", () => this.go(k));
         li.append(button);
         return li;
@@ -176,7 +226,7 @@ class WalkThrough {
       .filter((el) => el && el.offsetParent !== null);
     if (!shown.length) return;
     const panel = this.root.getBoundingClientRect();
-    const docked = panel.top <= 1 && panel.height >= innerHeight - 2;
+    const docked = document.documentElement.dataset.walkDock === "true";
     const bottom = docked ? innerHeight : Math.min(innerHeight, panel.top);
     const boxes = shown.map((el) => el.closest(".plot-box").getBoundingClientRect());
     const end = Math.max(...boxes.map((b) => b.bottom)) + 4;

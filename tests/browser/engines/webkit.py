@@ -53,15 +53,26 @@ def start_xvfb():
     raise EngineError("webkit: could not start Xvfb")
 
 
-CENTRE_IN_VIEW_JS = """(selector) => {
-    const el = document.querySelector(selector);
+# In view: inside the window, and not scrolled away inside a box that scrolls (a grid's column
+# past its editor's width: its centre inside the window, but the point shows another element).
+# A grid draws only the cells in view (js/grid.js), a frame after it scrolls: the element is
+# found again once two frames have passed.
+CENTRE_IN_VIEW_JS = """(selector) => new Promise((done) => {
+    let el = document.querySelector(selector);
     let r = el.getBoundingClientRect();
-    if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) {
-        el.scrollIntoView({block: "nearest", inline: "nearest"});
-        r = el.getBoundingClientRect();
+    const hit = (b) => { const at = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
+                         return at !== null && (at === el || el.contains(at)); };
+    if (!(r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth || !hit(r))) {
+        done([r.left + r.width / 2, r.top + r.height / 2]);
+        return;
     }
-    return [r.left + r.width / 2, r.top + r.height / 2];
-}"""
+    el.scrollIntoView({block: "nearest", inline: "nearest"});
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+        el = document.querySelector(selector);
+        r = el.getBoundingClientRect();
+        done([r.left + r.width / 2, r.top + r.height / 2]);
+    }));
+})"""
 
 
 class WebKit(Engine):
