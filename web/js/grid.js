@@ -86,6 +86,12 @@ export class MatrixGrid {
     this.body.addEventListener("scroll", () => {
       if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.render(); });
     });
+    // A sideways scrollbar (a grid wider than its stage) takes its height from the rows' view:
+    // the body grows by it, so that the last row stays whole and can be clicked.
+    new ResizeObserver(() => {
+      const bar = this.body.offsetHeight - this.body.clientHeight - 2; // less the 1 px borders
+      this.root.style.setProperty("--bar-h", `${Math.max(0, bar)}px`);
+    }).observe(this.body);
     this.entries = new CellEntry(this); // focus, typing, paste, keys, presses: js/grid-entry.js
   }
 

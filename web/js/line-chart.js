@@ -61,7 +61,7 @@ function valueText(y) {
 function build(el) {
   el.classList.add("line-chart");
   const parts = {
-    title: html("p", "chart-title"),
+    title: html("div", "chart-title"),
     // arrow keys move the readout: an application (a screen reader passes its keys on), whose
     // readout is said as it changes
     svg: svg("svg", { class: "chart-plot", role: "application", "aria-roledescription": "chart",
@@ -153,7 +153,7 @@ export function chartCopy(el, width) {
   const copy = /** @type {PlotElement} */ (html("div", "line-chart"));
   copy.id = `${el.id}-copy`;
   Object.assign(copy.style, { position: "fixed", left: "-20000px", top: "0", width: `${width}px` });
-  const parts = { title: html("p", "chart-title"), svg: svg("svg", { class: "chart-plot" }),
+  const parts = { title: html("div", "chart-title"), svg: svg("svg", { class: "chart-plot" }),
                   readout: html("p", "chart-readout"), legend: html("ul", "chart-legend") };
   copy.replaceChildren(parts.title, parts.svg, parts.readout, parts.legend);
   copy.data = el.data;
