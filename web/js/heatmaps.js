@@ -44,22 +44,32 @@ function axis(title, n, colour) {
   return a;
 }
 
-// Plotly never wraps a title: break a long one at spaces so that it fits the plot's width
-// (about 0.6 em per character), clear of the "Download figure" button at its right
-// (js/figure-menu.js: 28 px and a margin, 44 px on a touch screen, whose figures have a title
-// band that much taller: MENU_BAND); a figure whose width changes is drawn again (see widths).
+// Plotly never wraps a title: break a long one at spaces so that it fits the plot's width, each
+// line measured in the title's font (a canvas's measureText: an estimate per character cut
+// "h_hat = LayerNorm(h_cls) (B × D)" in Firefox, whose glyphs are wider than Chromium's), clear
+// of the "Download figure" button at its right (js/figure-menu.js: 28 px and a margin, 44 px on
+// a touch screen, whose figures have a title band that much taller: MENU_BAND); a figure whose
+// width changes is drawn again (see widths). A word wider than the room stays whole.
 const MENU_ROOM = COARSE.matches ? 50 : 34;
 const MENU_BAND = COARSE.matches ? 14 : 0;
+const FONT_FAMILY = "system-ui, sans-serif"; // the figures' text (layout.font)
+let measurer = null;
+function titleWidth(text, size) {
+  if (!measurer) measurer = document.createElement("canvas").getContext("2d");
+  measurer.font = `${size}px ${FONT_FAMILY}`;
+  return measurer.measureText(text).width;
+}
 function wrapTitle(text, width, size) {
-  const perLine = Math.max(16, Math.floor((width - 12 - MENU_ROOM) / (size * 0.6)));
+  const room = width - 12 - MENU_ROOM;
   const lines = [];
   let line = "";
   for (const word of text.split(/ +/)) {
-    if (line && line.length + 1 + word.length > perLine) {
+    const longer = line ? `${line} ${word}` : word;
+    if (line && titleWidth(longer, size) > room) {
       lines.push(line);
       line = word;
     } else {
-      line = line ? `${line} ${word}` : word;
+      line = longer;
     }
   }
   lines.push(line);
@@ -330,7 +340,7 @@ function figureParts(el, id, spec, m) {
     uirevision: `${id}:${rows}x${cols}`,
     paper_bgcolor: "rgba(0,0,0,0)",
     plot_bgcolor: "rgba(0,0,0,0)",
-    font: { family: "system-ui, sans-serif", size: style.size, color: style.ink },
+    font: { family: FONT_FAMILY, size: style.size, color: style.ink },
   };
   return { trace, layout, width };
 }
