@@ -79,11 +79,14 @@ def test_painted_numbers_contrast_with_their_cells_measured_from_pixels(app):
     the softmax scale of the probabilities), a number is painted, and its ink (the cell's pixel
     farthest from the cell's colour) stands at least 4.5:1 against the cell's colour, dark cells
     and light ones. Once 6 of 40 were under 4.5:1 (logits[0,0] 3.35:1; white on #63a5cd, 2.69:1).
-    Measured at 1920 x 1080, four equal stages a row, where every cell of these inputs holds its
-    number: at 1280 x 720 stage 2 shares a row with the editors' grids and h_hat's six cells are
-    about 33 px wide, under the 40 px a number needs (js/heatmaps.js, textInCells), so the page
-    paints none there and its "Show the numbers" table reads them instead."""
-    engine = app.start(viewport=(1920, 1080))
+    Measured at 2560 x 1440, where every cell of these inputs holds its number: at 1280 x 720
+    stage 2 shares a row with the editors' grids and h_hat's six cells are narrower than the
+    40 px a number needs (js/heatmaps.js, textInCells), so the page paints none there
+    and its "Show the numbers" table reads them instead (at 1920 x 1080, Firefox's eight logits
+    were still too narrow for theirs)."""
+    engine = app.start(viewport=(2560, 1440))
+    settle_layout(engine)
+    quiet(engine, 400)  # the figures drawn again for the new width once it has held for 250 ms
     rng = np.random.RandomState(46)  # inputs whose logits and probabilities spread over the scales
     cls, w = np.round(rng.standard_normal((2, 6)) * 2, 2), np.round(rng.standard_normal((6, 8)), 2)
     load_state(engine, {"cls": cls.tolist(), "W_head": w.tolist()})
@@ -92,14 +95,15 @@ def test_painted_numbers_contrast_with_their_cells_measured_from_pixels(app):
     for figure in ("heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits", "heatmap-probs"):
         engine.evaluate("(id) => document.getElementById(id).scrollIntoView({block: 'center'})", figure)
         engine.wait_for("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
-        # the figures are drawn again for the new width once it has held for 250 ms (cells still
-        # bare after 10 s are reported below, by their pixels)
+        # each figure painted with its numbers (cells still bare after 10 s are reported below,
+        # by their pixels)
         try:
             engine.wait_for("(id) => { const el = document.getElementById(id), z = el.data[0].z;"
                             " return el.dataset.cellNumbers === String(z.length * z[0].length); }",
                             figure, timeout=10.0)
         except EngineError:
             pass
+        engine.wait_for("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))")
         for c in engine.evaluate(CELL_PIXELS, figure):
             ink = max((c["dark"], c["light"]), key=lambda p: contrast(p, c["back"]))
             measured.append((figure, c["r"], c["c"], c["z"], c["back"], ink, c["inked"],
