@@ -35,6 +35,9 @@ const OVERSCAN = 2;
  * @property {() => void} [onReadOnly] a key typed while the grid is read-only
  */
 
+// The room left under a sideways-scrolling grid's last row for a scrollbar drawn over it.
+const OVERLAY_BAR_PX = 16;
+
 export class MatrixGrid {
   /**
    * @param {HTMLElement} host
@@ -86,12 +89,20 @@ export class MatrixGrid {
     this.body.addEventListener("scroll", () => {
       if (!this.frame) this.frame = requestAnimationFrame(() => { this.frame = 0; this.render(); });
     });
-    // A sideways scrollbar (a grid wider than its stage) takes its height from the rows' view:
-    // the body grows by it, so that the last row stays whole and can be clicked.
-    new ResizeObserver(() => {
-      const bar = this.body.offsetHeight - this.body.clientHeight - 2; // less the 1 px borders
-      this.root.style.setProperty("--bar-h", `${Math.max(0, bar)}px`);
-    }).observe(this.body);
+    // A grid wider than its stage scrolls sideways, and its scrollbar lies along the rows'
+    // bottom: a classic one takes its height from the rows' view, an overlay one (WebKitGTK's,
+    // macOS's, a phone's: no height in the layout) is drawn over the last row, where a click on
+    // the row's lower half hit the bar (cls[2,4] in WebKit at 1280 x 720). The body grows by the
+    // bar's height, or by OVERLAY_BAR_PX, so that the last row stays whole and can be clicked.
+    const fitBar = () => {
+      const classic = this.body.offsetHeight - this.body.clientHeight - 2; // less the 1 px borders
+      const sideways = this.body.scrollWidth > this.body.clientWidth + 1;
+      const bar = sideways ? Math.max(classic, OVERLAY_BAR_PX) : Math.max(0, classic);
+      this.root.style.setProperty("--bar-h", `${bar}px`);
+    };
+    const bars = new ResizeObserver(fitBar);
+    bars.observe(this.body);
+    bars.observe(this.spacer); // its width, the columns', decides whether the body scrolls sideways
     this.entries = new CellEntry(this); // focus, typing, paste, keys, presses: js/grid-entry.js
   }
 
