@@ -39,10 +39,18 @@ function coveredFrom(el, box) {
   return top;
 }
 
-function clear(el) {
+function clear(el, tabbed) {
   if (!el || el === document.body || !el.getBoundingClientRect) return;
-  const box = el.getBoundingClientRect();
+  let box = el.getBoundingClientRect();
   if (!box.height) return;
+  // Tab scrolls the element it focuses into view; WebKitGTK at times does not: a grid's first
+  // cell (W_head[0,0], stage 3), reached by Tab from stage 2's statistics lower in the same row,
+  // stayed above the window. Only for Tab: a focus the page moves itself without scrolling
+  // (focus({preventScroll})) stays where it was put.
+  if (tabbed && (box.bottom <= 0 || box.top >= window.innerHeight)) {
+    el.scrollIntoView({ block: "nearest", inline: "nearest" });
+    box = el.getBoundingClientRect();
+  }
   const top = coveredFrom(el, box);
   if (box.bottom + GAP_PX <= top) return;
   // up by the overlap, never so far that the element's top leaves the window
@@ -51,8 +59,18 @@ function clear(el) {
 }
 
 export function keepFocusClear() {
+  // whether the focus moves by Tab: the key's default moves it, in the same task as its keydown
+  let tabbing = false;
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Tab") return;
+    tabbing = true;
+    setTimeout(() => { tabbing = false; }, 0);
+  }, true);
   // after the browser's own scroll into view, which happens with the focus
-  document.addEventListener("focusin", (e) => requestAnimationFrame(() => {
-    if (document.activeElement === e.target) clear(e.target);
-  }));
+  document.addEventListener("focusin", (e) => {
+    const tabbed = tabbing;
+    requestAnimationFrame(() => {
+      if (document.activeElement === e.target) clear(e.target, tabbed);
+    });
+  });
 }
