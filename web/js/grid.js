@@ -94,11 +94,18 @@ export class MatrixGrid {
     // macOS's, a phone's: no height in the layout) is drawn over the last row, where a click on
     // the row's lower half hit the bar (cls[2,4] in WebKit at 1280 x 720). The body grows by the
     // bar's height, or by OVERLAY_BAR_PX, so that the last row stays whole and can be clicked.
+    // (At the next frame: the body resized inside its own observer's callback is a
+    // "ResizeObserver loop" error in WebKit's console.)
+    let barFrame = 0;
     const fitBar = () => {
-      const classic = this.body.offsetHeight - this.body.clientHeight - 2; // less the 1 px borders
-      const sideways = this.body.scrollWidth > this.body.clientWidth + 1;
-      const bar = sideways ? Math.max(classic, OVERLAY_BAR_PX) : Math.max(0, classic);
-      this.root.style.setProperty("--bar-h", `${bar}px`);
+      if (barFrame) return;
+      barFrame = requestAnimationFrame(() => {
+        barFrame = 0;
+        const classic = this.body.offsetHeight - this.body.clientHeight - 2; // less the 1 px borders
+        const sideways = this.body.scrollWidth > this.body.clientWidth + 1;
+        const bar = sideways ? Math.max(classic, OVERLAY_BAR_PX) : Math.max(0, classic);
+        this.root.style.setProperty("--bar-h", `${bar}px`);
+      });
     };
     const bars = new ResizeObserver(fitBar);
     bars.observe(this.body);
