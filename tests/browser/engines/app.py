@@ -121,7 +121,7 @@ class App:
         return found
 
     def assert_clean(self):
-        assert self.problems() == []
+        assert self.problems() == [], self.problems()
 
     def assert_axe_clean(self, state):
         """On the PyScript host (the page is the same on the fallback host): every WCAG 2.x A and AA
