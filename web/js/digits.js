@@ -7,7 +7,7 @@ import { DigitPad } from "./digit-pad.js";
 import { setData, setText } from "./dom.js";
 import { MAX, SIDE } from "./ink.js";
 import { PANEL_IDS } from "./shared.js";
-import { calmly } from "./announce.js";
+import { calmly, RESULT_TURN } from "./announce.js";
 import { figureMenu, hideFigureMenu } from "./figure-menu.js";
 
 export class Debounced {
@@ -174,7 +174,7 @@ async function previewDigit(pixels, t0) {
 const readingOf = (d) => ({ prediction: d.prediction, top: d.top, attention: d.attention[0] });
 
 // The prediction line, the top 3 as bars, and the attention over the pad.
-const sayReading = calmly("digit-said");
+const sayReading = calmly("digit-said", { turn: RESULT_TURN, rank: 1 });
 function showReading(r) {
   setText($("digit-prediction"), r.prediction);
   sayReading(r.prediction);

@@ -8,7 +8,7 @@ import { bars, table } from "./text-views.js";
 import { setData, setHidden, setText } from "./dom.js";
 import { setClassLabels } from "./heatmap-hover.js";
 import { PANEL_IDS } from "./shared.js";
-import { calmly } from "./announce.js";
+import { calmly, RESULT_TURN } from "./announce.js";
 
 const $ = /** @type {ById} */ ((id) => document.getElementById(id));
 
@@ -98,7 +98,7 @@ component("softmax_bars", { draw: (c) => {
   setText(box.querySelector("p"), c.note);
 } });
 component("top_classes", { draw: (text) => { setText($(PANEL_IDS.top_classes), text || ""); } });
-const sayPrediction = calmly("prediction-said");
+const sayPrediction = calmly("prediction-said", { turn: RESULT_TURN, rank: 0 });
 component("prediction", { draw: (p) => {
   const text = [p.text, ...p.notes].join(" ");
   setText($(PANEL_IDS.prediction), text);
