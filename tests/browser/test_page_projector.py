@@ -41,9 +41,11 @@ def press(page, key):
 
 
 def settled(page):
-    """The step drawn and scrolled into view (js/walkthrough.js reveals after a redraw and after
-    the layout settles, 300 ms later)."""
-    page.wait_for_timeout(450)
+    """The step drawn and scrolled into view (js/walkthrough.js reveals after a redraw, and again
+    300 ms after the layout has changed: its data-revealed and data-settling), a frame later."""
+    page.wait_for_function("""() => { const w = document.getElementById('walk').dataset;
+        return w.revealed === w.step && w.settling !== 'true'; }""")
+    page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     return page.evaluate(TARGETS)
 
 

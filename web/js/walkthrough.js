@@ -82,9 +82,15 @@ class WalkThrough {
     // stays where the reader, or the Tab key, took it.
     let timer = 0;
     let width = 0;
+    // <aside id="walk" data-settling>: "true" while the figures wait for the layout to settle
     const again = () => {
       clearTimeout(timer);
-      if (this.walk) timer = setTimeout(() => this.walk && this.reveal(this.walk), 300);
+      if (!this.walk) return;
+      setData(this.root, "settling", "true");
+      timer = setTimeout(() => {
+        setData(this.root, "settling", "false");
+        if (this.walk) this.reveal(this.walk);
+      }, 300);
     };
     new MutationObserver(() => { place(); again(); })
       .observe(document.documentElement, { attributeFilter: ["class"] });
@@ -221,6 +227,7 @@ class WalkThrough {
   // at the window's right in projector mode, pinned to its bottom otherwise): the page scrolls
   // as little as it can; if they cannot all fit, the first one's top goes to the top.
   reveal(w) {
+    setData(this.root, "revealed", String(w.step)); // <aside id="walk" data-revealed>: the step last revealed
     const shown = FIGURES.filter((id) => id in w.highlights)
       .map((id) => document.getElementById(id))
       .filter((el) => el && el.offsetParent !== null);
