@@ -8,8 +8,8 @@ from reference import reference_head
 from reference_vit import ShippedViT, reference_encode
 
 from .engines import axe
-from .engines.app import (CLS, FITS, SHOWN, UNSEEN, W, choose, head, layout_settled, settle_layout,
-                          shown_numbers)
+from .engines.app import (CLS, FALLBACK_IN_CHROMIUM, FITS, SHOWN, UNSEEN, W, choose, head,
+                          layout_settled, settle_layout, shown_numbers)
 from .engines.kit import alerts, cell, curve_drawn, heatmap_z, renders, SETTLED, wait_render_after
 from .pagekit import model_pixels
 
@@ -49,6 +49,7 @@ def check_digit_shown(engine, model):
     return logits
 
 
+@FALLBACK_IN_CHROMIUM
 def test_a_finger_taps_a_pixel_on_a_phone(app, model):
     engine = app.start(viewport=(390, 844))
     settle_layout(engine)
@@ -63,6 +64,7 @@ def test_a_finger_taps_a_pixel_on_a_phone(app, model):
     app.assert_clean()
 
 
+@FALLBACK_IN_CHROMIUM
 def test_a_drawn_digit_is_read(app, model):
     engine = app.start()
     engine.evaluate(PAD_IN_VIEW)  # and its Clear button, below it
@@ -115,6 +117,7 @@ IDLE = """() => { const s = document.getElementById('finetune').dataset;
     return s.busy === 'false' && s.playing === 'false'; }"""
 
 
+@FALLBACK_IN_CHROMIUM
 def test_a_fine_tune_step_is_sgd_written_here(app):
     engine = app.start()
     # dW_head, made ahead while the fine-tuning panel was not used, shown by its first Step: the
@@ -192,6 +195,7 @@ def file_outcome(engine, before):
     return outcome, alerts(engine)
 
 
+@FALLBACK_IN_CHROMIUM
 def test_a_model_file_through_the_file_chooser_then_a_matrix_dropped(app, tmp_path):
     engine = app.start()
     rng = np.random.RandomState(31)
