@@ -91,7 +91,7 @@ def directives(host, manifest, inline_scripts=()):
         ("style-src", ["'self'", source_hash(PLOTLY_STYLE_ELEMENT)],
          "the site's stylesheets, and the empty <style> that Plotly.js fills with insertRule"),
         ("style-src-attr", ["'unsafe-hashes'", source_hash(PLOTLY_PIXELATED_STYLE)],
-         "the one style attribute Plotly.js writes: sharp heatmap cells (css/explorer.css says "
+         "the one style attribute Plotly.js writes: sharp heatmap cells (css/pipeline.css says "
          "the same, for browsers without 'unsafe-hashes')"),
         ("base-uri", ["'none'"], "no <base> may move the site's relative URLs"),
         ("form-action", ["'none'"], "the page has no form"),

@@ -201,7 +201,11 @@ def write(root, site, manifest, cache, files, compiled, index_html, log=print):
     glue = _read(os.path.join(web, "boot", "onefile.js"), "r")
     worker = _inline_safe("\n".join(_read(os.path.join(web, p), "r") for p in WORKER_SOURCES),
                           "the worker's scripts")
-    styles = [_read(os.path.join(site, "css", "explorer.css"), "r"), _katex_css(site)]
+    # the page's own stylesheets, in index.html's order (the cascade's), then KaTeX's
+    own = re.findall(r'<link rel="stylesheet" href="(css/[^"]+)">', index_html)
+    if not own:
+        raise BuildError("index.html links no stylesheet under css/", "restore web/index.html")
+    styles = [_read(os.path.join(site, *path.split("/")), "r") for path in own] + [_katex_css(site)]
     if os.path.isfile(os.path.join(site, "css", "docs.css")):  # the docs' dialog
         styles.append(_read(os.path.join(site, "css", "docs.css"), "r"))
 

@@ -108,7 +108,9 @@ def test_every_outline_shows_on_every_colour_of_every_scale():
 def test_the_editable_cells_borders_show_in_both_schemes():
     """WCAG 1.4.11: an editable cell is seen to be one by its borders (3:1 against the cells'
     backgrounds: a plain cell, a CLS row, a cell being typed in), in light and dark mode."""
-    css = open(os.path.join(ROOT, "web", "css", "explorer.css"), encoding="utf-8").read()
+    index = open(os.path.join(ROOT, "web", "index.html"), encoding="utf-8").read()
+    css = "\n".join(open(os.path.join(ROOT, "web", *path.split("/")), encoding="utf-8").read()
+                    for path in re.findall(r'<link rel="stylesheet" href="(css/[^"]+)">', index))
     dark_at = css.index("@media (prefers-color-scheme: dark)")
     rgb = lambda h: tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))  # noqa: E731
     for scheme, text in (("light", css[:dark_at]), ("dark", css[dark_at:css.index("}", dark_at)])):

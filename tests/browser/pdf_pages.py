@@ -117,7 +117,7 @@ def save_images(pages, stem):
 PIPELINE_TITLES = ["The ViT classification head, computed live", "Take the CLS token", "LayerNorm, per sample",
                    "Multiply by W_head", "Logits"]
 
-# Paper in PDF points (1/72 in), portrait, and the page's own margin (css/explorer.css: @page).
+# Paper in PDF points (1/72 in), portrait, and the page's own margin (css/embed-print.css: @page).
 PAPER_PT = {"A4": (595.28, 841.89), "Letter": (612.0, 792.0)}
 MM = 72 / 25.4
 MARGIN_PT = 12 * MM

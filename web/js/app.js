@@ -455,7 +455,7 @@ function bindPageControls() {
     grids.W_head.relayout();
     redrawAll();
   });
-  // Large text is larger still on a wide screen (css/explorer.css, js/heatmaps.js): crossing
+  // Large text is larger still on a wide screen (css/page.css, js/heatmaps.js): crossing
   // that width lays the grids out and draws the figures again.
   const wide = window.matchMedia("(min-width: 1600px)");
   wide.addEventListener("change", () => {

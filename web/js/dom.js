@@ -63,7 +63,7 @@ export function setValue(input, value) {
 // restyle in every edit. Callbacks given to onColourScheme run once the old colour is dropped,
 // so what they draw reads the new one.
 // Forced colours (Windows High Contrast) are a scheme too: the figures keep their own light
-// paper there (explorer.css), so their text is dark whatever the system's colours are.
+// paper there (css/forced-colours.css), so their text is dark whatever the system's colours are.
 const DARK = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
 const FORCED = window.matchMedia ? window.matchMedia("(forced-colors: active)") : null;
 const FORCED_INK = "#111111";

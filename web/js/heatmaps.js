@@ -332,7 +332,7 @@ function figureParts(el, id, spec, m) {
                                                           ticktext: spec.x_labels.map(String) } : {}),
     yaxis: Object.assign(axis(compact ? "" : spec.y_title, rows, style.ink),
                          { range: [rows - 0.5, -0.5], autorange: false }),
-    // On a touch screen a swipe scrolls the page: no dragging in the plot (explorer.css too).
+    // On a touch screen a swipe scrolls the page: no dragging in the plot (css/pipeline.css too).
     dragmode: COARSE.matches ? false : "zoom",
     shapes: allShapes(id, spec, m),
     // A fixed uirevision keeps the user's zoom across updates; it changes with the shape, so a
@@ -516,7 +516,7 @@ function lookText() {
 // later one does. `like`:
 // what Python said it will be ({spec, rows, cols}: the answer's "ahead"; its colour range a
 // placeholder: a figure made ahead is recoloured when shown). Made at its own width: a hidden
-// figure keeps its width (explorer.css). Resolves to whether it was made; never over a figure
+// figure keeps its width (css/pipeline.css). Resolves to whether it was made; never over a figure
 // drawn meanwhile.
 /**
  * @param {string} id

@@ -12,7 +12,7 @@
 //
 // The element keeps what it shows where a Plotly figure keeps it: el.data (one {name, x, y} per
 // curve) and el.layout.font.color (docs/interface.md). Text and grid take the page's colours
-// from the stylesheet (css/explorer.css, .line-chart), so the chart follows the colour scheme.
+// from the stylesheet (css/panels.css, .line-chart), so the chart follows the colour scheme.
 
 import { look } from "./heatmap-style.js";
 import { svg } from "./dom.js";

@@ -285,7 +285,7 @@ function editedCell() {
 
 // The contribution chart: one bar per named feature and one for the rest, drawn as HTML (a
 // dozen rows), with each bar's two factors and value printed and the sum said in words. Hidden,
-// it keeps its place (css/explorer.css): pointing at a logit and away never moves what is
+// it keeps its place (css/panels.css): pointing at a logit and away never moves what is
 // below it. The place is its bars' (min(D, TERMS_NAMED + 1) rows) and two lines each for its
 // title and note, or the tallest it has been at this D.
 const BARS_SHOWN = 11; // pycore/explorer/panels/readouts.py: TERMS_NAMED named, one for the rest

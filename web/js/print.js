@@ -1,4 +1,4 @@
-// Paper: the page printed as a handout (css/explorer.css, "print"). Plotly draws each heatmap
+// Paper: the page printed as a handout (css/embed-print.css). Plotly draws each heatmap
 // at the width it had on screen, wider than a column of A4 or Letter paper, and the browser
 // prints what is drawn: the figures ran off the page. Before the browser lays the page out for
 // printing (beforeprint), html.printing lays it out on screen as on paper, one width for A4 and

@@ -50,7 +50,7 @@ export function bars(list, items, { signed }) {
 
 // t: {caption, header: [str], rows: [{label, cells: [str], mark: int|null}], k?: int}
 // A top-k table (t.k: one column per rank) is "ranked": on a phone each sample's row is laid
-// out as a list, every cell named by its rank (explorer.css), instead of scrolling sideways.
+// out as a list, every cell named by its rank (css/panels.css), instead of scrolling sideways.
 // Its parts then carry their table roles explicitly, since a table laid out as blocks loses
 // them in some browsers' accessibility trees.
 // A table of the same shape as the one shown (a scrubbed number changes its numbers, not its

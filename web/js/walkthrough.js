@@ -25,7 +25,7 @@ const BACK = new Set(["ArrowLeft", "PageUp"]);
 const NEXT_INSIDE = new Set(["ArrowDown", " "]);
 const BACK_INSIDE = new Set(["ArrowUp"]);
 const OWN_KEYS = `input, select, textarea, [contenteditable], dialog, .digit-pad, #${HEATMAP_IDS.logits}`;
-// Where the panel goes while the walk is on (html[data-walk-dock], explorer.css): docked at the
+// Where the panel goes while the walk is on (html[data-walk-dock], css/walkthrough.css): docked at the
 // window's right, full height, beside the pipeline's figures, on a projector with Large text and
 // in any short landscape window (a 1080p screen at 200 % or 300 % zoom, a phone held sideways),
 // where a panel pinned to the bottom would leave no room for the figures; pinned to the bottom
@@ -203,7 +203,7 @@ class WalkThrough {
         const li = document.createElement("li");
         const button = document.createElement("button");
         button.type = "button";
-        // where the panel is short, only the number shows (explorer.css); the name is still
+        // where the panel is short, only the number shows (css/walkthrough.css); the name is still
         // the button's, for a screen reader and as its tooltip
         const number = document.createElement("span");
         number.textContent = String(k + 1);

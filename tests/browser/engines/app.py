@@ -152,7 +152,7 @@ def choose(engine, menu, value):
 TITLES = {c.key: c.title for c in of_kind("mistake")}
 
 
-# Whether each figure is out of sight and takes no room: hidden with nothing chosen (explorer.css),
+# Whether each figure is out of sight and takes no room: hidden with nothing chosen (css/pipeline.css),
 # its box of no height.
 UNSEEN = """(ids) => ids.map((id) => { const el = document.getElementById(id);
     return getComputedStyle(el).visibility === 'hidden' && (el.closest('.gradient-figure') ||
