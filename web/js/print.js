@@ -27,6 +27,9 @@ function drawForPaper() {
   const ink = getComputedStyle(ROOT).getPropertyValue("--ink").trim();
   for (const el of /** @type {NodeListOf<PlotElement>} */ (document.querySelectorAll(".js-plotly-plot"))) {
     if (!el._fullLayout || !el.offsetParent || !el.layout || !el.layout.font) continue;
+    // a figure made ahead out of sight (css/pipeline.css) is not printed: it keeps the width
+    // it will be shown at
+    if (getComputedStyle(el).visibility === "hidden") continue;
     const width = el.clientWidth; // laid out for paper now (a read of the layout, once)
     const resized = width && Math.abs(width - el._fullLayout.width) >= 1 ? layoutAt(el, width) : null;
     const inked = ink && el.layout.font.color !== ink
