@@ -284,6 +284,12 @@ def test_large_text_on_a_projector_sized_window(app):
     app.assert_clean()
 
 
+# Each figure shown laid out at its box's width (Plotly follows a resized window after a pause).
+FIGURES_FOLLOWED = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+    .filter((el) => el._fullLayout && el.offsetParent && getComputedStyle(el).visibility !== 'hidden')
+    .every((el) => Math.abs(el._fullLayout.width - el.clientWidth) < 1)"""
+
+
 # The walk-through's step 5 as a student sees it: each outlined cell range (shape "highlight") in
 # screen pixels, the equation's and Next's boxes, the panel's, the window's.
 STEP_IN_VIEW = """() => {
@@ -304,12 +310,17 @@ STEP_IN_VIEW = """() => {
 
 
 @pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)  # the page's own CSS and JS
-def test_the_walk_through_at_200_percent_zoom_with_large_text(app, engine_host):
-    """1920 x 1080 at 200 % zoom is a 960 x 540 window: with Large text, step 5 (one dot product)
-    shows its equation and the three figures' outlined cells together, none under the panel."""
-    engine = app.start(viewport=(960, 540))
+@pytest.mark.parametrize("engine_name", ["firefox", "webkit"], indirect=True)  # Chromium's: test_page_projector.py
+@pytest.mark.parametrize("width, height", [(960, 540), (640, 360)], ids=["200-percent", "300-percent"])
+def test_the_walk_through_at_200_and_300_percent_zoom(app, engine_host, width, height):
+    """1920 x 1080 at 200 % and 300 % zoom are 960 x 540 and 640 x 360 windows (with Large text):
+    step 5 (one dot product) shows its equation, Next and the three figures' outlined cells
+    together, none under the panel. (A phone's: test_page_projector.py, in Chromium, on a page
+    opened at the phone's size.)"""
+    engine = app.start(viewport=(width, height))
     text_size(engine, large=True)
     try:
+        engine.wait_for(FIGURES_FOLLOWED)  # the reused page's figures at the window's width
         before = renders(engine)
         engine.click("#walk-open")
         wait_render_after(engine, before)
@@ -317,12 +328,15 @@ def test_the_walk_through_at_200_percent_zoom_with_large_text(app, engine_host):
         before = renders(engine)
         engine.evaluate("() => document.querySelectorAll('#walk-progress button')[4].click()")
         wait_render_after(engine, before)
-        engine.evaluate("() => new Promise((r) => setTimeout(r, 600))")  # revealed after the layout settles
+        # revealed after the redraw, and again once a changed layout settles (js/walkthrough.js)
+        engine.wait_for("""() => { const w = document.getElementById('walk').dataset;
+            return w.step === '4' && w.revealed === '4' && w.settling !== 'true'; }""")
+        engine.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
         seen = engine.evaluate(STEP_IN_VIEW)
-        width, height = seen["view"]
+        view_w, view_h = seen["view"]
         assert len(seen["boxes"]) == 3, seen
         for name, x0, y0, x1, y1 in seen["boxes"] + seen["own"]:
-            assert x0 >= -1 and y0 >= -1 and x1 <= width + 1 and y1 <= height + 1, (name, seen)
+            assert x0 >= -1 and y0 >= -1 and x1 <= view_w + 1 and y1 <= view_h + 1, (name, seen)
         px0, py0, px1, py1 = seen["panel"]
         for name, x0, y0, x1, y1 in seen["boxes"]:
             assert min(x1, px1) - max(x0, px0) <= 1 or min(y1, py1) - max(y0, py0) <= 1, (name, seen)

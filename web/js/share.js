@@ -169,6 +169,9 @@ async function writeClipboard(source) {
         if (t == null) throw new Error("nothing to copy");
         return new Blob([t], { type: "text/plain" });
       });
+      // handled here too: a write the browser refused before the text came (the page not
+      // focused) leaves the promise to nobody, and its "nothing" would be an uncaught error
+      blob.catch(() => {});
       await clip.write([new ClipboardItem({ "text/plain": blob })]);
       return "copied";
     } catch (err) {
