@@ -231,8 +231,10 @@ PRINT_LAYOUT = """() => {
     return [...new Set(problems)];
 }"""
 
-# After printing: no figure still drawn for paper (each as wide as its element again).
+# After printing: no figure still drawn for paper (each as wide as its element again). The
+# figures made ahead out of sight are neither printed nor drawn for paper (js/print.js).
 BACK_ON_SCREEN = """() => !document.documentElement.classList.contains('printing') &&
     Array.from(document.querySelectorAll('.js-plotly-plot'))
-        .filter((el) => el._fullLayout && el.offsetParent && el.clientWidth)
+        .filter((el) => el._fullLayout && el.offsetParent && el.clientWidth
+                        && getComputedStyle(el).visibility !== 'hidden')
         .every((el) => Math.abs(el._fullLayout.width - el.clientWidth) < 1)"""

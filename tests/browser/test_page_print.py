@@ -75,5 +75,5 @@ def test_each_stage_is_printed_whole_and_a_big_heads_top_classes_are_printed(pag
     for b, row in enumerate(logits):
         top = int(np.argmax(row))
         assert places(pages, "class %d" % top) and places(pages, "%.4f" % row[top]), (b, top, row[top])
-    page.wait_for_function("() => !document.documentElement.classList.contains('printing')")
+    page.wait_for_function(BACK_ON_SCREEN)
     act(page, lambda: page.click("#reset"))
