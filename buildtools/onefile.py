@@ -175,6 +175,16 @@ def doc_links(html):
         m.group(1), ":" + m.group(2) if m.group(2) else ""), html)
 
 
+def page_stylesheets(index_html):
+    """The page's own stylesheets, as index.html links them, in its order (the cascade's).
+
+    >>> page_stylesheets('<link rel="stylesheet" href="css/a.css">'
+    ...                  '<link rel="stylesheet" href="vendor/k.css">')
+    ['css/a.css']
+    """
+    return re.findall(r'<link rel="stylesheet" href="(css/[^"]+)">', index_html)
+
+
 def _pack(files):
     """One payload's files as one blob: a JSON index line, then the bytes one after another."""
     index, parts, at = [], [], 0
@@ -202,7 +212,7 @@ def write(root, site, manifest, cache, files, compiled, index_html, log=print):
     worker = _inline_safe("\n".join(_read(os.path.join(web, p), "r") for p in WORKER_SOURCES),
                           "the worker's scripts")
     # the page's own stylesheets, in index.html's order (the cascade's), then KaTeX's
-    own = re.findall(r'<link rel="stylesheet" href="(css/[^"]+)">', index_html)
+    own = page_stylesheets(index_html)
     if not own:
         raise BuildError("index.html links no stylesheet under css/", "restore web/index.html")
     styles = [_read(os.path.join(site, *path.split("/")), "r") for path in own] + [_katex_css(site)]

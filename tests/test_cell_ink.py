@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from buildtools.onefile import page_stylesheets
 from training.ink_node import node
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -110,7 +111,7 @@ def test_the_editable_cells_borders_show_in_both_schemes():
     backgrounds: a plain cell, a CLS row, a cell being typed in), in light and dark mode."""
     index = open(os.path.join(ROOT, "web", "index.html"), encoding="utf-8").read()
     css = "\n".join(open(os.path.join(ROOT, "web", *path.split("/")), encoding="utf-8").read()
-                    for path in re.findall(r'<link rel="stylesheet" href="(css/[^"]+)">', index))
+                    for path in page_stylesheets(index))
     dark_at = css.index("@media (prefers-color-scheme: dark)")
     rgb = lambda h: tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))  # noqa: E731
     for scheme, text in (("light", css[:dark_at]), ("dark", css[dark_at:css.index("}", dark_at)])):

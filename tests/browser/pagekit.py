@@ -34,6 +34,12 @@ FIGURES_FOLLOWED = """() => Array.from(document.querySelectorAll('.js-plotly-plo
     .every((el) => Math.abs(el._fullLayout.width - parseFloat(getComputedStyle(el).width)) < 1)"""
 
 
+# The walk-through's current step drawn and its figures brought into view, with no reveal
+# pending (js/walkthrough.js: data-revealed, and data-settling while a changed layout settles).
+STEP_REVEALED = """() => { const w = document.getElementById('walk').dataset;
+    return w.revealed === w.step && w.settling !== 'true'; }"""
+
+
 def set_viewport(page, size):
     """Resize the window to `size` ({"width", "height"}), as a person drags its edge, and wait
     until every figure shown has been laid out again at its new width."""

@@ -11,6 +11,7 @@ from .engines.app import (AXES, CLS, FALLBACK_IN_CHROMIUM, FITS, SHOWN, TITLES, 
 from .engines.kit import edit, heatmap_z, layout_problems, renders, wait_render_after
 from .engines import EngineError
 from .figure_files import png_looks, png_size, svg_figure
+from .pagekit import STEP_REVEALED
 from .pdf_pages import BACK_ON_SCREEN, PIPELINE_TITLES, PRINT_LAYOUT, PdfReader, handout_problems
 
 pytestmark = [pytest.mark.browser]
@@ -284,12 +285,6 @@ def test_large_text_on_a_projector_sized_window(app):
     app.assert_clean()
 
 
-# Each figure shown laid out at its box's width (Plotly follows a resized window after a pause).
-FIGURES_FOLLOWED = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-    .filter((el) => el._fullLayout && el.offsetParent && getComputedStyle(el).visibility !== 'hidden')
-    .every((el) => Math.abs(el._fullLayout.width - el.clientWidth) < 1)"""
-
-
 # The walk-through's step 5 as a student sees it: each outlined cell range (shape "highlight") in
 # screen pixels, the equation's and Next's boxes, the panel's, the window's.
 STEP_IN_VIEW = """() => {
@@ -320,7 +315,6 @@ def test_the_walk_through_at_200_and_300_percent_zoom(app, engine_host, width, h
     engine = app.start(viewport=(width, height))
     text_size(engine, large=True)
     try:
-        engine.wait_for(FIGURES_FOLLOWED)  # the reused page's figures at the window's width
         before = renders(engine)
         engine.click("#walk-open")
         wait_render_after(engine, before)
@@ -329,8 +323,8 @@ def test_the_walk_through_at_200_and_300_percent_zoom(app, engine_host, width, h
         engine.evaluate("() => document.querySelectorAll('#walk-progress button')[4].click()")
         wait_render_after(engine, before)
         # revealed after the redraw, and again once a changed layout settles (js/walkthrough.js)
-        engine.wait_for("""() => { const w = document.getElementById('walk').dataset;
-            return w.step === '4' && w.revealed === '4' && w.settling !== 'true'; }""")
+        engine.wait_for("() => document.getElementById('walk').dataset.step === '4'")
+        engine.wait_for(STEP_REVEALED)
         engine.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
         seen = engine.evaluate(STEP_IN_VIEW)
         view_w, view_h = seen["view"]

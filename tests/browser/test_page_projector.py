@@ -4,7 +4,7 @@ clicker drives the walk from anywhere on the page; the walk starts from the top 
 import pytest
 from playwright.sync_api import expect
 
-from .pagekit import act, open_explorer, renders, set_viewport, wait_render_after
+from .pagekit import STEP_REVEALED, act, open_explorer, renders, set_viewport, wait_render_after
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -43,8 +43,7 @@ def press(page, key):
 def settled(page):
     """The step drawn and scrolled into view (js/walkthrough.js reveals after a redraw, and again
     300 ms after the layout has changed: its data-revealed and data-settling), a frame later."""
-    page.wait_for_function("""() => { const w = document.getElementById('walk').dataset;
-        return w.revealed === w.step && w.settling !== 'true'; }""")
+    page.wait_for_function(STEP_REVEALED)
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
     return page.evaluate(TARGETS)
 
