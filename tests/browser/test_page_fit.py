@@ -21,8 +21,16 @@ VIEWPORTS = {"narrow phone": (320, 640), "phone": (390, 844), "desktop": (1280, 
              "wide": (1920, 1080), "very wide": (2560, 1440)}
 
 
-def layout_problems(page):
-    return page.evaluate(LAYOUT_CHECK)
+def layout_problems(page, seconds=2.0):
+    """The layout check once it finds nothing, or what it still finds after `seconds`: a figure
+    whose box changed as it was drawn is drawn again for its new width in the next frame or
+    two (js/heatmaps.js, fitNextFrame), after the render the test waited for."""
+    deadline = time.monotonic() + seconds
+    while True:
+        problems = page.evaluate(LAYOUT_CHECK)
+        if not problems or time.monotonic() > deadline:
+            return problems
+        time.sleep(0.1)
 
 
 def test_nothing_is_cut_off_or_overlapping(site_url, context):
