@@ -23,9 +23,9 @@ from urllib.parse import unquote
 import numpy as np
 import pytest
 
-from .engines import ENGINES
-from .engines.kit import (alerts, cell, edit, heatmap_z, renders, state_fragment, wait_ready,
-                          wait_render_after)
+from .engines import ENGINES, EngineError
+from .engines.kit import (alerts, cell, edit, heatmap_z, renders, snapshot, state_fragment,
+                          wait_ready, wait_render_after, watch)
 
 pytestmark = [pytest.mark.browser]
 
@@ -219,8 +219,12 @@ def test_served_alone_under_a_learning_platforms_policy_it_asks_for_nothing_else
         w = W.copy()
         w[0, 0] = 2
         np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(CLS, w), atol=1e-12)
+        watch(engine)  # a failed wait says what the page was doing (kit.snapshot)
         engine.click("#digit .digit-gallery button")  # the tiny ViT, KaTeX-free path
-        engine.wait_for("() => /\\d/.test(document.getElementById('digit-prediction').textContent)")
+        try:
+            engine.wait_for("() => /\\d/.test(document.getElementById('digit-prediction').textContent)")
+        except EngineError as e:
+            raise EngineError("%s\nthe page then: %s" % (e, json.dumps(snapshot(engine))))
     finally:
         server.shutdown()
         server.server_close()

@@ -168,6 +168,13 @@ WATCH = """() => {
     return post.call(this, m, ...rest);
   };
   window.addEventListener('hashchange', () => w.hashchanges.push(Math.round(performance.now())));
+  w.pressed = [];  // where the last pointer presses landed
+  document.addEventListener('pointerdown', (e) => {
+    const t = e.target;
+    w.pressed.push([t.id || t.className || t.tagName, Math.round(e.clientX), Math.round(e.clientY),
+                    Math.round(scrollY), Math.round(performance.now())].join(' '));
+    if (w.pressed.length > 6) w.pressed.shift();
+  }, true);
 }"""
 
 SNAPSHOT = """() => {
@@ -176,7 +183,8 @@ SNAPSHOT = """() => {
            data: Object.assign({}, document.documentElement.dataset),
            finetune: Object.assign({}, (document.getElementById('finetune') || {}).dataset),
            plotly_pending: [...w.pending.values()], posted: w.posted.slice(-12),
-           hashchanges: w.hashchanges.slice(-4),
+           hashchanges: w.hashchanges.slice(-4), pressed: w.pressed || [],
+           digit: Object.assign({}, (document.getElementById('digit') || {}).dataset),
            alerts: Array.from(document.querySelectorAll('#alert, [role=alert]'), (e) => e.textContent.trim()).filter(Boolean) };
 }"""
 

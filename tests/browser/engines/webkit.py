@@ -222,8 +222,12 @@ class WebKit(Engine):
             if inner == [width, height]:
                 return
             size = self.driver.get_window_size()
-            self.driver.set_window_size(size["width"] + width - inner[0],
-                                        size["height"] + height - inner[1])
+            # the window read while it is still being resized may be 0 x 0, or smaller than
+            # the viewport it holds: then ask for the viewport's size again, and read it anew
+            outer = (size["width"] + width - inner[0], size["height"] + height - inner[1])
+            if outer[0] < width or outer[1] < height:
+                outer = (width, height)
+            self.driver.set_window_size(*outer)
             time.sleep(0.2)
         inner = self.evaluate("() => [innerWidth, innerHeight]")
         if inner[1] == height and width < inner[0] <= self.narrowest:
