@@ -454,6 +454,17 @@ def engine_host(request):
 
 
 @pytest.fixture(scope="session")
-def app(engines, engine_name, engine_host, reporting_sites):
-    engine = engines.get(engine_name)
-    return App(engine, reporting_sites.url(engine_host), reporting_sites.reports, engine_host)
+def booted_apps():
+    """(engine name, host) -> its App: one booted page for every scenario of that engine and
+    host, whichever parametrization named them (a test's own list of engines is, to pytest, a
+    new instance of the session fixture: without this it booted the page again, 10 s in WebKit)."""
+    return {}
+
+
+@pytest.fixture
+def app(booted_apps, engines, engine_name, engine_host, reporting_sites):
+    key = (engine_name, engine_host)
+    if key not in booted_apps:
+        booted_apps[key] = App(engines.get(engine_name), reporting_sites.url(engine_host),
+                               reporting_sites.reports, engine_host)
+    return booted_apps[key]
