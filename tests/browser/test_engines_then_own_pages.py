@@ -10,8 +10,8 @@ import pytest
 from buildtools.serve import serve_in_thread, site_policy
 
 from .engines import EngineError, axe, launch
-from .engines.app import CLS, ROOT, W, head, settle_layout, violation
-from .engines.kit import (alerts, contrast, edit, heatmap_z, layout_problems, luminance, rgb,
+from .engines.app import CLS, ROOT, W, head, layout_settled, settle_layout, violation
+from .engines.kit import (alerts, contrast, edit, heatmap_z, luminance, rgb,
                           state_fragment, wait_ready)
 
 pytestmark = [pytest.mark.browser]
@@ -74,7 +74,7 @@ def test_dark_mode_is_legible_and_laid_out(engine_name, reporting_sites, request
                   for what, ink, back in pairs]
         low = [pair for pair in ratios if pair[3] < 4.5]
         assert low == [], low
-        assert layout_problems(engine) == []
+        assert layout_settled(engine) == []
         np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, w)[1], rtol=0, atol=1e-12)
         # and every WCAG A/AA rule of axe-core (docs/accessibility-checks.md)
         dark = axe.check(engine, axe.source(), "dark mode, a link's state")
