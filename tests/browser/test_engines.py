@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.browser]
 # ---- scenarios on the booted page -----------------------------------------------------------
 
 def test_boots_to_ready_without_console_errors_or_csp_violations(app, engine_host):
-    engine = app.start()
+    engine = app.start(fresh=True)  # a boot of its own: what it reports is the boot's alone
     assert engine.evaluate("() => document.documentElement.dataset.ready") == "true"
     if engine_host == "pyscript":  # NumPy's libraries compiled while Python started (wheel-libraries.mjs)
         said = engine.evaluate("() => document.documentElement.dataset.earlyLibraries")

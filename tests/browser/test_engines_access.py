@@ -342,6 +342,7 @@ def test_a_keyboard_only_tour_of_the_figures_and_their_names(app):
     assert (pad["role"], pad["name"]) == ("grid", "Drawing grid: 8 by 8 pixels, ink 0 to 16")
     engine.evaluate("() => document.querySelector('#digit-pad [role=gridcell]').focus()")
     assert engine.evaluate(FOCUSED) == "pixel 0,0: 0"
+    said_settled(engine)  # the worked example's prediction, loaded by start(), said before this
     record(engine)
     engine.evaluate(RECORD_ACTIVITY)
     for key in ("ArrowRight", "ArrowRight", "ArrowDown", "Space", "ArrowDown", "5", "ArrowRight",

@@ -95,24 +95,11 @@ const drawnNow = new Set();
 export function fitNextFrame(el) {
   if (!drawnNow.size) {
     requestAnimationFrame(() => {
-      let moved = false;
       for (const fig of drawnNow) {
-        if (!fig.isConnected || !fig._fullLayout || !fig.clientWidth) continue;
-        if (widths.has(fig) && widths.get(fig) !== fig.clientWidth) {
-          // its box changed as it was drawn (a figure shown again by an answer that also changed
-          // its stage's width): its title is wrapped anew now, not once the observer's report
-          // has waited out a resize
-          widths.set(fig, fig.clientWidth);
-          moved = true;
-        } else if (Math.abs(fig._fullLayout.width - fig.clientWidth) >= 1) {
-          window.Plotly.Plots.resize(fig);
-        }
+        if (fig.isConnected && fig._fullLayout && fig.clientWidth &&
+            Math.abs(fig._fullLayout.width - fig.clientWidth) >= 1) window.Plotly.Plots.resize(fig);
       }
       drawnNow.clear();
-      if (moved) {
-        clearTimeout(rewrapTimer);
-        rewrap();
-      }
     });
   }
   drawnNow.add(el);
@@ -270,11 +257,9 @@ export function drawHeatmap(id, spec, m) {
   const drawing = window.Plotly.react(el, [trace], layout, CONFIG);
   const z = rowsOf(m);
   trace.z = z; // el.data[0].z (docs/interface.md), from now on
-  // Plotly.react keeps a figure's size: one whose box changed width since it was last drawn (the
-  // window resized, Large text that laid the stages out anew, one kept while hidden) is resized
-  // before the redraw counts as done, so that its title is never wrapped for a width it has not
-  // (its width as last measured: widthOf, no second layout of the page)
-  const fitted = width ? drawing.then((drawn) => (Math.abs(el._fullLayout.width - width) >= 1
+  // Plotly.react keeps a figure's size: one kept while the window changed size is resized (its
+  // width measured as it came back: widthOf, no second layout of the page)
+  const fitted = kept && width ? drawing.then((drawn) => (Math.abs(el._fullLayout.width - width) > 0.5
     ? window.Plotly.Plots.resize(el).then(() => drawn) : drawn)) : drawing;
   return fitted.then((drawn) => {
     putZ(el, { z }); // and in Plotly's own copy of the trace, made as it drew
@@ -415,7 +400,6 @@ function recolour(el, id, spec, m, before, title = null, back = false) {
   colourKey(el, spec, keyShown(m));
   shown.set(id, { figure: before.figure, specText: JSON.stringify(spec), spec, m, version: m.version || 0 });
   figureMenu(el);
-  if (back) fitNextFrame(el); // shown again: at the width it was hidden at, unless its box moved
   const update = title === null ? {} : { "title.text": title };
   if (back) {
     const shapes = allShapes(id, spec, m);
