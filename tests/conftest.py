@@ -60,5 +60,24 @@ def pytest_collection_modifyitems(items):
     yield
     # After them all (pytest's own reordering by fixture too): the CPython tests first, so that
     # while the other worker builds the sites (the PyScript one takes most of a minute) this
-    # one has work that needs no site. A stable sort: the browser tests keep their order.
-    items.sort(key=lambda item: in_browser(item.path))
+    # one has work that needs no site; then the engines' scenarios by the page they share
+    # (scenario_order). A stable sort: the other browser tests keep their order.
+    items.sort(key=lambda item: (in_browser(item.path), scenario_order(item)))
+
+
+ENGINE_ORDER = ("chromium", "firefox", "webkit")
+HOST_ORDER = ("pyscript", "fallback")
+
+
+def scenario_order(item):
+    """Where a test runs among the engines' scenarios (tests/browser/engines/app.py): each
+    engine's and host's together, as the page they share boots once; the boot test first (what
+    it checks is that page's boot), the scenarios that leave it for pages of their own last
+    (test_engines_then_own_pages.py: the next engine's page boots anyway). Tests without that
+    page (Chromium's Playwright pages, the one file, the docs) after them, in their order."""
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    if "app" not in getattr(item, "fixturenames", ()) or "engine_name" not in params:
+        return (len(ENGINE_ORDER), 0, 0)
+    rank = (0 if item.originalname.startswith("test_boots_")
+            else 2 if os.path.basename(str(item.path)) == "test_engines_then_own_pages.py" else 1)
+    return (ENGINE_ORDER.index(params["engine_name"]), HOST_ORDER.index(params["engine_host"]), rank)
