@@ -300,8 +300,14 @@ STEP_IN_VIEW = """() => {
   }
   const own = ['walk-math', 'walk-next'].map((id) => { const r = document.getElementById(id).getBoundingClientRect();
     return [id, r.left, r.top, r.right, r.bottom]; });
+  // each figure's title (none on a bare figure) against the top of its plot area
+  const titles = ['heatmap-normalized', 'heatmap-w', 'heatmap-logits'].map((id) => {
+    const el = document.getElementById(id), t = el.querySelector('.gtitle');
+    return [id, t && t.textContent ? t.getBoundingClientRect().bottom : null,
+            el.querySelector('.nsewdrag').getBoundingClientRect().top];
+  });
   const p = document.getElementById('walk').getBoundingClientRect();
-  return { boxes, own, panel: [p.left, p.top, p.right, p.bottom], view: [innerWidth, innerHeight] };
+  return { boxes, own, titles, panel: [p.left, p.top, p.right, p.bottom], view: [innerWidth, innerHeight] };
 }"""
 
 
@@ -316,6 +322,10 @@ def step_out_of_view(seen):
     for name, x0, y0, x1, y1 in seen["boxes"]:
         if not (min(x1, px1) - max(x0, px0) <= 1 or min(y1, py1) - max(y0, py0) <= 1):
             problems.append("%s under the panel" % name)
+    for name, title_bottom, plot_top in seen["titles"]:
+        if title_bottom is not None and title_bottom > plot_top - 2:
+            problems.append("%s's title on its plot (%.1f px past its top less 2)" % (
+                name, title_bottom - plot_top + 2))
     return problems
 
 

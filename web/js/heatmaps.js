@@ -269,8 +269,23 @@ export function drawHeatmap(id, spec, m) {
     colourKey(el, spec, keyShown(m));
     figureMenu(el); // "Download figure" (js/figure-menu.js), named with the title drawn
     fitNextFrame(el);
-    return drawn;
+    const cleared = compactFigures() && layout.title.text.includes("<br>") ? clearTitle(el) : null;
+    return cleared ? cleared.then(() => drawn) : drawn;
   });
+}
+
+// A compact figure's title of two lines or more: Plotly places the lines by its own estimate of
+// their height, which in a compact figure's title band left the last line on the plot's top row
+// (h_hat's "(B × D)" at 200 % zoom, at either text size). Measured once drawn, the band is
+// widened by what it lacks (and the figure by as much): a promise of the relayout, or null.
+const TITLE_GAP_PX = 6;
+function clearTitle(el) {
+  const title = el.querySelector(".gtitle"), plot = el.querySelector(".nsewdrag");
+  if (!title || !plot) return null;
+  const short = title.getBoundingClientRect().bottom + TITLE_GAP_PX - plot.getBoundingClientRect().top;
+  if (short < 0.5) return null;
+  const by = Math.ceil(short);
+  return window.Plotly.relayout(el, { "margin.t": el.layout.margin.t + by, height: el.layout.height + by });
 }
 
 // What the page adds to a figure, whether Plotly draws it anew or it is recoloured: the hover
@@ -317,11 +332,14 @@ function figureParts(el, id, spec, m) {
   // about 0.3 em taller, which large titles' 4 px pad does not cover (the box stood 1.4 px above
   // the figure at Large text): larger titles get more room above them, and the plot moves down.
   const above = bare ? 0 : Math.ceil(Math.max(0, style.title - 13) / 2);
+  // a compact figure's title band: one line of its title and 5 px (22 px at 13 px; at Large
+  // text's 18 px, 29: 22 left a third line of "(B x D)" on the outline of the plot's top row)
+  const band = bare ? 4 : Math.ceil(style.title * 1.3) + 5;
   const layout = {
     title: { text: title.text, font: { size: style.title, color: style.ink }, x: 0, xanchor: "left",
              y: 1, yref: "container", yanchor: "top", pad: { t: 4 + above + Math.ceil(extra / 2) } },
-    height: Math.round(height * (style.size / 11)) + extra + above + (compact ? 0 : MENU_BAND),
-    margin: compact ? { l: 8, r: 6, t: (bare ? 4 : 22 + extra) + above, b: bare ? 20 : 8 }
+    height: Math.round(height * (style.size / 11)) + extra + above + (compact ? Math.max(0, band - 22) : MENU_BAND),
+    margin: compact ? { l: 8, r: 6, t: band + extra + above, b: bare ? 20 : 8 }
       : { l: 10, r: 10, t: 30 + extra + above + MENU_BAND, b: 10 },
     // In the compact embed the axes keep their ticks but not their titles: a 600-pixel frame has
     // no room for both, and the plot's title and the hover say what rows and columns are.
