@@ -262,6 +262,10 @@ export function drawHeatmap(id, spec, m) {
   const fitted = kept && width ? drawing.then((drawn) => (Math.abs(el._fullLayout.width - width) > 0.5
     ? window.Plotly.Plots.resize(el).then(() => drawn) : drawn)) : drawing;
   return fitted.then((drawn) => {
+    // drawn again meanwhile (a later answer's draw gave Plotly another trace): that draw finishes
+    // the figure; this one, whose resize may resolve after it (Plotly resolves a resize with the
+    // next one), must not put its older values back
+    if (!el.data || el.data[0] !== trace) return drawn;
     putZ(el, { z }); // and in Plotly's own copy of the trace, made as it drew
     watchBitmap(el); // a new figure: Plotly's events exist from now on
     paintBitmap(el);
