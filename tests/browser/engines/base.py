@@ -31,19 +31,26 @@ POLL_JS = """async (args, sliceMs, everyMs) => {
 # Scrolls an element into the middle of its frame's view and waits until it stands still (the
 # same box and scroll in two frames running; at most 30 frames), as a person clicks what
 # stopped moving (Playwright's clicks wait for "stable" alike): scrolling brings panels into view
-# that draw then, and a drawing above the element moves it. Returns its box, or null.
+# that draw then, and a drawing above the element moves it. If the page scrolled it away
+# meanwhile (the focus of a Tab pressed just before, brought into view in the frame after it:
+# js/focus-clear.js), it scrolls to it again, as a person would. Returns its box, or null.
 BOX_JS = """async (selector) => {
     const el = document.querySelector(selector);
     if (!el) return null;
-    el.scrollIntoView({block: "center", inline: "center"});
     const frame = () => new Promise((r) => requestAnimationFrame(r));
-    let r = el.getBoundingClientRect(), last = "", same = 0;
-    for (let k = 0; k < 30 && same < 1; k++) {
-        await frame();
-        r = el.getBoundingClientRect();
-        const now = [r.left, r.top, r.width, r.height, scrollX, scrollY].join();
-        same = now === last ? same + 1 : 0;
-        last = now;
+    let r = null;
+    for (let tries = 0; tries < 3; tries++) {
+        el.scrollIntoView({block: "center", inline: "center"});
+        let last = "", same = 0;
+        for (let k = 0; k < 30 && same < 1; k++) {
+            await frame();
+            r = el.getBoundingClientRect();
+            const now = [r.left, r.top, r.width, r.height, scrollX, scrollY].join();
+            same = now === last ? same + 1 : 0;
+            last = now;
+        }
+        const x = r.left + r.width / 2, y = r.top + r.height / 2;
+        if (x >= 0 && y >= 0 && x <= innerWidth && y <= innerHeight) break;
     }
     return {x: r.left, y: r.top, width: r.width, height: r.height};
 }"""
