@@ -375,9 +375,10 @@ def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(page
 # Each heatmap's title as drawn, measured in its font by a canvas (js/heatmaps.js wrapTitle):
 # [id, the room beside the "Download figure" button (the figure's width less 12 px and the
 # button's 34 px: js/figure-menu.js), [[the line's width, its width with the next line's first
-# word, its words], ...]].
+# word, its words], ...]]. A shape in parentheses, "(B × D)", is one word.
 TITLE_LINES = """() => {
     const ctx = document.createElement('canvas').getContext('2d');
+    const words = (text) => text.split(/ +(?![^(]*\))/);
     return [...document.querySelectorAll('.plot')]
         .filter(e => e.data && e.layout && e.layout.title && e.dataset.bitmap !== undefined)
         .map(e => {
@@ -385,8 +386,8 @@ TITLE_LINES = """() => {
             const lines = e.layout.title.text.split('<br>');
             return [e.id, (e.clientWidth || 600) - 12 - 34, lines.map((line, i) => [
                 ctx.measureText(line).width,
-                i + 1 < lines.length ? ctx.measureText(line + ' ' + lines[i + 1].split(' ')[0]).width : 0,
-                line.split(' ').length])];
+                i + 1 < lines.length ? ctx.measureText(line + ' ' + words(lines[i + 1])[0]).width : 0,
+                words(line).length])];
         });
 }"""
 

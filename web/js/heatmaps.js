@@ -49,7 +49,8 @@ function axis(title, n, colour) {
 // "h_hat = LayerNorm(h_cls) (B × D)" in Firefox, whose glyphs are wider than Chromium's), clear
 // of the "Download figure" button at its right (js/figure-menu.js: 28 px and a margin, 44 px on
 // a touch screen, whose figures have a title band that much taller: MENU_BAND); a figure whose
-// width changes is drawn again (see widths). A word wider than the room stays whole.
+// width changes is drawn again (see widths). A word wider than the room stays whole, and so does
+// a shape in parentheses, "(B × D)" (WebKit's wider text left "(B" and "× D)" on two lines).
 const MENU_ROOM = COARSE.matches ? 50 : 34;
 const MENU_BAND = COARSE.matches ? 14 : 0;
 const FONT_FAMILY = "system-ui, sans-serif"; // the figures' text (layout.font)
@@ -63,7 +64,7 @@ function wrapTitle(text, width, size) {
   const room = width - 12 - MENU_ROOM;
   const lines = [];
   let line = "";
-  for (const word of text.split(/ +/)) {
+  for (const word of text.split(/ +(?![^(]*\))/)) { // not at a space inside (...)
     const longer = line ? `${line} ${word}` : word;
     if (line && titleWidth(longer, size) > room) {
       lines.push(line);
