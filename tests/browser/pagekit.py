@@ -28,9 +28,11 @@ def heatmap_z(page, element_id):
 
 
 # Plotly's responsive figures follow a resized window after a pause (their own timer), so boxes
-# measured at once are the old layout's.
+# measured at once are the old layout's. Figures kept hidden (made ahead, or hidden by a choice)
+# keep the size they were drawn at until they are shown again, when they are sized anew
+# (js/heatmaps.js, clearHeatmap).
 FIGURES_FOLLOWED = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-    .filter((el) => el._fullLayout && el.offsetParent)
+    .filter((el) => el._fullLayout && el.offsetParent && getComputedStyle(el).visibility !== 'hidden')
     .every((el) => Math.abs(el._fullLayout.width - parseFloat(getComputedStyle(el).width)) < 1)"""
 
 
