@@ -378,7 +378,7 @@ def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(page
 # word, its words], ...]]. A shape in parentheses, "(B × D)", is one word.
 TITLE_LINES = """() => {
     const ctx = document.createElement('canvas').getContext('2d');
-    const words = (text) => text.split(/ +(?![^(]*\))/);
+    const words = (text) => text.split(/ +(?![^(]*\\))/);
     return [...document.querySelectorAll('.plot')]
         .filter(e => e.data && e.layout && e.layout.title && e.dataset.bitmap !== undefined)
         .map(e => {
