@@ -7,8 +7,8 @@ whole, in collection order. The groups are balanced by time, not by kind:
 - "engines": the tests that drive Firefox and WebKit too (test_engines*.py, test_one_file.py,
   test_docs_pages.py) and every other test outside tests/browser (NumPy, the session, the
   build, the docs).
-Balanced with --durations=0 on a fresh clone: about 565 s of test time in "engines" (each
-engine's page booted once per host: scenario_order) and 575 s in "chromium".
+Balanced with --durations=0 on a fresh clone: about 570 s of test time in "engines" (each
+engine's page booted once per host: scenario_order) and 566 s in "chromium".
 So at most two browser runs are ever at once, as these 2-CPU machines allow, and the two
 workers end within about a minute of each other. Both groups build the sites they test once per
 run (tests/browser/conftest.py). A file that moves between groups moves seconds of CI time:
@@ -18,6 +18,8 @@ import os
 
 import pytest
 from hypothesis import settings
+
+from browser.engines import ENGINES, HOSTS  # tests/ is on sys.path: the root conftest's folder
 
 # In CI (.ci/run runs with CI=true) the property tests draw the same examples every run: a
 # landing is decided by the code, not by the examples one run happened to draw. Runs elsewhere
@@ -59,10 +61,6 @@ def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: (in_browser(item.path), scenario_order(item)))
 
 
-ENGINE_ORDER = ("chromium", "firefox", "webkit")
-HOST_ORDER = ("pyscript", "fallback")
-
-
 def scenario_order(item):
     """Where a test runs among the engines' scenarios (tests/browser/engines/app.py): each
     engine's and host's together, as the page they share boots once; the boot test first (what
@@ -71,7 +69,7 @@ def scenario_order(item):
     page (Chromium's Playwright pages, the one file, the docs) after them, in their order."""
     params = item.callspec.params if hasattr(item, "callspec") else {}
     if "app" not in getattr(item, "fixturenames", ()) or "engine_name" not in params:
-        return (len(ENGINE_ORDER), 0, 0)
+        return (len(ENGINES), 0, 0)
     rank = (0 if item.originalname.startswith("test_boots_")
             else 2 if os.path.basename(str(item.path)) == "test_engines_then_own_pages.py" else 1)
-    return (ENGINE_ORDER.index(params["engine_name"]), HOST_ORDER.index(params["engine_host"]), rank)
+    return (ENGINES.index(params["engine_name"]), HOSTS.index(params["engine_host"]), rank)

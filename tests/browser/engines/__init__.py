@@ -11,6 +11,7 @@ written once against this API.
 from .base import Engine, EngineError
 
 ENGINES = ("chromium", "firefox", "webkit")
+HOSTS = ("pyscript", "fallback")  # the PyScript host, and the Pyodide 0.17 fallback (docs/hosts.md)
 
 
 def launch(name, playwright=None, dark=False, forced_colours=False):
@@ -34,4 +35,4 @@ def launch(name, playwright=None, dark=False, forced_colours=False):
     raise ValueError("no engine %r (one of %s)" % (name, ", ".join(ENGINES)))
 
 
-__all__ = ["ENGINES", "Engine", "EngineError", "launch"]
+__all__ = ["ENGINES", "HOSTS", "Engine", "EngineError", "launch"]

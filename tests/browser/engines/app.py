@@ -18,11 +18,10 @@ from buildtools.serve import SiteHandler, SiteServer, site_policy
 from pycore.explorer.comparisons.registry import of_kind
 from reference import WORKED_CLS, WORKED_W_HEAD
 
-from . import ENGINES, axe
+from . import ENGINES, HOSTS, axe
 from .base import EngineError
 from .kit import layout_problems, load_state, renders, wait_ready, wait_render_after, watch
 
-HOSTS = ("pyscript", "fallback")
 
 # The fallback host serves the page's own markup, CSS and JavaScript, as the PyScript host does;
 # only the Python behind it differs (Pyodide 0.17, NumPy 1.17), and a worker's Python answers
@@ -92,7 +91,7 @@ def violation(report):
                                      r.get("blocked-uri"), r.get("source-file"), r.get("line-number"))
 
 
-def test_made(report):
+def made_on_purpose(report):
     """Whether a report is of the eval() calls test_engines_then_own_pages.py makes on purpose
     in its embedded page: the browser may post it after that scenario has ended."""
     r = report.get("csp-report", report)
@@ -137,7 +136,7 @@ class App:
         """Console errors and CSP violations since the scenario started."""
         found = ["console: %s" % e for e in self.engine.console_errors()[self.errors_seen:]]
         found += ["CSP violation: %s" % violation(r) for r in self.reports[self.reports_seen:]
-                  if not test_made(r)]
+                  if not made_on_purpose(r)]
         return found
 
     def assert_clean(self):
@@ -249,16 +248,24 @@ def text_size(engine, large):
         raise EngineError("%s; the click met %s" % (e, json.dumps(engine.evaluate(AT_TEXT_SIZE))))
 
 
-def layout_settled(engine, seconds=3):
-    """The layout check once it finds nothing, or what it still finds after `seconds`: Plotly may
-    lay a figure's margins out again a moment after its promise resolved (seen once in WebKit,
-    on a loaded machine: a tick label over the axis title)."""
+def settled(find, seconds=3):
+    """What `find()` finds once it finds nothing, or what it still finds after `seconds`: what
+    the page shows a moment after the answer a test waited for (Plotly resizes a figure 100 ms
+    after its box changed, a title is rewrapped 250 ms after; Plotly may lay a figure's margins
+    out again after its promise resolved: seen in WebKit on a loaded machine). A lasting
+    problem is still found."""
     deadline = time.monotonic() + seconds
     while True:
-        problems = layout_problems(engine)
+        problems = find()
         if not problems or time.monotonic() > deadline:
             return problems
         time.sleep(0.1)
+
+
+def layout_settled(engine, seconds=3):
+    """The layout check (kit.layout_problems), settled; `engine` is an engine session or a
+    Playwright page."""
+    return settled(lambda: layout_problems(engine), seconds)
 
 
 def numbers_in(text):
