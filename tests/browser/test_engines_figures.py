@@ -2,13 +2,13 @@
 made ahead, the layout at desktop, projector and phone sizes, a heatmap saved for slides, and
 the heatmaps' cells where the bitmap puts them."""
 import base64
-import time
 
 import numpy as np
 import pytest
 
 from .engines.app import (AXES, CLS, FALLBACK_IN_CHROMIUM, FITS, SHOWN, TITLES, UNSEEN, W, choose,
-                          head, layout_settled, numbers_in, settle_layout, shown_numbers, text_size)
+                          head, layout_settled, numbers_in, settle_layout, settled, shown_numbers,
+                          text_size)
 from .engines.kit import edit, heatmap_z, renders, wait_render_after
 from .engines import EngineError
 from .figure_files import png_looks, png_size, svg_figure
@@ -287,9 +287,10 @@ def test_large_text_on_a_projector_sized_window(app):
 
 
 # The walk-through's step 5 as a student sees it: each outlined cell range (shape "highlight") in
-# screen pixels, the equation's and Next's boxes, the panel's, the window's.
+# screen pixels, each figure's title's bottom and plot area's top, the equation's and Next's
+# boxes, the panel's, the window's.
 STEP_IN_VIEW = """() => {
-  const boxes = [];
+  const boxes = [], titles = [];
   for (const id of ['heatmap-normalized', 'heatmap-w', 'heatmap-logits']) {
     const el = document.getElementById(id), area = el.querySelector('.nsewdrag').getBoundingClientRect();
     const { xaxis, yaxis } = el._fullLayout;
@@ -297,15 +298,12 @@ STEP_IN_VIEW = """() => {
       boxes.push([id, area.left + xaxis.l2p(s.x0), area.top + yaxis.l2p(s.y1), area.left + xaxis.l2p(s.x1),
                   area.top + yaxis.l2p(s.y0)]);
     }
+    // its title (none on a bare figure) against the top of its plot area
+    const t = el.querySelector('.gtitle');
+    titles.push([id, t && t.textContent ? t.getBoundingClientRect().bottom : null, area.top]);
   }
   const own = ['walk-math', 'walk-next'].map((id) => { const r = document.getElementById(id).getBoundingClientRect();
     return [id, r.left, r.top, r.right, r.bottom]; });
-  // each figure's title (none on a bare figure) against the top of its plot area
-  const titles = ['heatmap-normalized', 'heatmap-w', 'heatmap-logits'].map((id) => {
-    const el = document.getElementById(id), t = el.querySelector('.gtitle');
-    return [id, t && t.textContent ? t.getBoundingClientRect().bottom : null,
-            el.querySelector('.nsewdrag').getBoundingClientRect().top];
-  });
   const p = document.getElementById('walk').getBoundingClientRect();
   return { boxes, own, titles, panel: [p.left, p.top, p.right, p.bottom], view: [innerWidth, innerHeight] };
 }"""
@@ -352,16 +350,13 @@ def test_the_walk_through_at_200_and_300_percent_zoom_and_on_a_phone(app, engine
         # revealed after the redraw, and again once a changed layout settles (js/walkthrough.js)
         engine.wait_for("() => document.getElementById('walk').dataset.step === '4'")
         engine.wait_for(STEP_REVEALED)
-        # as the student sees it once the figures have followed the new window size (Plotly
-        # resizes a figure a moment after its box changed: read again for up to 3 s)
-        deadline = time.monotonic() + 3
-        while True:
-            seen = engine.evaluate(STEP_IN_VIEW)
-            problems = step_out_of_view(seen)
-            if not problems or time.monotonic() > deadline:
-                break
-            time.sleep(0.1)
-        assert problems == [], seen
+        # as the student sees it once the figures have followed the new window size
+        seen = {}
+
+        def look():
+            seen.update(engine.evaluate(STEP_IN_VIEW))
+            return step_out_of_view(seen)
+        assert settled(look) == [], seen
         before = renders(engine)
         engine.evaluate("() => document.getElementById('walk-start').click()")  # ends it
         wait_render_after(engine, before)

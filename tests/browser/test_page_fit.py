@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from .conftest import PageLog
+from .engines.app import layout_settled
 from .engines.kit import contrast, luminance, rgb
 from .pagekit import act, load_link, open_explorer, set_viewport, worked_link
-from .trustkit import CLS, LAYOUT_CHECK, load_preset, settle, type_keys
+from .trustkit import CLS, load_preset, settle, type_keys
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 
@@ -21,16 +22,9 @@ VIEWPORTS = {"narrow phone": (320, 640), "phone": (390, 844), "desktop": (1280, 
              "wide": (1920, 1080), "very wide": (2560, 1440)}
 
 
-def layout_problems(page, seconds=2.0):
-    """The layout check once it finds nothing, or what it still finds after `seconds`: a figure
-    whose box changed as it was drawn is drawn again for its new width in the next frame or
-    two (js/heatmaps.js, fitNextFrame), after the render the test waited for."""
-    deadline = time.monotonic() + seconds
-    while True:
-        problems = page.evaluate(LAYOUT_CHECK)
-        if not problems or time.monotonic() > deadline:
-            return problems
-        time.sleep(0.1)
+def layout_problems(page):
+    """The layout check once the figures have followed a changed layout (engines/app.py)."""
+    return layout_settled(page, seconds=2)
 
 
 def test_nothing_is_cut_off_or_overlapping(site_url, context):

@@ -2,14 +2,13 @@
 overlaps after the window is resized (the heatmaps used to drop to 120 px high)."""
 import pytest
 
+from .engines.kit import layout_problems
 from .pagekit import open_explorer, set_viewport
 
 pytestmark = [pytest.mark.browser]
 
 FIGURES = ["heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits"]
 WIDTHS = [1408, 1180, 1920, 390, 1280]
-with open(__file__.rsplit("/", 1)[0] + "/layout_check.js", encoding="utf-8") as f:
-    LAYOUT_CHECK = f.read()
 
 
 def geometry(page):
@@ -47,4 +46,4 @@ def test_figures_keep_their_size_through_window_resizes(page, site_url):
             assert box_h == svg_h and abs(svg_h - drawn[name]) <= 40 and svg_h > 130, (
                 width, name, box_h, svg_h, drawn[name])
             assert abs(svg_w - box_w) <= 1, (width, name, svg_w, box_w)
-        assert page.evaluate(LAYOUT_CHECK) == [], width
+        assert layout_problems(page) == [], width

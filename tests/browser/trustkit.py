@@ -1,7 +1,6 @@
 """What the tests of a page a teacher can trust share (test_page_trust.py, test_page_fit.py,
 test_page_keyboard.py): the worked example, the head written out in NumPy, typing into a cell
 key by key, waiting for the renders to settle, loading a preset."""
-import os
 import time
 
 import numpy as np
@@ -10,9 +9,6 @@ from reference import WORKED_CLS, WORKED_W_HEAD
 
 from .pagekit import act, renders
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-with open(os.path.join(HERE, "layout_check.js"), encoding="utf-8") as f:
-    LAYOUT_CHECK = f.read()
 
 CLS, W = np.array(WORKED_CLS), np.array(WORKED_W_HEAD)  # the worked example (docs/math.md)
 
