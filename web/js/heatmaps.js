@@ -245,7 +245,7 @@ export function drawHeatmap(id, spec, m) {
     }
   }
   shown.delete(id);
-  const { trace, layout, width } = figureParts(el, id, spec, m);
+  const { trace, layout, width, compact } = figureParts(el, id, spec, m);
   bindFigure(el, spec, m);
   describe(el, spec, m);
   numbersTable(el, spec, m);
@@ -274,7 +274,7 @@ export function drawHeatmap(id, spec, m) {
     colourKey(el, spec, keyShown(m));
     figureMenu(el); // "Download figure" (js/figure-menu.js), named with the title drawn
     fitNextFrame(el);
-    const cleared = compactFigures() && layout.title.text.includes("<br>") ? clearTitle(el) : null;
+    const cleared = compact && layout.title.text.includes("<br>") ? clearTitle(el) : null;
     return cleared ? cleared.then(() => drawn) : drawn;
   });
 }
@@ -305,7 +305,7 @@ function bindFigure(el, spec, m) {
 }
 
 // The figure Plotly draws for `spec` and `m` in `el`: its invisible trace (z not yet in it: see
-// drawHeatmap), its layout, and the width the title was wrapped for.
+// drawHeatmap), its layout, the width the title was wrapped for, and whether it is compact.
 function figureParts(el, id, spec, m) {
   const { rows, cols } = m;
   const compact = compactFigures();
@@ -365,7 +365,7 @@ function figureParts(el, id, spec, m) {
     plot_bgcolor: "rgba(0,0,0,0)",
     font: { family: FONT_FAMILY, size: style.size, color: style.ink },
   };
-  return { trace, layout, width };
+  return { trace, layout, width, compact };
 }
 
 /**
