@@ -144,10 +144,15 @@ def test_hover_shows_the_logit_under_the_pointer_then_the_selected_one_again(pag
 
 def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_factors(
         page, site_url, reset_page):
-    """The chart keeps its place while hidden: what is under it (the logits table, the next
-    panel) stays where it was while the pointer comes and goes; each bar
-    reads h_hat[b,d] x W_head[d,c] = term, checked against NumPy."""
+    """No place is kept blank for a logit's terms: with none chosen, the logits table follows
+    the hint directly. A logit pointed at shows its terms as a card over what follows, so
+    nothing below it (the logits table, the next panel) moves while the pointer comes and goes,
+    and Esc puts the card away (WCAG 1.4.13); each bar reads h_hat[b,d] x W_head[d,c] = term,
+    checked against NumPy, with its bar and value inside the card; a logit clicked has its
+    terms in the stage's flow, and pointing at others then moves nothing either. The hover
+    label of the last column stays inside its figure's box."""
     h_hat, _ = head(WORKED_CLS, WORKED_W)
+    contributions = page.locator("#contributions")
     for width, height in [(1280, 800), (390, 844)]:
         reset_page()
         set_viewport(page, {"width": width, "height": height})
@@ -155,15 +160,23 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
         # the figures' titles wrapped again for the new width (250 ms after it stops changing):
         # from 1200 px the stages are four to a row, and a title wraps to more lines there
         page.wait_for_timeout(500)
+        gap = page.evaluate("""() => document.querySelector('#stage-logits .logits-numbers').getBoundingClientRect().top
+            - document.querySelector('#contributions').previousElementSibling.getBoundingClientRect().bottom""")
+        assert 0 <= gap < 30, (width, gap)  # the hint, then the table: no blank kept between
         below = """() => ['logits-table', 'mistakes'].map(id =>
             document.getElementById(id).getBoundingClientRect().top + scrollY)"""
         before = page.evaluate(below)
         area, point = cell_point(page, "heatmap-logits", 1, 2)
         area.hover(position=point)
-        expect(page.locator("#contributions")).to_have_attribute("data-logit", "1,2")
-        expect(page.locator("#contributions")).to_be_visible()
-        after = page.evaluate(below)  # nothing below moves (it jumped ~180 px, then ~1.6 px)
+        expect(contributions).to_have_attribute("data-logit", "1,2")
+        expect(contributions).to_be_visible()
+        expect(contributions).to_have_attribute("data-float", "true")
+        after = page.evaluate(below)  # nothing below moves
         assert all(abs(a - b) <= 0.5 for a, b in zip(after, before)), (width, before, after)
+        cut = page.evaluate("""() => { const card = document.getElementById('contributions').getBoundingClientRect();
+            return Array.from(document.querySelectorAll('#contributions-bars .bar-track, #contributions-bars .bar-value'))
+              .filter(e => { const r = e.getBoundingClientRect(); return r.left < card.left || r.right > card.right + 0.5; }).length; }""")
+        assert cut == 0, (width, "bars or values past the card's edge")
         factors = page.evaluate("""() => Array.from(document.querySelectorAll('#contributions-bars li'),
             li => [li.querySelector('.bar-label').textContent, li.querySelector('.bar-factors').textContent])""")
         assert len(factors) == 4
@@ -171,10 +184,33 @@ def test_pointing_at_a_logit_moves_nothing_below_it_and_its_bars_show_both_facto
             d = int(label.split("= ")[1])
             assert text == "%.4f \u00d7 %.4f =" % (h_hat[1, d], WORKED_W[d, 2]), (label, text)
         assert "largest magnitude first" in page.locator("#contributions-note").inner_text()
+        hover = page.locator("#heatmap-logits").locator("xpath=..")
+        inside = page.evaluate("""() => { const box = document.getElementById('heatmap-logits').parentElement;
+            const label = box.querySelector('.hover-value'); const b = box.getBoundingClientRect();
+            const l = label.getBoundingClientRect();
+            return !label.hidden && l.left >= b.left - 0.5 && l.right <= b.right + 0.5; }""")
+        assert inside, (width, "the last column's hover label is cut by its box")
+        page.keyboard.press("Escape")  # the card goes, the pointer stays
+        expect(contributions).to_be_hidden()
+        assert hover.locator(".hover-value").is_hidden()
         page.mouse.move(2, 2)
-        expect(page.locator("#contributions")).to_be_hidden()
-        after = page.evaluate(below)  # nothing below moves (it jumped ~180 px, then ~1.6 px)
+        expect(contributions).to_be_hidden()
+        after = page.evaluate(below)  # nothing below moves
         assert all(abs(a - b) <= 0.5 for a, b in zip(after, before)), (width, before, after)
+        if width < 1000:
+            continue
+        click_cell(page, "heatmap-logits", 0, 2)  # chosen: in the flow
+        expect(contributions).to_have_attribute("data-logit", "0,2")
+        expect(contributions).not_to_have_attribute("data-float", "true")
+        page.mouse.move(2, 2)
+        chosen = page.evaluate(below)
+        assert chosen[0] > before[0] + 50, (before, chosen)  # the table moved down, once
+        area, point = cell_point(page, "heatmap-logits", 1, 0)
+        area.hover(position=point)
+        expect(contributions).to_have_attribute("data-logit", "1,0")
+        expect(contributions).not_to_have_attribute("data-float", "true")
+        after = page.evaluate(below)  # another logit pointed at: nothing below moves
+        assert all(abs(a - b) <= 0.5 for a, b in zip(after, chosen)), (chosen, after)
 
 
 def test_keyboard_moves_the_selection_and_its_terms_follow_edits(page, site_url):

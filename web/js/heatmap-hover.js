@@ -97,9 +97,14 @@ export function hoverOver(el) {
     const field = { x: String(c), y: String(row), customdata: className(c) };
     label.replaceChildren(...spec.hover.replace(FIELDS, (_, name) => field[name] ?? shortNumber(value)).split("<br>").flatMap((line, n) => (n ? [document.createElement("br"), line] : [line])));
     const own = box.getBoundingClientRect();
-    label.style.left = `${event.clientX - own.left + 12}px`;
-    label.style.top = `${event.clientY - own.top + 12}px`;
     label.hidden = false;
+    // right of the pointer, or left of it where the box ends first: the plot's box clips what
+    // crosses its sides (css/pipeline.css), and a narrow stage's last column lost its label
+    const x = event.clientX - own.left;
+    const wide = label.offsetWidth;
+    const left = x + 12 + wide <= own.width ? x + 12 : Math.max(0, Math.min(x - 12 - wide, own.width - wide));
+    label.style.left = `${left}px`;
+    label.style.top = `${event.clientY - own.top + 12}px`;
   });
   el.addEventListener("mouseleave", () => { label.hidden = true; });
 }

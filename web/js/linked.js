@@ -45,6 +45,12 @@ export function connect(page) {
   logits.tabIndex = 0;
   logits.addEventListener("mousemove", (e) => hover(cellAt(logits, e.clientX, e.clientY)));
   logits.addEventListener("mouseleave", () => hover(null));
+  // Esc puts away the terms of a logit only pointed at (WCAG 1.4.13: they cover what follows)
+  // until the pointer moves to another logit; a chosen logit's stay (its own Esc clears it).
+  document.addEventListener("keydown", (e) => {
+    const box = $(PANEL_IDS.contributions);
+    if (e.key === "Escape" && box.dataset.float && !box.hidden) showChart(null);
+  });
   onTap(logits, (cell) => select(cell, show));
   logits.addEventListener("keydown", (e) => keyboard(e, show));
   onTap($(HEATMAP_IDS.cls), (cell) => focusInput(shape.mode === "encoder" ? encoderRow(cell[0], 0, shape.N1) : cell[0], cell[1]));
@@ -104,6 +110,7 @@ component("contributions", {
     selectedChart = c;
     selected = c ? [c.b, c.c] : null;
     if (!hovered) showChart(c);
+    else place($(PANEL_IDS.contributions)); // a hovered logit's card, in the flow or over it
     highlight();
   },
   reset: () => { // a new session has no logit selected (the answer to a reset sends none)
@@ -284,10 +291,12 @@ function editedCell() {
 }
 
 // The contribution chart: one bar per named feature and one for the rest, drawn as HTML (a
-// dozen rows), with each bar's two factors and value printed and the sum said in words. Hidden,
-// it keeps its place (css/panels.css): pointing at a logit and away never moves what is
-// below it. The place is its bars' (min(D, TERMS_NAMED + 1) rows) and two lines each for its
-// title and note, or the tallest it has been at this D.
+// dozen rows), with each bar's two factors and value printed and the sum said in words. A
+// logit only pointed at (none chosen) shows it as a card over what follows (css/panels.css:
+// data-float), so pointing and leaving move nothing and no place is kept for it. A chosen
+// logit's stands in the flow at the tallest it has been at this D (min(D, TERMS_NAMED + 1)
+// rows and two lines each for its title and note, at least), so pointing at other logits,
+// whose titles and notes wrap differently, never moves what is below it either.
 const BARS_SHOWN = 11; // pycore/explorer/panels/readouts.py: TERMS_NAMED named, one for the rest
 let reservedFor = null;
 function reserve(box) {
@@ -297,17 +306,25 @@ function reserve(box) {
     box.style.setProperty("--bars", String(Math.min(shape.D, BARS_SHOWN)));
     box.style.removeProperty("--seen");
   }
+  if (box.hidden || box.dataset.float) return;
   // the height as laid out, fractions too: offsetHeight's whole pixels kept a place up to half
   // a pixel taller than the chart, and the table below moved by that much
-  const height = box.hidden ? 0 : box.getBoundingClientRect().height;
+  const height = box.getBoundingClientRect().height;
   if (height > parseFloat(box.style.getPropertyValue("--seen") || "0")) box.style.setProperty("--seen", `${height}px`);
+}
+
+// In the flow while a logit is chosen, over it while one is only pointed at.
+function place(box) {
+  if (selected) delete box.dataset.float;
+  else setData(box, "float", "true");
+  reserve(box);
 }
 
 function showChart(c) {
   const box = $(PANEL_IDS.contributions);
   setHidden(box, !c);
-  reserve(box);
   if (!c) {
+    delete box.dataset.float;
     setText($("contributions-title"), "");
     hideFigureMenu($("contributions-bars"));
     return;
@@ -316,7 +333,7 @@ function showChart(c) {
   setText($("contributions-note"), `${c.note} Sum of the bars: ${c.total_text}; logit: ${c.logit_text}.`);
   setData(box, "logit", `${c.b},${c.c}`);
   bars($("contributions-bars"), c.bars, { signed: true });
-  reserve(box);
+  place(box);
   figureMenu($("contributions-bars")); // "Download figure" (js/figure-menu.js)
 }
 
