@@ -378,3 +378,50 @@ def test_phone_width_works_and_nothing_is_cut_off(app):
     cls[1, 2] = 2
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-logits"), head(cls, W)[1], atol=1e-12)
     app.assert_clean()
+
+
+# A logit pointed at (js/linked.js): its terms in a card over what follows, nothing below moved
+CARD = """() => {
+    const card = document.getElementById('contributions');
+    const box = card.getBoundingClientRect();
+    const cut = Array.from(card.querySelectorAll('.bar-track, .bar-value')).filter((e) => {
+        const r = e.getBoundingClientRect();
+        return r.left < box.left - 0.5 || r.right > box.right + 0.5;
+    }).length;
+    return {shown: !card.hidden, float: card.dataset.float || null, logit: card.dataset.logit || null, cut,
+            seen: Math.min(box.bottom, innerHeight) - Math.max(box.top, 0), height: box.height,
+            below: ['logits-table', 'mistakes'].map((id) => document.getElementById(id).getBoundingClientRect().top + scrollY),
+            gap: document.querySelector('#stage-logits .logits-numbers').getBoundingClientRect().top
+                 - card.previousElementSibling.getBoundingClientRect().bottom,
+            terms: Array.from(card.querySelectorAll('#contributions-bars li'),
+                              (li) => [li.querySelector('.bar-label').textContent, li.querySelector('.bar-factors').textContent])};
+}"""
+
+
+@pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)  # the page's own CSS and JS
+def test_a_logit_pointed_at_shows_its_terms_over_the_page(app, engine_host):
+    """At 1280 x 800 with no logit chosen, no place is kept for a logit's terms (the logits table
+    follows the hint); the mouse on logit (1, 2) shows its terms as a card over what follows,
+    nothing below it moving, every bar and value inside the card, each term's factors those of
+    NumPy's h_hat and W_head, and the card lifted into the window; Esc puts the card away with
+    the pointer still there (WCAG 1.4.13)."""
+    engine = app.start(viewport=(1280, 800))
+    settle_layout(engine)
+    before = engine.evaluate(CARD)
+    assert not before["shown"] and 0 <= before["gap"] < 30, before
+    engine.point("#heatmap-logits .nsewdrag", at=(5 / 6, 3 / 4))  # row 1 of 2, column 2 of 3
+    engine.wait_for("() => document.getElementById('contributions').dataset.logit === '1,2' && "
+                    "!document.getElementById('contributions').hidden")
+    got = engine.evaluate(CARD)
+    assert got["float"] == "true" and got["cut"] == 0, got
+    assert got["seen"] >= min(got["height"], 200), got  # lifted into the window where it can be
+    assert all(abs(a - b) <= 0.5 for a, b in zip(got["below"], before["below"])), (before, got)
+    h_hat, _ = head(CLS, W)
+    assert sorted(got["terms"]) == sorted(
+        ["d = %d" % d, "%.4f \u00d7 %.4f =" % (h_hat[1, d], W[d, 2])] for d in range(4)), got["terms"]
+    engine.press("Escape")
+    engine.wait_for("() => document.getElementById('contributions').hidden")
+    engine.point("#h-logits")  # the pointer leaves: nothing comes back, nothing moved
+    after = engine.evaluate(CARD)
+    assert not after["shown"] and after["below"] == before["below"], after
+    app.assert_clean()

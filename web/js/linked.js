@@ -313,10 +313,21 @@ function reserve(box) {
   if (height > parseFloat(box.style.getPropertyValue("--seen") || "0")) box.style.setProperty("--seen", `${height}px`);
 }
 
-// In the flow while a logit is chosen, over it while one is only pointed at.
+// In the flow while a logit is chosen, over it while one is only pointed at: then lifted, as
+// far as the logits heatmap's box allows, where it would end below the window, so that the
+// terms of the logit under the pointer are in view (at 1280 x 800 the card's place starts at
+// the window's bottom edge).
 function place(box) {
-  if (selected) delete box.dataset.float;
-  else setData(box, "float", "true");
+  box.style.removeProperty("--lift");
+  if (selected) {
+    delete box.dataset.float;
+  } else {
+    setData(box, "float", "true");
+    const card = box.getBoundingClientRect();
+    const figure = /** @type {HTMLElement} */ ($(HEATMAP_IDS.logits).closest("details") || box).getBoundingClientRect();
+    const lift = Math.min(card.bottom - innerHeight + 8, card.top - figure.bottom - 4);
+    if (lift > 0) box.style.setProperty("--lift", `${lift}px`);
+  }
   reserve(box);
 }
 

@@ -92,9 +92,10 @@ class Engine:
         return its JSON result."""
         raise NotImplementedError
 
-    def _pointer(self, selector, points, kind):
+    def _pointer(self, selector, points, kind, press=True):
         """Press a pointer of `kind` ("mouse", "touch", "pen") at the first of `points`
-        (offsets in CSS px from the element's centre), move through the rest, release."""
+        (offsets in CSS px from the element's centre), move through the rest, release; with
+        `press` false, only move the mouse there (a hover)."""
         raise NotImplementedError
 
     def _keys(self, chord_or_text, text=False):
@@ -201,6 +202,10 @@ class Engine:
     def click(self, selector, at=(0.5, 0.5)):
         """A real mouse click (press, release) at the element's centre, scrolled into view."""
         self._pointer(selector, self._at(selector, [at]), "mouse")
+
+    def point(self, selector, at=(0.5, 0.5)):
+        """The mouse moved onto the element (at fractions of its box), no button pressed."""
+        self._pointer(selector, self._at(selector, [at]), "mouse", press=False)
 
     def tap(self, selector, at=(0.5, 0.5)):
         """A touch (finger) tap."""

@@ -63,14 +63,17 @@ class Chromium(Engine):
         return self.frame.evaluate("async (args) => await (%s)(...args)" % function_source.strip(),
                                    args)
 
-    def _pointer(self, selector, points, kind):
+    def _pointer(self, selector, points, kind, press=True):
         handle = self.frame.query_selector(selector)
         box = handle and handle.bounding_box()  # in the top-level viewport, frames included
         if not box:
             raise EngineError("chromium: %s is not on screen" % selector)
         cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
         xy = [(cx + dx, cy + dy) for dx, dy in points]
-        if kind == "mouse":
+        if kind == "mouse" and not press:
+            for p in xy:
+                self.page.mouse.move(*p, steps=2)
+        elif kind == "mouse":
             mouse = self.page.mouse
             mouse.move(*xy[0])
             mouse.down()

@@ -138,12 +138,14 @@ class Firefox(Engine):
             raise EngineError("firefox: no element matches %s" % selector)
         return {"sharedId": node["sharedId"]}
 
-    def _pointer(self, selector, points, kind):
+    def _pointer(self, selector, points, kind, press=True):
         origin = {"type": "element", "element": self._element(selector)}
         moves = [{"type": "pointerMove", "x": round(dx), "y": round(dy), "origin": origin,
                   "duration": 16} for dx, dy in points]
         actions = [moves[0], {"type": "pointerDown", "button": 0}]
         actions += moves[1:] + [{"type": "pointerUp", "button": 0}]
+        if not press:
+            actions = moves
         self.session.perform([{"type": "pointer", "id": kind,
                                "parameters": {"pointerType": kind}, "actions": actions}],
                              context=self.context)

@@ -141,7 +141,7 @@ class WebKit(Engine):
         from selenium.webdriver.common.by import By
         return self.driver.find_element(By.CSS_SELECTOR, selector)
 
-    def _pointer(self, selector, points, kind):
+    def _pointer(self, selector, points, kind, press=True):
         from selenium.webdriver.common.actions import interaction
         from selenium.webdriver.common.actions.action_builder import ActionBuilder
         from selenium.webdriver.common.actions.pointer_input import PointerInput
@@ -163,10 +163,12 @@ class WebKit(Engine):
             def move(dx, dy):
                 pointer.move_to_location(round(x + dx), round(y + dy))
         move(*points[0])
-        pointer.pointer_down()
+        if press:
+            pointer.pointer_down()
         for dx, dy in points[1:]:
             move(dx, dy)
-        pointer.pointer_up()
+        if press:
+            pointer.pointer_up()
         builder.perform()
         builder.clear_actions()  # nothing stays pressed
 
