@@ -180,7 +180,6 @@ export class CellEntry {
         input.value = entry.before === null ? String(g.value(i, j)) : entry.before;
         g.entry = { i, j, before: input.value, dirty: false };
         input.removeAttribute("aria-invalid");
-        input.removeAttribute("aria-describedby");
         input.classList.remove("pending");
         input.select();
         g.opts.onEdit(i, j, input.value, performance.now(), true);

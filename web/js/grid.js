@@ -208,7 +208,6 @@ export class MatrixGrid {
     const input = this.cells.get(`${i},${j}`);
     if (input) {
       input.removeAttribute("aria-invalid");
-      input.removeAttribute("aria-describedby");
       input.classList.remove("pending");
     }
   }
@@ -222,16 +221,14 @@ export class MatrixGrid {
 
   // Whether the text being typed in cell (i, j) is in effect: invalid (not a number) or
   // pending (it may still become one, e.g. "-" or "1e"). Only the cell being typed in is marked.
+  // It is not described by the alert box (#alert): the box's text changes at every key ('a',
+  // 'ab', 'abc' is not a number), and a screen reader says the focused field's description each
+  // time it changes (Orca did, key by key), which is the refusal said before the entry ends.
   mark(i, j, how) {
     const input = this.cells.get(`${i},${j}`);
     if (!input) return;
-    if (how === "invalid" && this.typing(i, j)) {
-      input.setAttribute("aria-invalid", "true");
-      input.setAttribute("aria-describedby", "alert"); // what is wrong, read with the cell
-    } else {
-      input.removeAttribute("aria-invalid");
-      input.removeAttribute("aria-describedby");
-    }
+    if (how === "invalid" && this.typing(i, j)) input.setAttribute("aria-invalid", "true");
+    else input.removeAttribute("aria-invalid");
     input.classList.toggle("pending", how === "pending" && this.typing(i, j));
   }
 
@@ -310,7 +307,6 @@ export class MatrixGrid {
       if (input === document.activeElement) input.select();
     }
     input.removeAttribute("aria-invalid");
-    input.removeAttribute("aria-describedby");
     input.classList.remove("pending");
   }
 

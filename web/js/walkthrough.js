@@ -165,6 +165,7 @@ class WalkThrough {
     const outlined = FIGURES.map((id) => highlight(id, (w && w.highlights[id]) || []));
     if (!w) {
       this.moved = false;
+      setText(this.el.said, ""); // what was said is not left to be found once the walk has ended
       return Promise.all(outlined);
     }
     const { back, next, position, sample, cls, progress, title, math, note, notes } = this.el;
