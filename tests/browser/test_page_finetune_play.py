@@ -46,10 +46,15 @@ def test_play_and_step_are_said_at_a_calm_rate(page, site_url):
     actions: a Step once; Play at most once every 5 s while it runs, and once where it stops
     (once 22 messages of about 300 characters in 2.5 s)."""
     open_explorer(page, site_url)
-    page.evaluate("""() => { window.__said = [];
-        for (const el of document.querySelectorAll('#finetune [aria-live], #finetune [role=status]'))
-            new MutationObserver(() => window.__said.push([el.id, el.textContent, performance.now()]))
-                .observe(el, { childList: true, characterData: true, subtree: true }); }""")
+    # (an earlier test's observers on this reused page, test_page_keyboard's, disconnected first:
+    # they push into window.__said too)
+    page.evaluate("""() => { for (const o of window.__sayers || []) o.disconnect();
+        window.__said = [];
+        window.__sayers = Array.from(document.querySelectorAll('#finetune [aria-live], #finetune [role=status]'), (el) => {
+            const o = new MutationObserver(() => window.__said.push([el.id, el.textContent, performance.now()]));
+            o.observe(el, { childList: true, characterData: true, subtree: true });
+            return o;
+        }); }""")
     page.click("#ft-step")
     page.wait_for_function("() => window.__said.length === 1", timeout=30000)
     page.click("#ft-play")

@@ -14,6 +14,7 @@
 // data-steps-per-second (benchmarks/finetune_bench.py).
 
 import { component } from "./components.js";
+import { hush, RESULT_TURN } from "./announce.js";
 import { scrubField } from "./scrub.js";
 import { onColourScheme, setData, setHidden, setText, setValue } from "./dom.js";
 import { drawLineChart } from "./line-chart.js";
@@ -103,6 +104,7 @@ class FineTunePanel {
   announce(now = false) {
     const text = this.section && this.section.status;
     if (!text) return;
+    hush(RESULT_TURN); // the panel's status is its action's one announcement, not the prediction
     const t = performance.now();
     if (this.playing && !now && t - (this.saidAt || -Infinity) < PLAY_SAID_MS) return;
     this.saidAt = t;
@@ -288,6 +290,10 @@ class FineTunePanel {
   show(s) {
     this.section = s;
     if (s.run === null && this.playing) this.pause();
+    // no run (a new state, a link, a reset): the next Step's status is said even if it is the
+    // one said before (the worked example's first step, loaded again); a cleared live region
+    // says nothing
+    if (s.run === null) setText($("ft-said"), "");
     this.showLabels(s);
     this.showSettings();
     setText($("ft-status"), s.status);

@@ -15,7 +15,7 @@
 // from the stylesheet (css/panels.css, .line-chart), so the chart follows the colour scheme.
 
 import { look } from "./heatmap-style.js";
-import { svg } from "./dom.js";
+import { setText, svg } from "./dom.js";
 
 const DASHES = { solid: "", dash: "6 4", dot: "2 3", dashdot: "9 3 2 3" };
 const TICKS = 5; // about this many tick labels on a value axis
@@ -71,9 +71,12 @@ function build(el) {
   };
   parts.readout.setAttribute("aria-live", "polite");
   el.replaceChildren(parts.title, parts.svg, parts.readout, parts.legend);
+  // its name, said on focus, follows the curves at a calm rate (see draw)
+  parts.svg.addEventListener("focus", () => nameNow(state));
   // The width is read here and then kept by the observer: reading it in every redraw would make
   // the browser lay out the page the redraw has just changed.
-  const state = { parts, spec: null, key: null, width: el.clientWidth || 600, at: null, frame: null };
+  const state = { parts, spec: null, key: null, width: el.clientWidth || 600, at: null, frame: null,
+                  legendKey: null, named: null };
   charts.set(el, state);
   new ResizeObserver(() => {
     const width = el.clientWidth;
@@ -165,7 +168,7 @@ export function chartCopy(el, width) {
 function draw(el, state) {
   const { spec, parts } = state;
   const { size, title: titleSize } = look();
-  parts.title.textContent = spec.title;
+  setText(parts.title, spec.title);
   parts.title.style.fontSize = `${titleSize}px`;
   parts.readout.style.fontSize = parts.legend.style.fontSize = `${size}px`;
 
@@ -244,10 +247,24 @@ function draw(el, state) {
   out.push(curves);
   state.guide = svg("line", { class: "chart-guide", x1: 0, x2: 0, y1: m.t, y2: m.t + h, visibility: "hidden" });
   out.push(state.guide);
-  parts.svg.replaceChildren(...out);
-  parts.svg.setAttribute("aria-label", summary(spec));
+  // What is drawn is hidden from screen readers, in a group kept from draw to draw: the chart
+  // is one object to them, named by its summary. During Play it is redrawn at every step, and
+  // redrawn text nodes, each an object come and gone, made so many events that Orca dropped
+  // the panel's status in the flood (docs/accessibility.md, 4.1.3).
+  if (!parts.drawn) {
+    parts.drawn = svg("g", { "aria-hidden": "true" });
+    parts.svg.replaceChildren(parts.drawn);
+  }
+  parts.drawn.replaceChildren(...out);
+  nameLater(state, summary(spec));
   state.X = X;
 
+  const legendKey = JSON.stringify(spec.traces.map((t) => [t.name, t.colour, t.dash]));
+  if (legendKey === state.legendKey) {
+    choose(el, state, state.at === null ? null : Math.min(state.at, steps));
+    return;
+  }
+  state.legendKey = legendKey;
   parts.legend.replaceChildren(...spec.traces.map((t) => {
     const item = document.createElement("li");
     const mark = svg("svg", { width: 26, height: 10, "aria-hidden": "true" });
@@ -258,6 +275,31 @@ function draw(el, state) {
     return item;
   }));
   choose(el, state, state.at === null ? null : Math.min(state.at, steps));
+}
+
+// The chart's name (its summary) changes with every step drawn: set at most once a second while
+// it changes, and at once when the chart takes the focus.
+const NAME_EVERY_MS = 1000;
+function nameLater(state, text) {
+  state.named = text;
+  if (state.nameTimer || !state.parts.svg.isConnected) {
+    if (!state.parts.svg.isConnected) nameNow(state);
+    return;
+  }
+  nameNow(state);
+  state.nameTimer = setTimeout(function again() {
+    state.nameTimer = null;
+    if (state.parts.svg.getAttribute("aria-label") !== state.named) {
+      nameNow(state);
+      state.nameTimer = setTimeout(again, NAME_EVERY_MS);
+    }
+  }, NAME_EVERY_MS);
+}
+
+function nameNow(state) {
+  if (state.named !== null && state.parts.svg.getAttribute("aria-label") !== state.named) {
+    state.parts.svg.setAttribute("aria-label", state.named);
+  }
 }
 
 // The step pointed at (or null): the guide there, and every curve's value at it in the readout.
