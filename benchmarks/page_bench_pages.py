@@ -92,7 +92,7 @@ class Explorer:
         self.page = new_page(browser, errors, "explorer")
         self.page.goto(base + "index.html", wait_until="commit", timeout=BOOT_TIMEOUT_MS)
         wait_ready(self.page)
-        # The edits are timed once Python's warm-up and the figures made ahead (web/js/warmup.js)
+        # The edits are timed once Python's warm-up and the figures made ahead (web/js/runtime/warmup.js)
         # are over, as for a person who reads the page for a couple of seconds before typing.
         t0 = time.perf_counter()
         self.page.wait_for_function("() => { const d = document.documentElement.dataset;"

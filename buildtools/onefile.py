@@ -23,7 +23,7 @@ changed inline script is blocked by its hash, a changed payload fails its gzip C
 worker script its checksum; web/boot/onefile.js).
 
 The docs open in the file too: its links to docs/<name>.html become "#doc=<name>", which
-js/docs-view.js shows in a dialog over the page, from the docs' pages in the page payload (no
+js/page/docs-view.js shows in a dialog over the page, from the docs' pages in the page payload (no
 file beside it is read, and no click leaves it).
 """
 import base64
@@ -109,7 +109,7 @@ def payloads(root, site, manifest, files, compiled, plotly, work, log):
         explorer[f["path"]] = _read(os.path.join(site, f["url"]))
     # what the page itself reads (the class names are Python's: in the explorer's payload)
     page_files = ["default-view.json", "digits.json", "vendor/katex/katex.min.js", plotly]
-    page_files += doc_pages(site)  # shown in a dialog on the page (js/docs-view.js)
+    page_files += doc_pages(site)  # shown in a dialog on the page (js/page/docs-view.js)
     page = {p: _read(os.path.join(site, p)) for p in page_files
             if os.path.isfile(os.path.join(site, p))}
     return {
@@ -166,7 +166,7 @@ def doc_pages(site):
 
 def doc_links(html):
     """The page's links to docs/<name>.html (and a section: docs/<name>.html#<id>) as the
-    one file's "#doc=<name>" (and "#doc=<name>:<id>"), which js/docs-view.js opens on the page.
+    one file's "#doc=<name>" (and "#doc=<name>:<id>"), which js/page/docs-view.js opens on the page.
 
     >>> doc_links('<a href="docs/math.html">math</a> <a href="docs/hosts.html#the-one-file">')
     '<a href="#doc=math">math</a> <a href="#doc=hosts:the-one-file">'

@@ -79,7 +79,7 @@ def shared_block():
     lines += ['    "%s",' % name for name in sections.DEFERRABLE]
     lines += [")", '"""The sections a request may leave for later while their panels are out of '
               "view (its\n``later``): the page brings them up to date when one scrolls into "
-              "view (web/js/offscreen.js).\"\"\""]
+              "view\n(web/js/page/offscreen.js).\"\"\""]
     return "\n".join(lines) + "\n"
 
 

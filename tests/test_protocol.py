@@ -4,6 +4,7 @@ is written from the two (buildtools/protocol_js.py), as is docs/protocol.md's ta
 sections' answer keys. These tests check that the committed protocol.js and that table are what
 they write, that the types name exactly the protocol's fields, and that the
 session's answers hold values of those types."""
+import glob
 import json
 import os
 import re
@@ -54,11 +55,12 @@ def section_keys():
 
 
 def components():
-    """{answer key: [file, ...]}: the page's components (web/js/components.js), by the key each
+    """{answer key: [file, ...]}: the page's components (web/js/page/components.js), by the key each
     is registered under, and the files that register one."""
     found = {}
     folder = os.path.join(ROOT, "web", "js")
-    for name in sorted(os.listdir(folder)):
+    paths = glob.glob(os.path.join(folder, "**", "*.js"), recursive=True)
+    for name in sorted(os.path.relpath(p, folder).replace(os.sep, "/") for p in paths):
         if name.endswith(".js"):
             with open(os.path.join(folder, name), encoding="utf-8") as f:
                 for key in re.findall(r'\bcomponent\(\s*"(\w+)"', f.read()):
@@ -74,8 +76,8 @@ def test_every_section_of_the_answer_has_one_component_on_the_page():
     assert set(found) - set(protocol.ANSWER) == set()
     assert section_keys() - set(found) == set()
     assert {key: files for key, files in found.items() if len(files) > 1} == {
-        "shape": ["app.js", "linked.js"]}
-    assert found["digit"] == ["digits.js"]
+        "shape": ["app.js", "panels/linked.js"]}
+    assert found["digit"] == ["digits/panel.js"]
 
 
 def test_sections_are_named_once_and_build_only_their_keys():

@@ -19,7 +19,7 @@ from pycore.explorer.state import presets
 from pycore.explorer.panels import sections
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "*.js")) +
+PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "**", "*.js"), recursive=True) +
                       glob.glob(os.path.join(ROOT, "web", "boot", "*.js")) +
                       glob.glob(os.path.join(ROOT, "web", "boot", "*.mjs")))
 # A panel's id written out in an element lookup: $("stats"), getElementById('walk')

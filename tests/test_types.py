@@ -51,7 +51,7 @@ class _Ids(HTMLParser):
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if attrs.get("id"):
-            # a figure's element (class "plot": js/heatmaps.js draws it with Plotly)
+            # a figure's element (class "plot": js/heatmap/draw.js draws it with Plotly)
             plot = "plot" in (attrs.get("class") or "").split()
             self.ids.setdefault(attrs["id"], set()).add("PlotElement" if plot else
                                                         'HTMLElementTagNameMap["%s"]' % tag)
@@ -138,7 +138,7 @@ def test_the_checker_sees_wrong_names_and_counts(projects, tmp_path):
         "  document.body.hiden = true;\n"  # TS2551: no such property
         '  document.getElementById("share-dialog").value = "x";\n'  # a dialog has no value
         "  return answer.heatmap;\n"  # TS2551: heatmaps
-        "}\n" % (os.path.join(ROOT, "web", "js", "dom.js").replace("\\", "/"),
+        "}\n" % (os.path.join(ROOT, "web", "js", "page", "dom.js").replace("\\", "/"),
                  os.path.join(ROOT, "web", "js", "protocol.js").replace("\\", "/")))
     config = tmp_path / "tsconfig.json"
     page = projects[PROJECTS[0]]

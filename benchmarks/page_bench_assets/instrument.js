@@ -89,7 +89,7 @@
   function timedBridge(bridge) {
     if (!bridge || typeof bridge.call !== "function") return bridge;
     return {
-      warmUp: bridge.warmUp && ((edits) => bridge.warmUp(edits)), // practice (js/warmup.js): not counted
+      warmUp: bridge.warmUp && ((edits) => bridge.warmUp(edits)), // practice (js/runtime/warmup.js): not counted
       call(request) {
         const t = now();
         bench.traffic.calls += 1;

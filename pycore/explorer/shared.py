@@ -22,7 +22,8 @@ LINK_SHARE_MAX = 2000
 """The longest link (the whole address) Copy link copies without asking. A longer one opens in
 the browser, up to :data:`LINK_MAX`, but email clients, chat and course platforms (an LMS's link
 field) cut or refuse links past about 2,000 characters: Copy link then says how long it is and
-why, offers the state as .npz or JSON instead, and copies it only if asked (web/js/share.js)."""
+why, offers the state as .npz or JSON instead, and copies it only if asked
+(web/js/page/share.js)."""
 
 MAX_RUN_STEPS = 1000
 """Steps in one fine-tuning run; the curves travel whole in each answer, so they stay short.
@@ -76,7 +77,8 @@ DEFERRABLE = (
     "finetune",
 )
 """The sections a request may leave for later while their panels are out of view (its
-``later``): the page brings them up to date when one scrolls into view (web/js/offscreen.js)."""
+``later``): the page brings them up to date when one scrolls into view
+(web/js/page/offscreen.js)."""
 # ---- end of what buildtools/protocol_js.py writes ----
 
 FINETUNE_PRESET = "finetune"

@@ -28,7 +28,7 @@ WAIT = "(ms) => new Promise((r) => setTimeout(r, ms))"
 
 def quiet(engine, ms):
     """Let `ms` pass in the page: what is said after an action is said once the page has been
-    quiet for 700 ms (js/announce.js); waiting past that shows that nothing more comes."""
+    quiet for 700 ms (js/page/announce.js); waiting past that shows that nothing more comes."""
     engine.evaluate(WAIT, ms)
 
 
@@ -81,7 +81,7 @@ def test_painted_numbers_contrast_with_their_cells_measured_from_pixels(app):
     and light ones. Once 6 of 40 were under 4.5:1 (logits[0,0] 3.35:1; white on #63a5cd, 2.69:1).
     Measured at 2560 x 1440, where every cell of these inputs holds its number: at 1280 x 720
     stage 2 shares a row with the editors' grids and h_hat's six cells are narrower than the
-    40 px a number needs (js/heatmaps.js, textInCells), so the page paints none there
+    40 px a number needs (js/heatmap/draw.js, textInCells), so the page paints none there
     and its "Show the numbers" table reads them instead (at 1920 x 1080, Firefox's eight logits
     were still too narrow for theirs)."""
     engine = app.start(viewport=(2560, 1440))
@@ -147,7 +147,7 @@ def record(engine):
 
 # The page's activity from now on: the times of each key pressed and each change of what the
 # drawing's reading or the prediction shows. QUIET_SPELLS counts the spells of activity separated
-# by more than the 700 ms of quiet after which a result is said (js/announce.js): a budget of one
+# by more than the 700 ms of quiet after which a result is said (js/page/announce.js): a budget of one
 # announcement each, whatever the pace of the keys and answers under load.
 RECORD_ACTIVITY = """() => {
     const watching = Boolean(window.__activity);

@@ -10,8 +10,8 @@ Each builder reads a :class:`~pycore.explorer.panels.snapshot.Snapshot` and retu
 
 Adding a panel: one :class:`Section` here (its answer keys, with a line each for the protocol;
 its element id and whether it may wait), its values' function (panels.py), one component on the
-page registered under the same key (web/js/components.js: ``component``) and its HTML slot; then
-``python3 -m buildtools.protocol_js`` (docs/architecture.md, "Adding a panel").
+page registered under the same key (web/js/page/components.js: ``component``) and its HTML
+slot; then ``python3 -m buildtools.protocol_js`` (docs/architecture.md, "Adding a panel").
 
 Examples
 --------
