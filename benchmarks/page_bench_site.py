@@ -100,8 +100,8 @@ def floor_pages(site, host):
     if not stdlib.exists():
         # the site serves the build's standard library in place of Pyodide's own, which is no
         # longer in it: the plain floors get Pyodide's, as published, from the build's cache
-        from buildtools.cache import Cache, default_cache_dir
-        from buildtools.manifest import load
+        from buildtools.artifacts.cache import Cache, default_cache_dir
+        from buildtools.artifacts.manifest import load
         published = Path(tempfile.mkdtemp(prefix="page-bench-pyodide-"))
         Cache(default_cache_dir(), offline=True).copy_unpacked(
             load(str(ROOT / "artifacts.json")).artifact("pyodide"), str(published))
@@ -119,7 +119,7 @@ def floor_pages(site, host):
     pages["/floor-worker.py"] = read("floor-worker.py")
     vit = config["vit"]
     if vit.get("stdlib"):
-        # The same floor with the bytecode the build made (buildtools/bytecode.py): its standard
+        # The same floor with the bytecode the build made (buildtools/assembly/bytecode.py): its standard
         # library zip, through an interpreter module that hands it to loadPyodide, and NumPy's
         # bytecode unpacked into site-packages as the explorer has them.
         # (not the explorer's own zip, which unpacks into its python_dir)
@@ -159,7 +159,7 @@ class BenchHandler(serve.SiteHandler):
         page = self.overlay.get(path)
         local = self.translate_path(path)
         if page is None and not os.path.exists(local) and os.path.isfile(local + ".gz"):
-            # a file the site serves gzipped (buildtools/gzipped.py), which the floors' plain
+            # a file the site serves gzipped (buildtools/assembly/gzipped.py), which the floors' plain
             # Pyodide asks for by its own name
             with open(local + ".gz", "rb") as f:
                 page = gzip.decompress(f.read())

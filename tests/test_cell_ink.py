@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from buildtools.onefile import page_stylesheets
+from buildtools.onefile.page import page_stylesheets
 from training.ink_node import node
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -8,8 +8,10 @@ import subprocess
 
 import pytest
 
-from buildtools import (class_names, docs_html, hosts, onefile, page_digits, plotly_bundle,
-                        shared_js, site)
+from buildtools.data import class_names, page_digits
+from buildtools.assembly import docs_html, hosts, site
+from buildtools.onefile import page as onefile
+from buildtools.javascript import plotly_bundle, shared as shared_js
 from pycore.explorer import protocol
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -65,7 +67,7 @@ def unknown_paths(doc, text, files):
         if site in BUILT or os.path.basename(site) in BUILT or site.startswith("vendor/"):
             continue
         if re.fullmatch(r"docs/[\w-]+\.html", site) and site[len("docs/"):] in DOC_PAGES:
-            continue  # a doc's page in the site (buildtools/docs_html.py)
+            continue  # a doc's page in the site (buildtools/assembly/docs_html.py)
         if "/" in path:  # from the root, from the doc's folder, or a site path from web/
             if not any(os.path.normpath(os.path.join(base, path)) in files
                        for base in ("", here, "web")):

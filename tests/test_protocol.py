@@ -1,6 +1,6 @@
 """The protocol is written once in Python: pycore/explorer/protocol.py names the requests and
 answers, pycore/explorer/protocol_types.py gives each its JavaScript type, and web/js/protocol.js
-is written from the two (buildtools/protocol_js.py), as is docs/protocol.md's table of the
+is written from the two (buildtools/javascript/protocol.py), as is docs/protocol.md's table of the
 sections' answer keys. These tests check that the committed protocol.js and that table are what
 they write, that the types name exactly the protocol's fields, and that the
 session's answers hold values of those types."""
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from buildtools import protocol_js
+from buildtools.javascript import protocol as protocol_js
 from pycore.explorer import protocol, protocol_types
 from pycore.explorer.panels import sections
 from pycore.explorer.session import Session
@@ -25,7 +25,7 @@ TYPEDEFS = {name: {prop: (optional, js_type) for prop, optional, js_type, _ in p
 def test_protocol_js_is_written_from_python():
     with open(os.path.join(ROOT, "web", "js", "protocol.js"), encoding="utf-8") as f:
         assert f.read() == protocol_js.module_text(), \
-            "web/js/protocol.js is out of date: run python3 -m buildtools.protocol_js"
+            "web/js/protocol.js is out of date: run python3 -m buildtools.javascript.protocol"
 
 
 def test_protocol_md_shows_each_sections_keys_as_its_section_says():
@@ -33,7 +33,7 @@ def test_protocol_md_shows_each_sections_keys_as_its_section_says():
         text = f.read()
     assert text == protocol_js.docs_text(text), \
         "docs/protocol.md's table of the sections' keys is out of date: run " \
-        "python3 -m buildtools.protocol_js"
+        "python3 -m buildtools.javascript.protocol"
     assert protocol_js.answer_keys_table() in text
 
 

@@ -1,9 +1,9 @@
 """Values the page's JavaScript needs too, defined here once.
 
-The build writes them into the site as ``js/shared.js`` (buildtools/shared_js.py), an ES module
-the page's scripts import; nothing under web/js keeps a copy (tests/test_shared_values.py checks
-both). This module imports nothing, so the build, which never imports NumPy, reads it on its own
-(``runpy.run_path``), and every name below that is not private goes to the page.
+The build writes them into the site as ``js/shared.js`` (buildtools/javascript/shared.py), an ES
+module the page's scripts import; nothing under web/js keeps a copy (tests/test_shared_values.py
+checks both). This module imports nothing, so the build, which never imports NumPy, reads it on its
+own (``runpy.run_path``), and every name below that is not private goes to the page.
 
 Examples
 --------
@@ -44,7 +44,7 @@ HEATMAP_IDS = {
 """The element id of each heatmap of the head's stages (web/index.html holds one element per id;
 the comparison panels' ids are comparison_panel.comparison_ids)."""
 
-# ---- written by python3 -m buildtools.protocol_js from pycore/explorer/panels/sections.py ----
+# ---- written by python3 -m buildtools.javascript.protocol from panels/sections.py ----
 PANEL_IDS = {
     "stats": "stats",
     "top_k": "top-k",
@@ -79,7 +79,7 @@ DEFERRABLE = (
 """The sections a request may leave for later while their panels are out of view (its
 ``later``): the page brings them up to date when one scrolls into view
 (web/js/page/offscreen.js)."""
-# ---- end of what buildtools/protocol_js.py writes ----
+# ---- end of what buildtools/javascript/protocol.py writes ----
 
 FINETUNE_PRESET = "finetune"
 """The fine-tuning panel's own preset: labelled class means (presets.py), its "Load" button's."""

@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from buildtools import digits as wheel_digits
+from buildtools.data import digits as wheel_digits
 from reference_vit import ShippedViT
 
 from . import pagekit

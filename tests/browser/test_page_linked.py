@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from buildtools import manifest as manifest_mod, pypi_files
+from buildtools.artifacts import manifest as manifest_mod, pypi_files
 from pycore.explorer import preset
 
 from .pagekit import act, heatmap_z, open_explorer, renders, set_viewport, wait_render_after

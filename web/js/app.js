@@ -188,7 +188,7 @@ function stateHash() {
 }
 
 // While Python boots, show the worked example as pycore answered it at build time
-// (default-view.json, see buildtools/first_view.py): the editors at once, the rest once Plotly is in.
+// (default-view.json, see buildtools/assembly/first_view.py): the editors at once, the rest once Plotly is in.
 // Python's own answer then redraws whatever differs. A link's state waits for Python to
 // validate it.
 async function preview() {

@@ -184,7 +184,7 @@
         }
       };
     },
-    // The one file's payloads (buildtools/onefile.py), on the page and in its worker: base64 of
+    // The one file's payloads (buildtools/onefile/page.py), on the page and in its worker: base64 of
     // gzip, decompressed (a promise of its bytes, rejected if it cannot be), and a payload's
     // files ({path: bytes}: a JSON index line [[path, offset, length], ...], then the bytes).
     gunzipBase64: function (text) {

@@ -1,7 +1,7 @@
 // The docs in the one file (dist/vit-head-explorer.html; docs/hosts.md, "The one file"). A page
 // opened from disk has no docs/ folder beside it: a link to docs/math.html replaced the
 // explorer with the browser's "file couldn't be accessed". In the one file the build makes each
-// docs link "#doc=<name>" (buildtools/onefile.py), and a click opens the doc here, in a dialog
+// docs link "#doc=<name>" (buildtools/onefile/page.py), and a click opens the doc here, in a dialog
 // over the page: the served site's own page docs/<name>.html, which the file carries in its page
 // payload (boot/onefile.js answers the fetch), its <main> shown. Its links stay in the dialog
 // (another doc, a section) or open a new tab (another site); Esc or "Back to the explorer"

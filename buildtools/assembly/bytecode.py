@@ -4,8 +4,8 @@ Pyodide 314 ships no .pyc files, neither for its standard library nor in NumPy's
 worker compiled every module it imported from source on each boot: the explorer's (0.16-0.26 s
 of a PyScript boot, against 0.04-0.05 s with the files compiled) and NumPy's (`import numpy`
 0.67-0.69 s from source, 0.28-0.31 s with its modules compiled, in Node.js on one core). The
-build compiles both with the vendored Pyodide under Node.js (buildtools/bytecode.mjs), which
-gives the exact bytecode of the page's Python (3.14 here; no CPython 3.14 is needed). NumPy's
+build compiles both with the vendored Pyodide under Node.js (buildtools/assembly/bytecode.mjs),
+which gives the exact bytecode of the page's Python (3.14 here; no CPython 3.14 is needed). NumPy's
 wheel stays as pinned (pyodide-lock.json's sha256 checks it); its bytecode is a separate zip,
 unpacked into site-packages before `import numpy`. Without Node.js, or if it fails, the site is
 built without them and the worker compiles as before.

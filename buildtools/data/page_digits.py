@@ -19,7 +19,7 @@ only and says so, and the build says so in one line.
 """
 import os
 
-from .errors import BuildError
+from ..errors import BuildError
 
 FILE_NAME = "digits.json"
 PER_CLASS = 3
@@ -45,9 +45,9 @@ def held_out_digits(root, manifest, cache, log=print):
     ----------
     root : str
         The checkout (its pycore/vit/tiny/weights.npz names the held-out images).
-    manifest : buildtools.manifest.Manifest
+    manifest : buildtools.artifacts.manifest.Manifest
         Its "pypi" section pins the scikit-learn wheel the digits are read from.
-    cache : buildtools.cache.Cache
+    cache : buildtools.artifacts.cache.Cache
         Where the wheel is (or is fetched to); its mirror and offline mode apply.
     log : callable
         Told one line: how many digits were written, or why none.

@@ -19,7 +19,7 @@ import os
 import re
 from html import escape
 
-from .errors import BuildError
+from ..errors import BuildError
 
 STYLESHEET = "../css/docs.css"  # web/css/docs.css, from the page's folder
 POLICY = "default-src 'none'; style-src 'self'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -176,8 +176,8 @@ class _Doc(object):
             m.group(1), False)))), text)
         text = _URL.sub(url, _MENTION.sub(mention, text))
         if "$$" in text:
-            raise BuildError("docs/%s has TeX ($$), which buildtools/docs_html.py does not "
-                             "typeset" % self.name,
+            raise BuildError("docs/%s has TeX ($$), which buildtools/assembly/docs_html.py does "
+                             "not typeset" % self.name,
                              "write the formula as the docs do: an indented block of plain text")
         text = _spans(escape(text, quote=False))
         while "\x00" in text:

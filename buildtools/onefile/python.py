@@ -1,6 +1,6 @@
 """The one file's Python: the standard library and NumPy modules the explorer uses, as bytecode.
 
-buildtools/onefile_python.mjs replays, under Node.js with the site's own Pyodide, what the page
+buildtools/onefile/python.mjs replays, under Node.js with the site's own Pyodide, what the page
 asks of Python (the requests below: a selfcheck that runs every docstring example of pycore,
 every preset, comparison, export and a few training steps), keeps only the modules that were
 imported, and checks that a Pyodide given only those answers every request as before. The served
@@ -13,8 +13,8 @@ import re
 import shutil
 import subprocess
 
-from . import hosts
-from .errors import BuildError
+from ..assembly import hosts
+from ..errors import BuildError
 
 NODE_TIMEOUT_S = 300
 
@@ -54,12 +54,12 @@ def requests(root, digits_page):
 
 def build(pyodide_dir, site, wheel, stdlib_zip, sources, reqs, work, log=print):
     """Write stdlib.zip and numpy.zip (stored, uncompressed) into `work`; return what
-    onefile_python.mjs printed. Raises BuildError when Node.js is missing or the check fails."""
+    python.mjs printed. Raises BuildError when Node.js is missing or the check fails."""
     node = shutil.which("node")
     if not node:
         raise BuildError("Node.js is needed to compile the one file's Python",
                          "install Node.js 18+")
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "onefile_python.mjs")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "python.mjs")
     request = {"wheel": wheel, "stdlib": stdlib_zip, "sources": sources, "requests": reqs,
                "python_dir": hosts.PYTHON_DIR}
     try:
@@ -74,7 +74,7 @@ def build(pyodide_dir, site, wheel, stdlib_zip, sources, reqs, work, log=print):
                    "exit status %d" % done.returncode)
         raise BuildError("the one file's Python could not be made: %s" % why[:600],
                          "a module the explorer imports may be missing from the replay's requests "
-                         "(buildtools/onefile_python.py)")
+                         "(buildtools/onefile/python.py)")
     out = json.loads(done.stdout)
     log("one file: %d standard-library modules and %d of NumPy's (+%d extensions) as bytecode; "
         "%d docstring examples pass with only those"

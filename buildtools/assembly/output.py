@@ -1,15 +1,15 @@
 """The output folder (dist/ or --out) is only ever replaced by a complete, checked build:
 everything is written to a temporary sibling folder, which is swapped in at the end
-(buildtools/atomic.py: one atomic exchange where the system has it, so the output's name always
-holds a complete site). A failure removes the temporary folder and leaves the previous output
+(buildtools/artifacts/atomic.py: one atomic exchange where the system has it, so the output's name
+always holds a complete site). A failure removes the temporary folder and leaves the previous output
 exactly as it was.
 """
 import os
 import tempfile
 
-from . import atomic
-from .checked import discard, remove_stale
-from .errors import BuildError
+from ..artifacts import atomic
+from ..artifacts.checked import discard, remove_stale
+from ..errors import BuildError
 
 
 def _prefixes(out):

@@ -1,6 +1,6 @@
 """Downloads for the build: a file by HTTP with its progress on stderr, and npm's record of a
 package (where its tarball is, its integrity), asked of the npm client. What is fetched is
-checked by the caller (buildtools/cache.py) before it enters the cache.
+checked by the caller (buildtools/artifacts/cache.py) before it enters the cache.
 """
 import http.client
 import json
@@ -13,7 +13,7 @@ import urllib.error
 import urllib.request
 
 from .checked import remove
-from .errors import BuildError
+from ..errors import BuildError
 
 
 USER_AGENT = "vit-head-explorer-build/1"

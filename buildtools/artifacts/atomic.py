@@ -5,7 +5,7 @@ leaves nothing under the name. Linux can exchange two names in one system call (
 RENAME_EXCHANGE), so the name holds the old folder or the new one at every instant. Where it
 cannot (another system, a kernel older than 3.15, a file system that refuses), the two renames
 are the fallback: an interrupt between them puts the old folder back, and the next build repairs
-what a kill left (buildtools/output.py).
+what a kill left (buildtools/assembly/output.py).
 """
 import ctypes
 import errno

@@ -14,7 +14,7 @@ reads is inside the file:
   (Plotly.js, KaTeX, the JSON files it reads, the docs' pages), the runtime's (Pyodide's two
   modules made classic scripts, which the page appends to the worker's own script, and its lock
   file), Pyodide's WebAssembly, and Python's (only the standard library and NumPy modules the
-  explorer imports, as bytecode: buildtools/onefile_python.py; the explorer's files).
+  explorer imports, as bytecode: buildtools/onefile/python.py; the explorer's files).
 
 The file's facts (every payload with its length, the versions, the worker script's length and
 checksum) are written into the boot glue, whose hash the policy holds: a file that was cut short
@@ -36,8 +36,10 @@ import subprocess
 import tempfile
 import zipfile
 
-from . import csp, hosts, onefile_python, plotly_bundle
-from .errors import BuildError
+from ..assembly import csp, hosts
+from . import python as onefile_python
+from ..javascript import plotly_bundle
+from ..errors import BuildError
 
 FILE_NAME = "vit-head-explorer.html"
 # Where index.html offers the one file (build.py writes the link, with its size, or nothing).
@@ -45,7 +47,8 @@ LINK_MARKER = "<!--ONE-FILE-->"
 # Scripts the one file runs, in order (web/...): the worker's are concatenated into its blob.
 WORKER_SOURCES = ("js/host.js", "js/answers.js", "boot/onefile-worker.js")
 # The line of web/boot/onefile.js that the build replaces with the file's facts.
-FACTS_LINE = 'var facts = { built: false }; // the file\'s facts: buildtools/onefile.py writes them'
+FACTS_LINE = ("var facts = { built: false }; // the file's facts: "
+              "buildtools/onefile/page.py writes them")
 FIXED_MTIME = 0  # gzip headers without the build's time: the same inputs give the same file
 
 
@@ -153,12 +156,13 @@ def classic_script(text, name):
             r"\bimport\.meta\b|\bexport\s*(\{|\*|default\b)|\bimport\s*[{*]", text):
         raise BuildError("Pyodide's %s is not shaped as the one file expects (one export "
                          "statement at its end)" % name,
-                         "check buildtools/onefile.py's CLASSIC_EXPORTS against the pinned Pyodide")
+                         "check buildtools/onefile/page.py's CLASSIC_EXPORTS against the "
+                         "pinned Pyodide")
     return text.encode("utf-8")
 
 
 def doc_pages(site):
-    """The docs' pages of the site (buildtools/docs_html.py): ["docs/math.html", ...]."""
+    """The docs' pages of the site (buildtools/assembly/docs_html.py): ["docs/math.html", ...]."""
     folder = os.path.join(site, "docs")
     return sorted("docs/" + n for n in os.listdir(folder) if n.endswith(".html")) \
         if os.path.isdir(folder) else []

@@ -9,7 +9,7 @@ scikit-learn itself is neither installed nor imported: the pinned wheel (artifac
 "pypi") is fetched once into <cache>/pypi/, checked against its sha256, and only the one
 member is read out of the zip.
 
-    from buildtools.digits import load_digits
+    from buildtools.data.digits import load_digits
     images, labels = load_digits()    # uint8 (1797, 8, 8), int64 (1797,)
 """
 import gzip
@@ -17,11 +17,12 @@ import os
 
 import numpy as np
 
-from . import manifest as manifest_mod
-from .errors import BuildError
-from .pypi_files import index_entry, read_member, wheel_path  # noqa: F401 (used by tests too)
+from ..artifacts import manifest as manifest_mod
+from ..errors import BuildError
+# (used by tests too)
+from ..artifacts.pypi_files import index_entry, read_member, wheel_path  # noqa: F401
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PIN = "scikit-learn"  # the key under "pypi" in artifacts.json
 SIDE = 8
 PIXEL_MAX = 16
@@ -65,9 +66,9 @@ def load_digits(cache=None, manifest=None, log=None):
 
     Parameters
     ----------
-    cache : buildtools.cache.Cache, optional
+    cache : buildtools.artifacts.cache.Cache, optional
         See :func:`wheel_path`.
-    manifest : buildtools.manifest.Manifest, optional
+    manifest : buildtools.artifacts.manifest.Manifest, optional
         Default: the repository's artifacts.json.
     log : callable, optional
         One-line messages.

@@ -1,7 +1,7 @@
 """The page's first view, computed ahead of time: what build.py writes to default-view.json.
 
-Run as a script (`python3 buildtools/first_view.py ROOT`), in a child Python, so that the build's
-own process never imports NumPy: it prints the first view of the checkout at ROOT as JSON.
+Run as a script (`python3 buildtools/assembly/first_view.py ROOT`), in a child Python, so that the
+build's own process never imports NumPy: it prints the first view of the checkout at ROOT as JSON.
 
 Booting Python in the browser takes seconds. Meanwhile the page shows the worked example as
 pycore computes it here, with the same code path as the browser (Session's answer to loading

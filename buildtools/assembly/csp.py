@@ -55,8 +55,8 @@ def directives(host, manifest, inline_scripts=()):
 
     Parameters
     ----------
-    host : buildtools.hosts.Host
-    manifest : buildtools.manifest.Manifest
+    host : buildtools.assembly.hosts.Host
+    manifest : buildtools.artifacts.manifest.Manifest
         Only read for a CDN build, whose page loads PyScript and Pyodide from the CDN's URLs.
     inline_scripts : sequence of str, optional
         The texts of inline scripts the page holds (a CDN build's import map), allowed by hash.
@@ -103,7 +103,7 @@ def policy(host, manifest, inline_scripts=()):
 
     Examples
     --------
-    >>> from buildtools.hosts import Host
+    >>> from buildtools.assembly.hosts import Host
     >>> text = policy(Host("fallback", "a test"), None)
     >>> text.split("; ")[:3]
     ["default-src 'none'", "script-src 'self' 'wasm-unsafe-eval'", "worker-src 'self'"]

@@ -16,7 +16,7 @@ import zipfile
 from dataclasses import dataclass
 from typing import Optional
 
-from .errors import BuildError
+from ..errors import BuildError
 
 # Where both hosts put the Python files (py-files.json) in the in-browser file system. The boot
 # glue adds it to sys.path; web/boot/fallback-worker.js and web/py/worker.py use the same folder.
@@ -117,7 +117,7 @@ CDN_FETCHED = ("pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json")
 def cdn_integrity(manifest, cache):
     """What a CDN build's page and worker check the CDN's files against: the sha256 of every file
     the build would vendor, from the cache's records of the checked npm tarballs, each record
-    trusted only as the artifact's pinned ``files_sha256`` (buildtools/cache.py).
+    trusted only as the artifact's pinned ``files_sha256`` (buildtools/artifacts/cache.py).
 
     Returns
     -------
@@ -195,7 +195,7 @@ def runtime_tags(host, manifest, sizes=None, integrity=None, pyscript_modules=()
     if len(first) != len(PYSCRIPT_FIRST_MODULES):
         raise BuildError("PyScript's folder has %s where the boot expects one module starting "
                          "with each of %s" % (first or "none", ", ".join(PYSCRIPT_FIRST_MODULES)),
-                         "pin a PyScript whose core.js loads them (buildtools/hosts.py)")
+                         "pin a PyScript whose core.js loads them (buildtools/assembly/hosts.py)")
     for url in [core + "core.js"] + [core + name for name in first]:
         pinned = ' integrity="%s"' % integrity["modules"][url] if integrity else ""
         tags.append('<link rel="modulepreload" href="%s"%s>' % (url, pinned))
@@ -265,9 +265,9 @@ def pyscript_config(host, manifest, python_zip, sizes=None, numpy_bytecode=None,
     destination ending in "/*"). `sizes` maps a file name of COUNTED_RUNTIME_FILES (and the
     wheel's) to its bytes; a file without one is counted with the Content-Length its server
     sends. `numpy_bytecode` is
-    buildtools/bytecode.py's zip of NumPy's bytecode ({"url", "site_packages", "bytes"}): PyScript
-    unpacks it into site-packages (a destination ending in "/*") after installing NumPy's wheel
-    and before running the page's Python, which then imports NumPy without compiling it.
+    buildtools/assembly/bytecode.py's zip of NumPy's bytecode ({"url", "site_packages", "bytes"}):
+    PyScript unpacks it into site-packages (a destination ending in "/*") after installing NumPy's
+    wheel and before running the page's Python, which then imports NumPy without compiling it.
     """
     _, index = pyscript_urls(host, manifest)
     pyodide = manifest.artifact("pyodide")
@@ -302,7 +302,7 @@ def pyscript_config(host, manifest, python_zip, sizes=None, numpy_bytecode=None,
                                            "bytes": numpy_bytecode.get("bytes")})
     if integrity:  # a CDN build: the worker checks what Pyodide's loader fetches from the CDN
         config["vit"]["integrity"] = dict(integrity["fetched"])
-    if gzipped:  # served as <url>.gz, decompressed in the worker (buildtools/gzipped.py)
+    if gzipped:  # served as <url>.gz, decompressed in the worker (buildtools/assembly/gzipped.py)
         config["vit"]["gzipped"] = list(gzipped)
     if stdlib_bytecode:  # the worker hands it to loadPyodide in place of Pyodide's own
         config["vit"]["stdlib"] = stdlib_bytecode["url"]

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 from typing import List
 
-from .errors import BuildError
+from ..errors import BuildError
 
 # npm's "integrity" is Subresource-Integrity style: the algorithm, a dash, base64 of the digest.
 # sha512 only: it is what the registry publishes for every package built in the last years.
@@ -31,7 +31,7 @@ class NpmArtifact:
     license: str = ""
     extra: dict = field(default_factory=dict)  # python/numpy versions, for build-info
     # sha256 of the selection's file list (each file's path, sha256 and size), which the cache
-    # records as it unpacks the checked tarball: buildtools.cache.selection_digest
+    # records as it unpacks the checked tarball: buildtools.artifacts.cache.selection_digest
     files_sha256: str = ""
 
     @property
@@ -58,7 +58,7 @@ class NumpyWheel:
 
 @dataclass
 class PypiFile:
-    """One file from PyPI (a wheel the build reads data out of; see buildtools/digits.py)."""
+    """One file from PyPI (a wheel the build reads data out of; see buildtools/data/digits.py)."""
 
     name: str  # our key, e.g. "scikit-learn"
     package: str  # the PyPI project name
@@ -77,7 +77,7 @@ class Manifest:
     numpy_wheel: NumpyWheel
     cdn: dict  # "pyscript"/"pyodide" -> URL template with {version}
     path: str = ""
-    plotly_bundle: dict = None  # see buildtools/plotly_bundle.py
+    plotly_bundle: dict = None  # see buildtools/javascript/plotly_bundle.py
     pypi: dict = field(default_factory=dict)  # name -> PypiFile
 
     def artifact(self, name):

@@ -21,11 +21,11 @@ import subprocess
 import tarfile
 import tempfile
 
-from . import atomic
-from .checked import discard, remove_stale, sha256_hex
-from .errors import BuildError
-from .manifest import NpmArtifact
-from .unpacked import copy_files, extract_selection, read_stamp, write_stamp
+from ..artifacts import atomic
+from ..artifacts.checked import discard, remove_stale, sha256_hex
+from ..errors import BuildError
+from ..artifacts.manifest import NpmArtifact
+from ..artifacts.unpacked import copy_files, extract_selection, read_stamp, write_stamp
 
 FILE_NAME = "plotly-heatmap.min.js"
 LICENSES = "THIRD-PARTY-LICENSES.txt"
@@ -135,7 +135,7 @@ def bundle(spec, cache, log=print):
     ----------
     spec : dict or None
         artifacts.json's "plotly_bundle" entry.
-    cache : buildtools.cache.Cache
+    cache : buildtools.artifacts.cache.Cache
     """
     return _bundle(spec, cache, log)[0]
 

@@ -12,7 +12,7 @@ import gzip
 import os
 import shutil
 
-# In Pyodide's folder; the bytecode standard library zip (buildtools/bytecode.py) is added.
+# In Pyodide's folder; the bytecode standard library zip (buildtools/assembly/bytecode.py) is added.
 PYODIDE_FILES = ("pyodide.asm.wasm", "pyodide-lock.json")
 REPLACED = "python_stdlib.zip"  # Pyodide's, in its folder: the bytecode zip is served instead
 

@@ -1,8 +1,8 @@
 """The few files a build takes out of an npm tarball (an artifact's selection, its globs in
 artifacts.json), and the record that a folder of them is complete: each file's sha256 and size,
 written while it was extracted from the checked tarball (STAMP), trusted only while its digest
-(selection_digest) is the artifact's pinned ``files_sha256``. buildtools/cache.py keeps such
-folders; buildtools/plotly_bundle.py makes one of its own.
+(selection_digest) is the artifact's pinned ``files_sha256``. buildtools/artifacts/cache.py keeps
+such folders; buildtools/javascript/plotly_bundle.py makes one of its own.
 """
 import fnmatch
 import gzip
@@ -14,7 +14,7 @@ import tarfile
 import zlib
 
 from .checked import copy_checked, remove, write_hashed
-from .errors import BuildError
+from ..errors import BuildError
 
 
 # The record that a cache folder is complete: {"version", "files": {path: {"sha256", "size"}}}

@@ -22,12 +22,12 @@ import json
 import os
 import runpy
 
-from .errors import BuildError
+from ..errors import BuildError
 
 SOURCE = os.path.join("pycore", "explorer", "shared.py")
 FILE_NAME = "js/shared.js"
-HEADER = ("// Written by build.py from pycore/explorer/shared.py (buildtools/shared_js.py): "
-          "change the values there.\n")
+HEADER = ("// Written by build.py from pycore/explorer/shared.py "
+          "(buildtools/javascript/shared.py): change the values there.\n")
 _OPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Mod: "%"}
 
 

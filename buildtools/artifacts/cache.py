@@ -8,7 +8,7 @@ Layout under the cache folder (default $XDG_CACHE_HOME/vit-head-explorer, else
   unpacked/<name>-<version>-<hash>/   the few files a build copies out of each tarball, and
                                       .complete.json: each one's sha256 and size, recorded
                                       while it was extracted from the checked tarball
-  bundles/                            what buildtools/plotly_bundle.py makes
+  bundles/                            what buildtools/javascript/plotly_bundle.py makes
 
 A file enters the cache only after its hash matched artifacts.json. Nothing is trusted by name
 when it leaves: tarballs and the wheel are hashed again on every use, and every unpacked file is
@@ -30,7 +30,7 @@ import urllib.error
 
 from . import atomic
 from .checked import copy_checked, discard, matches, remove, remove_stale, sha256_hex, sri_sha512
-from .errors import BuildError
+from ..errors import BuildError
 from .fetch import download, npm_command, npm_dist
 from .unpacked import (STAMP, check_pin, copy_files, covers, extract_selection, read_stamp,
                        selection_digest, write_stamp)

@@ -10,7 +10,7 @@ import re
 from html.parser import HTMLParser
 
 from . import csp
-from .errors import BuildError
+from ..errors import BuildError
 
 
 RUNTIME_MARKER = "<!--RUNTIME-->"

@@ -1,8 +1,8 @@
-// The Python of the one-file page (buildtools/onefile.py runs this under Node.js): only the
+// The Python of the one-file page (buildtools/onefile/page.py runs this under Node.js): only the
 // modules of the standard library and of NumPy that the explorer uses, as bytecode, compiled by
 // the very Pyodide the file embeds.
 //
-//   node onefile_python.mjs <pyodide folder> <site folder> <out folder>
+//   node python.mjs <pyodide folder> <site folder> <out folder>
 //        < {"wheel": path, "stdlib": path of Pyodide's standard library zip,
 //           "sources": [[url, path], ...] of the explorer's Python, "requests": [json, ...]}
 //

@@ -1,5 +1,6 @@
 """Files on disk checked by their hashes: digests, checked copies, and removal that survives a
-file another process holds (the build's cache, buildtools/cache.py, and the site it writes).
+file another process holds (the build's cache, buildtools/artifacts/cache.py, and the site it
+writes).
 """
 import base64
 import hashlib

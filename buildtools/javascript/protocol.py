@@ -7,7 +7,7 @@ committed file is what this writes. It also writes docs/protocol.md's table of t
 answer's sections write, from the text each Section gives them. After changing either module or
 a Section's keys:
 
-    python3 -m buildtools.protocol_js        # rewrites web/js/protocol.js and that table
+    python3 -m buildtools.javascript.protocol        # rewrites web/js/protocol.js and that table
 
 It also writes the panels' element ids into pycore/explorer/shared.py (which the build turns into
 js/shared.js without importing NumPy) and docs/interface.md's table of the panels, both from the
@@ -17,21 +17,21 @@ writes is committed, not built.
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 FILE = os.path.join("web", "js", "protocol.js")
 DOCS = os.path.join("docs", "protocol.md")
-DOCS_BEGIN = "<!-- answer sections: written by python3 -m buildtools.protocol_js -->"
+DOCS_BEGIN = "<!-- answer sections: written by python3 -m buildtools.javascript.protocol -->"
 DOCS_END = "<!-- /answer sections -->"
 SHARED = os.path.join("pycore", "explorer", "shared.py")
-SHARED_BEGIN = ("# ---- written by python3 -m buildtools.protocol_js from "
-                "pycore/explorer/panels/sections.py ----")
-SHARED_END = "# ---- end of what buildtools/protocol_js.py writes ----"
+SHARED_BEGIN = ("# ---- written by python3 -m buildtools.javascript.protocol from "
+                "panels/sections.py ----")
+SHARED_END = "# ---- end of what buildtools/javascript/protocol.py writes ----"
 PANELS_DOC = os.path.join("docs", "interface.md")
-PANELS_BEGIN = "<!-- panels: written by python3 -m buildtools.protocol_js -->"
+PANELS_BEGIN = "<!-- panels: written by python3 -m buildtools.javascript.protocol -->"
 PANELS_END = "<!-- /panels -->"
 HEADER = """\
 // The conversation between the page and Python, on the JavaScript side. Written by
-// `python3 -m buildtools.protocol_js` from pycore/explorer/protocol.py (the names) and
+// `python3 -m buildtools.javascript.protocol` from pycore/explorer/protocol.py (the names) and
 // pycore/explorer/protocol_types.py (their types): change those, not this file.
 // docs/protocol.md tells the story. (Types only: this file exports nothing.)
 """

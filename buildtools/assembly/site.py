@@ -1,8 +1,9 @@
 """Assembling a site folder from web/, pycore/ and the vendored artifacts.
 
-assemble() fills a folder that buildtools/output.py swaps in for the output only once it is
+assemble() fills a folder that buildtools/assembly/output.py swaps in for the output only once it is
 complete. Every vendored file is hashed as it is copied in from the cache and compared with its
-record or pin; the page's markers are filled and its URLs checked by buildtools/page_html.py.
+record or pin; the page's markers are filled and its URLs checked by
+buildtools/assembly/page_html.py.
 """
 import datetime
 import json
@@ -12,9 +13,11 @@ import shutil
 import subprocess
 import sys
 
-from . import (bytecode, class_names, csp, docs_html, gzipped, hosts, onefile, page_digits,
-               plotly_bundle, shared_js)
-from .errors import BuildError
+from . import bytecode, csp, docs_html, gzipped, hosts
+from ..data import class_names, page_digits
+from ..onefile import page as onefile
+from ..javascript import plotly_bundle, shared as shared_js
+from ..errors import BuildError
 from .page_html import absolute_urls, substitute_policy, substitute_runtime
 
 # web/ entries that are not part of the site, or that only some hosts need.
@@ -22,7 +25,7 @@ NOT_COPIED = {"README.md", "boot"}
 SKIP_NAMES = {"__pycache__", ".DS_Store"}
 # The PyScript host's Python entry (web/py/), which its worker runs; not an importable module.
 HOST_ENTRY = "worker.py"
-# The PyScript host's NumPy bytecode (buildtools/bytecode.py), by NumPy's version.
+# The PyScript host's NumPy bytecode (buildtools/assembly/bytecode.py), by NumPy's version.
 NUMPY_BYTECODE = "bytecode/numpy-%s.zip"
 STDLIB_BYTECODE = "bytecode/python_stdlib.zip"
 # Each host's boot glue, from web/boot/.
@@ -66,8 +69,9 @@ def python_files(root):
     return files
 
 
-# pycore's first view of the page (buildtools/first_view.py), the worked example as the browser's
-# Python will answer it, so the page shows it while the runtime boots: one source of truth.
+# pycore's first view of the page (buildtools/assembly/first_view.py), the worked example as the
+# browser's Python will answer it, so the page shows it while the runtime boots: one source of
+# truth.
 FIRST_VIEW_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "first_view.py")
 
 
@@ -169,8 +173,8 @@ def assemble(root, site, host, manifest, cache, log=print):
 def _copy_sources(b):
     """What the site takes from the checkout: everything in web/ but its README, the page
     (written from its template later) and the boot glue of other hosts; pycore/; the docs, as
-    pages (buildtools/docs_html.py); and js/shared.js, the values the page's scripts share with
-    Python."""
+    pages (buildtools/assembly/docs_html.py); and js/shared.js, the values the page's scripts share
+    with Python."""
     for name in sorted(os.listdir(b.web)):
         src = os.path.join(b.web, name)
         if name in NOT_COPIED or name in SKIP_NAMES or name == "index.html":
@@ -190,8 +194,9 @@ def _copy_sources(b):
 
 
 def _vendor_plotly(b, html):
-    """Plotly.js with heatmaps only, where it can be bundled (see buildtools/plotly_bundle.py),
-    and the page's tag pointed at it: (the page, the bundle's build-info record or None)."""
+    """Plotly.js with heatmaps only, where it can be bundled (see
+    buildtools/javascript/plotly_bundle.py), and the page's tag pointed at it: (the page, the
+    bundle's build-info record or None)."""
     heatmap_only = plotly_bundle.vendor(b.manifest.plotly_bundle, b.cache, b.dest("plotly"),
                                         b.log)
     if heatmap_only:
@@ -249,9 +254,9 @@ def _vendor(b, heatmap_only):
 
 def _python_runtime(b, files, integrity):
     """The PyScript host's Python: the page's, NumPy's and the standard library's bytecode,
-    compiled by the site's own Pyodide (buildtools/bytecode.py), Pyodide's largest files
-    gzipped (buildtools/gzipped.py), and pyscript.json. Returns (what was compiled, the files
-    served gzipped, build-info's numpy_bytecode and stdlib_bytecode)."""
+    compiled by the site's own Pyodide (buildtools/assembly/bytecode.py), Pyodide's largest files
+    gzipped (buildtools/assembly/gzipped.py), and pyscript.json. Returns (what was compiled, the
+    files served gzipped, build-info's numpy_bytecode and stdlib_bytecode)."""
     host, manifest = b.host, b.manifest
     compiled = bytecode.NOTHING
     if host.name == "pyscript":  # its Pyodide is in the site: it compiles the page's Python
@@ -280,7 +285,7 @@ def _python_runtime(b, files, integrity):
 
 def _write_pages(b, html, files, compiled, integrity):
     """index.html with the host's boot tags (once the runtime's files are in: their sizes drive
-    the progress bar), the one file where the host can have it (buildtools/onefile.py), and
+    the progress bar), the one file where the host can have it (buildtools/onefile/page.py), and
     index.html again with the link to download it. Returns build-info's one_file."""
     host, manifest = b.host, b.manifest
     sizes = _fallback_sizes(manifest, b.site) if host.name == "fallback" else None

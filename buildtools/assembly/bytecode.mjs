@@ -1,5 +1,5 @@
 // Compiles Python to bytecode with the very Pyodide the site ships, under Node.js
-// (buildtools/bytecode.py runs it). Pyodide 314 ships no .pyc files, neither for its standard
+// (buildtools/assembly/bytecode.py runs it). Pyodide 314 ships no .pyc files, neither for its standard
 // library nor in NumPy's wheel: without these, the worker compiled every module it imported
 // from source on every boot, the standard library's that Pyodide starts with included.
 //
