@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from page_bench_common import ASSETS, ROOT, BenchError
+from .common import ASSETS, ROOT, BenchError
 from buildtools import serve
 
 

@@ -1,14 +1,14 @@
 """What page_bench.py measures, side by side with one browser: boots against the runtime's floor,
-edits against the Plotly floor, the two hosts against each other, and (page_bench_scrub.py)
+edits against the Plotly floor, the two hosts against each other, and (page/scrub.py)
 scrubbing."""
 import time
 
-import page_bench_scrub as scrub
-from page_bench_common import BOOT_TIMEOUT_MS, SCENARIOS, BenchError
-from page_bench_pages import (Explorer, InPageReplay, PageErrors, PlotlyFloor, boot_once,
+from . import scrub
+from .common import BOOT_TIMEOUT_MS, SCENARIOS, BenchError
+from .pages import (Explorer, InPageReplay, PageErrors, PlotlyFloor, boot_once,
                               link_to_worked_example, new_page, replay_panels, runtime_floor,
                               wait_ready)
-from page_bench_report import median
+from .report import median
 
 
 def bench_boot(browser, errors, base, host, runs, bytecode_floor=False):

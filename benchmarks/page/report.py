@@ -5,8 +5,8 @@ import platform
 import statistics
 
 import onefile_bench
-import page_bench_scrub as scrub
-from page_bench_common import (BIG_EDIT_RATIO_TARGET, BOOT_RATIO_TARGET, EDIT_RATIO_TARGET,
+from . import scrub
+from .common import (BIG_EDIT_RATIO_TARGET, BOOT_RATIO_TARGET, EDIT_RATIO_TARGET,
                                SECOND_VISIT_TARGET)
 
 

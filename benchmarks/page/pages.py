@@ -1,9 +1,9 @@
 """The pages page_bench.py drives: the explorer through its testable interface (docs/interface.md),
 the Plotly floor, the runtime floors, each in a fresh browser context with the timing
-instrumentation (page_bench_assets/instrument.js) installed before its own scripts."""
+instrumentation (page/assets/instrument.js) installed before its own scripts."""
 import time
 
-from page_bench_common import ASSETS, BOOT_TIMEOUT_MS, EDIT_VALUES, RENDER_TIMEOUT_MS, BenchError
+from .common import ASSETS, BOOT_TIMEOUT_MS, EDIT_VALUES, RENDER_TIMEOUT_MS, BenchError
 
 
 class PageErrors:

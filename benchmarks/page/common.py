@@ -4,8 +4,8 @@ import collections
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-ASSETS = Path(__file__).resolve().parent / "page_bench_assets"
+ROOT = Path(__file__).resolve().parent.parent.parent
+ASSETS = Path(__file__).resolve().parent / "assets"
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # buildtools, for the modules of the benchmark
 

@@ -14,7 +14,7 @@ while one is answered and drawn are merged (the page skips to the newest), so fe
 be drawn than made; the last is always drawn, and the screen must end at its exact value
 (checked here: the cell's text, and the heatmap's z against NumPy).
 
-The floor (page_bench_assets/floor-scrub.html), run right after each scenario with the same
+The floor (page/assets/floor-scrub.html), run right after each scenario with the same
 input at the same cadence: a worker round trip carrying as many bytes as the explorer's answers
 did per change, then every cell of the same heatmaps coloured into canvases of the same sizes
 (with numbers where the explorer prints them), timed from the event to the next animation frame
