@@ -7,7 +7,7 @@ with their JSDoc, the protocol's typedefs (web/js/protocol.js, written by
 `python3 -m buildtools.javascript.protocol`) and the declarations in typecheck/ (Plotly.js, KaTeX,
 vitHost, Pyodide). Two projects: typecheck/tsconfig.json (the page: DOM) and
 typecheck/tsconfig.worker.json (the workers' scripts: WebWorker; js/host.js, a page script
-that the workers load too, only as typecheck/host.d.ts declares it); docs/architecture.md ("The
+that the workers load too, only as typecheck/host.d.ts declares it); docs/build-and-tests.md ("The
 tests") says how strict they are. Any error fails, listed as tsc prints it
 (file(line,col): error TSnnnn: ...).
 

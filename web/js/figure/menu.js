@@ -122,7 +122,7 @@ async function choose(el, format) {
   try {
     const made = await makeFigure(el, format);
     saveBlob(made.blob, made.filename);
-    // for the tests and benchmarks: what was made, and how long it took (docs/interface.md)
+    // for the tests and benchmarks: what was made, and how long it took (docs/figures.md)
     setData(menu.root, "made", `${made.filename} ${made.width}x${made.height} ${Math.round(made.ms)} ms`);
     notify(`Saved ${made.filename}`);
   } catch (err) {

@@ -2,7 +2,7 @@
 // texts, a gradient, a matrix's cells as an image, clipped groups) in the figure's own CSS px,
 // which the page draws two ways: as SVG text (toSvg) and on a canvas (toPng). Both read the one
 // scene, so the SVG and the PNGs of a figure show the same thing (js/figure/export.js makes the
-// scenes; docs/interface.md, "Figures for slides").
+// scenes; docs/figures.md, "Figures for slides").
 //
 // Why a scene of the page's own and not Plotly.toImage: the page paints each heatmap's cells, its
 // numbers and its colour key itself (js/heatmap/bitmap.js, js/heatmap/draw.js), so Plotly's own image
