@@ -15,8 +15,10 @@ import os
 import sys
 import time
 
-from buildtools import hosts, manifest as manifest_mod, output, serve as serve_mod, site
-from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
+from buildtools.assembly import hosts, output, site
+from buildtools.artifacts import manifest as manifest_mod
+from buildtools import serve as serve_mod
+from buildtools.artifacts.cache import MIRROR_ENV, Cache, default_cache_dir
 from buildtools.errors import BuildError
 
 ROOT = os.path.dirname(os.path.abspath(__file__))

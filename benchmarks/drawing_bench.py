@@ -2,7 +2,7 @@
 
 Draws tests/browser/handwriting.py's digits (three writing styles, in the pad's middle and
 anywhere on it: small, off the middle or slanted) through the pad's own ink code
-(web/js/ink.js, run in Node), and prints for each digit how many the model reads right as drawn
+(web/js/digits/ink.js, run in Node), and prints for each digit how many the model reads right as drawn
 and as prepared for it (fitted to the data set's box, as the page sends them), then the time
 Node takes to prepare one drawing against drawing it alone (the floor), in one run.
 ``--per-digit N`` (default 50) drawings of each digit in each style and place; ``--seed``.

@@ -29,7 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-from page_bench_site import floor_pages, start_server  # noqa: E402
+from page.site import floor_pages, start_server  # noqa: E402
 from tests.browser.engines import ENGINES, EngineError, launch  # noqa: E402
 from tests.browser.engines.kit import cell, renders, wait_ready, wait_render_after  # noqa: E402
 

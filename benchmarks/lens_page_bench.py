@@ -12,7 +12,7 @@ in one run (docs/performance.md, "The model's own head and the lens"; lens_bench
    to the page's). Edit by edit, the three in turn (the order rotating): click cls[0,0], type a
    number key by key (each key's render awaited), Enter. Each key's data-last-render-ms (and
    of it Python's time in the worker), (a)/(c), (b)/(c), and the page's budget for a CLS edit
-   at ViT-B/16 size (page_bench_common.py, scenario "c": median <= 150 ms).
+   at ViT-B/16 size (page/common.py, scenario "c": median <= 150 ms).
 2. The tiny ViT's drawing panel (#digit, its lens #heatmap-lens), after Clear (the pipeline
    then follows the pen): handwriting.py's digits drawn with the mouse, 60 moves a second. The
    readings while the pen is down (data-preview-ms), the pipeline's renders while it is down
@@ -35,11 +35,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from page_bench_common import ROOT, SCENARIOS, BenchError  # first: it puts the checkout on sys.path
+from page.common import ROOT, SCENARIOS, BenchError  # first: it puts the checkout on sys.path
 from buildtools.browser import CHROMIUM_FLAGS
 from lens_bench import vit_b16_file
-from page_bench_pages import Explorer, PageErrors, settle
-from page_bench_site import build_info, build_site, site_host, start_server
+from page.pages import Explorer, PageErrors, settle
+from page.site import build_info, build_site, site_host, start_server
 from tests.browser import handwriting
 from tests.browser.test_page_drawing import LIFT_MS
 

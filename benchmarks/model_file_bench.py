@@ -7,7 +7,7 @@ float32) and 64 CLS vectors, as an .npz and as a timm .safetensors plus an .npz 
     python benchmarks/model_file_bench.py --python-only
 
 1. CPython: the session answering the page's open_file requests, in the byte ranges it asks
-   for (tests/model_files.py reads the file as web/js/modelfile.js does), median of the runs.
+   for (tests/model_files.py reads the file as web/js/page/modelfile.js does), median of the runs.
 2. The page (a built site; default build/test-pyscript, which the tests build, else one is
    built into a temporary folder): the file chosen in the real file chooser (Playwright's
    set_input_files), timed from the choice to the end of the redraw: the wall clock here

@@ -147,7 +147,7 @@ def main(argv=None):
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=args.chromium, args=CHROMIUM_FLAGS)
         res = measure(browser, args.site, args.runs,
-                      Path(__file__).resolve().parent / "page_bench_assets" / "instrument.js")
+                      Path(__file__).resolve().parent / "page" / "assets" / "instrument.js")
         browser.close()
     report(res)
     return 0

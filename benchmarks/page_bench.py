@@ -32,7 +32,7 @@ floor run by run so that machine noise hits both alike:
 5. For a PyScript build with the one file (dist/vit-head-explorer.html): its boot from disk
    against the served site's, and what a cold boot of the served site transfers
    (benchmarks/onefile_bench.py).
-6. Scrubbing (page_bench_scrub.py): a number stepped with held keys and dragged with the pointer,
+6. Scrubbing (page/scrub.py): a number stepped with held keys and dragged with the pointer,
    each change's time to the next frame against a floor of a worker round trip with the same
    bytes plus the same cells painted on canvases.
 
@@ -49,15 +49,15 @@ at most 100 ms at the worked example's size, 150 ms for both edits at ViT-B/16 s
 one has no ratio target: the floor does not draw the page's bitmap). A missed target prints
 FAIL; the exit status stays 0 unless --strict is given (this is a benchmark, not a test).
 
-The JavaScript that records the timings (page_bench_assets/instrument.js) is installed in every
-page before its own scripts run; the floor pages are in page_bench_assets/ too and are served
+The JavaScript that records the timings (page/assets/instrument.js) is installed in every
+page before its own scripts run; the floor pages are in page/assets/ too and are served
 from memory next to the site, so a --site folder is never modified. The site is served by the
 project's own server (buildtools/serve.py), with the Content-Security-Policy its build wrote, as
 a visitor gets it; the floors, the benchmark's own pages, carry none.
 
-This file is the command line; the rest, by concept: page_bench_common.py (targets, the edits
-timed), page_bench_site.py (sites, floors, serving), page_bench_pages.py (the pages driven),
-page_bench_measure.py, page_bench_report.py, page_bench_scrub.py (scrubbing).
+This file is the command line; the rest, by concept: page/common.py (targets, the edits
+timed), page/site.py (sites, floors, serving), page/pages.py (the pages driven),
+page/measure.py, page/report.py, page/scrub.py (scrubbing).
 """
 import argparse
 import sys
@@ -66,11 +66,11 @@ import time
 from pathlib import Path
 
 import onefile_bench
-from page_bench_common import ASSETS, HOSTS, BenchError  # first: it puts the checkout on sys.path
+from page.common import ASSETS, HOSTS, BenchError  # first: it puts the checkout on sys.path
 from buildtools.browser import CHROMIUM_FLAGS
-from page_bench_measure import measure
-from page_bench_report import machine_facts, print_report
-from page_bench_site import build_info, build_site, floor_pages, site_host, start_server
+from page.measure import measure
+from page.report import machine_facts, print_report
+from page.site import build_info, build_site, floor_pages, site_host, start_server
 
 
 def parse_args(argv=None):

@@ -7,7 +7,7 @@ folder (a folder without index.html is a 404: a site's layout is not the visitor
 and it tells browsers not to guess types (X-Content-Type-Options: nosniff).
 
 It sends the site's Content-Security-Policy as a header, the one the build wrote into
-build-info.json and index.html (buildtools/csp.py): as a header it also covers the fallback
+build-info.json and index.html (buildtools/assembly/csp.py): as a header it also covers the fallback
 host's worker, which a <meta> in the page does not reach.
 """
 import functools

@@ -30,8 +30,8 @@ if os.environ.get("CI"):
 
 BROWSER_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "browser")
 WITH_THE_ENGINES = ("test_engines.py", "test_engines_access.py", "test_engines_figures.py",
-                    "test_engines_panels.py", "test_engines_then_own_pages.py", "test_one_file.py",
-                    "test_docs_pages.py")
+                    "test_engines_keyboard.py", "test_engines_panels.py",
+                    "test_engines_then_own_pages.py", "test_one_file.py", "test_docs_pages.py")
 # Tests outside tests/browser that run beside the Chromium page tests (see above).
 WITH_CHROMIUM = ("test_types.py", "test_explorer_limits.py", "test_pycore_incremental.py")
 

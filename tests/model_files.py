@@ -1,6 +1,6 @@
 """Model files as the tests write them, and the page's way of reading one, for the model-file
 tests (tests/test_model_file*.py): a session is sent the byte ranges it asks for, as
-web/js/modelfile.js does, from bytes written here with NumPy, the `safetensors` package or the
+web/js/page/modelfile.js does, from bytes written here with NumPy, the `safetensors` package or the
 format's spec."""
 import base64
 import io
@@ -14,7 +14,7 @@ PROBE = 65536 + 22  # the first and last bytes the page sends with its first req
 
 
 def open_file(session, name, data, target=None, size=None, rounds=40):
-    """(final answer, the byte ranges asked for) of loading `data` as web/js/modelfile.js does:
+    """(final answer, the byte ranges asked for) of loading `data` as web/js/page/modelfile.js does:
     the first request with the file's first and last PROBE bytes, then one request per range
     the last answer asks for."""
     size = len(data) if size is None else size

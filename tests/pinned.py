@@ -11,8 +11,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 @functools.lru_cache(maxsize=None)
 def unpacked(name):
     """The folder holding artifacts.json's ``name`` (e.g. ``"axe-core"``), unpacked and checked."""
-    from buildtools import manifest
-    from buildtools.cache import MIRROR_ENV, Cache, default_cache_dir
+    from buildtools.artifacts import manifest
+    from buildtools.artifacts.cache import MIRROR_ENV, Cache, default_cache_dir
     art = manifest.load(os.path.join(ROOT, "artifacts.json")).artifact(name)
     folder, _ = Cache(default_cache_dir(), log=lambda m: None,
                       mirror=os.environ.get(MIRROR_ENV) or None).unpacked(art)

@@ -12,7 +12,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 
-import page_bench_site  # noqa: E402
+from page import site as page_site  # noqa: E402
 
 POLICY = "default-src 'none'; script-src 'self'"
 
@@ -28,7 +28,7 @@ def test_the_site_is_served_with_its_policy_and_the_floors_without(tmp_path):
     (tmp_path / "js").mkdir()
     (tmp_path / "js" / "shared.js").write_text("export const X = 1;\n")
     (tmp_path / "big.wasm.gz").write_bytes(gzip.compress(b"\0asm"))
-    server, base = page_bench_site.start_server(tmp_path, {"/floor.html": "<p>floor</p>"})
+    server, base = page_site.start_server(tmp_path, {"/floor.html": "<p>floor</p>"})
     try:
         for path in ("index.html", "js/shared.js"):
             _, headers = get(base + path)

@@ -13,7 +13,8 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-from buildtools import cache as cache_mod, fetch, hosts, manifest, unpacked  # noqa: E402
+from buildtools.artifacts import cache as cache_mod, fetch, manifest, unpacked  # noqa: E402
+from buildtools.assembly import hosts  # noqa: E402
 from buildtools.errors import BuildError  # noqa: E402
 
 

@@ -1,8 +1,8 @@
-"""buildtools/bytecode.py where it cannot compile: the build goes on, without .pyc, and says why.
+"""buildtools/assembly/bytecode.py where it cannot compile: the build goes on, without .pyc, and says why.
 (Where it can, tests/browser/test_hosts.py checks the page imports every module from them.)"""
 import shutil
 
-from buildtools import bytecode
+from buildtools.assembly import bytecode
 
 FILES = [{"url": "pycore/__init__.py", "path": "pycore/__init__.py"},
          {"url": "pycore/vit/tiny/weights.npz", "path": "pycore/vit/tiny/weights.npz",

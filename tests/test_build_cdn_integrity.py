@@ -14,7 +14,8 @@ import os
 
 import pytest
 
-from buildtools import csp, hosts, manifest, unpacked
+from buildtools.assembly import csp, hosts
+from buildtools.artifacts import manifest, unpacked
 from buildtools.errors import BuildError
 from test_build_site import ROOT, checkout, read, run_build  # noqa: F401 (a fixture)
 

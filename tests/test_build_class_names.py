@@ -11,8 +11,8 @@ import zipfile
 import pytest
 
 import build
-from buildtools import site
-from buildtools.class_names import parse_names
+from buildtools.assembly import site
+from buildtools.data.class_names import parse_names
 from buildtools.errors import BuildError
 from test_build_site import checkout, pin_pypi_wheel, read  # noqa: F401 (a fixture)
 

@@ -11,7 +11,8 @@ import socket
 import pytest
 
 import build
-from buildtools import atomic, site
+from buildtools.artifacts import atomic
+from buildtools.assembly import site
 from test_build_site import checkout  # noqa: F401 (a fixture)
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import build
-from buildtools import site
+from buildtools.assembly import site
 from test_build_site import checkout, pin_pypi_wheel, read  # noqa: F401 (a fixture)
 from test_build_pypi_files import fake_wheel
 

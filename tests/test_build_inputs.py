@@ -13,7 +13,8 @@ import subprocess
 
 import pytest
 
-from buildtools import cache as cache_mod, fetch, manifest, plotly_bundle
+from buildtools.artifacts import cache as cache_mod, fetch, manifest
+from buildtools.javascript import plotly_bundle
 from buildtools.errors import BuildError
 from test_build_artifacts import WHEEL, make_tgz, sri
 from test_build_plotly_bundle import FakeCache, fake_tarballs, spec as bundle_spec

@@ -15,8 +15,9 @@ import sys
 import pytest
 
 import build
-from buildtools import (cache as cache_mod, fetch, manifest, plotly_bundle, site,
-                        unpacked as unpacked_mod)
+from buildtools.artifacts import cache as cache_mod, fetch, manifest, unpacked as unpacked_mod
+from buildtools.javascript import plotly_bundle
+from buildtools.assembly import site
 from buildtools.errors import BuildError
 from test_build_artifacts import WHEEL, make_tgz, sri
 from test_build_plotly_bundle import BUNDLE, FakeCache, fake_tarballs, spec as bundle_spec

@@ -1,4 +1,4 @@
-"""The one file's build pieces (buildtools/onefile.py, gzipped.py) without a browser: Pyodide's
+"""The one file's build pieces (buildtools/onefile/page.py, gzipped.py) without a browser: Pyodide's
 modules made classic scripts, the payload format, the file's policy, the served page's link."""
 import base64
 import gzip
@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from buildtools import gzipped, onefile
+from buildtools.assembly import gzipped
+from buildtools.onefile import page as onefile
 from buildtools.errors import BuildError
 
 

@@ -7,7 +7,8 @@ import os
 
 import pytest
 
-from buildtools import atomic, output
+from buildtools.artifacts import atomic
+from buildtools.assembly import output
 from buildtools.errors import BuildError
 
 

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-from buildtools import manifest, plotly_bundle, unpacked as unpacked_mod
+from buildtools.artifacts import manifest, unpacked as unpacked_mod
+from buildtools.javascript import plotly_bundle
 from buildtools.errors import BuildError
 from test_build_integrity import PYODIDE_WASM, build_logged, no_first_view, shipped, unpacked  # noqa: F401
 from test_build_plotly_bundle import BUNDLE, LICENCES, FakeCache, fake_tarballs, spec as bundle_spec

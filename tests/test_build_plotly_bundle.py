@@ -1,4 +1,4 @@
-"""build.py's heatmap-only Plotly.js (buildtools/plotly_bundle.py): pinned, checked, cached,
+"""build.py's heatmap-only Plotly.js (buildtools/javascript/plotly_bundle.py): pinned, checked, cached,
 and replaced by the official bundle, with the reason said, wherever it cannot be made.
 
 No network and no real esbuild: the tarballs are tiny fakes, and the "esbuild" in them is a
@@ -13,7 +13,8 @@ import tarfile
 
 import pytest
 
-from buildtools import manifest, plotly_bundle
+from buildtools.artifacts import manifest
+from buildtools.javascript import plotly_bundle
 from buildtools.errors import BuildError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

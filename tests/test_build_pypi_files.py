@@ -1,4 +1,4 @@
-"""The build's pinned PyPI wheels (buildtools/pypi_files.py, through buildtools/digits.py and the
+"""The build's pinned PyPI wheels (buildtools/artifacts/pypi_files.py, through buildtools/data/digits.py and the
 cache): a wheel is read only when its sha256 is the pin's, from the cache, a download or a mirror;
 a pin that is malformed is named. The digits' data (scikit-learn's wheel) is the example."""
 import gzip
@@ -11,7 +11,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from buildtools import cache as cache_mod, digits, fetch, manifest, pypi_files
+from buildtools.artifacts import cache as cache_mod, fetch, manifest, pypi_files
+from buildtools.data import digits
 from buildtools.errors import BuildError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

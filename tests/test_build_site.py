@@ -21,7 +21,10 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 import build  # noqa: E402
-from buildtools import hosts, manifest, output, page_html, serve, shared_js, site, unpacked  # noqa: E402
+from buildtools.assembly import hosts, output, page_html, site  # noqa: E402
+from buildtools.artifacts import manifest, unpacked  # noqa: E402
+from buildtools import serve  # noqa: E402
+from buildtools.javascript import shared as shared_js  # noqa: E402
 from buildtools.errors import BuildError  # noqa: E402
 
 # What each fake npm package holds: just the files artifacts.json selects, a few bytes each.
@@ -176,7 +179,7 @@ def test_fallback_site(checkout):
     # the values the page shares with Python, written from the checkout's pycore/explorer/shared.py
     assert read(checkout, "js/shared.js") == shared_js.module_text(str(checkout / "repo"))
     assert "export const LINK_MAX = " in read(checkout, "js/shared.js")
-    # the checkout's first view, asked of its pycore by buildtools/first_view.py in a child Python
+    # the checkout's first view, asked of its pycore by buildtools/assembly/first_view.py in a child Python
     assert json.loads(read(checkout, "default-view.json")) == {
         "ok": True, "state": {"cls": [[1.0]], "W_head": [[2.0]]}, "matrices": {}}
     assert info == json.loads(read(checkout, "build-info.json"))
@@ -188,7 +191,7 @@ def test_fallback_site(checkout):
 
 
 def test_the_docs_are_pages_the_page_links_to(checkout):
-    """Every doc of docs/ is a page of the site (buildtools/docs_html.py, tests/test_docs_html.py),
+    """Every doc of docs/ is a page of the site (buildtools/assembly/docs_html.py, tests/test_docs_html.py),
     a link from the page to a doc that is not one fails the build."""
     docs = checkout / "repo" / "docs"
     docs.mkdir()

@@ -1,5 +1,5 @@
 """The numbers printed on heatmap cells meet WCAG 2.2 AA's contrast (1.4.3, 4.5:1 for text)
-on every colour of every colour scale: web/js/contrast.js's choice of ink, run in Node, checked
+on every colour of every colour scale: web/js/heatmap/contrast.js's choice of ink, run in Node, checked
 against the contrast ratio computed here from WCAG's definitions."""
 import json
 import os
@@ -8,16 +8,16 @@ import subprocess
 
 import pytest
 
-from buildtools.onefile import page_stylesheets
+from buildtools.onefile.page import page_stylesheets
 from training.ink_node import node
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STYLE = os.path.join(ROOT, "web", "js", "heatmap-style.js")
-CONTRAST = os.path.join(ROOT, "web", "js", "contrast.js")
+STYLE = os.path.join(ROOT, "web", "js", "heatmap", "style.js")
+CONTRAST = os.path.join(ROOT, "web", "js", "heatmap", "contrast.js")
 
 
 def scales():
-    """{name: [(at, (r, g, b)), ...]}: the page's colour scales, read from heatmap-style.js."""
+    """{name: [(at, (r, g, b)), ...]}: the page's colour scales, read from heatmap/style.js."""
     text = open(STYLE, encoding="utf-8").read()
     out = {}
     for name in ("DIVERGING", "SEQUENTIAL"):
@@ -85,8 +85,8 @@ def test_the_ink_is_the_better_of_black_and_white():
 
 
 def outlines():
-    """{name: (line, halo)}: the outlines laid over heatmaps (web/js/heatmap-shapes.js)."""
-    text = open(os.path.join(ROOT, "web", "js", "heatmap-shapes.js"), encoding="utf-8").read()
+    """{name: (line, halo)}: the outlines laid over heatmaps (web/js/heatmap/shapes.js)."""
+    text = open(os.path.join(ROOT, "web", "js", "heatmap", "shapes.js"), encoding="utf-8").read()
     body = re.search(r"export const OUTLINES = \{(.*?)\};", text, re.S).group(1)
     rgb = lambda h: tuple(int(h[i:i + 2], 16) for i in (0, 2, 4))  # noqa: E731
     return {name: (rgb(line), rgb(halo)) for name, line, halo in re.findall(

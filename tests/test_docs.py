@@ -8,8 +8,10 @@ import subprocess
 
 import pytest
 
-from buildtools import (class_names, docs_html, hosts, onefile, page_digits, plotly_bundle,
-                        shared_js, site)
+from buildtools.data import class_names, page_digits
+from buildtools.assembly import docs_html, hosts, site
+from buildtools.onefile import page as onefile
+from buildtools.javascript import plotly_bundle, shared as shared_js
 from pycore.explorer import protocol
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -65,7 +67,7 @@ def unknown_paths(doc, text, files):
         if site in BUILT or os.path.basename(site) in BUILT or site.startswith("vendor/"):
             continue
         if re.fullmatch(r"docs/[\w-]+\.html", site) and site[len("docs/"):] in DOC_PAGES:
-            continue  # a doc's page in the site (buildtools/docs_html.py)
+            continue  # a doc's page in the site (buildtools/assembly/docs_html.py)
         if "/" in path:  # from the root, from the doc's folder, or a site path from web/
             if not any(os.path.normpath(os.path.join(base, path)) in files
                        for base in ("", here, "web")):
@@ -113,6 +115,11 @@ def tree_entries(block, folder):
     return names
 
 
+def web_js(block):
+    """The part of the tree block under web/js/ (its folders' names are also pycore's: digits/)."""
+    return re.search(r"^  js/ .*?(?=^  \S)", block, re.M | re.S).group(0)
+
+
 def test_every_module_is_in_the_architecture_tree():
     block = tree()
     missing = []
@@ -126,6 +133,17 @@ def test_every_module_is_in_the_architecture_tree():
     for path in glob.glob(os.path.join(ROOT, "web", "js", "*.js")):
         if os.path.basename(path) not in listed:
             missing.append("web/js/" + os.path.basename(path))
+    # web/js's folders by concept (heatmap/, figure/...): each one's entry names its modules
+    for folder in sorted(glob.glob(os.path.join(ROOT, "web", "js", "*", ""))):
+        name = os.path.basename(os.path.dirname(folder))
+        if name + "/" not in listed:
+            missing.append("web/js/%s/" % name)
+            continue
+        entry = re.search(r"^    %s/ .*\n(?: {6,}.*\n)*" % re.escape(name), web_js(block),
+                          re.M).group(0)
+        for path in glob.glob(os.path.join(folder, "*.js")):
+            if not re.search(r"(?<![\w/-])%s\b" % re.escape(os.path.basename(path)), entry):
+                missing.append(os.path.relpath(path, ROOT))
     # web/boot/'s line and the lines that continue it (indented past the names' column)
     boot = re.search(r"^  boot/.*\n(?: {6,}.*\n)*", block, re.M).group(0)
     for path in glob.glob(os.path.join(ROOT, "web", "boot", "*")):
@@ -167,8 +185,16 @@ def test_the_tree_lists_no_module_that_is_gone():
             if not (os.path.isdir(path) if name.endswith("/") else os.path.isfile(path + ".py")):
                 gone.append("%s/%s" % (package, name))
     for name in tree_entries(block, "web/js"):
-        if not os.path.isfile(os.path.join(ROOT, "web", "js", name)):
+        path = os.path.join(ROOT, "web", "js", name)
+        if not (os.path.isdir(path) if name.endswith("/") else os.path.isfile(path)):
             gone.append("web/js/" + name)
+    # the modules each web/js folder's entry names
+    for folder in [n for n in tree_entries(block, "web/js") if n.endswith("/")]:
+        entry = re.search(r"^    %s .*\n(?: {6,}.*\n)*" % re.escape(folder), web_js(block),
+                          re.M).group(0)
+        for name in re.findall(r"(?<![\w/.-])([\w-]+\.js)\b", entry):
+            if not os.path.isfile(os.path.join(ROOT, "web", "js", folder, name)):
+                gone.append("web/js/%s%s" % (folder, name))
     assert gone == []
 
 

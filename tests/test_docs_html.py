@@ -1,4 +1,4 @@
-"""The docs' pages (buildtools/docs_html.py): every doc of docs/ rendered as the build renders
+"""The docs' pages (buildtools/assembly/docs_html.py): every doc of docs/ rendered as the build renders
 it, and read back with the standard library's HTML parser. Each page declares UTF-8 and its own
 policy, has no script and no inline style, loses and adds no word of its doc, keeps its
 formulas' alignment, gives every heading an id, and links only to pages and ids that exist."""
@@ -12,7 +12,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from buildtools import docs_html, onefile
+from buildtools.assembly import docs_html
+from buildtools.onefile import page as onefile
 from buildtools.errors import BuildError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -64,13 +64,13 @@ def figures_ahead():
 
 
 @pytest.mark.parametrize("doc, pattern, want", [
-    ("interface.md", r'"\d+ of (\d+)" once the page is ready', lambda: js_constant("warmup.js", "PRACTICE")),
-    ("interface.md", r'then "\d+ of (\d+)" and so on', lambda: js_constant("warmup.js", "PRACTICE")),
+    ("interface.md", r'"\d+ of (\d+)" once the page is ready', lambda: js_constant("runtime/warmup.js", "PRACTICE")),
+    ("interface.md", r'then "\d+ of (\d+)" and so on', lambda: js_constant("runtime/warmup.js", "PRACTICE")),
     ("interface.md", r'"Figures made ahead"\): "\d+ of (\d+)"', figures_ahead),
     ("interface.md", r"after ([0-9.]+) s the page reloads itself",
-     lambda: js_constant("restart.js", "RESTART_AFTER_MS") / 1000),
+     lambda: js_constant("runtime/restart.js", "RESTART_AFTER_MS") / 1000),
     ("interface.md", r"at most (\d) decimals, trailing zeros dropped", lambda: 4),
-    ("interface.md", r"at most (\d+) characters; scientific", lambda: js_constant("numbers.js", "MAX_CHARS")),
+    ("interface.md", r"at most (\d+) characters; scientific", lambda: js_constant("page/numbers.js", "MAX_CHARS")),
     ("interface.md", r"([0-9,]+) characters \(`LINK_SHARE_MAX`", lambda: shared.LINK_SHARE_MAX),
     ("interface.md", r"([0-9,]+) characters \(the whole address; `LINK_SHARE_MAX`\)",
      lambda: shared.LINK_SHARE_MAX),
@@ -86,11 +86,11 @@ def test_a_number_the_docs_state_is_the_codes(doc, pattern, want):
 
 
 def test_the_short_form_keeps_at_most_four_decimals():
-    """The 4 the docs state (above) is numbers.js's: Math.min(4, ...) decimals."""
-    assert "Math.min(4, MAX_CHARS - whole - 1)" in text("web", "js", "numbers.js")
+    """The 4 the docs state (above) is page/numbers.js's: Math.min(4, ...) decimals."""
+    assert "Math.min(4, MAX_CHARS - whole - 1)" in text("web", "js", "page", "numbers.js")
 
 
 def test_a_changed_number_would_be_caught():
-    assert figures_ahead() == 7 and js_constant("warmup.js", "PRACTICE") == 48
+    assert figures_ahead() == 7 and js_constant("runtime/warmup.js", "PRACTICE") == 48
     with pytest.raises(AssertionError):
         stated("interface.md", r'"\d+ of (\d+)" once the page is ready (nowhere)')

@@ -7,8 +7,8 @@ features come from the tiny ViT (its forward pass is tested in test_tiny_vit.py)
 import numpy as np
 import pytest
 
-from buildtools.digits import load_digits
-from buildtools.page_digits import FINETUNE_PER_CLASS, finetune_digits
+from buildtools.data.digits import load_digits
+from buildtools.data.page_digits import FINETUNE_PER_CLASS, finetune_digits
 from finetune_reference import layer_norm as ref_layer_norm, train as ref_train
 from protocol_check import check_answer
 from pycore.explorer.session import Session

@@ -244,7 +244,7 @@ def test_clearing_a_cell_after_a_refused_entry_puts_the_value_in_use_back():
     """Type "nan" and commit it (refused: the cell keeps -1), then clear the cell and commit the
     empty text: the answer names the value in use and says, not as "incomplete", that an empty
     cell is no number: exactly what clearing a cell that held a valid number answers. (The
-    page must send the commit for Enter in the bottom row too: web/js/grid-entry.js.)"""
+    page must send the commit for Enter in the bottom row too: web/js/grid/entry.js.)"""
     session, fresh = Session(), Session()
     before = snapshot(session)
     for text in ("n", "na", "nan"):

@@ -249,7 +249,7 @@ def test_warm_up_practises_in_a_session_of_its_own():
         assert all(arrays[name] is bridge._practice["session"].matrix(name) for name in arrays)
         crossed.append((request, text, arrays))
 
-    assert bridge.warm_up(48, cross) >= 0  # js/warmup.js's PRACTICE; the milliseconds taken
+    assert bridge.warm_up(48, cross) >= 0  # js/runtime/warmup.js's PRACTICE; the milliseconds taken
     assert len(crossed) == 48
     for request, text, arrays in crossed:
         answer, request = json.loads(text), json.loads(request)

@@ -1,4 +1,4 @@
-"""The drawing pad's ink (web/js/ink.js, run in Node through training/ink_node.py): what a pen
+"""The drawing pad's ink (web/js/digits/ink.js, run in Node through training/ink_node.py): what a pen
 drawing becomes, checked against the rules written out here, and how often the tiny ViT reads
 drawn digits right (tests/browser/handwriting.py's three writing styles, drawn in the pad's middle
 or anywhere on it, small or slanted), as drawn and as prepared for the model."""

@@ -1,16 +1,17 @@
 """The protocol is written once in Python: pycore/explorer/protocol.py names the requests and
 answers, pycore/explorer/protocol_types.py gives each its JavaScript type, and web/js/protocol.js
-is written from the two (buildtools/protocol_js.py), as is docs/protocol.md's table of the
+is written from the two (buildtools/javascript/protocol.py), as is docs/protocol.md's table of the
 sections' answer keys. These tests check that the committed protocol.js and that table are what
 they write, that the types name exactly the protocol's fields, and that the
 session's answers hold values of those types."""
+import glob
 import json
 import os
 import re
 
 import pytest
 
-from buildtools import protocol_js
+from buildtools.javascript import protocol as protocol_js
 from pycore.explorer import protocol, protocol_types
 from pycore.explorer.panels import sections
 from pycore.explorer.session import Session
@@ -24,7 +25,7 @@ TYPEDEFS = {name: {prop: (optional, js_type) for prop, optional, js_type, _ in p
 def test_protocol_js_is_written_from_python():
     with open(os.path.join(ROOT, "web", "js", "protocol.js"), encoding="utf-8") as f:
         assert f.read() == protocol_js.module_text(), \
-            "web/js/protocol.js is out of date: run python3 -m buildtools.protocol_js"
+            "web/js/protocol.js is out of date: run python3 -m buildtools.javascript.protocol"
 
 
 def test_protocol_md_shows_each_sections_keys_as_its_section_says():
@@ -32,7 +33,7 @@ def test_protocol_md_shows_each_sections_keys_as_its_section_says():
         text = f.read()
     assert text == protocol_js.docs_text(text), \
         "docs/protocol.md's table of the sections' keys is out of date: run " \
-        "python3 -m buildtools.protocol_js"
+        "python3 -m buildtools.javascript.protocol"
     assert protocol_js.answer_keys_table() in text
 
 
@@ -54,11 +55,12 @@ def section_keys():
 
 
 def components():
-    """{answer key: [file, ...]}: the page's components (web/js/components.js), by the key each
+    """{answer key: [file, ...]}: the page's components (web/js/page/components.js), by the key each
     is registered under, and the files that register one."""
     found = {}
     folder = os.path.join(ROOT, "web", "js")
-    for name in sorted(os.listdir(folder)):
+    paths = glob.glob(os.path.join(folder, "**", "*.js"), recursive=True)
+    for name in sorted(os.path.relpath(p, folder).replace(os.sep, "/") for p in paths):
         if name.endswith(".js"):
             with open(os.path.join(folder, name), encoding="utf-8") as f:
                 for key in re.findall(r'\bcomponent\(\s*"(\w+)"', f.read()):
@@ -74,8 +76,8 @@ def test_every_section_of_the_answer_has_one_component_on_the_page():
     assert set(found) - set(protocol.ANSWER) == set()
     assert section_keys() - set(found) == set()
     assert {key: files for key, files in found.items() if len(files) > 1} == {
-        "shape": ["app.js", "linked.js"]}
-    assert found["digit"] == ["digits.js"]
+        "shape": ["app.js", "panels/linked.js"]}
+    assert found["digit"] == ["digits/panel.js"]
 
 
 def test_sections_are_named_once_and_build_only_their_keys():

@@ -118,7 +118,7 @@ def test_bench_runs_small_and_prints_targets(clock):
     assert code == (1 if any(v == "FAIL" for _, _, v in verdicts) else 0)
 
 
-@pytest.mark.parametrize("name", MODULES + ["buildtools.first_view"])
+@pytest.mark.parametrize("name", MODULES + ["buildtools.assembly.first_view"])
 def test_docstring_examples_run(name):
     """Every module's examples, collected from the file tree (none can be left out)."""
     import doctest

@@ -199,7 +199,7 @@ def test_encoder_mode_extracts_position_zero():
     assert abs(s.matrix("logits")[0, 0] - WORKED_LOGITS[0][0]) > 0.01
 
 
-# What a figure looks like apart from its values (web/js/heatmaps.js, figureOf): the spec but its
+# What a figure looks like apart from its values (web/js/heatmap/draw.js, figureOf): the spec but its
 # colour range, key, marks and title.
 def looks(spec):
     return {k: v for k, v in spec.items() if k not in ("zmin", "zmax", "key", "marks", "title")}

@@ -53,7 +53,7 @@ def test_one_edit_is_one_answer_with_its_link_and_only_the_cells_that_changed():
 
 
 def test_the_build_time_first_view_is_the_load_answer_without_link_and_runtime():
-    from buildtools.first_view import first_view
+    from buildtools.assembly.first_view import first_view
     from pycore.explorer.protocol import matrix_names
     view = json.loads(json.dumps(first_view()))  # what default-view.json holds
     s = Session()

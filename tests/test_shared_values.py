@@ -1,6 +1,6 @@
 """Values the page's JavaScript and Python share are defined once, in pycore/explorer/shared.py.
 
-The build writes them into the site as js/shared.js (buildtools/shared_js.py); these tests run
+The build writes them into the site as js/shared.js (buildtools/javascript/shared.py); these tests run
 that module under Node.js against Python's values, and look for copies left in web/ and pycore/.
 """
 import ast
@@ -13,13 +13,14 @@ import subprocess
 
 import pytest
 
-from buildtools import hosts, shared_js
+from buildtools.assembly import hosts
+from buildtools.javascript import shared as shared_js
 from pycore.explorer import shared
 from pycore.explorer.state import presets
 from pycore.explorer.panels import sections
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "*.js")) +
+PAGE_SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "web", "js", "**", "*.js"), recursive=True) +
                       glob.glob(os.path.join(ROOT, "web", "boot", "*.js")) +
                       glob.glob(os.path.join(ROOT, "web", "boot", "*.mjs")))
 # A panel's id written out in an element lookup: $("stats"), getElementById('walk')
@@ -153,11 +154,11 @@ def test_no_page_script_keeps_its_own_copy_of_a_shared_value():
 
 def test_python_dir_is_written_once():
     found = []
-    for pattern in ("buildtools/*.py", "buildtools/*.mjs", "web/py/*.py", "pycore/**/*.py"):
+    for pattern in ("buildtools/**/*.py", "buildtools/**/*.mjs", "web/py/*.py", "pycore/**/*.py"):
         for path in glob.glob(os.path.join(ROOT, pattern), recursive=True):
             if hosts.PYTHON_DIR in open(path, encoding="utf-8").read():
                 found.append(os.path.relpath(path, ROOT))
-    assert found == [os.path.join("buildtools", "hosts.py")]
+    assert found == [os.path.join("buildtools", "assembly", "hosts.py")]
 
 
 def test_the_page_has_one_element_per_heatmap_id_and_panel_id():
@@ -167,12 +168,12 @@ def test_the_page_has_one_element_per_heatmap_id_and_panel_id():
 
 
 def test_the_panel_ids_are_the_sections_declarations():
-    """shared.py's panel ids are written from the sections (python3 -m buildtools.protocol_js):
+    """shared.py's panel ids are written from the sections (python3 -m buildtools.javascript.protocol):
     each panel declared once, in its Section."""
-    from buildtools import protocol_js
+    from buildtools.javascript import protocol as protocol_js
     text = read("pycore", "explorer", "shared.py")
     assert text == protocol_js.shared_text(text), \
-        "pycore/explorer/shared.py's panel ids are out of date: run python3 -m buildtools.protocol_js"
+        "pycore/explorer/shared.py's panel ids are out of date: run python3 -m buildtools.javascript.protocol"
     assert shared.PANEL_IDS == {s.name: s.panel for s in sections.SECTIONS if s.panel}
     assert shared.DEFERRABLE == tuple(s.name for s in sections.SECTIONS if s.waits)
     assert set(shared.DEFERRABLE) <= set(shared.PANEL_IDS)

@@ -2,7 +2,7 @@
 held-out accuracy on the real digits, the training script's gradient check, and the digits as
 the pinned scikit-learn wheel holds them (the wheel's checks: test_build_pypi_files.py).
 
-The held-out test reads the digits through buildtools/digits.py, which downloads the pinned
+The held-out test reads the digits through buildtools/data/digits.py, which downloads the pinned
 wheel from PyPI into the build cache the first time (about 8 MB) and reuses it after.
 """
 import importlib.util
@@ -12,7 +12,7 @@ import os
 import numpy as np
 import pytest
 
-from buildtools import digits
+from buildtools.data import digits
 from pycore import classification_head, load_tiny_vit
 from pycore.vit.readout import logit_lens
 from pycore.vit.tiny import layers as tiny_vit_layers, model as tiny_vit, params as tiny_vit_params

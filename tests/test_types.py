@@ -4,15 +4,15 @@ TypeScript is pinned in artifacts.json (npm "typescript", never part of a site) 
 the build's cache, like axe-core (tests/browser/engines/axe.py): the first run on a machine
 downloads it with the npm client. It checks the scripts as they are (allowJs, checkJs, noEmit),
 with their JSDoc, the protocol's typedefs (web/js/protocol.js, written by
-`python3 -m buildtools.protocol_js`) and the declarations in typecheck/ (Plotly.js, KaTeX,
+`python3 -m buildtools.javascript.protocol`) and the declarations in typecheck/ (Plotly.js, KaTeX,
 vitHost, Pyodide). Two projects: typecheck/tsconfig.json (the page: DOM) and
 typecheck/tsconfig.worker.json (the workers' scripts: WebWorker; js/host.js, a page script
-that the workers load too, only as typecheck/host.d.ts declares it); docs/architecture.md ("The
+that the workers load too, only as typecheck/host.d.ts declares it); docs/build-and-tests.md ("The
 tests") says how strict they are. Any error fails, listed as tsc prints it
 (file(line,col): error TSnnnn: ...).
 
 Generated beside the checkout for each run (never committed): js/shared.js, which the build
-writes (buildtools/shared_js.py) and the page's modules import, and page-ids.d.ts, the element
+writes (buildtools/javascript/shared.py) and the page's modules import, and page-ids.d.ts, the element
 type of each id in web/index.html, so that document.getElementById("share-dialog") is an
 HTMLDialogElement.
 
@@ -51,7 +51,7 @@ class _Ids(HTMLParser):
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         if attrs.get("id"):
-            # a figure's element (class "plot": js/heatmaps.js draws it with Plotly)
+            # a figure's element (class "plot": js/heatmap/draw.js draws it with Plotly)
             plot = "plot" in (attrs.get("class") or "").split()
             self.ids.setdefault(attrs["id"], set()).add("PlotElement" if plot else
                                                         'HTMLElementTagNameMap["%s"]' % tag)
@@ -76,7 +76,7 @@ def write_generated(folder):
     tsconfig there that extends the project and merges folder/js with web/js (rootDirs), so
     that "./shared.js" resolves; the page's project also gets page-ids.d.ts."""
     sys.path.insert(0, ROOT)
-    from buildtools import shared_js
+    from buildtools.javascript import shared as shared_js
     os.makedirs(os.path.join(folder, "js"), exist_ok=True)
     with open(os.path.join(folder, "js", "shared.js"), "w", encoding="utf-8") as f:
         f.write(shared_js.module_text(ROOT))
@@ -138,7 +138,7 @@ def test_the_checker_sees_wrong_names_and_counts(projects, tmp_path):
         "  document.body.hiden = true;\n"  # TS2551: no such property
         '  document.getElementById("share-dialog").value = "x";\n'  # a dialog has no value
         "  return answer.heatmap;\n"  # TS2551: heatmaps
-        "}\n" % (os.path.join(ROOT, "web", "js", "dom.js").replace("\\", "/"),
+        "}\n" % (os.path.join(ROOT, "web", "js", "page", "dom.js").replace("\\", "/"),
                  os.path.join(ROOT, "web", "js", "protocol.js").replace("\\", "/")))
     config = tmp_path / "tsconfig.json"
     page = projects[PROJECTS[0]]

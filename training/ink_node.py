@@ -1,4 +1,4 @@
-"""The drawing pad's own ink code (web/js/ink.js), run in Node: the 64 pixels it makes of pen
+"""The drawing pad's own ink code (web/js/digits/ink.js), run in Node: the 64 pixels it makes of pen
 strokes, as drawn ("rasterize") and as the model reads them ("prepared"). Used by
 tests/test_ink.py, benchmarks/drawing_bench.py and training/pen_digits.py."""
 import json
@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-INK = os.path.join(ROOT, "web", "js", "ink.js")
+INK = os.path.join(ROOT, "web", "js", "digits", "ink.js")
 
 SCRIPT = """
 import { readFileSync } from "node:fs";
@@ -21,7 +21,7 @@ def node():
     """Node's path; a missing Node fails the test that needs it (CI installs it with npm)."""
     found = shutil.which("node") or shutil.which("nodejs")
     if not found:
-        raise RuntimeError("Node.js is needed to run web/js/ink.js (apt-get install nodejs)")
+        raise RuntimeError("Node.js is needed to run web/js/digits/ink.js (apt-get install nodejs)")
     return found
 
 

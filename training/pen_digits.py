@@ -1,5 +1,5 @@
 """Pen drawings of the digits for training: the shapes people draw on the page's pad, made from a
-few skeletons per digit and drawn through the pad's own ink code (web/js/ink.js, in Node), so
+few skeletons per digit and drawn through the pad's own ink code (web/js/digits/ink.js, in Node), so
 the model learns what the page will send it.
 
 The data set's digits were written on paper by 43 people in 1998, and some common shapes are
@@ -7,7 +7,7 @@ rare in it: a "7" without a crossbar, a "4" closed at the top, a "1" as one plai
 skeleton here is a list of strokes through control points in a unit box (row, column in 0..1),
 smoothed by a Catmull-Rom curve (a repeated point makes a corner). Every drawing moves each
 control point a little, then stretches, slants and turns the whole, and places it on the pad at
-any size; the pad's preparation (`prepared` in ink.js) then fits it to the data set's box.
+any size; the pad's preparation (`prepared` in js/digits/ink.js) then fits it to the data set's box.
 
 These skeletons were written for training and are not the tests' drawings
 (tests/browser/handwriting.py), which measure how often drawings are read right.

@@ -6,7 +6,7 @@
 
 NumPy only, with the backward pass written out by hand (checked by gradient_check(), which
 the tests run). The data comes from the scikit-learn wheel pinned in artifacts.json
-(buildtools/digits.py); a fixed stratified 80/20 split (np.random.RandomState(0)) holds out
+(buildtools/data/digits.py); a fixed stratified 80/20 split (np.random.RandomState(0)) holds out
 the test images, whose indices go into the weights file. Training: Adam with decoupled weight
 decay, a warm-up then cosine learning rate, random 1-pixel shifts of the training images,
 cross-entropy on the logits of the page's head (softmax only in the loss). Every epoch also
@@ -34,7 +34,7 @@ if ROOT not in sys.path:
 
 import numpy as np  # noqa: E402
 
-from buildtools.digits import load_digits  # noqa: E402
+from buildtools.data.digits import load_digits  # noqa: E402
 from pycore import classification_head  # noqa: E402
 from pycore.vit.tiny.model import TinyViT  # noqa: E402
 from pycore.vit.tiny.layers import LN_EPS, PIXEL_MAX, erf, patchify  # noqa: E402

@@ -2,7 +2,7 @@
 // libraries the page loads as classic scripts (Plotly.js, KaTeX: only the calls the page makes),
 // and the properties Plotly and the page put on a figure's element.
 
-/** A matrix as the page keeps it (js/render.js): a patched one carries the version of its last
+/** A matrix as the page keeps it (js/page/render.js): a patched one carries the version of its last
  * patch and, for each version, the cell it wrote ([version, row * cols + col]). */
 interface StoredMatrix extends Matrix {
   version?: number;
@@ -11,7 +11,7 @@ interface StoredMatrix extends Matrix {
 type Matrix = import("../web/js/protocol.js").Matrix;
 type HeatmapSpec = import("../web/js/protocol.js").HeatmapSpec;
 
-/** A heatmap's cells as js/heatmap-bitmap.js paints them. */
+/** A heatmap's cells as js/heatmap/bitmap.js paints them. */
 interface CellBitmap {
   cells: HTMLCanvasElement;
   image: ImageData;
@@ -30,14 +30,14 @@ interface CellBitmap {
 
 /** A figure's element: what Plotly.js keeps on it, and what the page adds. */
 interface PlotElement extends HTMLElement {
-  /** Plotly's traces (a line chart's are the page's own, js/line-chart.js) */
+  /** Plotly's traces (a line chart's are the page's own, js/figure/line-chart.js) */
   data?: Array<{ [key: string]: any }>;
   layout?: { [key: string]: any };
   /** Plotly's computed layout (its private name; the page reads the plot area's size) */
   _fullLayout?: any;
   /** Plotly's event hook, once Plotly has drawn into the element */
   on?(event: string, handler: (...args: any[]) => void): void;
-  /** the spec and matrix drawn (js/heatmaps.js) */
+  /** the spec and matrix drawn (js/heatmap/draw.js) */
   vitHover?: { spec: HeatmapSpec; m: StoredMatrix };
   vitHoverBound?: boolean;
   vitBitmap?: CellBitmap | null;
@@ -54,7 +54,7 @@ interface PlotlyStatic {
   Plots: { resize(el: HTMLElement): Promise<void> };
 }
 
-/** KaTeX: the one call made (js/panels.js). */
+/** KaTeX: the one call made (js/panels/text.js). */
 interface KatexStatic {
   render(tex: string, el: HTMLElement, options?: {
     displayMode?: boolean;

@@ -20,7 +20,7 @@ declare var vitAnswers: (bridge: PyProxy) => VitAnswers;
 declare var vitWorker: VitWorkerTools;
 /** Pyodide 0.17's pyodide.js, once importScripts has run it (the fallback worker) */
 declare var loadPyodide: (options: { indexURL: string }) => Promise<PyodideRuntime>;
-/** Pyodide 314's two modules as classic scripts in the one file's worker (buildtools/onefile.py) */
+/** Pyodide 314's two modules as classic scripts in the one file's worker (buildtools/onefile/page.py) */
 declare var vitPyodide: {
   loadPyodide(options: object): Promise<PyodideRuntime>;
   createPyodideModule: unknown;

@@ -4,8 +4,8 @@ The page sends one request per action and gets one answer. A request is a JSON o
 ``op`` and the fields below; the answer is a JSON object with the keys below (only those that
 changed), plus the matrices it names, attached by the bridge as ``{rows, cols, data:
 Float64Array}``. protocol_types.py gives each name its JavaScript type, and web/js/protocol.js
-is written from the two (buildtools/protocol_js.py); tests/test_protocol.py checks it is up to
-date, and checks the session's answers against both.
+is written from the two (buildtools/javascript/protocol.py); tests/test_protocol.py checks it is up
+to date, and checks the session's answers against both.
 docs/protocol.md tells the story.
 """
 from .panels.sections import SECTIONS

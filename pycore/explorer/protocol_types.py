@@ -1,9 +1,9 @@
 """The JavaScript types of the protocol (pycore/explorer/protocol.py names its requests and
 answers): what web/js/protocol.js declares, as JSDoc typedefs, for the page's scripts.
 
-web/js/protocol.js is written from this module (``python3 -m buildtools.protocol_js``), never by
-hand; tests/test_protocol.py checks that it is what this module writes, that each typedef of a
-request, an answer, a heatmap spec and the fine-tuning section names exactly the fields
+web/js/protocol.js is written from this module (``python3 -m buildtools.javascript.protocol``),
+never by hand; tests/test_protocol.py checks that it is what this module writes, that each typedef
+of a request, an answer, a heatmap spec and the fine-tuning section names exactly the fields
 protocol.py lists, and that the session's answers hold values of these types.
 
 Each typedef: (name, what it is, [(property, JSDoc type, optional, what it holds)]). The

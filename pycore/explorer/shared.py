@@ -1,9 +1,9 @@
 """Values the page's JavaScript needs too, defined here once.
 
-The build writes them into the site as ``js/shared.js`` (buildtools/shared_js.py), an ES module
-the page's scripts import; nothing under web/js keeps a copy (tests/test_shared_values.py checks
-both). This module imports nothing, so the build, which never imports NumPy, reads it on its own
-(``runpy.run_path``), and every name below that is not private goes to the page.
+The build writes them into the site as ``js/shared.js`` (buildtools/javascript/shared.py), an ES
+module the page's scripts import; nothing under web/js keeps a copy (tests/test_shared_values.py
+checks both). This module imports nothing, so the build, which never imports NumPy, reads it on its
+own (``runpy.run_path``), and every name below that is not private goes to the page.
 
 Examples
 --------
@@ -22,7 +22,8 @@ LINK_SHARE_MAX = 2000
 """The longest link (the whole address) Copy link copies without asking. A longer one opens in
 the browser, up to :data:`LINK_MAX`, but email clients, chat and course platforms (an LMS's link
 field) cut or refuse links past about 2,000 characters: Copy link then says how long it is and
-why, offers the state as .npz or JSON instead, and copies it only if asked (web/js/share.js)."""
+why, offers the state as .npz or JSON instead, and copies it only if asked
+(web/js/page/share.js)."""
 
 MAX_RUN_STEPS = 1000
 """Steps in one fine-tuning run; the curves travel whole in each answer, so they stay short.
@@ -43,7 +44,7 @@ HEATMAP_IDS = {
 """The element id of each heatmap of the head's stages (web/index.html holds one element per id;
 the comparison panels' ids are comparison_panel.comparison_ids)."""
 
-# ---- written by python3 -m buildtools.protocol_js from pycore/explorer/panels/sections.py ----
+# ---- written by python3 -m buildtools.javascript.protocol from panels/sections.py ----
 PANEL_IDS = {
     "stats": "stats",
     "top_k": "top-k",
@@ -76,8 +77,9 @@ DEFERRABLE = (
     "finetune",
 )
 """The sections a request may leave for later while their panels are out of view (its
-``later``): the page brings them up to date when one scrolls into view (web/js/offscreen.js)."""
-# ---- end of what buildtools/protocol_js.py writes ----
+``later``): the page brings them up to date when one scrolls into view
+(web/js/page/offscreen.js)."""
+# ---- end of what buildtools/javascript/protocol.py writes ----
 
 FINETUNE_PRESET = "finetune"
 """The fine-tuning panel's own preset: labelled class means (presets.py), its "Load" button's."""

@@ -1,4 +1,4 @@
-// What a line chart of the page (js/line-chart.js) shows, read back from the drawing alone: its
+// What a line chart of the page (js/figure/line-chart.js) shows, read back from the drawing alone: its
 // first curve's points, each turned into [step, value] through the tick labels drawn beside the
 // axes (the centre of each label's box is taken as its tick's place). Used by
 // tests/browser/test_page_finetune.py and test_engines_panels.py to check the curve on screen against

@@ -285,7 +285,7 @@ class HostPages:
         page = self.context(host).new_page()
         pagekit.open_explorer(page, url)
         page.wait_for_function("""() => document.getElementById('finetune').dataset.busy !== 'true'""")
-        # The equations the first answer brought are set up once the page is idle (js/panels.js,
+        # The equations the first answer brought are set up once the page is idle (js/panels/text.js,
         # afterRender), their selects first: the page's fingerprint is taken after that, or it
         # would depend on how soon that came (a reset's equations are set up the same way).
         page.wait_for_function("() => document.getElementById('step-sample').options.length > 0",

@@ -1,4 +1,4 @@
-"""What a figure saved for slides holds (web/js/figure-export.js), read as a slide tool reads it:
+"""What a figure saved for slides holds (web/js/figure/export.js), read as a slide tool reads it:
 a PNG's size from its IHDR and what it shows (decoded by the browser), an SVG's title, texts by
 their role, and colour key."""
 import base64

@@ -7,7 +7,7 @@ shaken a little, as no two hands draw alike; "anywhere" drawings are also small 
 pad) and placed off the middle, or slanted.
 
 Used by tests/browser/test_page_drawing.py, which draws them with the mouse's own events, and
-by tests/test_ink.py, which draws them through the pad's own ink code (web/js/ink.js) in Node."""
+by tests/test_ink.py, which draws them through the pad's own ink code (web/js/digits/ink.js) in Node."""
 import math
 
 import numpy as np

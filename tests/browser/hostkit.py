@@ -2,7 +2,7 @@
 the boot status they record, and the NumPy wheel the PyScript build pins."""
 import os
 
-from buildtools import manifest
+from buildtools.artifacts import manifest
 
 from .conftest import ROOT
 

@@ -30,14 +30,14 @@ def heatmap_z(page, element_id):
 # Plotly's responsive figures follow a resized window after a pause (their own timer), so boxes
 # measured at once are the old layout's. Figures kept hidden (made ahead, or hidden by a choice)
 # keep the size they were drawn at until they are shown again, when they are sized anew
-# (js/heatmaps.js, clearHeatmap).
+# (js/heatmap/draw.js, clearHeatmap).
 FIGURES_FOLLOWED = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
     .filter((el) => el._fullLayout && el.offsetParent && getComputedStyle(el).visibility !== 'hidden')
     .every((el) => Math.abs(el._fullLayout.width - parseFloat(getComputedStyle(el).width)) < 1)"""
 
 
 # The walk-through's current step drawn and its figures brought into view, with no reveal
-# pending (js/walkthrough.js: data-revealed, and data-settling while a changed layout settles).
+# pending (js/panels/walkthrough.js: data-revealed, and data-settling while a changed layout settles).
 STEP_REVEALED = """() => { const w = document.getElementById('walk').dataset;
     return w.revealed === w.step && w.settling !== 'true'; }"""
 
@@ -309,7 +309,7 @@ def worked_link():
 
 
 def model_pixels(page):
-    """The 8 x 8 image the tiny ViT reads (a pen drawing prepared by web/js/ink.js, anything
+    """The 8 x 8 image the tiny ViT reads (a pen drawing prepared by web/js/digits/ink.js, anything
     else the pad's pixels), as the page shows it beside the pad: (8, 8) floats. `page` is a
     Playwright page or an engine of tests/browser/engines (both evaluate JavaScript)."""
     return image_of(page.evaluate("() => document.getElementById('digit-model-image').dataset.pixels"))

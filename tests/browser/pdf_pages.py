@@ -232,7 +232,7 @@ PRINT_LAYOUT = """() => {
 }"""
 
 # After printing: no figure still drawn for paper (each as wide as its element again). The
-# figures made ahead out of sight are neither printed nor drawn for paper (js/print.js).
+# figures made ahead out of sight are neither printed nor drawn for paper (js/figure/print.js).
 BACK_ON_SCREEN = """() => !document.documentElement.classList.contains('printing') &&
     Array.from(document.querySelectorAll('.js-plotly-plot'))
         .filter((el) => el._fullLayout && el.offsetParent && el.clientWidth

@@ -125,7 +125,7 @@ def test_the_core_session_runs_under_the_sites_policy(page, page_log, sites, sit
 
 
 def figures_of_the_largest_heatmap(page):
-    """The ViT-B/16 W_head (768 x 1000) saved for slides (js/figure-export.js), as SVG, PNG and
+    """The ViT-B/16 W_head (768 x 1000) saved for slides (js/figure/export.js), as SVG, PNG and
     projector PNG: its cells go in as one image (one pixel per cell), nothing is loaded (the
     policy's img-src is data: alone), each file is made well within a second, and no task holds
     the page for long meanwhile (the PNGs are written a slice at a time)."""

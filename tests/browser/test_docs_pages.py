@@ -1,4 +1,4 @@
-"""The docs the page links to (docs/<name>.html in the site, buildtools/docs_html.py) read right
+"""The docs the page links to (docs/<name>.html in the site, buildtools/assembly/docs_html.py) read right
 in Chromium, Firefox and WebKit when a plain static server sends them without a charset
 (README's advice: ``python3 -m http.server``): the text the browser shows has every character of
 the .md source (ε, γ, ≈, ...), none read as Latin-1 ("Îµ"). The one file's docs, opened from

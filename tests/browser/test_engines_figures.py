@@ -79,7 +79,7 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
 
 @FALLBACK_IN_CHROMIUM
 def test_a_mistake_chosen_again_after_none_and_a_resize(app):
-    """A comparison's figures stay made while no comparison is chosen (js/heatmaps.js:
+    """A comparison's figures stay made while no comparison is chosen (js/heatmap/draw.js:
     clearHeatmap): hidden, they hold no numbers; chosen again after the window changed size,
     they show the mistake's numbers and fit their new width."""
     engine = app.start()
@@ -101,7 +101,7 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     off = engine.evaluate(FITS, list(figures))
     assert all(0 <= d <= 1 for d in off), off
     assert layout_settled(engine) == []
-    # another mistake: the same figures, recoloured and retitled in place (js/heatmaps.js)
+    # another mistake: the same figures, recoloured and retitled in place (js/heatmap/draw.js)
     choose(engine, "mistake", "softmax_inside")
     exp = np.exp(logits - logits.max(axis=1, keepdims=True))
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-mistake"), exp / exp.sum(axis=1, keepdims=True),
@@ -124,7 +124,7 @@ def test_layout_at_desktop_size(app):
     app.assert_clean()
 
 
-# A figure saved for slides (js/figure-export.js, js/figure-menu.js) takes the same path in every
+# A figure saved for slides (js/figure/export.js, js/figure/menu.js) takes the same path in every
 # engine, but each engine lays out its text, paints the canvas and deflates the PNG itself
 # (CompressionStream). The file the page hands to the browser is caught here (the Blob given
 # to URL.createObjectURL for the <a download> it clicks), not saved: Firefox's and WebKit's
@@ -217,7 +217,7 @@ def test_a_handout_printed_on_a4_and_letter(app, engine_host, engines):
 
 
 # A heatmap's cells in view, few and each at least a device pixel, are filled one rectangle each
-# (js/heatmap-bitmap.js: fillCells) instead of scaling the one-pixel-per-cell bitmap onto the
+# (js/heatmap/bitmap.js: fillCells) instead of scaling the one-pixel-per-cell bitmap onto the
 # screen's canvas. Compared here with that scaling, on canvases of odd sizes, at the full view and
 # zoomed to fractions of cells: a pixel may differ only where the two round a cell's edge apart.
 CELL_FILL_VIEWS = [  # left, top (axis units, the first cell's centre is 0), spans, canvas px
@@ -229,7 +229,7 @@ CELL_FILL_VIEWS = [  # left, top (axis units, the first cell's centre is 0), spa
 def test_heatmap_cells_filled_one_by_one_are_where_the_scaled_bitmap_puts_them(app):
     engine = app.start()
     far = engine.evaluate("""async (views) => {
-        const { fillCells } = await import('./js/heatmap-bitmap.js');
+        const { fillCells } = await import('./js/heatmap/bitmap.js');
         const bm = document.getElementById('heatmap-w').vitBitmap;
         return views.map(([left, top, spanX, spanY, W, H]) => {
             spanX = spanX || bm.cols; spanY = spanY || bm.rows;
@@ -347,7 +347,7 @@ def test_the_walk_through_at_200_and_300_percent_zoom_and_on_a_phone(app, engine
         before = renders(engine)
         engine.evaluate("() => document.querySelectorAll('#walk-progress button')[4].click()")
         wait_render_after(engine, before)
-        # revealed after the redraw, and again once a changed layout settles (js/walkthrough.js)
+        # revealed after the redraw, and again once a changed layout settles (js/panels/walkthrough.js)
         engine.wait_for("() => document.getElementById('walk').dataset.step === '4'")
         engine.wait_for(STEP_REVEALED)
         # as the student sees it once the figures have followed the new window size
@@ -380,7 +380,7 @@ def test_phone_width_works_and_nothing_is_cut_off(app):
     app.assert_clean()
 
 
-# A logit pointed at (js/linked.js): its terms in a card over what follows, nothing below moved
+# A logit pointed at (js/panels/linked.js): its terms in a card over what follows, nothing below moved
 CARD = """() => {
     const card = document.getElementById('contributions');
     const box = card.getBoundingClientRect();

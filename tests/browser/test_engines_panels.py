@@ -166,7 +166,7 @@ def test_a_fine_tune_step_is_sgd_written_here(app):
     np.testing.assert_allclose(heatmap_z(engine, "heatmap-w"), w1, rtol=1e-9, atol=1e-12)
     app.assert_axe_clean("the fine-tuning panel: 60 samples loaded, a step taken")
     # Copy link: this state's link is too long to share, so the export dialog says so and
-    # offers the state as a file (js/share.js); axe with the dialog open, then Esc closes it
+    # offers the state as a file (js/page/share.js); axe with the dialog open, then Esc closes it
     engine.click("#copy-link")
     engine.wait_for("() => document.getElementById('export-dialog').open")
     assert engine.evaluate("() => document.activeElement.id") == "export-as-npz"

@@ -49,14 +49,14 @@ def fail_with(status, body=b"gone"):
     ("fallback", "numpy.data", "NumPy could not be loaded"),
     ("fallback", "pyodide.asm.wasm", "The Python runtime could not be downloaded"),
     ("fallback", "py/bridge.py", "The explorer's Python code could not be loaded"),
-    # served gzipped (buildtools/gzipped.py): the file asked for is <name>.gz
+    # served gzipped (buildtools/assembly/gzipped.py): the file asked for is <name>.gz
     ("pyscript", "pyodide.asm.wasm.gz", "The Python runtime could not be downloaded"),
     ("pyscript", "python_stdlib.zip.gz", "The Python runtime could not be downloaded"),
     ("pyscript", "numpy-2.4.3.zip", "NumPy's compiled Python (its bytecode) could not be loaded"),
     ("pyscript", "pyscript.json", "The Python runtime could not be downloaded"),
     ("pyscript", "pyscript/core.js", "PyScript could not be loaded"),
     ("pyscript", WHEEL, "NumPy could not be loaded"),
-    # the explorer's Python, as one zip (buildtools/hosts.py's python_zip)
+    # the explorer's Python, as one zip (buildtools/assembly/hosts.py's python_zip)
     ("pyscript", "py/explorer.zip", "The explorer's Python code could not be loaded"),
     ("pyscript", "plotly-heatmap.min.js", "Plotly.js, which draws the heatmaps, could not be loaded"),
 ])
@@ -113,7 +113,7 @@ def test_a_missing_wasm_seen_after_python_began_starting_is_still_a_missing_down
 
 
 def test_the_worked_example_shows_while_python_boots(sites, page):
-    """The first view comes from the build (buildtools/first_view.py): with Python's worker missing,
+    """The first view comes from the build (buildtools/assembly/first_view.py): with Python's worker missing,
     the page still shows the worked example, read-only, next to the reason it cannot edit."""
     url = sites.url("fallback")
     # the worker's URL carries its parameters (?index=...&files=...)

@@ -20,9 +20,10 @@ import pytest
 
 from reference import reference_head
 
-from buildtools import manifest, plotly_bundle
-from buildtools.cache import Cache, default_cache_dir
-from buildtools.page_html import absolute_urls
+from buildtools.artifacts import manifest
+from buildtools.javascript import plotly_bundle
+from buildtools.artifacts.cache import Cache, default_cache_dir
+from buildtools.assembly.page_html import absolute_urls
 from reference import WORKED_LOGITS
 
 from .conftest import ROOT, PageLog
@@ -46,7 +47,7 @@ PYTHON_DIR = config["vit"]["python_dir"]
 def bytecode_modules():
     """"<used> of <imported>; NumPy <used> of <imported>; stdlib <used> of <imported>": of the
     explorer's modules imported so far, of NumPy's and of the standard library's, how many Python
-    read from the build's bytecode (buildtools/bytecode.py). For the explorer and NumPy, those
+    read from the build's bytecode (buildtools/assembly/bytecode.py). For the explorer and NumPy, those
     whose checked-hash .pyc matches its source as Python checks it (PEP 552); for the standard
     library, which zipimport reads from its zip, those it read from a .pyc."""
     import importlib.util
@@ -193,7 +194,7 @@ def test_numpys_webassembly_libraries_are_compiled_while_python_starts(sites, bo
 
 
 def test_the_pyscript_host_imports_the_explorer_from_the_builds_bytecode(sites, booted, tmp_path):
-    """build.py compiles the Python with the site's own Pyodide (buildtools/bytecode.py): every
+    """build.py compiles the Python with the site's own Pyodide (buildtools/assembly/bytecode.py): every
     module the boot imports, the explorer's, NumPy's and the standard library's, is read from
     bytecode (the first two from a .pyc whose checked hash matches its source)."""
     url = sites.url("pyscript")

@@ -1,4 +1,4 @@
-"""The one file (dist/vit-head-explorer.html, buildtools/onefile.py): copied alone into an empty
+"""The one file (dist/vit-head-explorer.html, buildtools/onefile/page.py): copied alone into an empty
 folder and opened from disk (file://) in each engine, and served alone by a plain static server
 under a learning platform's policy. What it shows is checked against NumPy written out here.
 

@@ -1,5 +1,5 @@
 """A big matrix (the ViT-B/16 preset's W_head, 768 x 1000) is drawn as a bitmap under Plotly's
-axes (js/heatmaps.js). What is checked here is what is on the screen: the colours of the cells in
+axes (js/heatmap/draw.js). What is checked here is what is on the screen: the colours of the cells in
 a screenshot, after a zoom dragged with the mouse, after an edit typed key by key and after a
 resize, against colours computed here from the page's colour scale; the value a hover shows; and
 that a small matrix afterwards is painted the same way.
@@ -191,7 +191,7 @@ def test_a_big_matrix_is_shown_cell_by_cell_through_zoom_edit_hover_and_resize(p
                                " return [d.zmin, d.zmax]; }")
     assert np.abs(rdbu(W[r, c], zmin, zmax) - rdbu(state.W_head[r, c], zmin, zmax)).max() > 40  # visible
 
-    # Hovering the cell shows its value in the page's short form (js/numbers.js; the exact one is
+    # Hovering the cell shows its value in the page's short form (js/page/numbers.js; the exact one is
     # in the focused cell and the exports).
     (_, _, point), = [(rr, cc, p) for rr, cc, p in cells_in_view(after) if (rr, cc) == (r, c)]
     page.mouse.move(*point)

@@ -267,7 +267,7 @@ def test_each_grid_is_a_form_that_enter_never_submits(page, site_url):
 
 def test_the_tables_follow_each_edit_in_place_and_the_predicted_class_moves(page, site_url):
     """The statistics and logits tables of a new answer of the same shape have their numbers and
-    marks changed in place (js/panels.js): after each edit, every number shown and the predicted
+    marks changed in place (js/panels/text.js): after each edit, every number shown and the predicted
     class of each sample are the reference head's, and the rows are the ones first drawn."""
     open_explorer(page, site_url)
     page.evaluate("""() => { window.__rows = Array.from(

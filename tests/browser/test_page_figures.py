@@ -1,6 +1,6 @@
 """Figures for slides (issue 47, item 10): every heatmap and line chart has a "Download figure"
 menu named after it, reached by Tab and worked by keys, that saves the figure as it is shown
-(web/js/figure-export.js) as SVG (real text: the title, the numbers on the cells as the page
+(web/js/figure/export.js) as SVG (real text: the title, the numbers on the cells as the page
 prints them, the colour key's range), as a PNG at twice its size and as a 1920 x 1080 PNG for a
 projector, light or dark as the page is. The bar charts too: a logit's terms, the drawn digit's
 top 3 (and the probes' accuracies, drawn the same way). Firefox and WebKit save one too (tests/browser/

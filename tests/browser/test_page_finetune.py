@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from buildtools import digits as wheel_digits
+from buildtools.data import digits as wheel_digits
 from reference_vit import ShippedViT
 
 from . import pagekit
@@ -281,7 +281,7 @@ def test_reset_and_a_pasted_link_let_go_of_everything_the_panel_kept(
     idle(page)
     assert lr.get_attribute("aria-invalid") == "true" and page.locator("#ft-error").is_visible()
     page.focus("#heatmap-logits")
-    page.keyboard.press("Enter")             # the logit [0, 0] selected (js/linked.js)
+    page.keyboard.press("Enter")             # the logit [0, 0] selected (js/panels/linked.js)
     page.wait_for_function("() => document.documentElement.dataset.linkedLogit === '0,0'")
     page.click("#ft-play")
     page.wait_for_function("() => Number(document.getElementById('finetune').dataset.runSteps) >= 2",

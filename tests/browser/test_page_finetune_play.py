@@ -61,6 +61,9 @@ def test_play_and_step_are_said_at_a_calm_rate(page, site_url):
     page.wait_for_timeout(6000)
     page.click("#ft-play")  # Pause
     idle(page)
+    # where it stopped is said once the page has drawn nothing for a second (js/page/announce.js)
+    page.wait_for_function("""() => document.getElementById('ft-said').textContent ===
+        document.getElementById('ft-status').textContent""", timeout=10000)
     said = page.evaluate("() => window.__said")
     assert {region for region, _, _ in said} == {"ft-said"}, said
     steps = int(page.evaluate("document.getElementById('finetune').dataset.runSteps"))

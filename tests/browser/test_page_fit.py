@@ -343,7 +343,7 @@ def test_dark_mode_print_reduced_motion_and_large_text(page, site_url):
 
 @pytest.mark.fresh_page  # booted in the light scheme (warm caches)
 def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(page, site_url):
-    """The page reads its text colour once per colour scheme (js/dom.js), not per figure: when
+    """The page reads its text colour once per colour scheme (js/page/dom.js), not per figure: when
     the scheme changes with the page open (the system goes dark at sunset), every heatmap and
     the fine-tuning charts are drawn again in the new ink, readable on the new paper."""
     set_viewport(page, {"width": 1280, "height": 900})
@@ -366,9 +366,9 @@ def test_a_colour_scheme_switched_while_open_redraws_the_figures_in_its_ink(page
     assert layout_problems(page) == []
 
 
-# Each heatmap's title as drawn, measured in its font by a canvas (js/heatmaps.js wrapTitle):
+# Each heatmap's title as drawn, measured in its font by a canvas (js/heatmap/layout.js wrapTitle):
 # [id, the room beside the "Download figure" button (the figure's width less 12 px and the
-# button's 34 px: js/figure-menu.js), [[the line's width, its width with the next line's first
+# button's 34 px: js/figure/menu.js), [[the line's width, its width with the next line's first
 # word, its words], ...]]. A shape in parentheses, "(B × D)", is one word.
 TITLE_LINES = """() => {
     const ctx = document.createElement('canvas').getContext('2d');

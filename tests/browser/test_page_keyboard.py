@@ -141,7 +141,7 @@ def test_a_refused_entry_is_shown_as_it_is_typed_and_said_once_when_it_ends(page
     alert box shows it and the cell is marked invalid, but nothing is said until the entry ends;
     Enter then says it once (each key used to fire an assertive alert). The cell is not described
     by the box: Orca said a focused field's changed description key by key ('ab', then 'abc' is
-    not a number: benchmarks/screen_reader_check.py)."""
+    not a number: benchmarks/screen_reader/)."""
     open_explorer(page, site_url)
     page.wait_for_timeout(800)
     page.evaluate(WATCH_SAID)

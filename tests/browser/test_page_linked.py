@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from playwright.sync_api import expect
 
-from buildtools import manifest as manifest_mod, pypi_files
+from buildtools.artifacts import manifest as manifest_mod, pypi_files
 from pycore.explorer import preset
 
 from .pagekit import act, heatmap_z, open_explorer, renders, set_viewport, wait_render_after
@@ -42,7 +42,7 @@ def cell_point(page, element_id, row, col):
 
 
 def hover_label(page, element_id, row, col):
-    """The page's hover label over cell (row, col) of a heatmap, as shown (js/heatmap-hover.js);
+    """The page's hover label over cell (row, col) of a heatmap, as shown (js/heatmap/hover.js);
     the pointer then leaves the plot."""
     area, point = cell_point(page, element_id, row, col)
     area.hover(position=point)
@@ -108,7 +108,7 @@ def test_a_clicked_logit_lights_its_row_and_column_and_its_bars_sum_to_it(page, 
 
 def test_the_softmax_bars_are_the_chosen_samples_probabilities(page, site_url):
     """Under the logits: the equations' sample's softmax(logits[b]) as bars, most probable
-    first and marked (the shared bar renderer, js/text-views.js, unsigned)."""
+    first and marked (the shared bar renderer, js/panels/text-views.js, unsigned)."""
     open_explorer(page, site_url)
     _, logits = head(WORKED_CLS, WORKED_W)
     for b in (0, 1):

@@ -29,7 +29,7 @@ def test_handouts_on_a4_and_letter_with_the_drawing_comparisons_and_walk_through
     act(page, lambda: page.click("#digit-gallery button >> nth=0"))
     act(page, lambda: page.select_option("#mistake", "no_layernorm"))
     act(page, lambda: page.select_option("#variant", index=1))
-    # the equations are typeset once they have been in view (js/panels.js)
+    # the equations are typeset once they have been in view (js/panels/text.js)
     page.locator("#steps").scroll_into_view_if_needed()
     page.wait_for_function("() => document.querySelectorAll('#step-list .katex-display').length >= 3")
     act(page, lambda: page.click("#walk-start"))

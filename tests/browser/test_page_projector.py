@@ -41,7 +41,7 @@ def press(page, key):
 
 
 def settled(page):
-    """The step drawn and scrolled into view (js/walkthrough.js reveals after a redraw, and again
+    """The step drawn and scrolled into view (js/panels/walkthrough.js reveals after a redraw, and again
     300 ms after the layout has changed: its data-revealed and data-settling), a frame later."""
     page.wait_for_function(STEP_REVEALED)
     page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
@@ -164,7 +164,7 @@ SIZES = """() => {
   const figures = ['heatmap-cls', 'heatmap-normalized', 'heatmap-w', 'heatmap-logits'].map((id) => {
     const el = document.getElementById(id);
     const ticks = Array.from(el.querySelectorAll('.xtick text, .ytick text'), px);
-    // the numbers the page paints in the cells (js/heatmaps.js says how many, and their size)
+    // the numbers the page paints in the cells (js/heatmap/draw.js says how many, and their size)
     const count = Number(el.dataset.cellNumbers), cell = Number(el.dataset.cellNumberPx);
     return [id, Math.min(...ticks), ticks.length, count ? cell : 0, count];
   });

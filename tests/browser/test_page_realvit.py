@@ -4,11 +4,11 @@ one, and the stages show the tiny ViT's encoder output, trained head and logits.
 What the page shows (the pad's pixels, heatmap z, the attention overlay, the URL) is checked
 against the tiny ViT's equations run here in NumPy (tests/reference_vit.py, not pycore) on the
 pixels the page reports, and, for the
-held-out digits, on the data set read out of the pinned wheel (buildtools/digits.py)."""
+held-out digits, on the data set read out of the pinned wheel (buildtools/data/digits.py)."""
 import numpy as np
 import pytest
 
-from buildtools import digits as wheel_digits
+from buildtools.data import digits as wheel_digits
 from pycore.explorer import decode_fragment
 from reference_vit import ShippedViT, head
 

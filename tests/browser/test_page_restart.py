@@ -1,4 +1,4 @@
-"""A runtime that stops (web/js/restart.js): a call that fails across the crossing, as every call
+"""A runtime that stops (web/js/runtime/restart.js): a call that fails across the crossing, as every call
 does once Pyodide has had a fatal error, is said in words; the page reloads itself at the last
 valid link, so the state shown before the stop is shown again by a new runtime; a second stop
 soon after is only said (no reload loop). Killed at the crossing the page sees: on the PyScript

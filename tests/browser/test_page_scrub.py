@@ -1,4 +1,4 @@
-"""Scrubbing a number (js/scrub.js) with a mouse and the keyboard in Chromium, and what the page
+"""Scrubbing a number (js/grid/scrub.js) with a mouse and the keyboard in Chromium, and what the page
 then shows: the cells' numbers and colours on the screen, every stage against NumPy, the link,
 what a screen reader hears. The same keys and a finger on the handle run in every engine in
 test_engines.py.

@@ -129,7 +129,7 @@ PASTE_ON_LINK_ANSWER = """(() => {
 })();"""
 
 
-@pytest.mark.hosts("fallback")  # the page's own code (js/share.js); the fallback host's worker
+@pytest.mark.hosts("fallback")  # the page's own code (js/page/share.js); the fallback host's worker
 def test_a_link_pasted_while_the_pages_own_link_is_on_its_way_is_loaded(site_url, context):
     """A state of more than 1,000 numbers (the fine-tuning preset, after a Step) has its link
     asked for once the page is idle. A link pasted just as that answer comes is loaded: the

@@ -44,7 +44,7 @@ def test_an_entry_that_ends_invalid_keeps_nothing_of_it(page, site_url):
 @pytest.mark.fresh_page  # the warm-up runs once, after the boot
 @pytest.mark.hosts("pyscript", "fallback")
 def test_pythons_warm_up_never_touches_what_the_page_shows(page, site_url):
-    """Once ready, the page has Python practise edits in a session of its own (web/js/warmup.js).
+    """Once ready, the page has Python practise edits in a session of its own (web/js/runtime/warmup.js).
     A person typing at once is answered in between; the practice ends ("done") and has changed
     nothing shown: cells, heatmaps, link, the render count."""
     open_explorer(page, site_url)

@@ -9,7 +9,7 @@ from pycore.explorer import preset, state_to_json
 
 from .pagekit import (act, edit, heatmap_z, open_explorer, renders, set_viewport, state_fragment,
                       wait_render_after)
-from .test_engines_access import TAB_STOP
+from .test_engines_keyboard import TAB_STOP
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("assert_page_clean")]
 

@@ -20,7 +20,7 @@ importScripts("../js/host.js", "../js/answers.js");
 
 // Pyodide 0.17 makes each callable Python object it hands to JavaScript from `new Function()`:
 // an empty function, but made from text, which a Content-Security-Policy without 'unsafe-eval'
-// refuses (buildtools/csp.py). The same empty function, made without eval, serves it as well.
+// refuses (buildtools/assembly/csp.py). The same empty function, made without eval, serves it as well.
 self.Function = new Proxy(self.Function, {
   construct: function (target, args, newTarget) {
     if (args.length) return Reflect.construct(target, args, newTarget);
@@ -36,7 +36,7 @@ self.Function = new Proxy(self.Function, {
   var boot = self.vitHost.boot; // only the helpers: progress goes to the page as messages
   var summary = boot.summary;
   // The folder on sys.path that holds the explorer's Python files (boot/fallback.js passes
-  // PYTHON_DIR of buildtools/hosts.py).
+  // PYTHON_DIR of buildtools/assembly/hosts.py).
   var PYTHON_DIR = params.get("dir");
   var stage = "runtime";
   var answers = null;

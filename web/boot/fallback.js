@@ -3,7 +3,7 @@
 //   <script src="boot/fallback.js" data-index-url="vendor/pyodide-0.17/" data-python-dir="/home/..."
 //           data-downloads='{file: bytes}'></script>
 // (data-python-dir: the folder on sys.path the explorer's Python files go to, PYTHON_DIR in
-// buildtools/hosts.py.)
+// buildtools/assembly/hosts.py.)
 // Python runs in a Web Worker (boot/fallback-worker.js, which also says what its messages are):
 // this script starts it at once, passes its progress and failures on to the page, and hands the
 // page a bridge whose call(request) posts the request to the worker and resolves to its answer.

@@ -10,7 +10,7 @@
 // worker -> page: status, started, ready, fail, blocked and answer, as for that worker.
 //
 // Pyodide's two modules follow this script in the worker's blob, made classic scripts by the
-// build (buildtools/onefile.py), and the page puts them there: WebKit loads neither import() nor
+// build (buildtools/onefile/page.py), and the page puts them there: WebKit loads neither import() nor
 // importScripts() of a blob: URL in a worker of a page opened from a file, while every engine
 // runs the worker's own blob. Nothing is fetched: Pyodide's loader asks for its files with
 // fetch() under an address that is no place (INDEX), answered here from the payloads.

@@ -1,4 +1,4 @@
-// Boot glue of the one-file page (dist/vit-head-explorer.html, buildtools/onefile.py), inline
+// Boot glue of the one-file page (dist/vit-head-explorer.html, buildtools/onefile/page.py), inline
 // after js/host.js. Everything the page reads is inside the file: no request leaves it, so it
 // opens from disk (file://) as well as from any server.
 //
@@ -16,7 +16,7 @@
   "use strict";
   var host = window.vitHost;
   if (host.unable) return;
-  var facts = { built: false }; // the file's facts: buildtools/onefile.py writes them
+  var facts = { built: false }; // the file's facts: buildtools/onefile/page.py writes them
   var AGAIN = " Download vit-head-explorer.html again (or copy it again, whole) and open the new copy.";
   // (vitHost says the first failure only, and no ready after it)
   var fail = host.fail;
@@ -26,7 +26,7 @@
     fail(message);
   }
   var MB = host.boot.MB;
-  // The 32-bit FNV-1a checksum of a text's UTF-16 code units (buildtools/onefile.py's fnv1a):
+  // The 32-bit FNV-1a checksum of a text's UTF-16 code units (buildtools/onefile/page.py's fnv1a):
   // a changed byte of the worker's script, which no hash in the policy covers, is found here.
   function fnv1a(text) {
     var h = 0x811c9dc5;

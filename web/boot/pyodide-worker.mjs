@@ -164,7 +164,7 @@ globalThis.fetch = async function (input, init) {
   return result;
 };
 
-// ---- files served gzip-compressed (buildtools/gzipped.py) --------------------------------------
+// ---- files served gzip-compressed (buildtools/assembly/gzipped.py) --------------------------------------
 // Pyodide's loader asks for <url>; the site holds <url>.gz, which is counted as it arrives and
 // decompressed on the way to Pyodide (its WebAssembly still compiles while it streams in).
 const gzipped = new Set((vit.gzipped || []).map((u) => new URL(u, site).href));

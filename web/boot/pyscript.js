@@ -119,7 +119,7 @@ async function start() {
   host.status("runtime", "Downloading PyScript…");
   installMemoryIndexedDB(); // see memory-idb.js: PyScript opens IndexedDB as core.js loads
   // PyScript's core loads while the config downloads (the page preloads its modules, see
-  // buildtools/hosts.py's runtime_tags); the observers it starts are recorded from now on.
+  // buildtools/assembly/hosts.py's runtime_tags); the observers it starts are recorded from now on.
   const watching = observersOf(new URL("./", core).href);
   let config, pyscript;
   try {
@@ -137,7 +137,7 @@ async function start() {
   }
   // PyScript rebuilds the JavaScript hooks its plugins register for a worker from their text,
   // with Function(), on this page and in the worker: that needs 'unsafe-eval', which the page's
-  // Content-Security-Policy does not allow (buildtools/csp.py). The only such hook is
+  // Content-Security-Policy does not allow (buildtools/assembly/csp.py). The only such hook is
   // pyscript.fs's, which the explorer does not use; without hooks nothing is evaluated.
   for (const [name, set] of Object.entries(pyscript.hooks.worker)) {
     if (!name.startsWith("code")) set.clear(); // code* hooks are Python source, run as Python

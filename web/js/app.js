@@ -3,27 +3,27 @@
 // what changed, and only those panels are redrawn. Requests are asynchronous: the fallback host
 // answers from a Web Worker (see js/host.js for what a host hands over).
 
-import { MatrixGrid } from "./grid.js";
-import { latestOnly } from "./scrub.js";
-import { Renderer } from "./render.js";
-import * as panels from "./panels.js";
-import * as share from "./share.js";
-import { showBoot, bootDone, bootFailed } from "./boot-status.js";
-import { setData, setText, setValue } from "./dom.js";
-import { prepareFigure, redrawAll } from "./heatmaps.js";
-import * as digits from "./digits.js";
-import { component, resetAll } from "./components.js";
-import * as walkthrough from "./walkthrough.js";
-import * as linked from "./linked.js";
-import * as offscreen from "./offscreen.js";
-import * as finetune from "./finetune.js";
-import { keepWarm } from "./warmup.js";
-import { restarted, restarting } from "./restart.js";
-import { keepFocusClear } from "./focus-clear.js";
-import "./print.js"; // figures drawn again for paper around printing
-import { clearAlert, showAlert } from "./alert.js";
-import * as modelfile from "./modelfile.js";
-import { bindDocs, openDoc } from "./docs-view.js";
+import { MatrixGrid } from "./grid/grid.js";
+import { latestOnly } from "./grid/scrub.js";
+import { Renderer } from "./page/render.js";
+import * as panels from "./panels/text.js";
+import * as share from "./page/share.js";
+import { showBoot, bootDone, bootFailed } from "./runtime/boot-status.js";
+import { setData, setText, setValue } from "./page/dom.js";
+import { prepareFigure, redrawAll } from "./heatmap/draw.js";
+import * as digits from "./digits/panel.js";
+import { component, resetAll } from "./page/components.js";
+import * as walkthrough from "./panels/walkthrough.js";
+import * as linked from "./panels/linked.js";
+import * as offscreen from "./page/offscreen.js";
+import * as finetune from "./panels/finetune.js";
+import { keepWarm } from "./runtime/warmup.js";
+import { restarted, restarting } from "./runtime/restart.js";
+import { keepFocusClear } from "./page/focus-clear.js";
+import "./figure/print.js"; // figures drawn again for paper around printing
+import { clearAlert, showAlert } from "./page/alert.js";
+import * as modelfile from "./page/modelfile.js";
+import { bindDocs, openDoc } from "./page/docs-view.js";
 import { DEFAULT_PRESET, HEATMAP_IDS, LINK_MAX, PANEL_IDS, encoderPosition } from "./shared.js";
 
 const root = document.documentElement;
@@ -63,10 +63,10 @@ grids.W_head = new MatrixGrid($("grid-w"), {
 grids.input.setReadOnly(true);
 grids.W_head.setReadOnly(true);
 const renderer = new Renderer({ grids });
-// The answer's section drawn by what this file holds (js/components.js): the editors' sizes.
+// The answer's section drawn by what this file holds (js/page/components.js): the editors' sizes.
 component("shape", { before: (s) => { applyShape(s); } });
 bindPageControls();
-bindDocs(() => share.lastFragment()); // the one file's docs, in a dialog (js/docs-view.js)
+bindDocs(() => share.lastFragment()); // the one file's docs, in a dialog (js/page/docs-view.js)
 keepFocusClear();
 followFormerAnchor();
 preview();
@@ -75,7 +75,7 @@ preview();
 // no longer needs the main thread to start (vitHost.started), or has failed, or after
 // PLOTLY_LATEST_MS whatever happens: evaluated first, it would hold the runtime's worker back
 // for as long as it takes.
-// (KaTeX loads when the equations are first typeset: see panels.js.)
+// (KaTeX loads when the equations are first typeset: see panels/text.js.)
 const PLOTLY_LATEST_MS = 3000;
 const PLOTLY_TIMEOUT_MS = 60000;
 class PlotlyMissing extends Error {}
@@ -155,7 +155,7 @@ async function start(hostBridge) {
   warm.start();
 }
 
-// The figures Python shows only on a choice, made ahead while they are hidden (heatmaps.js:
+// The figures Python shows only on a choice, made ahead while they are hidden (heatmap/draw.js:
 // prepareFigure), so that the first mistake or head chosen, the encoder output, or dW_head at
 // the first Step, draws kept figures, not new ones. Each is [id, a function giving what Python
 // last said it will be]: the answer's "ahead", {spec, rows, cols}, read when it is made.
@@ -188,7 +188,7 @@ function stateHash() {
 }
 
 // While Python boots, show the worked example as pycore answered it at build time
-// (default-view.json, see buildtools/first_view.py): the editors at once, the rest once Plotly is in.
+// (default-view.json, see buildtools/assembly/first_view.py): the editors at once, the rest once Plotly is in.
 // Python's own answer then redraws whatever differs. A link's state waits for Python to
 // validate it.
 async function preview() {
@@ -299,7 +299,7 @@ async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
   else await renderer.schedule(res, t0);
 }
 
-// A scrubbed number (js/scrub.js): one edit in flight at a time. Values that come while it is
+// A scrubbed number (js/grid/scrub.js): one edit in flight at a time. Values that come while it is
 // answered replace each other, so the page never falls behind the pointer; the last one (where
 // a drag or a held key ended) is always sent, so the screen ends at its exact value. Python
 // answers the next change while the page draws the last answer.
@@ -330,7 +330,7 @@ async function send(request, t0) {
 }
 
 // A new session, as a newly opened page has it: every component lets go of what it kept
-// (js/components.js, reset: a run being played, the selected logit, marks and messages), Python
+// (js/page/components.js, reset: a run being played, the selected logit, marks and messages), Python
 // of everything the session keeps (the "reset" request), and the link's state (the worked
 // example for "") is loaded. Components reset first, so that no request of the old session's
 // (a Play loop's next step) follows the reset.
@@ -455,7 +455,7 @@ function bindPageControls() {
     grids.W_head.relayout();
     redrawAll();
   });
-  // Large text is larger still on a wide screen (css/page.css, js/heatmaps.js): crossing
+  // Large text is larger still on a wide screen (css/page.css, js/heatmap/draw.js): crossing
   // that width lays the grids out and draws the figures again.
   const wide = window.matchMedia("(min-width: 1600px)");
   wide.addEventListener("change", () => {

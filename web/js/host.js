@@ -15,7 +15,7 @@
 //                                matrices it names attached (js/answers.js makes it where
 //                                Python runs: the fallback host's worker, the PyScript page),
 //                                and whose warmUp(edits) resolves once Python has answered that
-//                                many practice edits (bridge.py's warm-up, js/warmup.js)
+//                                many practice edits (bridge.py's warm-up, js/runtime/warmup.js)
 //   vitHost.fail(message)        the runtime could not start; message is plain words for a person
 //   vitHost.blocked(violation)   a Content-Security-Policy violation seen in a worker
 //                                ({directive, blocked, source}, see boot.violation): if it stops
@@ -184,7 +184,7 @@
         }
       };
     },
-    // The one file's payloads (buildtools/onefile.py), on the page and in its worker: base64 of
+    // The one file's payloads (buildtools/onefile/page.py), on the page and in its worker: base64 of
     // gzip, decompressed (a promise of its bytes, rejected if it cannot be), and a payload's
     // files ({path: bytes}: a JSON index line [[path, offset, length], ...], then the bytes).
     gunzipBase64: function (text) {
@@ -334,7 +334,7 @@
   }
 
   // The failure, shown by this script when the page's own (js/app.js) cannot run: the same
-  // words and signals as js/boot-status.js.
+  // words and signals as js/runtime/boot-status.js.
   var shownHere = false;
   function showHere(message) {
     shownHere = true;
@@ -342,7 +342,7 @@
       var box = document.getElementById("alert");
       var status = document.getElementById("boot-status");
       var boot = document.getElementById("boot");
-      var said = document.getElementById("alert-said"); // js/alert.js: shown, and said
+      var said = document.getElementById("alert-said"); // js/page/alert.js: shown, and said
       if (box) { box.textContent = message; box.hidden = false; }
       if (said) { said.textContent = message; said.hidden = false; }
       if (status) status.textContent = "The Python runtime could not start.";

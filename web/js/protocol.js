@@ -1,5 +1,5 @@
 // The conversation between the page and Python, on the JavaScript side. Written by
-// `python3 -m buildtools.protocol_js` from pycore/explorer/protocol.py (the names) and
+// `python3 -m buildtools.javascript.protocol` from pycore/explorer/protocol.py (the names) and
 // pycore/explorer/protocol_types.py (their types): change those, not this file.
 // docs/protocol.md tells the story. (Types only: this file exports nothing.)
 

@@ -65,7 +65,7 @@ def answer(request_json, practice=False):
 # background into faster code (TurboFan). Until the edit path has run a few dozen times, an edit
 # runs partly in the slow code and sets off background compiles that compete with the page for
 # the CPU: the first edits of a visit take about twice as long in Python as later ones. So, once the
-# page is ready and idle, it asks its host for practice edits, one at a time (js/warmup.js):
+# page is ready and idle, it asks its host for practice edits, one at a time (js/runtime/warmup.js):
 # cells of both grids edited in a session of their own, answered and encoded exactly as the
 # page's own edits are (warm_up takes the worker's own crossing). The page's session is never
 # touched.

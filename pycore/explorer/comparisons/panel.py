@@ -112,7 +112,7 @@ def comparison_heatmaps(kind, title, logits, output, diff, limit, diff_limit=Non
 
 def comparisons_ahead(state):
     """The figures of each comparison panel with nothing chosen, as a choice would show them at
-    this state's shape (B, C), for the page to make ahead (web/js/heatmaps.js, prepareFigure):
+    this state's shape (B, C), for the page to make ahead (web/js/heatmap/draw.js, prepareFigure):
     {id: {spec, rows, cols}}. The compared head's title is its menu's first (a later choice's
     title is changed in place); the colour ranges are placeholders.
 

@@ -194,7 +194,7 @@ def digits_preset(value, seed=0):
     ----------
     value : dict
         ``{"train": [[pixels, label], ...], "held_out": [[pixels, label], ...]}`` (at most
-        :data:`TRAIN_MAX` training digits), as js/finetune.js reads them out of digits.json.
+        :data:`TRAIN_MAX` training digits), as js/panels/finetune.js reads them out of digits.json.
     seed : int, optional
         Kept in the options, as for every preset (the subset itself is the build's).
 

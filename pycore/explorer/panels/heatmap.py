@@ -61,7 +61,8 @@ def heatmap(matrix, values, title, x_title, y_title, hover, diverging=True, mark
 
 
 # Where a hover shows the cell's value: the page writes it in its short form
-# (web/js/heatmap-hover.js, numbers.js); the exact value is in the focused cell and the exports.
+# (web/js/heatmap/hover.js, web/js/page/numbers.js); the exact value is in the focused cell and
+# the exports.
 VALUE = "%{z}"
 
 

@@ -10,8 +10,8 @@ Each builder reads a :class:`~pycore.explorer.panels.snapshot.Snapshot` and retu
 
 Adding a panel: one :class:`Section` here (its answer keys, with a line each for the protocol;
 its element id and whether it may wait), its values' function (panels.py), one component on the
-page registered under the same key (web/js/components.js: ``component``) and its HTML slot; then
-``python3 -m buildtools.protocol_js`` (docs/architecture.md, "Adding a panel").
+page registered under the same key (web/js/page/components.js: ``component``) and its HTML
+slot; then ``python3 -m buildtools.javascript.protocol`` (docs/architecture.md, "Adding a panel").
 
 Examples
 --------
@@ -64,12 +64,13 @@ class Section(namedtuple("Section", "name after build keys panel waits")):
         changes nothing (tests/test_pure_answers.py).
     keys : dict
         The answer keys it writes beyond the envelope, each with its JSDoc type (for
-        web/js/protocol.js, written by buildtools/protocol_js.py) and what it holds (they make
-        :data:`pycore.explorer.protocol.ANSWER`).
+        web/js/protocol.js, written by buildtools/javascript/protocol.py) and what it holds (they
+        make :data:`pycore.explorer.protocol.ANSWER`).
     panel : str or None
         The element id of the panel of its own that shows it (web/index.html), or None. The
         page's scripts read these ids from js/shared.js's ``PANEL_IDS``, which
-        ``python3 -m buildtools.protocol_js`` writes into pycore/explorer/shared.py from here.
+        ``python3 -m buildtools.javascript.protocol`` writes into pycore/explorer/shared.py from
+        here.
     waits : bool
         Whether a request may leave it for later while its panel is out of view (the
         request's ``later``; :data:`DEFERRABLE`).

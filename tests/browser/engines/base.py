@@ -33,7 +33,7 @@ POLL_JS = """async (args, sliceMs, everyMs) => {
 # stopped moving (Playwright's clicks wait for "stable" alike): scrolling brings panels into view
 # that draw then, and a drawing above the element moves it. If the page scrolled it away
 # meanwhile (the focus of a Tab pressed just before, brought into view in the frame after it:
-# js/focus-clear.js), it scrolls to it again, as a person would. Returns its box, or null.
+# js/page/focus-clear.js), it scrolls to it again, as a person would. Returns its box, or null.
 BOX_JS = """async (selector) => {
     const el = document.querySelector(selector);
     if (!el) return null;

@@ -55,7 +55,7 @@ def start_xvfb():
 
 # In view: inside the window, and not scrolled away inside a box that scrolls (a grid's column
 # past its editor's width: its centre inside the window, but the point shows another element).
-# A grid draws only the cells in view (js/grid.js), a frame after it scrolls: the element is
+# A grid draws only the cells in view (js/grid/grid.js), a frame after it scrolls: the element is
 # found again once two frames have passed.
 CENTRE_IN_VIEW_JS = """(selector) => new Promise((done) => {
     let el = document.querySelector(selector);
