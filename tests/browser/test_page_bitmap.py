@@ -185,7 +185,10 @@ def test_a_big_matrix_is_shown_cell_by_cell_through_zoom_edit_hover_and_resize(p
     # the preset's other values, drawn in the page's NumPy: equal up to its last bit or so
     np.testing.assert_allclose(shown, W, rtol=1e-13, atol=0)
     assert_bitmap_over_plot_area(page, "heatmap-w")
-    after = assert_screen_shows(page, "heatmap-w", W, must_see=(r, c))
+    # Enter moved the focus, and its outline, to the cell below: each cell is read a quarter of
+    # a cell up and left of its centre, clear of that outline's edge and its halo (a zoomed row
+    # is only some pixels tall, and the centre lay within them)
+    after = assert_screen_shows(page, "heatmap-w", W, must_see=(r, c), inset=0.25)
     assert after["xr"] == area["xr"] and after["yr"] == area["yr"]
     zmin, zmax = page.evaluate("() => { const d = document.getElementById('heatmap-w').data[0];"
                                " return [d.zmin, d.zmax]; }")
