@@ -15,7 +15,7 @@ import json
 import numpy as np
 import pytest
 
-from .engines.app import CLS, W, head
+from .engines.app import CLS, FALLBACK_IN_CHROMIUM, W, head
 from .engines.kit import (alerts, active_label, cell, edit, heatmap_z, load_state, renders,
                           wait_render_after)
 
@@ -77,6 +77,12 @@ def test_click_a_cls_cell_and_type_key_by_key(app):
     app.assert_clean()
 
 
+# The scenarios below the first four exercise the page's own JavaScript (the grid's keys, paste,
+# scrubbing, the walk-through), the same on both hosts: the fallback host runs them in Chromium
+# only. Each engine boots both hosts, loads a link, refuses the deep link (its WebAssembly stack
+# is the engine's) and answers an edit typed key by key on both.
+
+@FALLBACK_IN_CHROMIUM
 def test_click_a_w_head_cell_and_type_then_the_bottom_row_with_enter(app):
     engine = app.start()
     w = W.copy()
@@ -91,6 +97,7 @@ def test_click_a_w_head_cell_and_type_then_the_bottom_row_with_enter(app):
     app.assert_clean()
 
 
+@FALLBACK_IN_CHROMIUM
 def test_paste_a_block_at_the_focused_cell(app):
     engine = app.start()
     engine.click(cell("cls[0,1]"))
@@ -106,6 +113,7 @@ def test_paste_a_block_at_the_focused_cell(app):
     app.assert_clean()
 
 
+@FALLBACK_IN_CHROMIUM
 def test_escape_takes_a_typed_entry_back(app):
     engine = app.start()
     engine.click(cell("W_head[1,2]"))
@@ -118,6 +126,7 @@ def test_escape_takes_a_typed_entry_back(app):
     app.assert_clean()
 
 
+@FALLBACK_IN_CHROMIUM
 def test_scrub_a_number_with_keys_then_a_finger_on_its_handle(app):
     engine = app.start()
     z = "() => document.getElementById('heatmap-cls').data[0].z[0][1]"
@@ -145,6 +154,7 @@ def test_scrub_a_number_with_keys_then_a_finger_on_its_handle(app):
     app.assert_clean()
 
 
+@FALLBACK_IN_CHROMIUM
 def test_tab_leaves_the_grid_as_one_stop(app):
     engine = app.start()
     engine.click(cell("cls[0,2]"))
@@ -161,6 +171,7 @@ def walk_math(engine):
     return "".join(ch for ch in text.replace("\u2212", "-") if not ch.isspace() and ch != "\u200b")
 
 
+@FALLBACK_IN_CHROMIUM
 def test_the_walk_through_steps(app):
     engine = app.start()
     mu = CLS.mean(axis=1)
