@@ -50,5 +50,17 @@ def test_colour_that_is_content_survives_forced_colours(page, site_url):
         # the figures on their own white paper, their titles dark on it
         assert rgb(s["plotPaper"]) == [255, 255, 255]
         assert contrast(rgb(s["plotTitle"]), (255, 255, 255)) >= 4.5, s
+        # the value under the pointer, in the dark scheme too: once the dark scheme's paper under
+        # the figure's dark text (1.1:1)
+        page.emulate_media(forced_colors="active", color_scheme="dark")
+        area = page.locator("#heatmap-logits .nsewdrag")
+        area.scroll_into_view_if_needed()
+        box = area.bounding_box()
+        page.mouse.move(box["x"] + box["width"] * 5 / 6, box["y"] + box["height"] * 3 / 4)
+        label = page.locator("#heatmap-logits").locator("xpath=..").locator(".hover-value")
+        label.wait_for(state="visible")
+        ink, paper = label.evaluate("(el) => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]")
+        assert contrast(rgb(ink), rgb(paper)) >= 4.5, (ink, paper)
+        page.mouse.move(2, 2)
     finally:
-        page.emulate_media(forced_colors="none")
+        page.emulate_media(forced_colors="none", color_scheme="null")
