@@ -282,10 +282,7 @@ function draw(el, state) {
 const NAME_EVERY_MS = 1000;
 function nameLater(state, text) {
   state.named = text;
-  if (state.nameTimer || !state.parts.svg.isConnected) {
-    if (!state.parts.svg.isConnected) nameNow(state);
-    return;
-  }
+  if (state.nameTimer) return; // the running timer sets the newest name when it fires
   nameNow(state);
   state.nameTimer = setTimeout(function again() {
     state.nameTimer = null;

@@ -55,11 +55,14 @@ export function calmly(id, { quietMs = QUIET_MS, turn = {}, rank = 0, still = fa
       if (region && region.textContent !== said) region.textContent = said;
     }, quietMs);
   };
-  say.cancel = () => {
-    clearTimeout(t.timer);
-    t.next = undefined;
-  };
+  say.cancel = () => drop(t);
   return say;
+}
+
+/** What waits in a turn, dropped. @param {{timer?: number, next?: object}} turn */
+function drop(turn) {
+  clearTimeout(turn.timer);
+  turn.next = undefined;
 }
 
 /**
@@ -70,8 +73,6 @@ export function calmly(id, { quietMs = QUIET_MS, turn = {}, rank = 0, still = fa
  * @param {object} turn
  */
 export function hush(turn) {
-  const t = /** @type {{timer?: number, next?: object}} */ (turn);
-  clearTimeout(t.timer);
-  t.next = undefined;
+  drop(turn);
   hushed.add(turn);
 }
