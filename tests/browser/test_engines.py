@@ -1,6 +1,8 @@
 """The page in three engines (Chromium, Firefox, WebKit) on both hosts (PyScript, fallback):
 the same scenarios, written once against tests/browser/engines/, input by real key and pointer
-events. What the page SHOWS is checked against NumPy written out here.
+events. What the page SHOWS is checked against NumPy written out here. A scenario whose checks
+Chromium's own suite makes (Playwright's page tests) runs in Firefox and WebKit, and names its
+Chromium twin (engines/app.py: PAGE, BEYOND_CHROMIUM, HOSTS_BEYOND_CHROMIUM).
 
 One page is booted per engine and host (tests/browser/engines/app.py; the fixtures in
 tests/browser/conftest.py) and the scenarios of test_engines*.py run on it in order, each
@@ -15,7 +17,7 @@ import json
 import numpy as np
 import pytest
 
-from .engines.app import CLS, FALLBACK_IN_CHROMIUM, W, head
+from .engines.app import BEYOND_CHROMIUM, CLS, HOSTS_BEYOND_CHROMIUM, PAGE, W, head
 from .engines.kit import (alerts, active_label, cell, edit, heatmap_z, load_state, renders,
                           wait_render_after)
 
@@ -24,6 +26,7 @@ pytestmark = [pytest.mark.browser]
 
 # ---- scenarios on the booted page -----------------------------------------------------------
 
+@HOSTS_BEYOND_CHROMIUM  # Chromium's fallback: test_hosts.py::test_host_boots_and_computes_the_worked_example
 def test_boots_to_ready_without_console_errors_or_csp_violations(app, engine_host):
     engine = app.start(fresh=True)  # a boot of its own: what it reports is the boot's alone
     assert engine.evaluate("() => document.documentElement.dataset.ready") == "true"
@@ -37,6 +40,7 @@ def test_boots_to_ready_without_console_errors_or_csp_violations(app, engine_hos
     app.assert_clean()
 
 
+@BEYOND_CHROMIUM  # Chromium's: test_page_view.py::test_state_in_the_url_with_cls, both hosts
 def test_a_state_link_shows_exactly_numpys_logits(app):
     engine = app.start()
     rng = np.random.RandomState(7)
@@ -48,6 +52,7 @@ def test_a_state_link_shows_exactly_numpys_logits(app):
     app.assert_clean()
 
 
+@HOSTS_BEYOND_CHROMIUM  # Chromium's fallback: test_page_share.py::test_a_page_opened_from_a_link_nested_1900_deep_boots_and_says_why
 def test_a_link_nested_1900_deep_is_refused_and_the_page_keeps_answering(app):
     """An 11 KB link of 1,900 nested arrays once overflowed the WebAssembly stack in Python's JSON
     reader: the runtime died, and no edit was answered again. Now it is refused in words."""
@@ -65,6 +70,7 @@ def test_a_link_nested_1900_deep_is_refused_and_the_page_keeps_answering(app):
     app.assert_clean()
 
 
+@BEYOND_CHROMIUM  # Chromium's: test_page_edit.py::test_editing_a_cls_cell_recomputes_every_stage, both hosts
 def test_click_a_cls_cell_and_type_key_by_key(app):
     engine = app.start()
     edit(engine, "cls[0,1]", "4.5", then="Tab")
@@ -78,11 +84,12 @@ def test_click_a_cls_cell_and_type_key_by_key(app):
 
 
 # The scenarios below the first four exercise the page's own JavaScript (the grid's keys, paste,
-# scrubbing, the walk-through), the same on both hosts: the fallback host runs them in Chromium
-# only. Each engine boots both hosts, loads a link, refuses the deep link (its WebAssembly stack
-# is the engine's) and answers an edit typed key by key on both.
+# scrubbing, the walk-through), the same on both hosts: they run under the PyScript host. Firefox
+# and WebKit boot both hosts, load a link, refuse the deep link (its WebAssembly stack is the
+# engine's) and answer an edit typed key by key on both; Chromium's suite does so in Chromium.
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_browsers.py::test_enter_in_the_bottom_row_ends_the_entry_there
 def test_click_a_w_head_cell_and_type_then_the_bottom_row_with_enter(app):
     engine = app.start()
     w = W.copy()
@@ -97,7 +104,8 @@ def test_click_a_w_head_cell_and_type_then_the_bottom_row_with_enter(app):
     app.assert_clean()
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_edit.py::test_paste_a_block_at_the_focused_cell
 def test_paste_a_block_at_the_focused_cell(app):
     engine = app.start()
     engine.click(cell("cls[0,1]"))
@@ -113,7 +121,8 @@ def test_paste_a_block_at_the_focused_cell(app):
     app.assert_clean()
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_edit.py::test_keyboard_only_editing
 def test_escape_takes_a_typed_entry_back(app):
     engine = app.start()
     engine.click(cell("W_head[1,2]"))
@@ -126,7 +135,7 @@ def test_escape_takes_a_typed_entry_back(app):
     app.assert_clean()
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE  # in Chromium too: the finger on the handle is scrubbed here alone
 def test_scrub_a_number_with_keys_then_a_finger_on_its_handle(app):
     engine = app.start()
     z = "() => document.getElementById('heatmap-cls').data[0].z[0][1]"
@@ -154,7 +163,8 @@ def test_scrub_a_number_with_keys_then_a_finger_on_its_handle(app):
     app.assert_clean()
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_edit.py::test_keyboard_only_editing
 def test_tab_leaves_the_grid_as_one_stop(app):
     engine = app.start()
     engine.click(cell("cls[0,2]"))
@@ -171,7 +181,7 @@ def walk_math(engine):
     return "".join(ch for ch in text.replace("\u2212", "-") if not ch.isspace() and ch != "\u200b")
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE  # in Chromium too: axe-core at step 5
 def test_the_walk_through_steps(app):
     engine = app.start()
     mu = CLS.mean(axis=1)

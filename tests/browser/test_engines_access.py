@@ -9,15 +9,13 @@ import numpy as np
 import pytest
 
 from .engines import EngineError, launch
-from .engines.app import CLS, W, head, settle_layout
+from .engines.app import BEYOND_CHROMIUM, CLS, PAGE, W, head, settle_layout
 from .engines.kit import (cell, contrast, edit, heatmap_z, load_state, luminance, renders,
                           rgb, wait_ready, wait_render_after)
 from .test_engines_panels import IDLE, PAD_IN_VIEW
 from .test_page_forced_colours import STYLES
 
 pytestmark = [pytest.mark.browser]
-# the markup is the same on both hosts: the PyScript host's page only
-PYSCRIPT = pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)
 
 WAIT = "(ms) => new Promise((r) => setTimeout(r, ms))"
 
@@ -68,7 +66,7 @@ CELL_PIXELS = """(id) => {
 }"""
 
 
-@PYSCRIPT
+@PAGE
 def test_painted_numbers_contrast_with_their_cells_measured_from_pixels(app):
     """WCAG 1.4.3 for the numbers a canvas paints on heatmap cells, which axe cannot see: on
     every cell of five heatmaps (the red-blue scale of the inputs, h_hat, W_head and the logits,
@@ -159,8 +157,8 @@ QUIET_SPELLS = """() => window.__activity.length === 0 ? 0
     : 1 + window.__activity.slice(1).filter((t, i) => t - window.__activity[i] > 700).length"""
 
 
-@PYSCRIPT
-@pytest.mark.parametrize("engine_name", ["firefox", "webkit"], indirect=True)
+@PAGE
+@BEYOND_CHROMIUM
 def test_each_action_is_said_once_and_play_at_a_calm_rate(app):
     """WCAG 4.1.3, as heard through the live regions, in Firefox and WebKit (Chromium's own, in
     Playwright: test_page_keyboard.py, test_page_walk.py, test_page_finetune_play.py): an edit typed key by key is said once, its

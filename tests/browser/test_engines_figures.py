@@ -6,7 +6,7 @@ import base64
 import numpy as np
 import pytest
 
-from .engines.app import (AXES, CLS, FALLBACK_IN_CHROMIUM, FITS, SHOWN, TITLES, UNSEEN, W, choose,
+from .engines.app import (AXES, BEYOND_CHROMIUM, CLS, FITS, PAGE, SHOWN, TITLES, UNSEEN, W, choose,
                           head, layout_settled, numbers_in, settle_layout, settled, shown_numbers,
                           text_size)
 from .engines.kit import edit, heatmap_z, renders, wait_render_after
@@ -18,7 +18,7 @@ from .pdf_pages import BACK_ON_SCREEN, PIPELINE_TITLES, PRINT_LAYOUT, PdfReader,
 pytestmark = [pytest.mark.browser]
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
 def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
     """The figures Python shows only on a choice are made ahead, hidden, once Python's warm-up is
     over (js/app.js: figuresAhead): the first mistake chosen, and the same mistake after none, show its
@@ -77,7 +77,7 @@ def test_figures_made_ahead_show_the_first_choice_and_the_next(app):
     app.assert_clean()
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE  # in Chromium too: axe-core with a mistake and another head chosen
 def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     """A comparison's figures stay made while no comparison is chosen (js/heatmap/draw.js:
     clearHeatmap): hidden, they hold no numbers; chosen again after the window changed size,
@@ -116,7 +116,8 @@ def test_a_mistake_chosen_again_after_none_and_a_resize(app):
     app.assert_clean()
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_fit.py::test_nothing_is_cut_off_or_overlapping
 def test_layout_at_desktop_size(app):
     engine = app.start()
     # the page reused from a narrower window: its titles wrapped again once widths settle
@@ -150,7 +151,8 @@ SAVED = """async (n) => {
 
 
 # the page's own JavaScript, the same on both hosts: run on the PyScript host's page only
-@pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_figures.py (SVG, PNGs), test_csp.py (ViT-B/16's W_head)
 def test_a_heatmap_saved_for_slides_as_svg_and_pngs(app, engine_host):
     engine = app.start()
     engine.evaluate(CATCH_SAVES)
@@ -182,7 +184,8 @@ def test_a_heatmap_saved_for_slides_as_svg_and_pngs(app, engine_host):
 
 # Handouts (issue 47): the page printed as each browser prints it, read as paper by pdf.js
 # (tests/browser/pdf_pages.py; tests/browser/test_page_print.py prints a fuller page in Chromium).
-@pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_print.py
 def test_a_handout_printed_on_a4_and_letter(app, engine_host, engines):
     """Laid out for paper (the page's print rules applied, its beforeprint handlers run), every
     figure lies inside its stage or panel and the walk-through is not over the page; Chromium
@@ -225,7 +228,8 @@ CELL_FILL_VIEWS = [  # left, top (axis units, the first cell's centre is 0), spa
     (0.7, -0.5, 1.9, 3.3, 411, 389), (-0.5, -0.5, None, None, 600, 333)]
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_bitmap.py
 def test_heatmap_cells_filled_one_by_one_are_where_the_scaled_bitmap_puts_them(app):
     engine = app.start()
     far = engine.evaluate("""async (views) => {
@@ -263,7 +267,8 @@ def test_heatmap_cells_filled_one_by_one_are_where_the_scaled_bitmap_puts_them(a
 FIGURES = ("heatmap-cls", "heatmap-normalized", "heatmap-w", "heatmap-logits")
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_projector.py::test_large_text_is_legible_from_the_back_on_a_1080p_projector
 def test_large_text_on_a_projector_sized_window(app):
     """The toolbar's Large text, at 1280 x 720: every figure drawn again in larger type, nothing
     cut off or overlapping, and the page still edits."""
@@ -327,8 +332,8 @@ def step_out_of_view(seen):
     return problems
 
 
-@pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)  # the page's own CSS and JS
-@pytest.mark.parametrize("engine_name", ["firefox", "webkit"], indirect=True)  # Chromium's: test_page_projector.py
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_projector.py
 @pytest.mark.parametrize("width, height, large", [(960, 540, True), (640, 360, True), (390, 844, False)],
                          ids=["200-percent", "300-percent", "phone"])
 def test_the_walk_through_at_200_and_300_percent_zoom_and_on_a_phone(app, engine_host, width, height, large):
@@ -366,7 +371,8 @@ def test_the_walk_through_at_200_and_300_percent_zoom_and_on_a_phone(app, engine
     app.assert_clean()
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_fit.py::test_a_phone_scrolls_over_heatmaps_and_has_big_targets
 def test_phone_width_works_and_nothing_is_cut_off(app):
     engine = app.start(viewport=(390, 844))
     settle_layout(engine)
@@ -398,7 +404,7 @@ CARD = """() => {
 }"""
 
 
-@pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)  # the page's own CSS and JS
+@PAGE
 def test_a_logit_pointed_at_shows_its_terms_over_the_page(app, engine_host):
     """At 1280 x 800 with no logit chosen, no place is kept for a logit's terms (the logits table
     follows the hint); the mouse on logit (1, 2) shows its terms as a card over what follows,

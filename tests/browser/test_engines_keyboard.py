@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from .engines import EngineError
-from .engines.app import CLS, W, head, settle_layout
+from .engines.app import BEYOND_CHROMIUM, CLS, PAGE, W, head, settle_layout
 from .engines.kit import heatmap_z, load_state, renders, wait_render_after
 from .finetunekit import sgd
-from .test_engines_access import (PYSCRIPT, QUIET_SPELLS, RECORD_ACTIVITY, SAID, quiet, record,
+from .test_engines_access import (QUIET_SPELLS, RECORD_ACTIVITY, SAID, quiet, record,
                                   said_settled)
 from .test_engines_panels import IDLE, PAD_IN_VIEW, check_digit_shown, pad_pixels
 
@@ -45,7 +45,7 @@ def squeeze(text):
     return re.sub(r"\s+", "", text)
 
 
-@PYSCRIPT
+@PAGE
 def test_a_keyboard_only_tour_of_the_figures_and_their_names(app):
     """WCAG 2.1.1 and 4.1.2 in every engine (Chromium's own: test_page_linked.py,
     test_page_figures.py, test_page_realvit.py, test_page_finetune_play.py): the logits heatmap
@@ -225,10 +225,8 @@ def end_tour(engine):
         .forEach((e) => { e.scrollTop = 0; e.scrollLeft = 0; })""")
 
 
-# Every engine: an engine left out here (Chromium, which test_page_walk.py tours) would have to
-# be another parametrization of the session's `engine_name`, which boots the pages again.
-@PYSCRIPT
-@pytest.mark.parametrize("engine_name", ["firefox", "webkit"], indirect=True)  # Chromium's: test_page_walk.py
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_walk.py::test_no_tab_stop_is_hidden_behind_the_walk_through
 @pytest.mark.parametrize("size", [(1280, 720), (390, 844)])
 def test_no_tab_stop_is_hidden_behind_the_walk_through(app, size):
     """WCAG 2.4.11, in Firefox and WebKit: with the walk-through's panel pinned over the window's bottom, every Tab stop
@@ -252,7 +250,7 @@ def test_no_tab_stop_is_hidden_behind_the_walk_through(app, size):
     app.assert_clean()
 
 
-@PYSCRIPT
+@PAGE
 def test_no_tab_stop_is_hidden_behind_the_alert_on_a_phone(app):
     """WCAG 2.4.11 with a notice shown: the alert of a refused link stays until the next action,
     floating over the bottom of the window; on a phone it is as wide as the window. Every Tab

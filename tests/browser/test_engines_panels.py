@@ -8,7 +8,7 @@ from reference import reference_head
 from reference_vit import ShippedViT, reference_encode
 
 from .engines import axe
-from .engines.app import (CLS, FALLBACK_IN_CHROMIUM, FITS, SHOWN, UNSEEN, W, choose, head,
+from .engines.app import (BEYOND_CHROMIUM, CLS, FITS, PAGE, SHOWN, UNSEEN, W, choose, head,
                           layout_settled, settle_layout, shown_numbers)
 from .engines.kit import alerts, cell, curve_drawn, heatmap_z, renders, SETTLED, wait_render_after
 from .pagekit import model_pixels
@@ -49,7 +49,7 @@ def check_digit_shown(engine, model):
     return logits
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE  # in Chromium too: axe-core with a digit drawn by a finger on a phone
 def test_a_finger_taps_a_pixel_on_a_phone(app, model):
     engine = app.start(viewport=(390, 844))
     settle_layout(engine)
@@ -64,7 +64,8 @@ def test_a_finger_taps_a_pixel_on_a_phone(app, model):
     app.assert_clean()
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_drawing.py, test_page_realvit.py (both hosts)
 def test_a_drawn_digit_is_read(app, model):
     engine = app.start()
     engine.evaluate(PAD_IN_VIEW)  # and its Clear button, below it
@@ -117,7 +118,7 @@ IDLE = """() => { const s = document.getElementById('finetune').dataset;
     return s.busy === 'false' && s.playing === 'false'; }"""
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE  # in Chromium too: axe-core on the panel and its export dialog
 def test_a_fine_tune_step_is_sgd_written_here(app):
     engine = app.start()
     # dW_head, made ahead while the fine-tuning panel was not used, shown by its first Step: the
@@ -195,7 +196,8 @@ def file_outcome(engine, before):
     return outcome, alerts(engine)
 
 
-@FALLBACK_IN_CHROMIUM
+@PAGE
+@BEYOND_CHROMIUM  # Chromium's: test_page_model_file.py
 def test_a_model_file_through_the_file_chooser_then_a_matrix_dropped(app, tmp_path):
     engine = app.start()
     rng = np.random.RandomState(31)
@@ -257,7 +259,7 @@ def load_preset(engine, name):
     engine.wait_for(SETTLED, timeout=30)
 
 
-@pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)  # the markup is the same on both
+@PAGE  # the markup is the same on both hosts
 def test_axe_while_an_invalid_entry_is_typed_and_in_the_large_presets(app, engine_host):
     """axe-core's WCAG A/AA rules (App.assert_axe_clean) in the states no scenario above leaves
     the page in: "abc" typed key by key into a cell; the full encoder output; the ViT-B/16

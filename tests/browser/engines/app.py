@@ -23,11 +23,22 @@ from .base import EngineError
 from .kit import layout_problems, load_state, renders, wait_ready, wait_render_after, watch
 
 
-# The fallback host serves the page's own markup, CSS and JavaScript, as the PyScript host does;
-# only the Python behind it differs (Pyodide 0.17, NumPy 1.17), and a worker's Python answers
-# alike whichever engine runs it. A scenario about the page runs under the PyScript host in
-# every engine and under the fallback host in Chromium, where its answers are checked too
-# (test_engines.py's boot, edits and links run both hosts in every engine).
+# Where each scenario runs. The fallback host serves the page's own markup, CSS and JavaScript,
+# as the PyScript host does; only the Python behind it differs (Pyodide 0.17, NumPy 1.17), and a
+# worker's Python answers alike whichever engine runs it. Chromium has a suite of its own besides
+# (Playwright: tests/browser/test_page_*.py, test_csp.py, test_hosts.py, on both hosts).
+# - PAGE: a scenario about the page runs under the PyScript host.
+# - BEYOND_CHROMIUM: one whose checks Chromium's suite makes there runs in Firefox and WebKit
+#   only; the scenario names the Chromium test that makes them.
+# - HOSTS_BEYOND_CHROMIUM: both hosts in Firefox and WebKit, the PyScript host in Chromium (its
+#   fallback host: the Chromium test named).
+# - FALLBACK_IN_CHROMIUM: the PyScript host in every engine and the fallback host in Chromium.
+PAGE = pytest.mark.parametrize("engine_host", ["pyscript"], indirect=True)
+BEYOND_CHROMIUM = pytest.mark.parametrize("engine_name", ["firefox", "webkit"], indirect=True)
+HOSTS_BEYOND_CHROMIUM = pytest.mark.parametrize(
+    "engine_name, engine_host",
+    [("chromium", "pyscript")] + [(name, host) for name in ENGINES if name != "chromium" for host in HOSTS],
+    indirect=True)
 FALLBACK_IN_CHROMIUM = pytest.mark.parametrize(
     "engine_name, engine_host", [(name, "pyscript") for name in ENGINES] + [("chromium", "fallback")],
     indirect=True)
@@ -103,15 +114,22 @@ class App:
     they started (console errors, CSP reports)."""
 
     def __init__(self, engine, base, reports, host="pyscript"):
+        # Booted by the first start(): a scenario that loads a page of its own (in an iframe,
+        # under a stricter policy) uses the engine alone and costs no boot.
         self.engine, self.base, self.reports, self.host = engine, base, reports, host
-        self.boot_error = None
-        self.reports_at_boot = self.reports_seen = len(reports)
+        self.booted, self.boot_error, self.scenarios = False, None, 0
+        self.errors_seen, self.reports_at_boot = 0, len(reports)
+        self.reports_seen = self.reports_at_boot
+
+    def boot(self):
+        self.booted, self.boot_error = True, None
+        self.reports_at_boot = self.reports_seen = len(self.reports)
         self.errors_seen = 0
         self.scenarios = 0  # started since this boot
         try:
-            engine.goto(base + "index.html")
-            wait_ready(engine)
-            watch(engine)  # what a failed wait reports (kit.snapshot)
+            self.engine.goto(self.base + "index.html")
+            wait_ready(self.engine)
+            watch(self.engine)  # what a failed wait reports (kit.snapshot)
         except EngineError as e:
             self.boot_error = str(e)
 
@@ -119,9 +137,11 @@ class App:
         """Before a scenario: the page must have booted (again, if a scenario of its own page
         left it, or if `fresh` and a scenario has used it since it booted); back to the worked
         example."""
-        if not self.boot_error and (fresh and self.scenarios or not self.engine.evaluate(
+        if not self.booted:
+            self.boot()
+        elif not self.boot_error and (fresh and self.scenarios or not self.engine.evaluate(
                 "() => location.href").startswith(self.base + "index.html")):
-            self.__init__(self.engine, self.base, self.reports, self.host)
+            self.boot()
         self.scenarios += 1
         if self.boot_error:
             pytest.fail("the page did not boot in %s: %s" % (self.engine.name, self.boot_error),
