@@ -59,7 +59,31 @@ def safetensors_lying(offsets):
 
 BOMB = b"\0" * (40 * 2 ** 20)  # 40 MB of zeros: 40 kB deflated
 
-CASES = {
+
+class Cases(dict):
+    """name -> (file name, bytes, target, words). Bytes given as a function are made when the
+    case is first read: every test process imports this module, and the largest cases take
+    about a second to write."""
+
+    def __getitem__(self, name):
+        value = dict.__getitem__(self, name)
+        if callable(value[1]):
+            value = (value[0], value[1]()) + value[2:]
+            dict.__setitem__(self, name, value)
+        return value
+
+    def unmade(self, name):
+        """The case as written: its bytes may still be a function."""
+        return dict.__getitem__(self, name)
+
+    def values(self):
+        return [self[name] for name in self]
+
+    def items(self):
+        return [(name, self[name]) for name in self]
+
+
+CASES = Cases({
     # name: (file name, bytes, target, words the message must hold)
     "no usable names": ("m.npz", npz_bytes(weights=W, x=CLS), None,
                         ["'weights', 'x'", "expected W_head (D, C)"]),
@@ -86,10 +110,10 @@ CASES = {
                                       ["3000 \u00d7 1000 = 3,000,000 numbers", "nothing was read"]),
     "over the W_head limit": ("w.npy", npy_header((1025, 1000)) + b"\0" * 64, "W_head",
                               ["D = 1025 is over the limit of 1024"]),
-    "zip bomb, honest size": ("m.npz", zip_of({"W_head.npy": npy_header((4, 3)) + BOMB}), None,
+    "zip bomb, honest size": ("m.npz", lambda: zip_of({"W_head.npy": npy_header((4, 3)) + BOMB}), None,
                               ["W_head.npy would decompress to 41,943,", "bytes, over the limit"]),
-    "zip bomb, lying size": ("m.npz", zip_of({"W_head.npy": npy_header((8, 5)) + BOMB,
-                                              "cls.npy": npy_bytes(CLS)}, lie_size=448), None,
+    "zip bomb, lying size": ("m.npz", lambda: zip_of({"W_head.npy": npy_header((8, 5)) + BOMB,
+                                                      "cls.npy": npy_bytes(CLS)}, lie_size=448), None,
                              ["W_head.npy is damaged", "CRC"]),
     "truncated npz": ("m.npz", npz_bytes(W_head=W, cls=CLS)[:700], None,
                       ["not a readable zip archive"]),
@@ -111,7 +135,7 @@ CASES = {
                             None, ["labels[2] = 7 is out of range", "C = 5 classes"]),
     "an image": ("photo.png", b"\x89PNG" + b"\0" * 100, None, ["reads .npz, .safetensors or .npy"]),
     "a .npy with no grid": ("w.npy", npy_bytes(W), None, ["click a cell of the grid"]),
-}
+})
 
 
 def zip_with(members, method=zipfile.ZIP_DEFLATED):
@@ -168,8 +192,8 @@ CASES.update({
         None, ["W_head.npy's header says 8 \u00d7 5 of float64 (320 bytes), but the archive says "
                "it holds 8 bytes"]),
     "bzip2 member (a bz2 bomb)": (
-        "m.npz", zip_with({"W_head.npy": npy_header((8, 5)) + BOMB, "cls.npy": npy_bytes(CLS)},
-                          zipfile.ZIP_BZIP2), None,
+        "m.npz", lambda: zip_with({"W_head.npy": npy_header((8, 5)) + BOMB, "cls.npy": npy_bytes(CLS)},
+                                  zipfile.ZIP_BZIP2), None,
         ["W_head.npy is compressed with bzip2: the page reads members stored or deflated"]),
     "LZMA member": (
         "m.npz", zip_with({"W_head.npy": npy_bytes(W), "cls.npy": npy_bytes(CLS)},
@@ -178,7 +202,7 @@ CASES.update({
         "m.npz", version_needed(npz_bytes(W_head=W, cls=CLS), 109), None,
         ["is not a readable zip archive (zip file version 10.9)"]),
     "the same member 2,000 times": (
-        "m.npz", zip_repeating("W_head.npy", npy_bytes(W), 2000), None,
+        "m.npz", lambda: zip_repeating("W_head.npy", npy_bytes(W), 2000), None,
         ["holds W_head.npy twice"]),
     # the reader's own exceptions, once internal errors
     "empty .npz": ("m.npz", b"", None, ["the file is empty (0 bytes): nothing to read"]),
@@ -215,13 +239,13 @@ CASES.update({
     # archives and headers listing more arrays than any model has: refused before Python makes
     # an object for each
     "an npz of 5,000 members": (
-        "m.npz", zip_of(dict({"W_head.npy": npy_bytes(W)}, **{"m%d.npy" % i: b"" for i in range(4999)})),
+        "m.npz", lambda: zip_of(dict({"W_head.npy": npy_bytes(W)}, **{"m%d.npy" % i: b"" for i in range(4999)})),
         None, ["lists 5,000 members; the page reads archives of at most 4,096"]),
     "an end record claiming 65,535 members (ZIP64)": (
         "m.npz", end_record_says(npz_bytes(W_head=W, cls=CLS), members=0xFFFF), None,
         ["lists 65,535 or more members; the page reads archives of at most 4,096"]),
     "a directory of 600 kB behind an end record claiming 2 members": (
-        "m.npz", end_record_says(zip_of({"m%d" % i: b"" for i in range(12000)}), members=2), None,
+        "m.npz", lambda: end_record_says(zip_of({"m%d" % i: b"" for i in range(12000)}), members=2), None,
         ["has a zip directory of 6", "bytes; the page reads at most 524,288"]),
     "safetensors of 5,000 tensors": (
         "m.safetensors", safetensors_header(
