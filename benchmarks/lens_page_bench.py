@@ -17,7 +17,7 @@ in one run (docs/performance.md, "The model's own head and the lens"; lens_bench
    then follows the pen): handwriting.py's digits drawn with the mouse, 60 moves a second. The
    readings while the pen is down (data-preview-ms), the pipeline's renders while it is down
    (data-last-render-ms, and to the next frame: the measure docs/performance.md recorded before
-   the lens) and each lift's render, against test_page_drawing.py's budgets. The page has no
+   the lens) and each lift's render, against drawing_page_bench.py's budgets. The page has no
    switch that leaves the tiny ViT's lens out: the same drawings, interleaved, are drawn on a
    second site built from this checkout with one line changed (sections.py's lens section hides
    its heatmap for a drawn digit); --with-lens-only leaves that site out.
@@ -41,10 +41,9 @@ from lens_bench import vit_b16_file
 from page.pages import Explorer, PageErrors, settle
 from page.site import build_info, build_site, site_host, start_server
 from tests.browser import handwriting
-from tests.browser.test_page_drawing import LIFT_MS
+from drawing_page_bench import LIFT_MS, READING_MS as READING_BUDGET_MS
 
 EDIT_BUDGET_MS = next(s.target_ms for s in SCENARIOS if s.key == "c")  # CLS edit, ViT-B/16 size
-READING_BUDGET_MS = 200  # test_page_drawing.py: the readings' median while the pen is down
 # docs/performance.md, "A drawing in progress", before the lens: per pipeline redraw during a
 # stroke (3 strokes of 24 moves, 60 a second), from the change to the next frame
 BEFORE_LENS = "median 17.7-19.2 ms, longest 25-32 ms"
@@ -236,7 +235,7 @@ def drawings(browser, errors, bases, count):
                              "pen lift to the pipeline drawn"), values):
             print(line(label, v))
         med[name] = [statistics.median(v) if v else float("nan") for v in values]
-        print("  budgets (test_page_drawing.py): readings' median < %d ms %s; every lift < %d ms %s"
+        print("  budgets (drawing_page_bench.py): readings' median < %d ms %s; every lift < %d ms %s"
               % (READING_BUDGET_MS, verdict(med[name][0] < READING_BUDGET_MS), LIFT_MS,
                  verdict(lifts[name] and max(lifts[name]) < LIFT_MS)))
     if len(med) == 2:
