@@ -91,6 +91,11 @@ class WebKit(Engine):
             self.xvfb, env["DISPLAY"] = start_xvfb()
         # WebKitGTK's pages prefer the dark scheme when GTK's theme is a dark one
         env["GTK_THEME"] = "Adwaita:dark" if dark else "Adwaita"
+        # No accelerated compositing: without a GPU (Xvfb) its layers are drawn through Mesa's
+        # software OpenGL, about 30 % of WebKit's CPU time here, taken from the other test
+        # worker. Layout, script, canvas and what is painted are WebKit's own either way
+        # (docs/hosts.md, "Browsers in the tests").
+        env["WEBKIT_DISABLE_COMPOSITING_MODE"] = "1"
         options = Options()
         options.binary_location = minibrowser
         options.add_argument("--automation")
