@@ -109,11 +109,14 @@ def test_keyboard_only_editing(page, site_url):
     # The focused cell is visibly marked.
     outline = page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline not in ("", "none")
-    # Escape undoes an invalid entry, even when pressed before Python has answered the entry.
+    # Escape undoes an invalid entry, even when pressed before Python has answered the entry:
+    # the cell at once; the box showing the refusal of 'x' (if its answer came first) once the
+    # answer to the entry taken back has come
     page.keyboard.type("x")
     page.keyboard.press("Escape")
     page.wait_for_function("() => document.activeElement.value === '-1'", timeout=10000)
     assert page.evaluate("document.activeElement.getAttribute('aria-invalid')") is None
+    page.wait_for_function("() => document.getElementById('alert').hidden", timeout=10000)
     assert alert_text(page) == ""
     # Tab leaves the grid in one step, and Shift+Tab comes back to the cell it left.
     page.keyboard.press("Tab")

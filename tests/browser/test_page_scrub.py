@@ -179,13 +179,15 @@ WATCH_FRAMES = """([label, id, r, c]) => {
 
 
 @pytest.mark.fresh_page  # its init script holds the answers back on request
-def test_a_scrubbed_cell_changes_with_its_heatmap_and_on_its_own_when_the_answer_is_slow(
+def test_with_slow_answers_a_scrubbed_cell_keeps_pace_and_an_entry_taken_back_shows_no_refusal(
         page, site_url):
     """The cell's new number is painted in the frame that paints its answer: no frame shows the
     cell ahead of the heatmaps (the frame spent on it would hold the answer back to the next),
     unless the answer took longer than a tenth of a second: an answer that slow does not hold
     the cell back. (While a change is on its way, the next is not sent: when it is drawn, the
-    cell shows the newest number. So each step here waits for its own answer.)"""
+    cell shows the newest number. So each step here waits for its own answer.) And a text taken
+    back by Escape before its answer came shows no refusal when it comes (it once did, until the
+    answer to the entry taken back cleared it)."""
     page.add_init_script(DELAY_ANSWERS)
     open_explorer(page, site_url)
     cell = page.get_by_label("cls[1,2]", exact=True)   # -1 in the worked example
@@ -216,6 +218,21 @@ def test_a_scrubbed_cell_changes_with_its_heatmap_and_on_its_own_when_the_answer
     settled(page)
     state = default_state()
     state.cls[1, 2] = -0.3
+    assert_every_stage(page, state)
+
+    page.keyboard.press("Tab")
+    page.keyboard.press("Shift+Tab")  # the cell entered again: Escape takes an entry back to -0.3
+    page.evaluate("""() => { window.__answerDelay = 300; window.__alertShown = 0;
+        new MutationObserver(() => { if (!document.getElementById('alert').hidden) window.__alertShown++; })
+            .observe(document.getElementById('alert'), { attributes: true, childList: true }); }""")
+    page.keyboard.type("x")
+    page.keyboard.press("Escape")  # before the answer to "x" has come
+    page.wait_for_function("() => document.activeElement.value === '-0.3'", timeout=1000)
+    page.wait_for_timeout(900)  # the answers to "x" and to the entry taken back have come
+    page.evaluate("() => { window.__answerDelay = 0; }")
+    assert page.evaluate("() => window.__alertShown") == 0
+    assert page.evaluate("() => document.getElementById('alert').hidden")
+    assert page.evaluate("() => document.activeElement.getAttribute('aria-invalid')") is None
     assert_every_stage(page, state)
 
 

@@ -270,6 +270,13 @@ function inputIndex(grid, i, j) {
 
 // ---- requests ----------------------------------------------------------------------------
 
+// The last edit sent for each cell ("cls[1,2]") whose answer has not come: an answer to an
+// earlier one (a key typed before the next key, or before Escape took the entry back) neither
+// marks the cell nor shows its refusal, which the last answer decides (the refusal of "x" came
+// just after Escape, and showed until the answer to the entry taken back cleared it).
+/** @type {Map<string, number>} */
+const editsInFlight = new Map();
+
 // One cell, as typed so far (commit: the person has left it). Python answers with the value
 // in effect: a text that is not a number leaves the value the cell had when it was entered.
 // `linkLater`: a number being scrubbed, whose link is written once the changes pause; its
@@ -284,16 +291,23 @@ async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
     const later = offscreen.laterSections();
     if (later.length) request.later = later;
   }
+  const cell = `${where.key}[${where.index}]`;
+  const sent = (editsInFlight.get(cell) || 0) + 1;
+  editsInFlight.set(cell, sent);
   const res = await client.call(request);
+  const latest = editsInFlight.get(cell) === sent;
+  if (latest) editsInFlight.delete(cell);
   if (!res.ok) {
     showAlert(res.error.message);
     return;
   }
   const error = res.error;
-  grid.mark(i, j, !error ? "valid" : error.incomplete ? "pending" : "invalid");
-  // a text being typed is refused at each key: shown then, said once the entry ends
-  if (error && !error.incomplete) showAlert(error.message, { say: commit });
-  else if (!commit || !error) clearAlert();
+  if (latest) {
+    grid.mark(i, j, !error ? "valid" : error.incomplete ? "pending" : "invalid");
+    // a text being typed is refused at each key: shown then, said once the entry ends
+    if (error && !error.incomplete) showAlert(error.message, { say: commit });
+    else if (!commit || !error) clearAlert();
+  }
   if (res.unchanged) grid.refill(i, j); // the value in effect, unless the cell is being typed in
   else if (linkLater) renderer.schedule(res, t0);
   else await renderer.schedule(res, t0);
