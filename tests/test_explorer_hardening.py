@@ -180,7 +180,8 @@ BIG_LIST = list(range(1000000))
     {"op": "contributions", "b": BIG_TEXT, "c": 0},
     {"op": "digit", "images": [BIG_TEXT]},
     {"op": "resize", "B": BIG_TEXT},
-], ids=lambda r: "-".join("%s=%s" % (k, type(v).__name__) for k, v in r.items()))
+], ids=lambda r: "-".join("%s=%s" % (k if len(k) <= 20 else "%d-character-key" % len(k), type(v).__name__)
+                          for k, v in r.items()))
 def test_a_refusal_quotes_at_most_about_100_characters_of_what_was_sent(request_):
     session = Session()
     before = snapshot(session)
@@ -221,7 +222,9 @@ def test_a_link_with_a_long_unknown_key_is_refused_briefly():
      "The request holds about 6,400,001 values"),
     # commas inside strings are not values
     ('{"op": "equations", "x": "%s"}' % ("," * 100000), "The request equations has no field text 'x'."),
-])
+], ids=["not-json", "cut-short", "extra-data", "a-5000-digit-number", "a-4301-digit-index",
+        "a-100000-digit-value", "nested-100000-deep", "nested-1900-deep", "a-million-numbers",
+        "6400001-values", "commas-in-a-string"])  # (the texts themselves are up to 21 MB)
 def test_request_text_that_is_not_usable_json_is_refused_in_words(text, says):
     bridge = load_bridge()
     before = snapshot(bridge._session)

@@ -72,7 +72,7 @@ def test_bad_labels_are_named(labels, error, words):
 @pytest.mark.parametrize("labels,index", [
     ([0, 1.0], (1,)), ([True, 1], (0,)), ([0, 3], (1,)), (np.array([0, -1]), (1,)),
     ([0], None), (np.array([0.0, 1.0]), None), ("x" * 10 ** 6, None),
-])
+], ids=["a-float", "a-bool", "out-of-range", "negative", "too-few", "float-array", "a-million-x"])
 def test_a_refusal_names_the_entry_at_fault_and_stays_short(labels, index):
     """The explorer turns these errors into the page's messages, the cell named by index."""
     with pytest.raises((TypeError, ValueError)) as err:
