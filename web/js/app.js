@@ -276,6 +276,7 @@ function inputIndex(grid, i, j) {
 // just after Escape, and showed until the answer to the entry taken back cleared it).
 /** @type {Map<string, number>} */
 const editsInFlight = new Map();
+let editsSent = 0; // numbers every edit, so that no two edits of a cell ever share one
 
 // One cell, as typed so far (commit: the person has left it). Python answers with the value
 // in effect: a text that is not a number leaves the value the cell had when it was entered.
@@ -292,7 +293,7 @@ async function editCell(grid, i, j, text, t0, commit, linkLater = false) {
     if (later.length) request.later = later;
   }
   const cell = `${where.key}[${where.index}]`;
-  const sent = (editsInFlight.get(cell) || 0) + 1;
+  const sent = ++editsSent;
   editsInFlight.set(cell, sent);
   const res = await client.call(request);
   const latest = editsInFlight.get(cell) === sent;
