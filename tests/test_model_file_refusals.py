@@ -61,9 +61,9 @@ BOMB = b"\0" * (40 * 2 ** 20)  # 40 MB of zeros: 40 kB deflated
 
 
 class Cases(dict):
-    """name -> (file name, bytes, target, words). Bytes given as a function are made when the
-    case is first read: every test process imports this module, and the largest cases take
-    about a second to write."""
+    """name -> (file name, bytes, ...). Bytes given as a function are made when the case is
+    first read: every test process imports this module, and the largest cases take about a
+    second to write."""
 
     def __getitem__(self, name):
         value = dict.__getitem__(self, name)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from model_files import npy_bytes, npz_bytes, page_head
-from test_model_file_refusals import CASES, end_record_says
+from test_model_file_refusals import CASES, Cases, end_record_says
 from .pagekit import act, alert_text, heatmap_z, open_explorer, page_fragment
 from .test_page_edit import paste
 from .test_page_model_file import choose
@@ -39,11 +39,12 @@ def many_tensors(n):
     return struct.pack("<Q", len(header)) + header + b"\0" * (4 * n)
 
 
-# name: (file name, bytes or a function that makes them, words the alert must hold)
-WORST = {name: (CASES.unmade(name)[0], CASES.unmade(name)[1], CASES.unmade(name)[3][0]) for name in (
+# name: (file name, bytes, words the alert must hold); bytes made when first read (Cases)
+WORST = Cases({name: (file_name, data, words[0]) for name in (
     "empty .npz", "npz member's npy v2 header claims 2 GB", "bzip2 member (a bz2 bomb)",
     "class_names of 2 GB strings", "safetensors header nested 2,000 deep", "zip bomb, lying size",
-    "zip version 10.9 needed", "safetensors dtype a list")}
+    "zip version 10.9 needed", "safetensors dtype a list")
+    for file_name, data, _, words in [CASES.unmade(name)]})
 WORST.update({
     "an npz of 100,000 members": ("many.npz", lambda: many_members(100000),
                                   "lists 65,535 or more members; the page reads archives of at most 4,096"),
@@ -66,7 +67,7 @@ def test_the_worst_files_and_pastes_are_refused_and_the_page_goes_on(page, site_
     link = page_fragment(page)
     for label, (name, data, words) in WORST.items():
         path = tmp_path / name
-        path.write_bytes(data() if callable(data) else data)
+        path.write_bytes(data)
         assert choose(page, path) == "refused", (label, alert_text(page))  # how soon: hostile_bench.py
         said = alert_text(page)
         assert said.startswith(repr(name) + ": ") and words in said, (label, said)
